@@ -1,0 +1,1 @@
+"""appliance: offline voice and computer-use agent appliance."""

@@ -1,0 +1,65 @@
+"""The ``appliance`` console script.
+
+Each feature package contributes its commands through a ``register(parsers)`` function
+(see :class:`Parsers`); this module only wires them together and turns the errors a user
+can fix (bad config, missing model file) into one clear line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from dataclasses import dataclass
+
+# Modules that define ``register(parsers: Parsers)``.
+COMMAND_MODULES = (
+    "appliance.voice.commands",
+    "appliance.bus.commands",
+)
+
+
+@dataclass
+class Parsers:
+    """Sub-parser groups a feature may add to: ``appliance X``, ``appliance bench X``, ``appliance simulate X``.
+
+    Each added parser sets ``func`` (``args -> int | None``) with ``set_defaults``.
+    """
+
+    top: argparse._SubParsersAction
+    bench: argparse._SubParsersAction
+    simulate: argparse._SubParsersAction
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="appliance", description="Offline voice and computer-use agent appliance.")
+    ap.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    top = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    bench = top.add_parser("bench", help="benchmarks that print JSON").add_subparsers(dest="bench", required=True)
+    simulate = top.add_parser("simulate", help="simulated users for CI and evaluation").add_subparsers(
+        dest="simulate", required=True)
+    parsers = Parsers(top=top, bench=bench, simulate=simulate)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(parsers)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from appliance.config import ConfigError
+    from appliance.models import ModelError
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return int(args.func(args) or 0)
+    except (ConfigError, ModelError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Operator configuration: one validated object, defaults in one place, units in key names.
+
+``configs/default.yaml`` holds every key with its default; an operator file only needs
+the keys it changes (it is merged over the defaults). Unknown keys, bad values and bad
+YAML raise :class:`ConfigError` naming the file, the key and why.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+
+
+class ConfigError(ValueError):
+    """Bad operator configuration: names the file, the key and why."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"  # listen address; 127.0.0.1 unless the operator opens it up
+    port: int = Field(8765, ge=0, le=65535)  # 0 = pick a free port
+
+
+class TransportConfig(_Section):
+    kind: Literal["webrtc", "websocket", "local"] = "webrtc"
+    ice_servers: list[str] = []  # no STUN/TURN by default (offline, loopback)
+    loopback_only: bool = True  # offer only 127.0.0.1 ICE candidates (see voice/ice.py)
+    input_device: int | str | None = None  # sounddevice id or name (local transport)
+    output_device: int | str | None = None
+
+
+class VADConfig(_Section):
+    """Silero VAD (pipecat's bundled ONNX). Defaults: pipecat's VADParams except stop_ms."""
+
+    confidence: float = Field(0.7, gt=0, lt=1)
+    start_ms: int = Field(200, ge=0)
+    stop_ms: int = Field(200, ge=0)
+    min_volume: float = Field(0.6, ge=0, le=1)
+
+
+class TurnConfig(_Section):
+    """End of turn: the turn ends when VAD says stop and the final transcript is ready."""
+
+    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription
+    user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript
+    barge_in: bool = True
+    barge_in_min_words: int = Field(0, ge=0)  # 0: any detected speech interrupts
+
+
+class ASRConfig(_Section):
+    provider: Literal["whisper"] = "whisper"
+    model: str = "tiny.en"  # "tiny.en" = the bundled model, or a CTranslate2 folder path
+    beam_size: int = Field(1, ge=1, le=10)
+    cpu_threads: int = Field(2, ge=1)
+    compute_type: str = "int8"
+    no_speech_prob: float = Field(0.9, gt=0, le=1)  # drop a segment only above this
+    language: str = "en"
+
+
+class LLMConfig(_Section):
+    provider: Literal["embedded", "openai_compatible"] = "embedded"
+    model: str = "qwen2.5-coder-0.5b"  # embedded: a model name from appliance.models; else the endpoint's model
+    base_url: str | None = None  # openai_compatible only
+    api_key_env: str | None = None  # name of the env var holding the key (openai_compatible)
+    threads: int = Field(2, ge=1)
+    ctx_tokens: int = Field(4096, ge=512)
+    parallel_slots: int = Field(2, ge=1)  # one slot per distinct prompt prefix (OFFLINE.md §2)
+    max_tokens: int = Field(120, ge=1)
+    temperature: float = Field(0.7, ge=0, le=2)
+    system_prompt: str = (
+        "You are a friendly voice assistant running on a local appliance. "
+        "Answer in one or two short spoken sentences. No lists, no markdown."
+    )
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> "LLMConfig":
+        if self.provider == "openai_compatible" and not self.base_url:
+            raise ValueError("llm.base_url is required when provider is openai_compatible")
+        return self
+
+
+class TTSConfig(_Section):
+    provider: Literal["piper", "fish"] = "piper"
+    voice: str = "piper-joe"  # piper: model name in the cache
+    length_scale: float = Field(1.0, gt=0.2, lt=3)
+    sample_rate_hz: int = 22050  # Piper joe-medium's rate
+    api_key_env: str = "FISH_API_KEY"  # fish only
+    reference_id: str | None = None  # fish only: the voice's reference id
+    base_url: str | None = None  # fish only: override the API address (tests use a local fake)
+    voice_library: str = "voices"  # folder with per-emotion reference clips (fish)
+    timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> "TTSConfig":
+        if self.provider == "fish" and not self.reference_id:
+            raise ValueError("tts.reference_id is required when provider is fish")
+        return self
+
+
+class RecordingConfig(_Section):
+    enabled: bool = True
+    dir: str = "~/.cache/appliance/recordings"
+
+
+class BusConfig(_Section):
+    backend: Literal["inproc", "redis"] = "inproc"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    log_dir: str = "~/.cache/appliance/bus"
+    log_fsync_ms: int = Field(100, ge=0)  # 0 = fsync every envelope
+
+
+class Config(_Section):
+    server: ServerConfig = ServerConfig()
+    transport: TransportConfig = TransportConfig()
+    vad: VADConfig = VADConfig()
+    turn: TurnConfig = TurnConfig()
+    asr: ASRConfig = ASRConfig()
+    llm: LLMConfig = LLMConfig()
+    tts: TTSConfig = TTSConfig()
+    recording: RecordingConfig = RecordingConfig()
+    bus: BusConfig = BusConfig()
+
+    def check_credentials(self) -> None:
+        """A cloud provider whose key variable is unset is an error at start, never a quiet fallback.
+
+        Raises:
+            ConfigError: naming the provider and the unset variable.
+        """
+        if self.llm.provider == "openai_compatible" and self.llm.api_key_env:
+            if not os.environ.get(self.llm.api_key_env):
+                raise ConfigError(f"llm.api_key_env: environment variable {self.llm.api_key_env} is not set "
+                                  f"(needed by llm.provider openai_compatible at {self.llm.base_url})")
+        if self.tts.provider == "fish" and not os.environ.get(self.tts.api_key_env):
+            raise ConfigError(f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set "
+                              f"(needed by tts.provider fish)")
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def load(path: str | Path | None = None, overrides: dict | None = None) -> Config:
+    """Load ``configs/default.yaml``, merge the operator's file and ``overrides`` over it, validate.
+
+    Raises:
+        ConfigError: "<file>: <dotted.key>: <why>" for the first problems found.
+    """
+    data = _read_yaml(DEFAULT_CONFIG)
+    src = DEFAULT_CONFIG
+    if path is not None:
+        src = Path(path)
+        data = _merge(data, _read_yaml(src))
+    if overrides:
+        data = _merge(data, overrides)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            why = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{src}: {key}: {why}")
+        raise ConfigError("\n".join(problems)) from None
