@@ -1,0 +1,110 @@
+"""Speech recognition: faster-whisper's CTranslate2 model, fed only the audio there is.
+
+faster-whisper pads every call to Whisper's 30 s window, so tiny.en costs ~0.5–0.65 s
+per call whatever the clip length (OFFLINE.md §1). CTranslate2's Whisper encoder also
+accepts shorter mel inputs, so :class:`WhisperASR` encodes only the speech (rounded up,
+plus ``_TAIL_S`` of silence) and decodes greedily: a 4 s clip drops from ~0.52 s to
+~0.14 s here with the same transcript. The 30 s path is kept for clips longer than 28 s.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from appliance import models
+from appliance.config import ASRConfig
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE_HZ = 16_000
+_TAIL_S = 0.5  # silence appended so the last word is finished (pipecat's trailing_silence_secs)
+_FRAMES_PER_S = 100  # Whisper mel frames (10 ms hop)
+_MAX_FRAMES = 3000  # Whisper's 30 s window
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One ASR result: ``text`` ('' when nothing was said), ``no_speech_prob`` in [0, 1],
+    ``audio_s`` seconds of input and ``compute_s`` seconds spent."""
+
+    text: str
+    no_speech_prob: float
+    audio_s: float
+    compute_s: float
+
+
+def pcm16_to_float(pcm: bytes) -> np.ndarray:
+    """16-bit little-endian mono PCM → float32 in [-1, 1]."""
+    return np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
+
+
+class WhisperASR:
+    """Whisper (faster-whisper's CTranslate2 model) for short utterances.
+
+    ``transcribe`` is thread-safe (calls are serialised) and blocking: call it from a
+    worker thread in async code. Input: float32 mono at 16 kHz.
+
+    Raises:
+        ModelError: the bundled model files are missing or have the wrong size.
+    """
+
+    def __init__(self, cfg: ASRConfig):
+        from faster_whisper import WhisperModel
+
+        self.cfg = cfg
+        model_dir = models.path("whisper-tiny.en") if cfg.model == "tiny.en" else Path(cfg.model)
+        if not (Path(model_dir) / "model.bin").is_file():
+            raise models.ModelError(f"asr.model: no CTranslate2 model.bin in {model_dir}")
+        self._model = WhisperModel(str(model_dir), device="cpu", compute_type=cfg.compute_type,
+                                   cpu_threads=cfg.cpu_threads)
+        tok = self._model.hf_tokenizer
+        self._prompt = [tok.token_to_id("<|startoftranscript|>")]
+        if self._model.model.is_multilingual:
+            self._prompt += [tok.token_to_id(f"<|{cfg.language}|>"), tok.token_to_id("<|transcribe|>")]
+        self._prompt.append(tok.token_to_id("<|notimestamps|>"))
+        self._lock = threading.Lock()
+
+    def transcribe(self, audio: np.ndarray) -> Transcript:
+        """Transcribe one utterance (float32 mono 16 kHz). Segments whose no-speech
+        probability is above ``asr.no_speech_prob`` give ``''``."""
+        t0 = time.monotonic()
+        audio_s = len(audio) / SAMPLE_RATE_HZ
+        if len(audio) < SAMPLE_RATE_HZ // 10:
+            return Transcript("", 1.0, audio_s, 0.0)
+        with self._lock:
+            if audio_s > 28:
+                text, nsp = self._transcribe_long(audio)
+            else:
+                text, nsp = self._transcribe_short(audio)
+        if nsp > self.cfg.no_speech_prob:
+            text = ""
+        return Transcript(text, nsp, audio_s, time.monotonic() - t0)
+
+    def _transcribe_short(self, audio: np.ndarray) -> tuple[str, float]:
+        from faster_whisper.transcribe import get_ctranslate2_storage
+
+        padded = np.concatenate([audio, np.zeros(int(_TAIL_S * SAMPLE_RATE_HZ), np.float32)])
+        feats = self._model.feature_extractor(padded)
+        n = min(_MAX_FRAMES, int(np.ceil(feats.shape[1] / _FRAMES_PER_S)) * _FRAMES_PER_S)
+        mel = np.zeros((feats.shape[0], n), dtype=np.float32)
+        mel[:, : min(n, feats.shape[1])] = feats[:, :n]
+        enc = self._model.model.encode(get_ctranslate2_storage(mel[None]), to_cpu=False)
+        max_len = min(224, 20 + int(len(audio) / SAMPLE_RATE_HZ * 8))  # ~4 tokens/s speech, generous
+        res = self._model.model.generate(enc, [self._prompt], beam_size=self.cfg.beam_size, max_length=max_len,
+                                         return_no_speech_prob=True, suppress_blank=True, suppress_tokens=[-1])[0]
+        ids = [t for t in res.sequences_ids[0] if t < self._model.hf_tokenizer.token_to_id("<|endoftext|>")]
+        return self._model.hf_tokenizer.decode(ids).strip(), float(res.no_speech_prob)
+
+    def _transcribe_long(self, audio: np.ndarray) -> tuple[str, float]:
+        segs, _ = self._model.transcribe(audio, beam_size=self.cfg.beam_size, language=self.cfg.language,
+                                         without_timestamps=True, condition_on_previous_text=False,
+                                         no_speech_threshold=self.cfg.no_speech_prob, vad_filter=False)
+        segs = list(segs)
+        nsp = min((s.no_speech_prob for s in segs), default=1.0)
+        return " ".join(s.text.strip() for s in segs).strip(), nsp

