@@ -97,7 +97,8 @@ class WhisperASR:
         enc = self._model.model.encode(get_ctranslate2_storage(mel[None]), to_cpu=False)
         max_len = min(224, 20 + int(len(audio) / SAMPLE_RATE_HZ * 8))  # ~4 tokens/s speech, generous
         res = self._model.model.generate(enc, [self._prompt], beam_size=self.cfg.beam_size, max_length=max_len,
-                                         return_no_speech_prob=True, suppress_blank=True, suppress_tokens=[-1])[0]
+                                         return_no_speech_prob=True, suppress_blank=True, suppress_tokens=[-1],
+                                         no_repeat_ngram_size=4)[0]
         ids = [t for t in res.sequences_ids[0] if t < self._model.hf_tokenizer.token_to_id("<|endoftext|>")]
         return self._model.hf_tokenizer.decode(ids).strip(), float(res.no_speech_prob)
 

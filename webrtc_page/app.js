@@ -1,0 +1,120 @@
+// The appliance's voice page: WebRTC to the local server, live transcript, captions and latencies.
+"use strict";
+const $ = (id) => document.getElementById(id);
+const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" threshold (CONTRACTS.md)
+const meter = { mic: [], bot: [] };  // [t_ms, rms] per 20 ms window, read by `appliance bench voice`
+window.applianceMeter = meter;
+let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0;
+let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
+
+function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
+
+async function pollStatus() {
+  try {
+    const s = await (await fetch("/api/status")).json();
+    if (s.error) { setStatus("Failed to start: " + s.error, "error"); return; }
+    if (s.ready) { setStatus("Ready — click Connect and talk.", "ready"); $("connect").disabled = false; return; }
+    setStatus("Starting: " + s.stage + "…");
+  } catch (e) { setStatus("Cannot reach the appliance server.", "error"); }
+  setTimeout(pollStatus, 500);
+}
+
+async function attachMeter(stream, key) {
+  const src = audioCtx.createMediaStreamSource(stream);
+  const node = new AudioWorkletNode(audioCtx, "meter");
+  node.port.onmessage = (e) => onLevel(key, e.data.t_ms, e.data.rms);
+  const sink = audioCtx.createGain(); sink.gain.value = 0; src.connect(node); node.connect(sink); sink.connect(audioCtx.destination);
+}
+
+function onLevel(key, t, rms) {
+  meter[key].push([Math.round(t * 10) / 10, Math.round(rms * 1e5) / 1e5]);
+  if (key === "mic") {
+    $("mic-level").style.width = Math.min(100, rms * 400) + "%";
+    if (rms > AUDIBLE_RMS) lastMicAudible = t;
+    return;
+  }
+  if (rms > AUDIBLE_RMS) {
+    if (!botAudible && t - botSilentSince > 300 && lastMicAudible !== null && pendingRow) {
+      pendingRow.lastElementChild.textContent = Math.round(t - lastMicAudible);
+      pendingRow = null;
+    }
+    botAudible = true;
+  } else if (botAudible) { botAudible = false; botSilentSince = t; }
+}
+
+function addMsg(who, text) {
+  const t = $("transcript"); const empty = t.querySelector(".empty"); if (empty) empty.remove();
+  const div = document.createElement("div"); div.className = "msg " + who;
+  div.innerHTML = `<span class="who">${who === "user" ? "You" : "Appliance"}</span><span class="text"></span>`;
+  div.querySelector(".text").textContent = text; t.appendChild(div); t.scrollTop = t.scrollHeight;
+  return div;
+}
+
+function onEvent(ev) {
+  switch (ev.event) {
+    case "interim_transcript": $("interim").textContent = ev.text; break;
+    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); botMsg = null; break;
+    case "bot_text":
+      if (!botMsg) botMsg = addMsg("bot", ev.text);
+      else botMsg.querySelector(".text").textContent += " " + ev.text;
+      break;
+    case "interruption": if (botMsg) { botMsg.classList.add("cut"); botMsg = null; } break;
+    case "turn": {
+      const row = document.createElement("tr"); turnNo += 1;
+      const cols = [turnNo, ev.vad_stopped_ms, ev.final_transcript_ms, ev.llm_first_token_ms, ev.tts_first_audio_ms, ev.first_audio_sent_ms, "…"];
+      row.innerHTML = cols.map((c) => `<td>${c === undefined ? "–" : (typeof c === "number" ? Math.round(c) : c)}</td>`).join("");
+      $("latency").querySelector("tbody").prepend(row); pendingRow = row; break;
+    }
+    case "error": setStatus(ev.error, "error"); break;
+  }
+}
+
+async function connect() {
+  $("connect").disabled = true; setStatus("Connecting…");
+  try {
+    micStream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+    audioCtx = new AudioContext();
+    await audioCtx.audioWorklet.addModule("/static/meter-worklet.js");
+    await attachMeter(micStream, "mic");
+    pc = new RTCPeerConnection({ iceServers: [] }); window.pcRef = pc;
+    micStream.getAudioTracks().forEach((tr) => pc.addTrack(tr, micStream));
+    pc.ontrack = (e) => {
+      const stream = e.streams[0] || new MediaStream([e.track]);
+      $("bot-audio").srcObject = stream; attachMeter(stream, "bot");
+    };
+    pc.onconnectionstatechange = () => {
+      if (pc && pc.connectionState === "connected") { setStatus("Connected — talk any time, interrupt any time.", "live"); }
+      if (pc && ["failed", "closed"].includes(pc.connectionState)) { disconnect("Connection " + pc.connectionState + "."); }
+    };
+    await pc.setLocalDescription(await pc.createOffer());
+    await new Promise((resolve) => {
+      if (pc.iceGatheringState === "complete") return resolve();
+      pc.addEventListener("icegatheringstatechange", () => pc.iceGatheringState === "complete" && resolve());
+      setTimeout(resolve, 2000);
+    });
+    const r = await fetch("/api/offer", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: pc.localDescription.type }) });
+    const answer = await r.json();
+    if (!r.ok) throw new Error(answer.error || r.statusText);
+    window.appliancePcId = answer.pc_id;
+    await pc.setRemoteDescription(answer);
+    events = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/events?pc_id=${encodeURIComponent(answer.pc_id)}`);
+    events.onmessage = (m) => onEvent(JSON.parse(m.data));
+    $("connect").textContent = "Disconnect"; $("connect").classList.add("live"); $("connect").disabled = false;
+  } catch (e) {
+    disconnect("Could not connect: " + e.message);
+  }
+}
+
+function disconnect(message) {
+  if (window.appliancePcId) fetch("/api/disconnect?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
+  if (events) events.close(); if (pc) pc.close(); if (micStream) micStream.getTracks().forEach((t) => t.stop());
+  if (audioCtx) audioCtx.close();
+  events = pc = micStream = audioCtx = null; window.appliancePcId = null;
+  $("connect").textContent = "Connect"; $("connect").classList.remove("live"); $("connect").disabled = false;
+  setStatus(message || "Disconnected.", message && message.startsWith("Could") ? "error" : "ready");
+}
+
+$("connect").addEventListener("click", () => (pc ? disconnect() : connect()));
+$("transcript").innerHTML = '<p class="empty">Click Connect and say something.</p>';
+pollStatus();
