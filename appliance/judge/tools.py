@@ -1,0 +1,141 @@
+"""The one legal turn tool a seat is offered: its JSON schema, a tight GBNF grammar, and the
+mapping between tool arguments and typed actions.
+
+A :class:`ToolSpec` is built by :func:`appliance.judge.rules.next_turn` from the current
+state, so its enums hold exactly the legal choices (living seats, ``"abstain"``, potions
+still unused). Decoding with :meth:`ToolSpec.grammar` (compact JSON, no free whitespace)
+or :meth:`ToolSpec.schema` makes even a small model produce legal arguments;
+:meth:`ToolSpec.to_action` still checks everything and raises on anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from appliance.judge.state import Action, IllegalAction, NightKill, SeerCheck, Speak, Vote, WitchAct
+
+ABSTAIN = "abstain"
+
+NIGHT_KILL = "night_kill"
+SEER_CHECK = "seer_check"
+WITCH_ACT = "witch_act"
+SPEAK = "speak"
+VOTE = "vote"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One turn tool with its legal argument values.
+
+    ``targets``: legal seat ids for ``target`` (night_kill, seer_check, vote) or ``poison``
+    (witch_act). ``can_abstain``: vote only. ``victim``: the night's victim the Witch may
+    save (set only while she holds the antidote). ``can_poison``: the Witch still holds
+    the poison. ``max_chars``: longest speech (speak).
+    """
+
+    name: str
+    targets: tuple[str, ...] = ()
+    can_abstain: bool = False
+    victim: str | None = None
+    can_poison: bool = False
+    max_chars: int = 200
+
+    # --- what the model sees -----------------------------------------------------------
+
+    def schema(self) -> dict[str, Any]:
+        """JSON Schema of the arguments (an object whose every property is required)."""
+        props: dict[str, Any] = {}
+        if self.name in (NIGHT_KILL, SEER_CHECK):
+            props["target"] = {"type": "string", "enum": list(self.targets)}
+        elif self.name == VOTE:
+            props["target"] = {"type": "string", "enum": list(self.targets) + ([ABSTAIN] if self.can_abstain else [])}
+        elif self.name == WITCH_ACT:
+            if self.victim is not None:
+                props["save"] = {"type": "boolean"}
+            if self.can_poison:
+                props["poison"] = {"enum": list(self.targets) + [None]}
+        elif self.name == SPEAK:
+            props["text"] = {"type": "string", "minLength": 1, "maxLength": self.max_chars}
+        else:
+            raise IllegalAction(f"unknown tool {self.name!r}")
+        return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    def grammar(self) -> str:
+        """GBNF for the arguments as compact JSON (keys in schema order, no whitespace)."""
+        parts = []
+        for key, prop in self.schema()["properties"].items():
+            if prop.get("type") == "boolean":
+                value = '("true" | "false")'
+            elif "enum" in prop:
+                value = "(" + " | ".join(_gbnf_literal(json.dumps(v)) for v in prop["enum"]) + ")"
+            else:
+                value = '"\\"" [^"\\\\\\n]{1,' + str(prop["maxLength"]) + '} "\\""'
+            parts.append(_gbnf_literal(json.dumps(key) + ":") + " " + value)
+        return 'root ::= "{" ' + ' "," '.join(parts) + ' "}"'
+
+    # --- arguments ⇄ actions -----------------------------------------------------------
+
+    def to_action(self, args: dict[str, Any]) -> Action:
+        """Tool arguments → typed action.
+
+        Raises:
+            IllegalAction: a missing or extra key, or a value outside the legal set.
+        """
+        if not isinstance(args, dict):
+            raise IllegalAction(f"{self.name}: arguments must be an object, got {type(args).__name__}")
+        props = self.schema()["properties"]
+        if set(args) != set(props):
+            raise IllegalAction(f"{self.name}: arguments must be exactly {sorted(props)}, got {sorted(args)}")
+        for key, prop in props.items():
+            v = args[key]
+            if "enum" in prop and v not in prop["enum"]:
+                raise IllegalAction(f"{self.name}.{key}: {v!r} is not one of {prop['enum']}")
+            if prop.get("type") == "boolean" and not isinstance(v, bool):
+                raise IllegalAction(f"{self.name}.{key}: must be true or false, got {v!r}")
+            if self.name == SPEAK and not (isinstance(v, str) and 1 <= len(v.strip()) and len(v) <= self.max_chars):
+                raise IllegalAction(f"speak.text: must be 1–{self.max_chars} characters")
+        if self.name == NIGHT_KILL:
+            return NightKill(args["target"])
+        if self.name == SEER_CHECK:
+            return SeerCheck(args["target"])
+        if self.name == VOTE:
+            return Vote(None if args["target"] == ABSTAIN else args["target"])
+        if self.name == WITCH_ACT:
+            return WitchAct(save=bool(args.get("save", False)), poison=args.get("poison"))
+        return Speak(args["text"].strip())
+
+    def check(self, action: Action) -> None:
+        """Raise ``IllegalAction`` unless ``action`` is a legal use of this tool."""
+        self.to_action(self.arguments(action))
+
+    def arguments(self, action: Action) -> dict[str, Any]:
+        """Typed action → tool arguments (the inverse of :meth:`to_action`).
+
+        Raises:
+            IllegalAction: the action is of another tool, or uses a potion that is spent.
+        """
+        expected = {NIGHT_KILL: NightKill, SEER_CHECK: SeerCheck, WITCH_ACT: WitchAct, SPEAK: Speak, VOTE: Vote}
+        if not isinstance(action, expected[self.name]):
+            raise IllegalAction(f"this turn's tool is {self.name}, not {type(action).__name__}")
+        if isinstance(action, (NightKill, SeerCheck)):
+            return {"target": action.target}
+        if isinstance(action, Vote):
+            return {"target": ABSTAIN if action.target is None else action.target}
+        if isinstance(action, Speak):
+            return {"text": action.text}
+        args: dict[str, Any] = {}
+        if self.victim is not None:
+            args["save"] = action.save
+        elif action.save:
+            raise IllegalAction("witch_act: the antidote is already used")
+        if self.can_poison:
+            args["poison"] = action.poison
+        elif action.poison is not None:
+            raise IllegalAction("witch_act: the poison is already used")
+        return args
+
+
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,49 @@
+"""The one legal turn tool: schema, GBNF and argument checking."""
+
+import json
+
+import pytest
+
+from appliance.judge import tools
+from appliance.judge.state import IllegalAction, NightKill, Speak, Vote, WitchAct
+from appliance.judge.tools import ToolSpec
+
+
+def test_vote_schema_lists_only_legal_targets():
+    t = ToolSpec(tools.VOTE, targets=("P1", "P3"), can_abstain=True)
+    assert t.schema()["properties"]["target"]["enum"] == ["P1", "P3", "abstain"]
+    assert t.grammar() == 'root ::= "{" "\\"target\\":" ("\\"P1\\"" | "\\"P3\\"" | "\\"abstain\\"") "}"'
+    assert t.to_action({"target": "abstain"}) == Vote(None)
+    assert t.to_action({"target": "P3"}) == Vote("P3")
+    for bad in ({"target": "P2"}, {}, {"target": "P1", "x": 1}, {"target": None}, ["P1"]):
+        with pytest.raises(IllegalAction):
+            t.to_action(bad)
+
+
+def test_witch_schema_follows_potions():
+    both = ToolSpec(tools.WITCH_ACT, targets=("P2", "P5"), victim="P5", can_poison=True)
+    assert both.schema()["required"] == ["save", "poison"]
+    assert both.to_action({"save": True, "poison": None}) == WitchAct(True, None)
+    assert both.arguments(WitchAct(False, "P2")) == {"save": False, "poison": "P2"}
+    poison_only = ToolSpec(tools.WITCH_ACT, targets=("P2",), can_poison=True)
+    assert list(poison_only.schema()["properties"]) == ["poison"]
+    with pytest.raises(IllegalAction):
+        poison_only.check(WitchAct(True, None))
+    save_only = ToolSpec(tools.WITCH_ACT, victim="P5")
+    with pytest.raises(IllegalAction):
+        save_only.check(WitchAct(False, "P2"))
+    with pytest.raises(IllegalAction):
+        both.to_action({"save": "yes", "poison": None})
+
+
+def test_wrong_tool_and_speech_limits():
+    with pytest.raises(IllegalAction):
+        ToolSpec(tools.NIGHT_KILL, targets=("P4",)).check(Vote("P4"))
+    speak = ToolSpec(tools.SPEAK, max_chars=10)
+    assert speak.to_action({"text": " hi "}) == Speak("hi")
+    with pytest.raises(IllegalAction):
+        speak.to_action({"text": "x" * 11})
+    with pytest.raises(IllegalAction):
+        speak.to_action({"text": "  "})
+    assert '{1,10}' in speak.grammar()
+    assert NightKill("P4") == ToolSpec(tools.NIGHT_KILL, targets=("P4",)).to_action(json.loads('{"target":"P4"}'))
