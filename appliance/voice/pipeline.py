@@ -32,6 +32,7 @@ from pipecat.frames.frames import (
     BotStoppedSpeakingFrame,
     InterimTranscriptionFrame,
     InterruptionFrame,
+    LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
     TranscriptionFrame,
@@ -42,7 +43,7 @@ from pipecat.frames.frames import (
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.task import PipelineParams, PipelineTask
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import (
     LLMContextAggregatorPair,
@@ -152,7 +153,8 @@ class TurnObserver(BaseObserver):
     Events: ``user_started_speaking``, ``vad_stopped`` (``speech_end_ms`` = VAD stop
     − ``vad.stop_ms``), ``interim_transcript``, ``final_transcript``, ``llm_first_token``,
     ``tts_first_audio``, ``first_audio_sent``, ``bot_text`` (what was spoken),
-    ``interruption``, ``bot_stopped``, and one ``turn`` summary per answered turn with
+    ``interruption``, ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
+    may be more than was heard), and one ``turn`` summary per answered turn with
     each stage's latency from the end of speech.
     """
 
@@ -163,6 +165,7 @@ class TurnObserver(BaseObserver):
         self._seen: set[int] = set()
         self._turn: dict = {}
         self._bot_speaking = False
+        self._reply: list[str] = []
 
     def _mark(self, key: str, **fields) -> None:
         if key in self._turn:
@@ -192,11 +195,16 @@ class TurnObserver(BaseObserver):
             self._ev.emit("final_transcript", text=f.text)
             self._turn["final_transcript"] = self._ev.now_ms()
         elif isinstance(f, LLMFullResponseStartFrame):
+            self._reply = []
             self._turn.pop("llm_first_token", None)
             self._turn.pop("tts_first_audio", None)
             self._turn.pop("first_audio_sent", None)
         elif isinstance(f, LLMTextFrame):
             self._mark("llm_first_token")
+            self._reply.append(f.text)
+        elif isinstance(f, LLMFullResponseEndFrame):
+            self._ev.emit("llm_reply", text=strip_markers("".join(self._reply)))
+            self._reply = []
         elif isinstance(f, TTSAudioRawFrame):
             self._mark("tts_first_audio")
         elif isinstance(f, TTSTextFrame):
@@ -214,6 +222,9 @@ class TurnObserver(BaseObserver):
             self._ev.emit("bot_stopped")
         elif isinstance(f, InterruptionFrame):
             self._ev.emit("interruption")
+            if self._reply:  # generation was cut: log what had been generated
+                self._ev.emit("llm_reply", text=strip_markers("".join(self._reply)), interrupted=True)
+                self._reply = []
 
 
 @dataclass
@@ -248,7 +259,7 @@ def _write_wav(path: Path, pcm: bytes, sample_rate_hz: int) -> None:
 
 
 def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session,
-               system_prompt: str | None = None) -> PipelineTask:
+               system_prompt: str | None = None) -> PipelineWorker:
     """The pipeline for one session on ``transport``; run it with a ``PipelineRunner``.
 
     ``system_prompt`` overrides ``llm.system_prompt`` (the phone agent, Werewolf seats).
@@ -271,13 +282,14 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.0)],
     )
     prompt = system_prompt or cfg.llm.system_prompt
-    session.context = LLMContext(messages=[{"role": "system", "content": prompt}])
+    session.context = LLMContext()
     aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
         vad_analyzer=vad, user_turn_strategies=strategies,
         user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
     llm = OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
                            settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
-                                                              temperature=cfg.llm.temperature))
+                                                              temperature=cfg.llm.temperature,
+                                                              system_instruction=prompt))
     if cfg.tts.provider == "piper":
         tts = PiperClauseTTSService(runtime.synth, cfg.tts)
     else:
@@ -295,6 +307,15 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
 
         processors.append(session.recorder)
     processors.append(aggregators.assistant())
-    task = PipelineTask(Pipeline(processors), params=PipelineParams(enable_metrics=True),
+    task = PipelineWorker(Pipeline(processors), params=PipelineParams(enable_metrics=True),
                         observers=[TurnObserver(session.events, cfg.vad.stop_ms)])
     return task
+
+
+async def run_task(task: PipelineWorker) -> None:
+    """Run one pipeline task to its end (pipecat's ``WorkerRunner``; no signal handlers)."""
+    from pipecat.workers.runner import WorkerRunner
+
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(task)
+    await runner.run()

@@ -27,7 +27,7 @@ from aiohttp import WSMsgType, web
 
 from appliance.config import Config
 from appliance.voice import ice
-from appliance.voice.pipeline import Session, VoiceRuntime, build_task, open_session
+from appliance.voice.pipeline import Session, VoiceRuntime, build_task, open_session, run_task
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +46,12 @@ class VoiceServer:
     agent uses this); by default it is the plain voice assistant.
     """
 
-    def __init__(self, cfg: Config, extra_routes: list[RouteInstaller] | None = None):
+    def __init__(self, cfg: Config, extra_routes: list[RouteInstaller] | None = None,
+                 runtime: VoiceRuntime | None = None):
         from pipecat.transports.smallwebrtc.request_handler import SmallWebRTCRequestHandler
 
         self.cfg = cfg
-        self.runtime = VoiceRuntime(cfg)
+        self.runtime = runtime or VoiceRuntime(cfg)  # a started runtime may be shared (tests)
         self.stage = "starting"
         self.error: str | None = None
         self.ready = asyncio.Event()
@@ -58,7 +59,7 @@ class VoiceServer:
         self._tasks: dict[str, asyncio.Task] = {}
         self._pipeline_tasks: dict = {}
         ice.use_loopback_only(cfg.transport.loopback_only)
-        self._handler = SmallWebRTCRequestHandler(ice_servers=[])
+        self._handler = SmallWebRTCRequestHandler(ice_servers=list(cfg.transport.ice_servers))
         self._runner: web.AppRunner | None = None
         self.app = web.Application()
         self.app.add_routes([
@@ -79,13 +80,16 @@ class VoiceServer:
     def url(self) -> str:
         return f"http://{self.cfg.server.host}:{self.port}/"
 
-    async def start(self, load_models: bool = True) -> None:
+    async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.server.host, self.cfg.server.port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
-        if load_models:
+        if self.runtime.asr is not None:
+            self.stage = "ready"
+            self.ready.set()
+        else:
             loop = asyncio.get_running_loop()
             threading.Thread(target=self._load, args=(loop,), name="model-loader", daemon=True).start()
 
@@ -109,7 +113,6 @@ class VoiceServer:
         await self._handler.close()
         if self._runner:
             await self._runner.cleanup()
-        self.runtime.stop()
 
     async def end_session(self, pc_id: str) -> None:
         task = self._pipeline_tasks.pop(pc_id, None)
@@ -217,10 +220,8 @@ class VoiceServer:
         self._tasks[pc_id] = asyncio.create_task(self._run(pc_id, task, session))
 
     async def _run(self, pc_id: str, task, session: Session) -> None:
-        from pipecat.pipeline.runner import PipelineRunner
-
         try:
-            await PipelineRunner(handle_sigint=False).run(task)
+            await run_task(task)
         finally:
             session.events.emit("disconnected")
             session.events.close()
@@ -241,3 +242,4 @@ async def serve_forever(cfg: Config, extra_routes: list[RouteInstaller] | None =
         await asyncio.Event().wait()
     finally:
         await server.stop()
+        server.runtime.stop()
