@@ -1,0 +1,65 @@
+"""The agents' bus: typed envelopes on a shared async bus.
+
+In-process on asyncio by default (with a JSONL write-ahead log), Redis Streams across
+processes and hosts. Agents never call each other; they publish and subscribe envelopes::
+
+    async with open_bus(cfg.bus) as bus:
+        async with bus.subscribe("computer", group="computer") as sub:
+            await bus.publish(Envelope.new("info_collected", {"field": "email", "value": "a@b.c",
+                                           "confirmed": True}, sender="phone", recipient="computer"))
+            async for env in sub:
+                ...
+
+See :mod:`appliance.bus.base` for the delivery semantics, :mod:`appliance.bus.messages`
+for the built-in types and :func:`register_type` to add more.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from appliance.bus.base import (Bus, BusClosedError, BusError, BusOverflowError, BusTimeoutError, Overflow,
+                                Subscription)
+from appliance.bus.envelope import Envelope, now_ms, uuid7
+from appliance.bus.inproc import InProcBus
+from appliance.bus.log import LogError, read_envelopes
+from appliance.bus.messages import FieldSpec, TaskState
+from appliance.bus.registry import EnvelopeError, Payload, TypeSpec, register_type, registered_types, type_spec
+from appliance.config import BusConfig
+
+__all__ = [
+    "Bus", "BusClosedError", "BusError", "BusOverflowError", "BusTimeoutError", "Envelope", "EnvelopeError",
+    "FieldSpec", "InProcBus", "LogError", "Overflow", "Payload", "Subscription", "TaskState", "TypeSpec",
+    "now_ms", "open_bus", "read_envelopes", "register_type", "registered_types", "replay", "type_spec", "uuid7",
+]
+
+
+def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False) -> Bus:
+    """A bus (not yet started) as configured: ``async with open_bus(cfg) as bus: ...``.
+
+    In-process: the log is ``<cfg.log_dir>/<session>.jsonl``, ``session`` defaulting to
+    ``bus-<UTC yyyymmdd-hhmmss>``; pass the same ``session`` with ``resume=True`` to resume
+    an agent from it. Redis: ``cfg.redis_url``; the stream is the log (``session`` names the
+    stream when given, else ``appliance:bus``).
+    """
+    if cfg.backend == "redis":
+        from appliance.bus.redis_streams import RedisBus
+
+        return RedisBus(cfg.redis_url, stream=session or "appliance:bus")
+    name = session or time.strftime("bus-%Y%m%d-%H%M%S", time.gmtime())
+    return InProcBus(Path(cfg.log_dir).expanduser() / f"{name}.jsonl", log_fsync_ms=cfg.log_fsync_ms, resume=resume)
+
+
+async def replay(path: str | Path, bus: Bus) -> int:
+    """Publish every envelope of the log at ``path`` to ``bus`` again, in order, ids unchanged.
+
+    Durable groups that already handled an id ignore it, so replaying into a resumed bus is
+    idempotent. Returns the number of envelopes published.
+
+    Raises:
+        LogError: the log is unreadable.
+    """
+    envs = read_envelopes(path)
+    await bus.publish_many(envs)
+    return len(envs)

@@ -1,0 +1,138 @@
+"""Built-in envelope types for form filling and control, registered on import.
+
+Shapes (``?`` = optional):
+
+==========================  ===========================================================
+type                        payload
+==========================  ===========================================================
+task_assigned               ``{goal, url?}``
+info_collected              ``{field, value, confirmed}`` — ``confirmed``: the person
+                            accepted the read-back
+field_filled                ``{field, value_read_back}``
+fill_error                  ``{field, reason}``
+format_invalid              ``{field, expected, got}``
+need_info                   ``{fields: [FieldSpec, ...]}`` (at least one)
+initiate_phone_call_agent   ``{purpose, required_info: [FieldSpec, ...]}``
+submit_authorized           ``{}``
+submitted                   ``{confirmation?}`` — the form was submitted (a message,
+                            not the A2A task state)
+task_completed              ``{summary?}``
+status_update               ``{state, message?}`` — ``state`` is an A2A task state
+terminate (urgent)          ``{reason}``
+interrupt (urgent)          ``{reason}``
+ack                         ``{}`` — the envelope acknowledged is named by ``reply_to``
+==========================  ===========================================================
+
+``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?}``.
+A field value is a string, a boolean (checkbox) or a list of strings (multi-select).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from appliance.bus.registry import Payload, register_type
+
+TaskState = Literal["submitted", "working", "input-required", "auth-required",
+                    "completed", "canceled", "rejected", "failed"]
+"""A2A task states; they appear only inside ``status_update{state}``."""
+
+FieldValue = str | bool | tuple[str, ...]
+
+
+class FieldSpec(Payload):
+    """One form field the computer agent needs: ``type`` is the HTML input type (text, email, date, select, ...)."""
+
+    name: str = Field(min_length=1)
+    label: str
+    type: str = Field(min_length=1)
+    required: bool
+    pattern: str | None = None  # the page's pattern attribute (a JavaScript regex), as found
+    options: tuple[str, ...] | None = None  # select / radio choices, as labelled on the page
+    format_hint: str | None = None  # e.g. "YYYY-MM-DD", "+44 …"
+
+
+class TaskAssigned(Payload):
+    goal: str = Field(min_length=1)
+    url: str | None = None
+
+
+class InfoCollected(Payload):
+    field: str = Field(min_length=1)
+    value: FieldValue
+    confirmed: bool
+
+
+class FieldFilled(Payload):
+    field: str = Field(min_length=1)
+    value_read_back: FieldValue
+
+
+class FillError(Payload):
+    field: str = Field(min_length=1)
+    reason: str
+
+
+class FormatInvalid(Payload):
+    field: str = Field(min_length=1)
+    expected: str
+    got: str
+
+
+class NeedInfo(Payload):
+    fields: tuple[FieldSpec, ...] = Field(min_length=1)
+
+
+class InitiatePhoneCallAgent(Payload):
+    purpose: str = Field(min_length=1)
+    required_info: tuple[FieldSpec, ...]
+
+
+class SubmitAuthorized(Payload):
+    pass
+
+
+class Submitted(Payload):
+    confirmation: str | None = None  # what the page showed after submit, if anything
+
+
+class TaskCompleted(Payload):
+    summary: str = ""
+
+
+class StatusUpdate(Payload):
+    state: TaskState
+    message: str | None = None
+
+
+class Terminate(Payload):
+    reason: str
+
+
+class Interrupt(Payload):
+    reason: str
+
+
+class Ack(Payload):
+    pass
+
+
+for _name, _model, _urgent in (
+    ("task_assigned", TaskAssigned, False),
+    ("info_collected", InfoCollected, False),
+    ("field_filled", FieldFilled, False),
+    ("fill_error", FillError, False),
+    ("format_invalid", FormatInvalid, False),
+    ("need_info", NeedInfo, False),
+    ("initiate_phone_call_agent", InitiatePhoneCallAgent, False),
+    ("submit_authorized", SubmitAuthorized, False),
+    ("submitted", Submitted, False),
+    ("task_completed", TaskCompleted, False),
+    ("status_update", StatusUpdate, False),
+    ("terminate", Terminate, True),
+    ("interrupt", Interrupt, True),
+    ("ack", Ack, False),
+):
+    register_type(_name, _model, urgent=_urgent)
