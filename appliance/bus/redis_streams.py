@@ -1,0 +1,588 @@
+"""The Redis Streams backend: one bus shared by agents in several processes or hosts.
+
+Layout on the server (``S`` = the ``stream`` name, default ``appliance:bus``):
+
+* ``S`` — ordinary envelopes, ``S:urgent`` — urgent ones (read first, never stuck behind
+  ordinary traffic); each entry is ``{"e": <envelope JSON>}``.
+* ``S:dead`` — entries that were not valid envelopes, moved aside with the reason.
+* ``S:done:<group>:<envelope id>`` — de-duplication marks (``SET NX``, expiring after
+  ``dedup_ttl_s``).
+
+Publishing: one writer task sends everything queued by ``publish`` in a single pipeline
+(so concurrent publishers share round trips) and ``publish`` returns once ``XADD`` has
+answered. Ephemeral subscriptions read with ``XREAD``. Durable groups are Redis consumer
+groups (``XREADGROUP``, ``COUNT`` up to the free room of the subscription's queue); an
+envelope is acknowledged by one Lua script that sets the done mark, ``XACK``s the entry
+and — only if the mark was new — ``XADD``s the envelopes the handler asked to publish
+with it. Entries a dead consumer left pending are taken over with ``XAUTOCLAIM`` once idle
+for ``claim_idle_ms``; anything already marked done is acknowledged and skipped. A
+consumer that holds an envelope longer than ``claim_idle_ms`` without acknowledging it is
+treated as dead, so handlers must finish (or ack) within that time.
+
+The stream is the buffer: a subscription holds at most ``maxsize`` envelopes locally and
+leaves the rest in Redis, so publishers never wait for a remote consumer. With
+``overflow="error"`` a subscription whose queue is full while matching envelopes wait in
+the stream fails: its next ``__anext__`` raises :class:`BusOverflowError`.
+The bus does not trim the streams; an operator trims old entries with ``XTRIM ... MINID``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import socket
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Inbox,
+                                Overflow, Subscription, describe, matches, normalise_filter, not_awaiting_ack)
+from appliance.bus.envelope import Envelope, check, uuid7
+from appliance.bus.registry import EnvelopeError
+
+log = logging.getLogger(__name__)
+
+FIELD = b"e"
+
+# KEYS[1] done mark, KEYS[2] stream of the acknowledged entry, KEYS[3..] streams of the outbox
+# ARGV[1] group, ARGV[2] entry id, ARGV[3] mark ttl (ms), ARGV[4..] outbox envelopes (JSON)
+_COMMIT_LUA = """
+local fresh = redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[3])
+redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
+if not fresh then return 0 end
+for i = 3, #KEYS do redis.call('XADD', KEYS[i], '*', 'e', ARGV[i + 1]) end
+return 1
+"""
+
+
+def _sid(entry_id: bytes | str) -> tuple[int, int]:
+    s = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    ms, _, seq = s.partition("-")
+    return int(ms), int(seq or 0)
+
+
+class _RedisSubscription(Subscription):
+    """Ephemeral: XREAD from the position the bus estimates for "now" at subscribe time."""
+
+    def __init__(self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None,
+                 maxsize: int, overflow: Overflow) -> None:
+        self.recipient = recipient
+        self.types = types
+        self.group = None
+        self.maxsize = maxsize
+        self.overflow = overflow
+        self.inbox = Inbox(maxsize)
+        self._bus = bus
+        self._error: BaseException | None = None
+        self._closed = False
+        self._start = {key: bus._start_id(key) for key in bus._keys}
+        self._task = asyncio.get_running_loop().create_task(self._guard(), name=f"bus reader {self}")
+
+    def __repr__(self) -> str:
+        return f"<redis subscription {describe(self.recipient, self.types, self.group)}>"
+
+    async def __anext__(self) -> Envelope:
+        while True:
+            if self._error is not None:
+                raise self._error
+            if self._closed:
+                raise StopAsyncIteration
+            env = self.inbox.take()
+            if env is not None:
+                self._delivered(env)
+                return env
+            await self.inbox.wait_item()
+
+    def _delivered(self, env: Envelope) -> None:
+        """Hook for durable groups: remember what to acknowledge."""
+
+    async def ack(self, env: Envelope, publish: Sequence[Envelope] = ()) -> None:
+        if publish:
+            await self._bus.publish_many(publish)
+
+    async def close(self) -> None:
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._bus._subs.discard(self)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        left = self.inbox.drain()
+        if left:
+            log.warning("%s closed with %d envelopes not yet received (they stay in the stream)", self, len(left))
+        self.inbox.close()
+
+    async def _guard(self) -> None:
+        """Run the reader; retry on connection errors, surface anything else to the consumer."""
+        delay = 0.1
+        while True:
+            try:
+                await self._run()
+                return
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as e:
+                if self._closed:  # redis-py may turn our cancellation into a connection error
+                    return
+                log.warning("%s: redis error, retrying in %.1f s: %s", self, delay, e)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            except BaseException as e:  # a bug or an overflow: fail loudly, never silently stop
+                if not isinstance(e, BusError):
+                    log.exception("%s: reader failed", self)
+                    e = BusError(f"{self}: reader failed: {e!r}")
+                self._error = e
+                self.inbox.close()
+                return
+
+    def _lanes(self) -> tuple[dict[str, Any], int]:
+        """The streams there is room to read now (urgent first) and the COUNT to ask for."""
+        room_u, room_n = self.inbox.room(True), self.inbox.room(False)
+        keys: dict[str, Any] = {}
+        count = self._bus.batch
+        if room_u > 0:
+            keys[self._bus._urgent_key] = None
+            count = min(count, room_u)
+        if room_n > 0:
+            keys[self._bus.stream] = None
+            count = min(count, room_n)
+        return keys, count
+
+    async def _run(self) -> None:
+        r, bus = self._bus._r, self._bus
+        pos = dict(self._start)
+        while not self._closed:  # also checked: redis-py can swallow a cancellation
+            keys, count = self._lanes()
+            if bus.stream not in keys and self.overflow == "error":
+                await self._check_overflow(pos)
+            if not keys:
+                await self.inbox.wait_room()
+                continue
+            res = await r.xread({k: pos[k] for k in keys}, count=count, block=bus.block_ms)
+            for key, entries in res or ():
+                key = key.decode()
+                for entry_id, fields in entries:
+                    pos[key] = entry_id
+                    env = bus._parse(key, entry_id, fields)
+                    if env is not None and matches(self.recipient, self.types, env):
+                        self.inbox.put(env, key == bus._urgent_key)
+
+    async def _check_overflow(self, pos: dict[str, Any]) -> None:
+        """With the ordinary lane full: fail if a matching envelope waits in the stream."""
+        bus = self._bus
+        while True:
+            res = await bus._r.xread({bus.stream: pos[bus.stream]}, count=1)
+            if not res:
+                return
+            entry_id, fields = res[0][1][0]
+            env = bus._parse(bus.stream, entry_id, fields)
+            if env is not None and matches(self.recipient, self.types, env):
+                raise BusOverflowError(f"{self} is full ({self.maxsize} queued) and {env.type} {env.id} "
+                                       f"is waiting in stream {bus.stream}")
+            pos[bus.stream] = entry_id
+
+
+class _RedisGroupSubscription(_RedisSubscription):
+    """A member of a Redis consumer group (see the module docstring)."""
+
+    def __init__(self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None, group: str,
+                 consumer: str, maxsize: int, overflow: Overflow) -> None:
+        self._group_name = group
+        self.consumer = consumer
+        self._held: dict[str, tuple[str, bytes]] = {}  # envelope id -> (stream, entry id), queued or yielded
+        self._last: Envelope | None = None
+        self._acks: list[tuple[str, str, bytes]] = []  # (envelope id, stream, entry id) to acknowledge
+        self._ack_wake = asyncio.Event()
+        self._acked = IdWindow(10_000)
+        super().__init__(bus, recipient, types, maxsize, overflow)
+        self.group = group
+        self._acker = asyncio.get_running_loop().create_task(self._ack_loop(), name=f"bus acker {self}")
+
+    def _delivered(self, env: Envelope) -> None:
+        self._last = env
+
+    async def __anext__(self) -> Envelope:
+        if self._last is not None:
+            self._queue_ack(self._last)
+            self._last = None
+        return await super().__anext__()
+
+    def _queue_ack(self, env: Envelope) -> None:
+        where = self._held.pop(env.id, None)
+        if where is not None:
+            self._acks.append((env.id, *where))
+            self._acked.add(env.id)
+            self._ack_wake.set()
+
+    async def ack(self, env: Envelope, publish: Sequence[Envelope] = ()) -> None:
+        for e in publish:
+            check(e)
+        where = self._held.get(env.id)
+        if where is None:
+            if publish:
+                raise BusError(not_awaiting_ack(self, env, len(publish)))
+            return
+        del self._held[env.id]
+        if self._last is env:
+            self._last = None
+        try:
+            fresh = await self._bus._commit(self._group_name, env.id, *where, publish)
+        except BaseException:
+            self._held[env.id] = where
+            raise
+        self._acked.add(env.id)
+        if not fresh:
+            log.warning("%s: %s %s was already handled in group %s; its %d envelope(s) were not published "
+                        "again", self, env.type, env.id, self._group_name, len(publish))
+
+    async def close(self) -> None:
+        """Acknowledge the envelope last yielded, flush acknowledgements and give the rest back.
+
+        Envelopes queued here but not yet yielded are released for other members at once.
+        """
+        if self._last is not None and not self._closed:
+            self._queue_ack(self._last)
+            self._last = None
+        await self._shutdown()
+
+    async def __aexit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            await self.close()
+        else:
+            await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._bus._subs.discard(self)
+        for task in (self._task, self._acker):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.inbox.drain()
+        self.inbox.close()
+        try:
+            await self._flush_acks()
+            await self._release()
+        except (RedisError, OSError) as e:
+            log.warning("%s: could not flush acknowledgements / release on close (they will be redelivered): %s",
+                        self, e)
+
+    async def _release(self) -> None:
+        """Make what this member still holds immediately claimable by other members."""
+        held, self._held = self._held, {}
+        by_key: dict[str, list[bytes]] = {}
+        for key, entry_id in held.values():
+            by_key.setdefault(key, []).append(entry_id)
+        for key, ids in by_key.items():
+            await self._bus._r.execute_command("XCLAIM", key, self._group_name, self.consumer, 0, *ids,
+                                               "IDLE", 2**40, "JUSTID")
+
+    async def _ack_loop(self) -> None:
+        while not self._closed:
+            await self._ack_wake.wait()
+            self._ack_wake.clear()
+            try:
+                await self._flush_acks()
+            except (RedisError, OSError) as e:
+                log.warning("%s: acknowledgement failed, retrying: %s", self, e)
+                await asyncio.sleep(0.2)
+                self._ack_wake.set()
+
+    async def _flush_acks(self) -> None:
+        if not self._acks:
+            return
+        batch, self._acks = self._acks, []
+        try:
+            results = await self._bus._commit_many(self._group_name, batch)
+        except BaseException:
+            self._acks[:0] = batch
+            raise
+        for (env_id, _, _), fresh in zip(batch, results):
+            if not fresh:
+                log.warning("%s: envelope %s was already handled in group %s", self, env_id, self._group_name)
+
+    async def _run(self) -> None:
+        bus, r, g = self._bus, self._bus._r, self._group_name
+        for key in bus._keys:
+            try:
+                await r.xgroup_create(key, g, id=self._start[key], mkstream=True)
+            except ResponseError as e:
+                if "BUSYGROUP" not in str(e):
+                    raise
+        cursors = {key: b"0-0" for key in bus._keys}
+        next_claim = 0.0
+        while not self._closed:  # also checked: redis-py can swallow a cancellation
+            keys, count = self._lanes()
+            if not keys:
+                await self.inbox.wait_room()
+                continue
+            if time.monotonic() >= next_claim:
+                next_claim = time.monotonic() + bus.claim_interval_s
+                for key in keys:
+                    while self.inbox.room(key == bus._urgent_key) > 0:
+                        cursor, entries, deleted = await r.xautoclaim(
+                            key, g, self.consumer, bus.claim_idle_ms, start_id=cursors[key],
+                            count=min(count, self.inbox.room(key == bus._urgent_key)))
+                        cursors[key] = cursor
+                        if deleted:
+                            log.error("%s: %d pending entries of %s were deleted from the stream before being "
+                                      "handled (trimmed?): %s", self, len(deleted), key, deleted[:5])
+                        if entries:
+                            log.info("%s: took over %d envelopes left pending in %s", self, len(entries), key)
+                            await self._accept(key, entries)
+                        if cursor in (b"0-0", "0-0"):
+                            break
+                continue
+            block = max(1, min(bus.block_ms, int((next_claim - time.monotonic()) * 1000)))
+            res = await r.xreadgroup(g, self.consumer, {k: ">" for k in keys}, count=count, block=block)
+            for key, entries in res or ():
+                await self._accept(key.decode(), entries)
+
+    async def _accept(self, key: str, entries: list) -> None:
+        """Parse, filter and de-duplicate a batch of entries now pending on this consumer."""
+        bus = self._bus
+        skip: list[bytes] = []
+        fresh: list[tuple[bytes, Envelope]] = []
+        for entry_id, fields in entries:
+            env = bus._parse(key, entry_id, fields) if fields else None
+            if env is None or not matches(self.recipient, self.types, env):
+                skip.append(entry_id)  # dead-lettered, deleted, or not for this group
+            elif env.id in self._held or env.id in self._acked:
+                skip.append(entry_id)  # the same envelope published twice
+            else:
+                fresh.append((entry_id, env))
+        if fresh:
+            done = await bus._r.mget([bus._done_key(self._group_name, env.id) for _, env in fresh])
+            for (entry_id, env), mark in zip(fresh, done):
+                if mark is not None:
+                    skip.append(entry_id)
+                    log.debug("%s: %s already handled in group %s; skipped", self, env.id, self._group_name)
+                elif env.id not in self._held:
+                    self._held[env.id] = (key, entry_id)
+                    self.inbox.put(env, key == bus._urgent_key)
+                else:
+                    skip.append(entry_id)
+        if skip:
+            await bus._r.xack(key, self._group_name, *skip)
+
+
+class RedisBus(Bus):
+    """The bus on Redis Streams (see the module docstring).
+
+    Args:
+        url: e.g. ``redis://127.0.0.1:6379/0``.
+        stream: base stream name.
+        claim_idle_ms: an entry pending this long on one consumer is taken over by another.
+        dedup_ttl_s: how long done marks are kept (de-duplication horizon), in seconds.
+        batch: the most entries one read or one publish pipeline carries.
+        block_ms: how long one blocking read waits before it looks again, in ms.
+    """
+
+    def __init__(self, url: str, *, stream: str = "appliance:bus", claim_idle_ms: int = 5000,
+                 dedup_ttl_s: int = 86_400, batch: int = 256, block_ms: int = 1000) -> None:
+        super().__init__()
+        self.url = url
+        self.stream = stream
+        self._urgent_key = f"{stream}:urgent"
+        self._dead_key = f"{stream}:dead"
+        self._keys = (stream, self._urgent_key)
+        self.claim_idle_ms = claim_idle_ms
+        self.claim_interval_s = min(claim_idle_ms / 2000, 1.0)
+        self.dedup_ttl_ms = dedup_ttl_s * 1000
+        self.batch = batch
+        self.block_ms = block_ms
+        self._r: aioredis.Redis = None  # type: ignore[assignment]
+        self._script: Any = None
+        self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
+        self._outbox_wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._subs: set[_RedisSubscription] = set()
+        self._reply_sub: _RedisSubscription | None = None
+        self._reply_task: asyncio.Task[None] | None = None
+        self._last_id: dict[str, tuple[int, int]] = {k: (0, 0) for k in self._keys}
+        self._clock_offset_ms = 0.0
+        self._clock_margin_ms = 1
+        self._running = False
+
+    async def start(self) -> None:
+        """Connect, measure the server clock against ours and start the writer.
+
+        Raises:
+            BusError: the server cannot be reached.
+        """
+        if self._running:
+            return
+        self._r = aioredis.Redis.from_url(self.url, decode_responses=False)
+        try:
+            t0 = time.time()
+            sec, usec = await self._r.time()
+            t1 = time.time()
+        except (RedisError, OSError) as e:
+            await self._r.aclose()
+            raise BusError(f"cannot reach redis at {self.url}: {e}") from None
+        self._clock_offset_ms = (sec * 1000 + usec / 1000) - (t0 + t1) * 500
+        self._clock_margin_ms = math.ceil((t1 - t0) * 500) + 1
+        self._script = self._r.register_script(_COMMIT_LUA)
+        self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="bus writer")
+        self._running = True
+
+    async def stop(self) -> None:
+        """Close subscriptions (flushing their acknowledgements), send what is queued, disconnect."""
+        if not self._running:
+            return
+        self._running = False
+        for sub in list(self._subs):
+            await sub.close()
+        if self._reply_task is not None:
+            self._reply_task.cancel()
+        self._fail_waiters("bus stopped")
+        while self._outbox:
+            await asyncio.sleep(0.001)  # the writer is still sending what was published
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+        await self._r.aclose()
+
+    def subscribe(self, recipient: str | None = None, types: Iterable[str] | str | None = None, *,
+                  group: str | None = None, maxsize: int = DEFAULT_MAXSIZE, overflow: Overflow = "block",
+                  consumer: str | None = None) -> Subscription:
+        """See :meth:`Bus.subscribe`; ``consumer`` names this member of ``group`` (default: host:pid:random).
+
+        Members of one group must use the same filter.
+
+        Raises:
+            ValueError: bad arguments.
+            BusClosedError: the bus is not running.
+        """
+        ts = normalise_filter(recipient, types, maxsize, overflow)
+        if not self._running:
+            raise BusClosedError("bus is not running")
+        sub: _RedisSubscription
+        if group is None:
+            sub = _RedisSubscription(self, recipient, ts, maxsize, overflow)
+        else:
+            consumer = consumer or f"{socket.gethostname()}:{os.getpid()}:{uuid7()[-8:]}"
+            sub = _RedisGroupSubscription(self, recipient, ts, group, consumer, maxsize, overflow)
+        self._subs.add(sub)
+        return sub
+
+    async def publish(self, env: Envelope) -> None:
+        urgent = check(env)
+        await self._enqueue([(self._urgent_key if urgent else self.stream, env.to_json())])[0]
+
+    async def publish_many(self, envs: Sequence[Envelope]) -> None:
+        """Validate all of ``envs``, then send them in order in as few pipelines as possible.
+
+        Raises:
+            As :meth:`publish`.
+        """
+        items = [(self._urgent_key if check(e) else self.stream, e.to_json()) for e in envs]
+        await asyncio.gather(*self._enqueue(items))
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _enqueue(self, items: list[tuple[str, bytes]]) -> list[asyncio.Future[bytes]]:
+        if not self._running:
+            raise BusClosedError("bus is not running")
+        loop = asyncio.get_running_loop()
+        futs = []
+        for key, data in items:
+            fut = loop.create_future()
+            self._outbox.append((key, data, fut))
+            futs.append(fut)
+        self._outbox_wake.set()
+        return futs
+
+    async def _write_loop(self) -> None:
+        while self._running or self._outbox:
+            await self._outbox_wake.wait()
+            self._outbox_wake.clear()
+            while self._outbox:
+                batch, self._outbox = self._outbox[:self.batch], self._outbox[self.batch:]
+                pipe = self._r.pipeline(transaction=False)
+                for key, data, _ in batch:
+                    pipe.xadd(key, {FIELD: data})
+                try:
+                    ids = await pipe.execute()
+                except (RedisError, OSError) as e:
+                    err = BusError(f"redis XADD to {self.url} failed: {e}")
+                    for _, _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(err)
+                    continue
+                for (key, _, fut), entry_id in zip(batch, ids):
+                    sid = _sid(entry_id)
+                    if sid > self._last_id[key]:
+                        self._last_id[key] = sid
+                    if not fut.done():
+                        fut.set_result(entry_id)
+
+    def _start_id(self, key: str) -> str:
+        """Where a subscription made now starts reading ``key``: entries after this id.
+
+        The server's "now" is estimated from our clock and the offset measured at start,
+        minus the measurement's uncertainty; envelopes this bus published already are
+        excluded exactly.
+        """
+        est = (int(time.time() * 1000 + self._clock_offset_ms) - self._clock_margin_ms, 0)
+        ms, seq = max(est, self._last_id[key])
+        return f"{ms}-{seq}"
+
+    def _done_key(self, group: str, env_id: str) -> str:
+        return f"{self.stream}:done:{group}:{env_id}"
+
+    def _parse(self, key: str, entry_id: bytes, fields: dict[bytes, bytes]) -> Envelope | None:
+        """The envelope in a stream entry, or None after moving a bad entry to the dead-letter stream."""
+        try:
+            return Envelope.from_json(fields[FIELD])
+        except (KeyError, EnvelopeError) as e:
+            why = f"missing field {FIELD!r}" if isinstance(e, KeyError) else str(e)
+            log.error("bus stream %s entry %s is not a valid envelope (%s); moved to %s",
+                      key, entry_id.decode(), why, self._dead_key)
+            asyncio.get_running_loop().create_task(self._r.xadd(self._dead_key, {
+                b"stream": key, b"entry": entry_id, b"reason": why, b"fields": repr(fields)}))
+            return None
+
+    async def _commit(self, group: str, env_id: str, key: str, entry_id: bytes,
+                      publish: Sequence[Envelope]) -> bool:
+        """Run the commit script for one envelope; True if this was its first acknowledgement."""
+        outbox = [(self._urgent_key if e.urgent else self.stream, e.to_json()) for e in publish]
+        try:
+            return bool(await self._script(
+                keys=[self._done_key(group, env_id), key, *(k for k, _ in outbox)],
+                args=[group, entry_id, self.dedup_ttl_ms, *(d for _, d in outbox)]))
+        except (RedisError, OSError) as e:
+            raise BusError(f"acknowledging {env_id} in group {group} failed: {e}") from e
+
+    async def _commit_many(self, group: str, batch: list[tuple[str, str, bytes]]) -> list[bool]:
+        """Acknowledge ``(envelope id, stream, entry id)`` items in one pipeline; first-time flags."""
+        pipe = self._r.pipeline(transaction=False)
+        for env_id, key, entry_id in batch:
+            await self._script(keys=[self._done_key(group, env_id), key],
+                               args=[group, entry_id, self.dedup_ttl_ms], client=pipe)
+        return [bool(x) for x in await pipe.execute()]
+
+    async def _watch_replies(self) -> None:
+        if self._reply_sub is None:
+            self._reply_sub = sub = _RedisSubscription(self, None, None, DEFAULT_MAXSIZE, "block")
+            self._subs.add(sub)
+
+            async def resolve() -> None:
+                async for env in sub:
+                    if env.reply_to is not None:
+                        self._resolve_reply(env)
+
+            self._reply_task = asyncio.get_running_loop().create_task(resolve(), name="bus replies")
