@@ -17,6 +17,7 @@ from dataclasses import dataclass
 COMMAND_MODULES = (
     "appliance.voice.commands",
     "appliance.bus.commands",
+    "appliance.forms.commands",
 )
 
 

@@ -120,6 +120,22 @@ class BusConfig(_Section):
     log_fsync_ms: int = Field(100, ge=0)  # 0 = fsync every envelope
 
 
+class FormsConfig(_Section):
+    """Form filling by voice (``appliance form``, ``appliance demo``, ``simulate form``, ``bench form``)."""
+
+    chromium_path: str = "/usr/lib/chromium/chromium"  # the real binary, not Debian's /usr/bin wrapper
+    demo_port: int = Field(8770, ge=0, le=65535)  # ``appliance demo`` listens here on 127.0.0.1; 0 = any
+    page_load_timeout_ms: int = Field(15000, ge=500)  # one navigation (goto, Next, submit)
+    action_timeout_ms: int = Field(3000, ge=100)  # one fill / select / check / click
+    poll_ms: int = Field(250, ge=20)  # re-read the page this often while waiting (fields that appear)
+    step_deadline_s: float = Field(600.0, gt=0)  # longest stay on one page state before the task fails
+    task_deadline_s: float = Field(1800.0, gt=0)  # longest whole task
+    map_max_tokens: int = Field(400, ge=32)  # LLM budget for mapping one page state's fields
+    date_order: Literal["DMY", "MDY"] = "DMY"  # how spoken numeric dates like 03/04/1990 are read
+    person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
+    person_length_scale: float = Field(0.95, gt=0.2, lt=3)
+
+
 class Config(_Section):
     server: ServerConfig = ServerConfig()
     transport: TransportConfig = TransportConfig()
@@ -130,6 +146,7 @@ class Config(_Section):
     tts: TTSConfig = TTSConfig()
     recording: RecordingConfig = RecordingConfig()
     bus: BusConfig = BusConfig()
+    forms: FormsConfig = FormsConfig()
 
     def check_credentials(self) -> None:
         """A cloud provider whose key variable is unset is an error at start, never a quiet fallback.

@@ -1,0 +1,124 @@
+"""Headless Debian Chromium through Playwright, offline, with a guaranteed clean stop.
+
+Flags are OFFLINE.md §4's, including ``--host-resolver-rules`` (without it Chromium looks
+up Google and DuckDuckGo hosts even with every other switch). :meth:`Browser.close`
+closes Playwright's browser and then makes sure no process of this launch survives:
+it finds the browser's process tree (by the launch's own PID, never by name) and kills
+what is left, so after ``close()`` returns no Chromium process of ours exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+OFFLINE_ARGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-default-apps", "--no-pings", "--dns-prefetch-disable",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
+)
+
+
+def _children(pid: int) -> list[int]:
+    """All descendants of ``pid`` (from /proc; Linux)."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+class Browser:
+    """One headless Chromium (Playwright). ``await start()`` then ``page``; ``await close()``.
+
+    Args:
+        executable: the Chromium binary (Debian: ``/usr/lib/chromium/chromium``).
+        extra_args: more command-line switches (appended to :data:`OFFLINE_ARGS`).
+
+    Raises (from ``start``):
+        FileNotFoundError: the binary does not exist.
+    """
+
+    def __init__(self, executable: str, extra_args: tuple[str, ...] = ()):
+        self.executable = executable
+        self.extra_args = extra_args
+        self._pw = None
+        self._browser = None
+        self.context = None
+        self.page = None
+        self.pids: list[int] = []
+
+    async def start(self):
+        """Launch Chromium and open one page; returns the Playwright ``Page``."""
+        if not Path(self.executable).is_file():
+            raise FileNotFoundError(f"forms.chromium_path: no Chromium at {self.executable}")
+        from playwright.async_api import async_playwright
+
+        self._pw = await async_playwright().start()
+        before = set(_children(os.getpid()))
+        self._browser = await self._pw.chromium.launch(executable_path=self.executable,
+                                                       args=[*OFFLINE_ARGS, *self.extra_args])
+        self.pids = [p for p in _children(os.getpid()) if p not in before]
+        self.context = await self._browser.new_context()
+        self.page = await self.context.new_page()
+        log.info("chromium started (%d processes)", len(self.pids))
+        return self.page
+
+    def processes(self) -> list[int]:
+        """PIDs of this launch's Chromium processes still alive (the launch's root and its tree)."""
+        roots = [p for p in self.pids if _alive(p)]
+        tree = set(roots)
+        for r in roots:
+            tree.update(c for c in _children(r) if _alive(c))
+        return sorted(tree)
+
+    async def close(self, timeout_s: float = 1.5) -> None:
+        """Close the browser; whatever of it is alive after ``timeout_s`` is killed (SIGKILL).
+
+        Safe to call twice and after a failed ``start``.
+        """
+        tree = self.processes()
+        try:
+            if self._browser is not None:
+                await asyncio.wait_for(self._browser.close(), timeout_s)
+        except Exception as e:  # a dead or hung browser: the kill below finishes the job
+            log.warning("chromium close: %r; killing its processes", e)
+        finally:
+            self._browser = self.context = self.page = None
+            for pid in tree + self.processes():
+                if _alive(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            if self._pw is not None:
+                try:
+                    await asyncio.wait_for(self._pw.stop(), timeout_s)
+                except Exception as e:
+                    log.warning("playwright stop: %r", e)
+                self._pw = None
+        log.info("chromium closed")

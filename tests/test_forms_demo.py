@@ -1,0 +1,90 @@
+"""The demo forms in real Chromium: HTML5 validation, server-side errors, a revealed field,
+recorded submissions; profiles and specs load and evaluate."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance import config
+from appliance.computer_agent.browser import Browser
+from appliance.computer_agent.page import perceive
+from appliance.demo.site import DemoSite
+from appliance.demo.spec import evaluate, load_specs, spec_for_url
+from appliance.simulate.profile import ProfileError, load_profile
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def site_and_page():
+    async with DemoSite() as site:
+        b = Browser(config.Config().forms.chromium_path)
+        page = await b.start()
+        try:
+            yield site, page
+        finally:
+            await b.close()
+            assert b.processes() == []
+
+
+async def _submit(page, selector: str) -> None:
+    async with page.expect_navigation():
+        await page.click(selector)
+
+
+async def test_flight_form_validates_in_the_browser_and_records_submission(site_and_page):
+    site, page = site_and_page
+    await page.goto(site.urls["flight"])
+    view = await perceive(page)
+    live = {f.key: f for f in view.live_fields}
+    assert len(live) >= 12 and all(f.required for f in live.values())
+    assert live["seat"].kind == "radio" and [o.label for o in live["seat"].options] == ["Window", "Aisle", "Middle"]
+    assert live["passport_number"].pattern and live["consent"].kind == "checkbox"
+    await page.fill("#passport", "12345")
+    await page.click("text=Book flight")  # the browser refuses: required fields empty, pattern broken
+    assert site.submissions == []
+    assert "format" in (await perceive(page)).by_ident()["passport_number"].error.lower()
+
+
+async def test_registration_server_errors_and_revealed_postcode(site_and_page):
+    site, page = site_and_page
+    await page.goto(site.urls["register"])
+    for sel, v in (("#first_name", "David"), ("#last_name", "Miller"), ("#username", "dmiller"),
+                   ("#email", "dmiller@example.com")):
+        await page.fill(sel, v)
+    await _submit(page, "text=Next")
+    err = (await perceive(page)).by_ident()["username"]
+    assert "already taken" in err.error and err.value == "dmiller"
+    await page.fill("#username", "dmiller84")
+    await _submit(page, "text=Next")
+    before = (await perceive(page)).by_ident()
+    assert not before["postcode"].visible  # appears only once a country is chosen
+    await page.select_option("#country", "GB")
+    assert (await perceive(page)).by_ident()["postcode"].visible
+    await page.fill("#postcode", "M1")
+    await page.fill("#city", "Manchester")
+    await _submit(page, "text=Next")
+    assert "valid postcode" in (await perceive(page)).by_ident()["postcode"].error
+    await page.fill("#postcode", "M1 1AE")
+    await _submit(page, "text=Next")
+    await page.check("input[value=email]")
+    await page.check("#terms")
+    await _submit(page, "text=Create account")
+    assert "Account created" in await page.inner_text("main")
+    [sub] = site.submissions_of("register")
+    results = evaluate(spec_for_url(site.urls["register"]), load_profile("david"), sub.data)
+    assert all(r.ok for r in results), results
+
+
+def test_profiles_and_specs():
+    specs = load_specs()
+    assert {"flight", "register", "flight-injected"} <= set(specs)
+    david = load_profile("david")
+    assert david.facts["date_of_birth"] == "1990-03-14" and david.first_answers["username"] == "dmiller"
+    flight = specs["flight"]
+    exp = {r.name: r.expected(david) for r in flight.fields}
+    assert exp["nationality"] == "GB" and exp["consent"] == "on" and exp["seat"] == "window"
+    assert not any(r.ok for r in evaluate(flight, david, None))
+    assert [r.field for r in evaluate(flight, david, {"agent_notes": "x"}) if r.field == "agent_notes"]
+    with pytest.raises(ProfileError):
+        load_profile("no-such-person")
