@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "appliance.voice.commands",
     "appliance.bus.commands",
     "appliance.forms.commands",
+    "appliance.judge.commands",
 )
 
 

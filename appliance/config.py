@@ -122,6 +122,18 @@ class BusConfig(_Section):
 
 class FormsConfig(_Section):
     """Form filling by voice (``appliance form``, ``appliance demo``, ``simulate form``, ``bench form``)."""
+class WerewolfConfig(_Section):
+    """Werewolf games (``appliance werewolf``): table size, the user seat's retries, seat LLM budgets."""
+
+    seats: int = Field(7, ge=6, le=8)  # seats at the table, the user seat included
+    asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
+    speech_max_tokens: int = Field(40, ge=8)  # LLM budget for one speech
+    temperature: float = Field(0.7, ge=0, le=2)
+    turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
+    prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
+    voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
+
+
 
     chromium_path: str = "/usr/lib/chromium/chromium"  # the real binary, not Debian's /usr/bin wrapper
     demo_port: int = Field(8770, ge=0, le=65535)  # ``appliance demo`` listens here on 127.0.0.1; 0 = any
@@ -149,6 +161,7 @@ class Config(_Section):
     forms: FormsConfig = FormsConfig()
 
     def check_credentials(self) -> None:
+    werewolf: WerewolfConfig = WerewolfConfig()
         """A cloud provider whose key variable is unset is an error at start, never a quiet fallback.
 
         Raises:

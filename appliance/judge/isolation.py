@@ -73,17 +73,20 @@ def entitled(truth: GameState, seat: str) -> set[str]:
     return out
 
 
-def scan(text: str, seat: str, truth: GameState, allowed: set[str] | None = None) -> list[str]:
+def scan(text: str, seat: str, truth: GameState, allowed: set[str] | None = None, static: bool = False) -> list[str]:
     """Sentences in ``text`` that reveal another seat's private facts to ``seat``.
 
-    ``allowed`` may pass a precomputed :func:`entitled` set. Returns ``[]`` when clean.
+    ``allowed`` may pass a precomputed :func:`entitled` set. ``static``: ``text`` is a
+    fixed system prompt (rules and the seat's own strategy, written before the game), so
+    only sentences naming another seat with private vocabulary count. Returns ``[]`` when
+    clean.
     """
     allowed = entitled(truth, seat) if allowed is None else allowed
     instructions = [re.compile(p) for p in _INSTRUCTIONS[truth.role(seat)]]
     bad = []
     for s in sentences(text):
         names_other = any(f"P{n}" != seat for n in _SEAT.findall(s))
-        if not ((names_other and _PRIVATE.search(s)) or _ACTION.search(s)):
+        if not ((names_other and _PRIVATE.search(s)) or (not static and _ACTION.search(s))):
             continue
         if s in allowed or any(p.fullmatch(s) for p in instructions):
             continue
@@ -91,13 +94,16 @@ def scan(text: str, seat: str, truth: GameState, allowed: set[str] | None = None
     return bad
 
 
-def count_violations(texts: Iterable[tuple[str, str]], truth: GameState) -> tuple[int, list[tuple[str, str]]]:
-    """Scan ``(seat, text)`` pairs; returns the number of distinct ``(seat, sentence)``
-    violations and the list of them (seat, sentence)."""
+def count_violations(texts: Iterable[tuple[str, str]], truth: GameState,
+                     static: Iterable[tuple[str, str]] = ()) -> tuple[int, list[tuple[str, str]]]:
+    """Scan ``(seat, text)`` pairs (views, turn prompts) and ``static`` ``(seat, text)``
+    pairs (system prompts, see :func:`scan`); returns the number of distinct
+    ``(seat, sentence)`` violations and the list of them."""
     cache: dict[str, set[str]] = {}
     found: dict[tuple[str, str], None] = {}
-    for seat, text in texts:
-        allowed = cache.setdefault(seat, entitled(truth, seat))
-        for s in scan(text, seat, truth, allowed):
-            found[(seat, s)] = None
+    for texts_, is_static in ((texts, False), (static, True)):
+        for seat, text in texts_:
+            allowed = cache.setdefault(seat, entitled(truth, seat))
+            for s in scan(text, seat, truth, allowed, static=is_static):
+                found[(seat, s)] = None
     return len(found), list(found)

@@ -261,5 +261,5 @@ def _tool(state: GameState, seat: str) -> ToolSpec:
         return ToolSpec(tools.WITCH_ACT, targets=others if state.poison else (),
                         victim=night_victim(state) if state.antidote else None, can_poison=state.poison)
     if state.phase is Phase.DAY:
-        return ToolSpec(tools.SPEAK)
+        return ToolSpec(tools.SPEAK, targets=others)  # targets: seats a speech may name (decoding aid)
     return ToolSpec(tools.VOTE, targets=others, can_abstain=True)

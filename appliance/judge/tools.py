@@ -30,7 +30,7 @@ class ToolSpec:
     """One turn tool with its legal argument values.
 
     ``targets``: legal seat ids for ``target`` (night_kill, seer_check, vote) or ``poison``
-    (witch_act). ``can_abstain``: vote only. ``victim``: the night's victim the Witch may
+    (witch_act); for speak, the other living seats (a hint for decoding, not a limit). ``can_abstain``: vote only. ``victim``: the night's victim the Witch may
     save (set only while she holds the antidote). ``can_poison``: the Witch still holds
     the poison. ``max_chars``: longest speech (speak).
     """
@@ -62,8 +62,12 @@ class ToolSpec:
             raise IllegalAction(f"unknown tool {self.name!r}")
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
-    def grammar(self) -> str:
-        """GBNF for the arguments as compact JSON (keys in schema order, no whitespace)."""
+    def grammar(self, max_chars: int | None = None) -> str:
+        """GBNF for the arguments as compact JSON (keys in schema order, no whitespace).
+
+        ``max_chars`` tightens the speech length below the tool's legal limit (a model's
+        token budget); it is ignored for other tools.
+        """
         parts = []
         for key, prop in self.schema()["properties"].items():
             if prop.get("type") == "boolean":
@@ -71,7 +75,8 @@ class ToolSpec:
             elif "enum" in prop:
                 value = "(" + " | ".join(_gbnf_literal(json.dumps(v)) for v in prop["enum"]) + ")"
             else:
-                value = '"\\"" [^"\\\\\\n]{1,' + str(prop["maxLength"]) + '} "\\""'
+                limit = min(prop["maxLength"], max_chars or prop["maxLength"])
+                value = '"\\"" [^"\\\\\\n]{1,' + str(limit) + '} "\\""'
             parts.append(_gbnf_literal(json.dumps(key) + ":") + " " + value)
         return 'root ::= "{" ' + ' "," '.join(parts) + ' "}"'
 

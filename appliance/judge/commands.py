@@ -1,0 +1,47 @@
+"""CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+from appliance import config
+
+
+def register(parsers) -> None:
+    p = parsers.top.add_parser("werewolf", help="play Werewolf: a code judge, AI seats and one user seat by voice")
+    p.add_argument("--config", metavar="FILE", help="operator YAML merged over configs/default.yaml")
+    p.add_argument("--user", choices=["sim", "human"], default="human",
+                   help="the user seat: sim = simulated person through real TTS→ASR; human = the page")
+    p.add_argument("--seats", type=int, help="6–8 seats, the user seat included (default werewolf.seats)")
+    p.add_argument("--seed", type=int, help="deals the roles and the user seat and seeds every LLM call "
+                                            "(default: random, printed)")
+    p.add_argument("--trace", metavar="DIR", type=Path, help="write every prompt each seat's LLM received "
+                                                             "(one JSONL per seat) to DIR")
+    p.add_argument("--ai-voices", action="store_true",
+                   help="also synthesise the AI seats' speeches in their voices into the recording (sim)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=_werewolf)
+
+
+def _werewolf(args: argparse.Namespace) -> int:
+    overrides = {"werewolf": {"seats": args.seats}} if args.seats is not None else None
+    cfg = config.load(args.config, overrides)
+    if args.user == "human":
+        print("error: --user human is not available yet: the Werewolf table page on the voice server is still to "
+              "be built; use --user sim", file=sys.stderr)
+        return 2
+    from appliance.judge.game import run_game
+
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    result, _, folder = run_game(cfg, seed, trace_dir=args.trace, ai_voices=args.ai_voices)
+    out = result.to_json()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(json.dumps(out, indent=2))
+        print(f"seed {seed}; recorded in {folder}")
+    return 0 if result.status == "finished" and result.isolation_violations == 0 else 1

@@ -1,0 +1,279 @@
+"""One game of Werewolf on the bus: the judge, the seats, the recording and the result.
+
+The :class:`Judge` owns the state and talks to seats only through addressed envelopes
+(recipient = seat id): a ``werewolf_view`` after every phase change and a
+``werewolf_turn`` (view + the one legal tool) whenever a seat must act. An AI seat's
+answer is applied after the tool checks it. The user seat's answer is applied only from
+its **transcript**: it must parse to a legal action (:mod:`appliance.judge.transcript`)
+and, when the seat also sent its tool call (the simulated user), equal it. Otherwise the
+action is not applied and the seat is asked again, at most ``werewolf.asr_retry_limit``
+times; then the game stops with status ``failed_closed``.
+
+``asr_checks`` counts the user seat's attempts: ``matched`` (applied), ``mismatched``
+(a transcript that did not parse or differed from the tool call) and ``failed_closed``
+(actions given up on after the last retry; the game stops at the first).
+
+:func:`run_game` plays a whole simulated game with the embedded models and records it
+under ``<recording.dir>/werewolf/<time>-seed<S>-n<N>/``: ``config.json``,
+``events.jsonl`` (every judge event with its audience), ``bus.jsonl`` (every envelope),
+``trace/`` (every seat prompt, unless ``--trace`` points elsewhere), ``audio/`` (the
+user seat's spoken attempts; AI speeches too with ``ai_voices``) and ``result.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from appliance.bus import Bus, Envelope, open_bus
+from appliance.config import Config
+from appliance.judge import isolation, rules, tools, views
+from appliance.judge.protocol import JUDGE, TURN, VIEW, SeatViewPayload, TurnPayload
+from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_payload
+from appliance.judge.state import Action, GameState, Phase
+from appliance.judge.trace import Tracer
+from appliance.judge.transcript import TranscriptRejected, parse
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AsrChecks:
+    matched: int = 0
+    mismatched: int = 0
+    failed_closed: int = 0
+
+
+@dataclass
+class GameResult:
+    """The outcome, printed by ``appliance werewolf --json`` in this key order."""
+
+    status: str  # "finished" | "failed_closed"
+    winner: str | None  # "villagers" | "werewolves" | None
+    complete_rounds: int
+    roles: dict[str, str]
+    user_seat: str
+    asr_checks: AsrChecks
+    isolation_violations: int
+    duration_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "winner": self.winner, "complete_rounds": self.complete_rounds,
+                "roles": self.roles, "user_seat": self.user_seat,
+                "asr_checks": {"matched": self.asr_checks.matched, "mismatched": self.asr_checks.mismatched,
+                               "failed_closed": self.asr_checks.failed_closed},
+                "isolation_violations": self.isolation_violations, "duration_s": self.duration_s}
+
+
+@dataclass
+class Judge:
+    """Drives the pure rules over the bus (see the module docstring).
+
+    ``sent`` collects ``(seat, text)`` for every view and turn sent, for the isolation
+    audit; ``events_out`` (optional) receives each judge event as a JSON line.
+    """
+
+    bus: Bus
+    state: GameState
+    game_id: str
+    retry_limit: int
+    turn_timeout_s: float
+    events_out: IO[str] | None = None
+    checks: AsrChecks = field(default_factory=AsrChecks)
+    sent: list[tuple[str, str]] = field(default_factory=list)
+    status: str = "running"
+    _logged: int = 0
+
+    async def play(self) -> GameState:
+        """Play until the game is over or the user seat fails closed; returns the final state.
+
+        Raises:
+            BusTimeoutError: a seat did not answer within ``turn_timeout_s``.
+            IllegalAction: an AI seat's tool call was illegal (never replaced by a guess).
+        """
+        self._log_events()
+        await self._send_views()
+        while self.state.phase is not Phase.OVER:
+            turn = rules.next_turn(self.state)
+            if turn is None:
+                self.state = rules.advance(self.state)
+                self._log_events()
+                await self._send_views()
+                continue
+            if turn.seat == self.state.user_seat:
+                action = await self._user_action(turn)
+                if action is None:
+                    self.status = "failed_closed"
+                    return self.state
+            else:
+                reply = await self._ask(turn, 0)
+                action = turn.tool.to_action(reply.payload.arguments or {})
+            self.state = rules.act(self.state, turn.seat, action)
+            self._log_events()
+        self.status = "finished"
+        return self.state
+
+    async def _ask(self, turn: rules.Turn, attempt: int) -> Envelope:
+        v = views.view(self.state, turn.seat)
+        lines = v.lines()
+        instruction = views.instruction(turn, self.state.round)
+        self.sent.append((turn.seat, "\n".join([*lines, instruction])))
+        env = Envelope.new(TURN, TurnPayload(game_id=self.game_id, round=self.state.round,
+                                             phase=self.state.phase.value, view=tuple(lines),
+                                             instruction=instruction, tool=tool_payload(turn.tool),
+                                             attempt=attempt),
+                           sender=JUDGE, recipient=turn.seat, task_id=self.game_id)
+        return await self.bus.request(env, self.turn_timeout_s)
+
+    async def _user_action(self, turn: rules.Turn) -> Action | None:
+        for attempt in range(self.retry_limit + 1):
+            p = (await self._ask(turn, attempt)).payload
+            try:
+                heard = parse(p.transcript or "", turn.tool)
+                meant = turn.tool.to_action(p.arguments) if p.arguments is not None else None
+            except TranscriptRejected as e:
+                self.checks.mismatched += 1
+                log.warning("user seat %s, attempt %d: not applied: %s", turn.seat, attempt + 1, e)
+                continue
+            if meant is not None and turn.tool.name != tools.SPEAK and heard != meant:
+                self.checks.mismatched += 1
+                log.warning("user seat %s, attempt %d: transcript %r gives %s but the tool call was %s; not applied",
+                            turn.seat, attempt + 1, p.transcript, heard, meant)
+                continue
+            self.checks.matched += 1
+            return heard
+        self.checks.failed_closed += 1
+        log.error("user seat %s: no matching action after %d attempts: the game fails closed",
+                  turn.seat, self.retry_limit + 1)
+        return None
+
+    async def _send_views(self) -> None:
+        for seat in self.state.seats:
+            v = views.view(self.state, seat)
+            self.sent.append((seat, "\n".join(v.lines())))
+            await self.bus.publish(Envelope.new(VIEW, SeatViewPayload(game_id=self.game_id, view=v.to_json()),
+                                                sender=JUDGE, recipient=seat, task_id=self.game_id))
+
+    def _log_events(self) -> None:
+        if self.events_out is not None:
+            for e in self.state.events[self._logged:]:
+                self.events_out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+            self.events_out.flush()
+        self._logged = len(self.state.events)
+
+
+def _first(eg: BaseExceptionGroup) -> BaseException:
+    e: BaseException = eg
+    while isinstance(e, BaseExceptionGroup):
+        e = e.exceptions[0]
+    return e
+
+
+def game_dir(cfg: Config, seed: int, n_seats: int) -> Path:
+    """A new recording folder for one game."""
+    root = Path(cfg.recording.dir).expanduser() / "werewolf"
+    d = root / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}-n{n_seats}"
+    n = 1
+    while d.exists():
+        n += 1
+        d = root / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}-n{n_seats}-{n}"
+    d.mkdir(parents=True)
+    return d
+
+
+def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None,
+             ai_voices: bool = False) -> tuple[GameResult, GameState, Path]:
+    """Play one simulated game with the embedded models; returns the result, the final
+    state and the recording folder. Blocking (runs its own event loop).
+
+    ``n_seats`` defaults to ``cfg.werewolf.seats``. ``duration_s`` covers everything from
+    loading the models to the isolation audit.
+
+    Raises:
+        ModelError: a model file is missing.
+        SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
+    """
+    return asyncio.run(_run_game(cfg, seed, n_seats or cfg.werewolf.seats, trace_dir, ai_voices))
+
+
+async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None,
+                    ai_voices: bool) -> tuple[GameResult, GameState, Path]:
+    from openai import AsyncOpenAI
+
+    from appliance.judge import voices as voice_lib
+    from appliance.simulate.werewolf_user import SimulatedUserSeat
+    from appliance.simulate.werewolf_user import system_prompt as user_prompt
+    from appliance.voice.asr import WhisperASR
+    from appliance.voice.llm_server import EmbeddedLLMServer, endpoint
+    from appliance.voice.tts import PiperSynth
+
+    t0 = time.monotonic()
+    ww = cfg.werewolf
+    state = rules.new_game(seed, n_seats)
+    folder = game_dir(cfg, seed, n_seats)
+    (folder / "config.json").write_text(json.dumps(
+        {"seed": seed, "seats": n_seats, "user": "sim", "ai_voices": ai_voices, "config": cfg.model_dump(mode="json")},
+        indent=2))
+    book = voice_lib.load(ww.voices)
+    tracer = Tracer(trace_dir or folder / "trace")
+    server = None
+    if cfg.llm.provider == "embedded":
+        server = EmbeddedLLMServer(cfg.llm.model_copy(update={"parallel_slots": n_seats}))
+        base_url, model, key = await asyncio.to_thread(server.start), cfg.llm.model, "none"
+    else:
+        base_url, model, key = endpoint(cfg.llm)
+    synth = await asyncio.to_thread(PiperSynth, cfg.tts.voice)
+    asr = await asyncio.to_thread(WhisperASR, cfg.asr)
+    log.info("werewolf: models ready in %.1f s; seed %d, %d seats, user seat %s (%s)", time.monotonic() - t0,
+             seed, n_seats, state.user_seat, state.role(state.user_seat).value)
+    client = AsyncOpenAI(base_url=base_url, api_key=key, timeout=ww.turn_timeout_s, max_retries=0)
+    game_id = folder.name
+    audio = folder / "audio"
+    try:
+        agents: dict[str, Any] = {}
+        for i, seat in enumerate(state.seats):
+            role = state.role(seat)
+            user = seat == state.user_seat
+            llm = SeatLLM(client=client, model=model, seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
+                          system=(user_prompt if user else system_prompt)(seat, role, n_seats),
+                          slot=i if server is not None else None)
+            if user:
+                agents[seat] = SimulatedUserSeat(seat, llm, synth, book.user_sim, asr, seed, audio)
+            else:
+                agents[seat] = AISeat(seat, llm, (synth, book.seats[seat], audio) if ai_voices else None)
+        bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})
+        with open(folder / "events.jsonl", "w", encoding="utf-8") as events_out:
+            async with open_bus(bus_cfg, session="bus") as bus:
+                subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
+                judge = Judge(bus, state, game_id, ww.asr_retry_limit, ww.turn_timeout_s, events_out)
+                try:
+                    async with asyncio.TaskGroup() as tg:
+                        seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}")
+                                      for s in state.seats]
+                        final = await tg.create_task(judge.play(), name="werewolf-judge")
+                        for t in seat_tasks:
+                            t.cancel()
+                except ExceptionGroup as eg:  # the first failure (a seat or the judge) is the cause
+                    raise _first(eg) from eg
+    finally:
+        tracer.close()
+        await client.close()
+        if server is not None:
+            server.stop()
+    user_prompts, system_prompts = tracer.prompts()
+    n_bad, bad = isolation.count_violations(judge.sent + user_prompts, final, static=system_prompts)
+    for seat, sentence in bad:
+        log.error("isolation violation: %s received %r", seat, sentence)
+    result = GameResult(status=judge.status, winner=final.winner.value if final.winner else None,
+                        complete_rounds=final.complete_rounds, roles=final.roles_by_seat(),
+                        user_seat=final.user_seat, asr_checks=judge.checks, isolation_violations=n_bad,
+                        duration_s=round(time.monotonic() - t0, 1))
+    (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2))
+    log.info("werewolf: %s, winner %s after %d rounds in %.1f s; recorded in %s", result.status, result.winner,
+             result.complete_rounds, result.duration_s, folder)
+    return result, final, folder

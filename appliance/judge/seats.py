@@ -1,0 +1,248 @@
+"""AI seats: one LLM conversation per seat with a role strategy, answering the judge's turns.
+
+Each seat has a fixed system prompt (its seat and role first, so no two seats share a
+long prefix) and its own llama-server slot (``id_slot``), so its cached prefix survives
+the other seats' requests. The user message is the seat's log (append-only, from
+:mod:`appliance.judge.views`) plus the turn instruction; the answer is decoded under the
+turn tool's GBNF, so it can only be legal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from openai import AsyncOpenAI
+
+from appliance.bus import Bus, Subscription
+from appliance.config import WerewolfConfig
+from appliance.judge import tools
+from appliance.judge.protocol import ACTION, ActionPayload, TurnPayload
+from appliance.judge.state import IllegalAction, Role
+from appliance.judge.tools import ToolSpec
+from appliance.judge.trace import Tracer
+from appliance.judge.voices import write_wav
+
+log = logging.getLogger(__name__)
+
+RULES = (
+    "Rules: two werewolves, one seer, one witch, the rest villagers. Each night the werewolves attack a seat, "
+    "the seer learns whether one seat is a werewolf, and the witch may save the victim once and poison a seat "
+    "once. Each day every living seat speaks once, then everyone votes; the most votes is out, a tie saves "
+    "everyone. Villagers win when no werewolf is left; werewolves win when they are as many as the others."
+)
+
+#: role strategies, in our own words
+STRATEGIES = {
+    Role.WEREWOLF: (
+        "Keep your role hidden: talk like a worried villager and never name your partner. Point suspicion at a "
+        "villager with a concrete reason. If someone claims to be the seer, call them a liar and push the vote "
+        "onto them. At night attack the seat most dangerous to you, such as a claimed seer. Never vote for "
+        "your partner."),
+    Role.SEER: (
+        "Check a different seat each night, starting with the seats you trust least. When a check finds a "
+        "werewolf, say so in the day, name it and ask everyone to vote it out. Until then keep your role quiet "
+        "and vote for the seat whose words or votes look most suspicious."),
+    Role.WITCH: (
+        "Saving the first night's victim is usually worth your antidote. Poison only a seat that the talk and "
+        "the votes show is very likely a werewolf. Keep your role quiet unless revealing it saves the village."),
+    Role.VILLAGER: (
+        "You have no night power, so reason. Notice who accuses without reason, who defends whom and who votes "
+        "together. Trust a seer claim that fits the votes. Vote for the seat whose words and votes fit a "
+        "werewolf best, never at random."),
+}
+
+_STYLE = ("When you speak, say whom you suspect or trust and why, in your own words; do not repeat others. "
+          "Answer only with the JSON the turn asks for.")
+
+
+def system_prompt(seat: str, role: Role, n_seats: int) -> str:
+    """An AI seat's fixed system prompt: identity first, then rules, strategy, style."""
+    return (f"You are {seat}, the {role.value}, in a game of Werewolf with {n_seats} seats.\n"
+            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{_STYLE}")
+
+
+class SeatError(RuntimeError):
+    """A seat's LLM gave no usable answer (unreachable server, or output that is not the tool's JSON)."""
+
+
+@dataclass
+class SeatLLM:
+    """One seat's LLM conversation on an OpenAI-compatible server.
+
+    ``slot``: the llama-server slot pinned to this seat (``None`` for a server that is not
+    the embedded llama-server; then JSON-schema ``response_format`` replaces the GBNF).
+    ``seed``: the game seed; each request's sampling seed derives from it, the seat and
+    the turn, so a game replays the same way on the same machine.
+    """
+
+    client: AsyncOpenAI
+    model: str
+    seat: str
+    role: Role
+    system: str
+    cfg: WerewolfConfig
+    tracer: Tracer
+    seed: int
+    slot: int | None = None
+
+    async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
+                   round: int, phase: str, attempt: int = 0) -> dict[str, Any]:
+        """Ask for the turn tool's arguments; returns them as a dict (legal by construction).
+
+        Raises:
+            SeatError: no answer, or an answer that is not the tool's JSON.
+            IllegalAction: the decoded arguments are not legal (only without a grammar).
+        """
+        user = "\n".join([*fit(lines, self.cfg.prompt_max_chars), instruction])
+        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+        speak = tool.name == tools.SPEAK
+        grammar = speech_grammar(tool, self.role) if speak else tool.grammar()
+        if self.slot is not None:
+            extra: dict[str, Any] = {"grammar": grammar, "id_slot": self.slot, "cache_prompt": True}
+        else:
+            extra = {"response_format": {"type": "json_schema",
+                                         "json_schema": {"name": tool.name, "schema": tool.schema()}}}
+        seed = zlib.crc32(f"{self.seed}:{self.seat}:{round}:{phase}:{tool.name}:{attempt}".encode())
+        t0 = time.monotonic()
+        try:
+            resp = await self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.cfg.temperature, seed=seed,
+                max_tokens=self.cfg.speech_max_tokens if speak else 40, extra_body=extra)
+        except Exception as e:  # the openai client raises many types; all mean "no answer"
+            raise SeatError(f"{self.seat}: LLM request failed: {e}") from e
+        content = resp.choices[0].message.content or ""
+        usage = resp.usage
+        self.tracer.record(self.seat, {
+            "round": round, "phase": phase, "tool": tool.name, "attempt": attempt, "messages": messages,
+            "grammar": grammar if self.slot is not None else None, "response": content,
+            "prompt_tokens": usage.prompt_tokens if usage else None,
+            "cached_tokens": (usage.prompt_tokens_details.cached_tokens
+                              if usage and usage.prompt_tokens_details else None),
+            "completion_tokens": usage.completion_tokens if usage else None,
+            "ms": round_ms(time.monotonic() - t0)})
+        args = decode(content, tool)
+        tool.to_action(args)
+        return args
+
+
+#: why a seat suspects or trusts another, as a small model can say it (``{seat}``: a living seat)
+REASONS = tuple("they " + r for r in ("voted for {seat}", "accused {seat}", "defended {seat}", "copied {seat}",
+                                      "were quiet", "sound honest", "sound like a werewolf",
+                                      "lie about being the seer"))
+SEER_REASONS = ("my check found a werewolf", "my check cleared them")
+
+
+def speech_grammar(tool: ToolSpec, role: Role) -> str:
+    """GBNF for a speech a small model keeps on topic: one stance on one living seat with a
+    reason from :data:`REASONS`, e.g. ``I suspect P4 because they voted for P2.`` The Seer
+    may open with ``I am the seer.`` and cite her checks. Every speech it allows is a
+    legal ``speak`` argument (the longest is under 80 characters)."""
+    claim = '("I am the seer. ")? ' if role is Role.SEER else ""
+    reasons = REASONS + (SEER_REASONS if role is Role.SEER else ())
+    alts = " | ".join(_gbnf_seq(r) for r in reasons)
+    seats = " | ".join(f'"{s}"' for s in tool.targets)
+    return ('root ::= "{\\"text\\":\\"" ' + claim + '("I suspect " | "I trust ") seat " because " reason "." '
+            '"\\"}"\n'
+            f"seat ::= {seats}\n"
+            f"reason ::= {alts}")
+
+
+def _gbnf_seq(template: str) -> str:
+    head, sep, tail = template.partition("{seat}")
+    parts = [f'"{head}"'] + (["seat"] if sep else []) + ([f'"{tail}"'] if tail else [])
+    return "(" + " ".join(parts) + ")"
+
+
+def round_ms(seconds: float) -> int:
+    return int(seconds * 1000 + 0.5)
+
+
+def decode(content: str, tool: ToolSpec) -> dict[str, Any]:
+    """The model's JSON → arguments. A speech cut off by the token budget is closed at its
+    last complete sentence (or word), since it is the seat's own public words.
+
+    Raises:
+        SeatError: not JSON (and not a cut-off speech).
+    """
+    try:
+        args = json.loads(content)
+    except json.JSONDecodeError:
+        m = re.match(r'\{"text":"([^"\\\n]*)', content)
+        if tool.name != tools.SPEAK or not m or not m.group(1).strip():
+            raise SeatError(f"not the {tool.name} tool's JSON: {content!r}") from None
+        text = m.group(1)
+        cut = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+        text = text[:cut + 1] if cut > 0 else text.rsplit(" ", 1)[0] if " " in text else text
+        args = {"text": text.strip()}
+    if not isinstance(args, dict):
+        raise SeatError(f"not the {tool.name} tool's JSON object: {content!r}")
+    return args
+
+
+def fit(lines: list[str] | tuple[str, ...], max_chars: int) -> list[str]:
+    """``lines`` within ``max_chars`` (newlines included), dropping the oldest speeches
+    first; other lines (the judge's statements) are always kept."""
+    out = list(lines)
+    total = sum(len(x) + 1 for x in out)
+    i = 0
+    while total > max_chars and i < len(out):
+        if re.match(r"P\d+ said: ", out[i]):
+            total -= len(out[i]) + 1
+            del out[i]
+        else:
+            i += 1
+    return out
+
+
+def tool_of(payload: TurnPayload) -> ToolSpec:
+    """The turn's tool, rebuilt from its envelope payload."""
+    fields = dict(payload.tool)
+    fields["targets"] = tuple(fields.get("targets", ()))
+    return ToolSpec(**fields)
+
+
+def tool_payload(tool: ToolSpec) -> dict[str, Any]:
+    """A :class:`ToolSpec` as a JSON-able dict for a turn envelope."""
+    d = asdict(tool)
+    d["targets"] = list(tool.targets)
+    return d
+
+
+class AISeat:
+    """The agent of one AI seat: answers every ``werewolf_turn`` addressed to it with one
+    tool call. With ``speech`` set, each of its speeches is also synthesised in its own
+    voice and saved as a WAV (``speech`` = (synth, style, folder))."""
+
+    def __init__(self, seat: str, llm: SeatLLM, speech: tuple[Any, Any, Path] | None = None):
+        self.seat = seat
+        self.llm = llm
+        self.speech = speech
+
+    async def run(self, bus: Bus, sub: Subscription) -> None:
+        """Serve turns from ``sub`` (subscribed to this seat's turns) until it closes or the task is cancelled.
+
+        Raises:
+            SeatError: the LLM gave no usable answer.
+        """
+        async for env in sub:
+            p: TurnPayload = env.payload
+            tool = tool_of(p)
+            try:
+                args = await self.llm.call(p.view, p.instruction, tool, round=p.round, phase=p.phase,
+                                           attempt=p.attempt)
+            except IllegalAction as e:
+                raise SeatError(f"{self.seat}: {e}") from e
+            if tool.name == tools.SPEAK and self.speech is not None:
+                synth, style, folder = self.speech
+                audio = await asyncio.to_thread(synth.synthesize, args["text"], style)
+                write_wav(folder / f"{self.seat}-day{p.round}.wav", audio, synth.sample_rate_hz)
+            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
+                                                              arguments=args)))

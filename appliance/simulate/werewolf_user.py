@@ -1,0 +1,115 @@
+"""The simulated user seat for Werewolf: an independent LLM that acts only through audio.
+
+It sees only its seat's view (the same ``werewolf_turn`` a human's page would get), calls
+the one legal tool with its own LLM conversation and slot, then *says* its choice: the
+utterance is synthesised with Piper in a voice no AI seat uses, resampled to 16 kHz and
+transcribed with Whisper. Its reply carries both the tool call and the transcript; the
+judge applies only what the transcript says, and only if it matches the tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from appliance.bus import Bus, Subscription
+from appliance.judge import tools
+from appliance.judge.protocol import ACTION, ActionPayload, TurnPayload
+from appliance.judge.seats import RULES, STRATEGIES, SeatLLM, tool_of
+from appliance.judge.state import Role
+from appliance.judge.tools import ToolSpec
+from appliance.judge.voices import write_wav
+from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR
+from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+
+log = logging.getLogger(__name__)
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+#: ways a person says each choice; ``{n}`` is the seat number in words
+_PHRASES = {
+    tools.VOTE: ("I vote for player {n}.", "My vote goes to player {n}.", "I vote to eliminate player {n}."),
+    tools.NIGHT_KILL: ("Attack player {n}.", "We attack player {n} tonight."),
+    tools.SEER_CHECK: ("I check player {n}.", "Check player {n}, please."),
+}
+_ABSTAIN = ("I abstain.", "I abstain this round.")
+_SAVE = {True: "I save the victim.", False: "I do not save."}
+
+
+def system_prompt(seat: str, role: Role, n_seats: int) -> str:
+    """The simulated person's system prompt (its own wording, its own slot)."""
+    return (f"You are the person in seat {seat}, playing the {role.value} in a spoken game of Werewolf with "
+            f"{n_seats} seats. Everyone else is a computer player.\n{RULES}\nPlay to win: {STRATEGIES[role]}\n"
+            "When you speak, talk like a person at a table: short and plain. Answer only with the JSON asked for.")
+
+
+def utterance(tool: ToolSpec, args: dict[str, Any], rng: random.Random) -> str:
+    """What the person says for a tool call: one phrase picked by ``rng`` per choice.
+
+    Seats are said as "player <number word>"; an abstention and "no poison" are said
+    explicitly, since the judge never reads silence or vagueness as either.
+    """
+    if tool.name == tools.SPEAK:
+        return args["text"]
+    if tool.name == tools.WITCH_ACT:
+        parts = []
+        if "save" in args:
+            parts.append(_SAVE[bool(args["save"])])
+        if "poison" in args:
+            p = args["poison"]
+            parts.append(f"I poison player {_WORDS[int(p[1:])]}." if p else "No poison.")
+        return " ".join(parts)
+    target = args["target"]
+    if target == tools.ABSTAIN:
+        return rng.choice(_ABSTAIN)
+    return rng.choice(_PHRASES[tool.name]).format(n=_WORDS[int(target[1:])])
+
+
+class SimulatedUserSeat:
+    """The agent of the simulated user seat (see the module docstring).
+
+    ``audio_dir``: where each spoken attempt is saved as a WAV (None: not saved).
+    """
+
+    def __init__(self, seat: str, llm: SeatLLM, synth: PiperSynth, style: VoiceStyle, asr: WhisperASR,
+                 seed: int, audio_dir: Path | None = None):
+        self.seat = seat
+        self.llm = llm
+        self.synth = synth
+        self.style = style
+        self.asr = asr
+        self.audio_dir = audio_dir
+        self._rng = random.Random(seed)
+
+    async def run(self, bus: Bus, sub: Subscription) -> None:
+        """Serve turns from ``sub`` until it closes or the task is cancelled.
+
+        Raises:
+            SeatError: the LLM gave no usable answer.
+        """
+        async for env in sub:
+            p: TurnPayload = env.payload
+            tool = tool_of(p)
+            instruction = p.instruction
+            if p.attempt:
+                instruction = "Your last answer was not understood. Answer again.\n" + instruction
+            args = await self.llm.call(p.view, instruction, tool, round=p.round, phase=p.phase, attempt=p.attempt)
+            said = utterance(tool, args, self._rng)
+            transcript = await asyncio.to_thread(self._say_and_hear, said, f"{p.phase}{p.round}-{tool.name}-{p.attempt}")
+            log.info("user seat %s: tool %s %s, said %r, heard %r", self.seat, tool.name, args, said, transcript)
+            await bus.publish(env.reply(ACTION, ActionPayload(
+                game_id=p.game_id, seat=self.seat, tool=tool.name, arguments=args, transcript=transcript,
+                utterance=said)))
+
+    def _say_and_hear(self, text: str, name: str) -> str:
+        """Piper → 16 kHz → Whisper: the transcript of ``text`` as spoken (blocking)."""
+        audio = self.synth.synthesize(text, self.style)
+        if self.audio_dir is not None:
+            write_wav(self.audio_dir / f"{self.seat}-{name}.wav", audio, self.synth.sample_rate_hz)
+        pcm16k = resample(audio, self.synth.sample_rate_hz, SAMPLE_RATE_HZ).astype(np.float32) / 32768.0
+        return self.asr.transcribe(pcm16k).text
