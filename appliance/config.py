@@ -14,10 +14,12 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from appliance.errors import ApplianceError
+
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(ApplianceError, ValueError):
     """Bad operator configuration: names the file, the key and why."""
 
 
@@ -33,7 +35,7 @@ class ServerConfig(_Section):
 class TransportConfig(_Section):
     kind: Literal["webrtc", "websocket", "local"] = "webrtc"
     ice_servers: list[str] = []  # no STUN/TURN by default (offline, loopback)
-    loopback_only: bool = True  # offer only 127.0.0.1 ICE candidates (see voice/ice.py)
+    loopback_only: bool = False  # true: offer only 127.0.0.1 ICE candidates (tests; see voice/ice.py)
     input_device: int | str | None = None  # sounddevice id or name (local transport)
     output_device: int | str | None = None
 
@@ -120,8 +122,6 @@ class BusConfig(_Section):
     log_fsync_ms: int = Field(100, ge=0)  # 0 = fsync every envelope
 
 
-class FormsConfig(_Section):
-    """Form filling by voice (``appliance form``, ``appliance demo``, ``simulate form``, ``bench form``)."""
 class WerewolfConfig(_Section):
     """Werewolf games (``appliance werewolf``): table size, the user seat's retries, seat LLM budgets."""
 
@@ -134,6 +134,8 @@ class WerewolfConfig(_Section):
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
 
 
+class FormsConfig(_Section):
+    """Form filling by voice (``appliance form``, ``appliance demo``, ``simulate form``, ``bench form``)."""
 
     chromium_path: str = "/usr/lib/chromium/chromium"  # the real binary, not Debian's /usr/bin wrapper
     demo_port: int = Field(8770, ge=0, le=65535)  # ``appliance demo`` listens here on 127.0.0.1; 0 = any
@@ -159,9 +161,9 @@ class Config(_Section):
     recording: RecordingConfig = RecordingConfig()
     bus: BusConfig = BusConfig()
     forms: FormsConfig = FormsConfig()
+    werewolf: WerewolfConfig = WerewolfConfig()
 
     def check_credentials(self) -> None:
-    werewolf: WerewolfConfig = WerewolfConfig()
         """A cloud provider whose key variable is unset is an error at start, never a quiet fallback.
 
         Raises:

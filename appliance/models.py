@@ -22,8 +22,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from appliance.errors import ApplianceError
 
-class ModelError(RuntimeError):
+
+class ModelError(ApplianceError, RuntimeError):
     """A model file is missing, has the wrong size, or the wrong sha256."""
 
 

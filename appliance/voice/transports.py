@@ -1,0 +1,277 @@
+"""Transports besides SmallWebRTC: WebSocket (programmatic clients), the local sound card
+(``sounddevice``), and a WAV file (replay). All are pipecat transports, so the same
+pipeline (:func:`appliance.voice.pipeline.build_task`) runs on each.
+
+WebSocket protocol (``appliance serve --transport websocket``, ``ws://host:port/``):
+client → server binary messages are the microphone, s16le mono at 16 kHz, any chunk
+size; server → client binary messages are the bot's audio, s16le mono at 16 kHz, paced
+in real time; a text message ``{"event": "interruption"}`` tells the client to drop the
+bot audio it has buffered (barge-in). One client at a time; each connection is a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import wave
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+)
+from pipecat.processors.frame_processor import FrameProcessorSetup
+from pipecat.serializers.base_serializer import FrameSerializer
+from pipecat.transports.base_input import BaseInputTransport
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import BaseTransport, TransportParams
+
+from appliance.config import Config
+from appliance.errors import ApplianceError
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE_HZ = 16_000
+
+
+class TransportError(ApplianceError, RuntimeError):
+    """A transport cannot start (no audio device, a bad WAV file)."""
+
+
+def _params(**extra) -> TransportParams:
+    return TransportParams(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE_HZ,
+                           audio_out_sample_rate=SAMPLE_RATE_HZ, **extra)
+
+
+# --- WebSocket ---------------------------------------------------------------------------
+class PCMSerializer(FrameSerializer):
+    """Raw s16le mono 16 kHz audio both ways; interruptions as a JSON text message."""
+
+    async def serialize(self, frame: Frame) -> str | bytes | None:
+        if isinstance(frame, OutputAudioRawFrame):
+            return frame.audio
+        if isinstance(frame, InterruptionFrame):
+            return json.dumps({"event": "interruption"})
+        return None
+
+    async def deserialize(self, data: str | bytes) -> Frame | None:
+        if isinstance(data, bytes) and len(data) % 2 == 0:
+            return InputAudioRawFrame(audio=data, sample_rate=SAMPLE_RATE_HZ, num_channels=1)
+        log.warning("websocket: ignored a %s message (expected binary s16le audio)", type(data).__name__)
+        return None
+
+
+def websocket_transport(cfg: Config) -> BaseTransport:
+    from pipecat.transports.websocket.server import SingleClientWebsocketServerParams, SingleClientWebsocketServerTransport
+
+    return SingleClientWebsocketServerTransport(host=cfg.server.host, port=cfg.server.port, params=SingleClientWebsocketServerParams(
+        audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE_HZ,
+        audio_out_sample_rate=SAMPLE_RATE_HZ, serializer=PCMSerializer()))
+
+
+# --- local sound card (sounddevice) ------------------------------------------------------
+class _LocalInput(BaseInputTransport):
+    def __init__(self, device, params: TransportParams):
+        super().__init__(params)
+        self._device = device
+        self._stream = None
+
+    async def start(self, frame: StartFrame):
+        import sounddevice as sd
+
+        await super().start(frame)
+        loop = asyncio.get_running_loop()
+
+        def callback(indata, _frames, _time, status):
+            if status:
+                log.debug("sounddevice input: %s", status)
+            f = InputAudioRawFrame(audio=bytes(indata), sample_rate=SAMPLE_RATE_HZ, num_channels=1)
+            asyncio.run_coroutine_threadsafe(self.push_audio_frame(f), loop)
+
+        self._stream = sd.RawInputStream(samplerate=SAMPLE_RATE_HZ, channels=1, dtype="int16",
+                                         blocksize=SAMPLE_RATE_HZ // 50, device=self._device, callback=callback)
+        self._stream.start()
+        await self.set_transport_ready(frame)
+
+    async def cleanup(self):
+        await super().cleanup()
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+
+
+class _LocalOutput(BaseOutputTransport):
+    def __init__(self, device, params: TransportParams):
+        super().__init__(params)
+        self._device = device
+        self._stream = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker")
+
+    async def start(self, frame: StartFrame):
+        import sounddevice as sd
+
+        await super().start(frame)
+        self._stream = sd.RawOutputStream(samplerate=SAMPLE_RATE_HZ, channels=1, dtype="int16", device=self._device)
+        self._stream.start()
+        await self.set_transport_ready(frame)
+
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        if self._stream is None:
+            return False
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._stream.write, frame.audio)
+        return True
+
+    async def cleanup(self):
+        await super().cleanup()
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+        self._executor.shutdown(wait=True)
+
+
+class LocalAudioTransport(BaseTransport):
+    """The machine's microphone and speaker through ``sounddevice`` (PortAudio).
+
+    Raises:
+        TransportError: PortAudio is missing, or there is no input or output device.
+    """
+
+    def __init__(self, input_device=None, output_device=None):
+        super().__init__()
+        try:
+            import sounddevice as sd
+        except OSError as e:  # "PortAudio library not found"
+            raise TransportError(f"local transport: {e} (install Debian's libportaudio2)") from None
+        try:
+            sd.check_input_settings(device=input_device, channels=1, dtype="int16", samplerate=SAMPLE_RATE_HZ)
+            sd.check_output_settings(device=output_device, channels=1, dtype="int16", samplerate=SAMPLE_RATE_HZ)
+        except (sd.PortAudioError, ValueError) as e:
+            devices = sd.query_devices()
+            raise TransportError(f"local transport: no usable audio device ({e}); this machine has "
+                                 f"{len(devices)} audio device(s). Use --transport webrtc and a browser instead, "
+                                 f"or set transport.input_device / transport.output_device.") from None
+        self._in = _LocalInput(input_device, _params())
+        self._out = _LocalOutput(output_device, _params())
+
+    def input(self):
+        return self._in
+
+    def output(self):
+        return self._out
+
+
+# --- WAV file (replay) ---------------------------------------------------------------------
+class _WavInput(BaseInputTransport):
+    """Plays a WAV into the pipeline in real time (20 ms frames), then ``tail_s`` of
+    silence so the last turn can finish; ``finished`` is set at the end."""
+
+    def __init__(self, path: Path, tail_s: float, params: TransportParams):
+        super().__init__(params)
+        self._path = path
+        self._tail_s = tail_s
+        self._task: asyncio.Task | None = None
+        self.finished = asyncio.Event()
+
+    async def start(self, frame: StartFrame):
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+        self._task = self.create_task(self._play())
+
+    async def _play(self):
+        from appliance.voice.tts import resample
+        import numpy as np
+
+        with wave.open(str(self._path), "rb") as w:
+            if w.getsampwidth() != 2:
+                raise TransportError(f"{self._path}: expected 16-bit PCM, got {8 * w.getsampwidth()}-bit")
+            rate, channels = w.getframerate(), w.getnchannels()
+            audio = np.frombuffer(w.readframes(w.getnframes()), np.int16).reshape(-1, channels).mean(axis=1)
+        pcm = resample(audio.astype(np.int16), rate, SAMPLE_RATE_HZ).tobytes()
+        pcm += bytes(int(self._tail_s * SAMPLE_RATE_HZ) * 2)
+        step = SAMPLE_RATE_HZ // 50 * 2
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        for i, off in enumerate(range(0, len(pcm), step)):
+            await self.push_audio_frame(InputAudioRawFrame(pcm[off:off + step], SAMPLE_RATE_HZ, 1))
+            await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.02 - loop.time()))
+        self.finished.set()
+
+    async def cleanup(self):
+        await super().cleanup()
+        if self._task is not None:
+            await self.cancel_task(self._task)
+
+
+class _PacedNullOutput(BaseOutputTransport):
+    """Consumes bot audio at real-time pace (as a speaker would), keeping nothing."""
+
+    async def start(self, frame: StartFrame):
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        await asyncio.sleep(len(frame.audio) / 2 / frame.sample_rate / max(1, frame.num_channels))
+        return True
+
+
+class WavFileTransport(BaseTransport):
+    """A WAV file as the microphone (real time) and a paced sink as the speaker.
+    ``finished`` is set once the file (and its tail of silence) has been played."""
+
+    def __init__(self, path: str | Path, tail_s: float = 6.0):
+        super().__init__()
+        path = Path(path)
+        if not path.is_file():
+            raise TransportError(f"{path}: no such WAV file")
+        self._in = _WavInput(path, tail_s, _params())
+        self._out = _PacedNullOutput(_params())
+        self.finished = self._in.finished
+
+    def input(self):
+        return self._in
+
+    def output(self):
+        return self._out
+
+
+async def serve_single(cfg: Config) -> None:
+    """``appliance serve`` for the WebSocket and local transports: one session at a time
+    (WebSocket: a new session per client connection), until Ctrl-C.
+
+    Raises:
+        TransportError: the local transport has no audio device.
+    """
+    from appliance.voice.pipeline import VoiceRuntime, build_task, open_session, run_task
+
+    if cfg.transport.kind == "local":
+        transport = LocalAudioTransport(cfg.transport.input_device, cfg.transport.output_device)
+    runtime = VoiceRuntime(cfg).start(lambda stage: print(f"appliance: {stage}", flush=True))
+    try:
+        while True:
+            if cfg.transport.kind == "websocket":
+                transport = websocket_transport(cfg)
+                print(f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/",
+                      flush=True)
+            else:
+                print("appliance: listening on the local microphone (Ctrl-C to stop)", flush=True)
+            session = open_session(cfg, cfg.transport.kind)
+            task = build_task(runtime, transport, session)
+
+            if cfg.transport.kind == "websocket":
+                @transport.event_handler("on_client_disconnected")
+                async def _gone(_t, _c, task=task):
+                    await task.cancel()
+
+            await run_task(task)
+            session.events.close()
+            if cfg.transport.kind == "local":
+                return
+    finally:
+        runtime.stop()

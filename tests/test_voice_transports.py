@@ -1,0 +1,98 @@
+"""The same pipeline over a WebSocket, from a WAV file (replay), and the local sound card's errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import wave
+
+import numpy as np
+import pytest
+import websockets
+from conftest import make_wav, read_16k, word_recall
+
+from appliance import models
+from appliance.voice.pipeline import build_task, open_session, run_task
+from appliance.voice.replay import replay
+from appliance.voice.transports import LocalAudioTransport, TransportError, WavFileTransport, websocket_transport
+
+CLIP = "arctic_a0009.wav"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arctic):
+    cfg = voice_cfg.model_copy(update={"server": voice_cfg.server.model_copy(update={"port": _free_port()}),
+                                       "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"})})
+    session = open_session(cfg, "ws-test")
+    task = build_task(runtime, websocket_transport(cfg), session)
+    runner = asyncio.create_task(run_task(task))
+    try:
+        pcm = (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000 * 7, np.float32)])
+               * 32767).astype(np.int16).tobytes()
+        received = bytearray()
+        for _ in range(50):
+            try:
+                ws = await websockets.connect(f"ws://127.0.0.1:{cfg.server.port}/")
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+
+        async def reader():
+            async for msg in ws:
+                if isinstance(msg, bytes):
+                    received.extend(msg)
+
+        read_task = asyncio.create_task(reader())
+        for off in range(0, len(pcm), 640):  # 20 ms chunks, in real time
+            await ws.send(pcm[off:off + 640])
+            await asyncio.sleep(0.02)
+        await ws.close()
+        read_task.cancel()
+        await asyncio.gather(read_task, return_exceptions=True)
+    finally:
+        await task.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+    finals = [e["text"] for e in session.events.events if e["event"] == "final_transcript"]
+    assert finals and word_recall(models.ARCTIC_TEXT[CLIP], finals[0]) >= 0.8, finals
+    bot = np.frombuffer(bytes(received), np.int16).astype(np.float32) / 32768
+    windows = bot[: len(bot) // 320 * 320].reshape(-1, 320)
+    assert (np.sqrt((windows ** 2).mean(axis=1)) > 0.01).sum() >= 10, "no audible bot audio over the WebSocket"
+
+
+async def test_replay_feeds_recorded_input_through_the_pipeline(voice_cfg, runtime, arctic, tmp_path):
+    folder = tmp_path / "session"
+    folder.mkdir()
+    make_wav(folder / "input.wav", [0.5, arctic[CLIP], 1.0], rate_hz=16_000)
+    result = await replay(voice_cfg, folder)
+    assert len(result["turns"]) == 1, result
+    turn = result["turns"][0]
+    assert word_recall(models.ARCTIC_TEXT[CLIP], turn["transcript"]) >= 0.8
+    assert turn["reply"]
+    for stage in ("final_transcript_ms", "llm_first_token_ms", "tts_first_audio_ms"):
+        assert stage in turn, (stage, turn)
+    assert 0 < result["asr_rtf"] < 1
+
+
+async def test_replay_of_a_folder_without_input_is_a_clear_error(voice_cfg, tmp_path):
+    with pytest.raises(TransportError, match="no input.wav"):
+        await replay(voice_cfg, tmp_path)
+
+
+def test_wav_transport_rejects_a_missing_file(tmp_path):
+    with pytest.raises(TransportError, match="no such WAV"):
+        WavFileTransport(tmp_path / "nope.wav")
+
+
+def test_local_transport_without_a_sound_card_is_a_clear_error():
+    import sounddevice as sd
+
+    if sd.query_devices():
+        pytest.skip("this machine has an audio device")
+    with pytest.raises(TransportError, match="no usable audio device"):
+        LocalAudioTransport()
