@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from loguru import logger  # pipecat and browser-use log through loguru
+
+    logger.remove()
+    logger.add(sys.stderr, level="DEBUG" if args.verbose else "WARNING")
     try:
         return int(args.func(args) or 0)
     except ApplianceError as e:

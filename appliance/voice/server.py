@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Callable
 
 from aiohttp import WSMsgType, web
 
@@ -42,8 +42,7 @@ class VoiceServer:
 
     ``start()`` binds the port and begins loading models; ``stop()`` ends every session
     (pipeline tasks cancelled and awaited, peer connections closed) and the runtime.
-    ``session_factory`` may replace how a connection's pipeline is built (the phone
-    agent uses this); by default it is the plain voice assistant.
+    ``pipeline_builder`` may replace how a connection's pipeline is built.
     """
 
     def __init__(self, cfg: Config, extra_routes: list[RouteInstaller] | None = None,
@@ -74,7 +73,9 @@ class VoiceServer:
         for install in extra_routes or []:
             install(self.app, self)
         self.port: int | None = None
-        self.session_factory: Callable[[Session], Awaitable[str | None]] | None = None
+        #: builds a connection's pipeline: (runtime, transport, session) → task; the
+        #: plain voice assistant by default (the benchmark swaps in stock pipecat).
+        self.pipeline_builder = build_task
 
     @property
     def url(self) -> str:
@@ -208,8 +209,7 @@ class VoiceServer:
         transport = SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
             audio_out_sample_rate=24_000))
-        prompt = await self.session_factory(session) if self.session_factory else None
-        task = build_task(self.runtime, transport, session, system_prompt=prompt)
+        task = self.pipeline_builder(self.runtime, transport, session)
         self._pipeline_tasks[pc_id] = task
 
         @transport.event_handler("on_client_disconnected")
