@@ -49,6 +49,7 @@ from appliance.bus.registry import EnvelopeError
 log = logging.getLogger(__name__)
 
 FIELD = b"e"
+URGENT_POLL_S = 0.02  # with a full ordinary lane, how often the urgent stream is polled
 
 # KEYS[1] done mark, KEYS[2] stream of the acknowledged entry, KEYS[3..] streams of the outbox
 # ARGV[1] group, ARGV[2] entry id, ARGV[3] mark ttl (ms), ARGV[4..] outbox envelopes (JSON)
@@ -81,7 +82,9 @@ class _RedisSubscription(Subscription):
         self._bus = bus
         self._error: BaseException | None = None
         self._closed = False
-        self._start = {key: bus._start_id(key) for key in bus._keys}
+        self._pos: dict[str, Any] = {key: bus._start_id(key) for key in bus._keys}  # read positions
+        # the reader's own connection: closing it is what reliably interrupts a blocked read
+        self._conn = aioredis.Redis.from_url(bus.url, decode_responses=False)
         self._task = asyncio.get_running_loop().create_task(self._guard(), name=f"bus reader {self}")
 
     def __repr__(self) -> str:
@@ -114,13 +117,18 @@ class _RedisSubscription(Subscription):
             return
         self._closed = True
         self._bus._subs.discard(self)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await self._stop_reader()
         left = self.inbox.drain()
         if left:
             log.warning("%s closed with %d envelopes not yet received (they stay in the stream)", self, len(left))
         self.inbox.close()
+
+    async def _stop_reader(self) -> None:
+        """End the reader task: disconnect its connection (a blocked read fails at once), then cancel."""
+        await self._conn.aclose()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
     async def _guard(self) -> None:
         """Run the reader; retry on connection errors, surface anything else to the consumer."""
@@ -159,37 +167,50 @@ class _RedisSubscription(Subscription):
         return keys, count
 
     async def _run(self) -> None:
-        r, bus = self._bus._r, self._bus
-        pos = dict(self._start)
-        while not self._closed:  # also checked: redis-py can swallow a cancellation
-            keys, count = self._lanes()
-            if bus.stream not in keys and self.overflow == "error":
-                await self._check_overflow(pos)
-            if not keys:
-                await self.inbox.wait_room()
-                continue
-            res = await r.xread({k: pos[k] for k in keys}, count=count, block=bus.block_ms)
-            for key, entries in res or ():
-                key = key.decode()
-                for entry_id, fields in entries:
-                    pos[key] = entry_id
-                    env = bus._parse(key, entry_id, fields)
-                    if env is not None and matches(self.recipient, self.types, env):
-                        self.inbox.put(env, key == bus._urgent_key)
-
-    async def _check_overflow(self, pos: dict[str, Any]) -> None:
-        """With the ordinary lane full: fail if a matching envelope waits in the stream."""
+        """Read while there is room; with the ordinary lane full, keep polling the urgent stream."""
         bus = self._bus
-        while True:
-            res = await bus._r.xread({bus.stream: pos[bus.stream]}, count=1)
-            if not res:
-                return
-            entry_id, fields = res[0][1][0]
-            env = bus._parse(bus.stream, entry_id, fields)
-            if env is not None and matches(self.recipient, self.types, env):
-                raise BusOverflowError(f"{self} is full ({self.maxsize} queued) and {env.type} {env.id} "
-                                       f"is waiting in stream {bus.stream}")
-            pos[bus.stream] = entry_id
+        await self._prepare()
+        while not self._closed:  # also checked: redis-py can swallow a cancellation
+            block = await self._maintain()
+            keys, count = self._lanes()
+            if bus.stream in keys:
+                await self._read(keys, count, block)
+                continue
+            if self.overflow == "error":
+                env = await self._waiting_match()
+                if env is not None:
+                    raise BusOverflowError(f"{self} is full ({self.maxsize} queued) and {env.type} {env.id} "
+                                           f"is waiting in stream {bus.stream}")
+            if not (keys and await self._read(keys, count, None)):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.inbox.wait_room(), URGENT_POLL_S)
+
+    async def _prepare(self) -> None:
+        """Set-up before the first read (durable groups create the consumer group)."""
+
+    async def _maintain(self) -> int:
+        """Periodic work before a read; returns how long the next read may block, in ms."""
+        return self._bus.block_ms
+
+    async def _read(self, keys: dict[str, Any], count: int, block: int | None) -> bool:
+        """One read of ``keys`` into the inbox; whether anything arrived."""
+        bus = self._bus
+        res = await self._conn.xread({k: self._pos[k] for k in keys}, count=count, block=block)
+        for key, entries in res or ():
+            key = key.decode()
+            for entry_id, fields in entries:
+                self._pos[key] = entry_id
+                env = bus._parse(key, entry_id, fields)
+                if isinstance(env, str):
+                    log.warning("%s: stream %s entry %s is not a valid envelope (%s); skipped",
+                                self, key, entry_id.decode(), env)
+                elif matches(self.recipient, self.types, env):
+                    self.inbox.put(env, key == bus._urgent_key)
+        return bool(res)
+
+    async def _waiting_match(self) -> Envelope | None:
+        """A matching envelope waiting in the ordinary stream beyond what this subscription read."""
+        return await self._bus._first_match(self._pos[self._bus.stream], self.recipient, self.types)
 
 
 class _RedisGroupSubscription(_RedisSubscription):
@@ -266,10 +287,10 @@ class _RedisGroupSubscription(_RedisSubscription):
             return
         self._closed = True
         self._bus._subs.discard(self)
-        for task in (self._task, self._acker):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._stop_reader()
+        self._acker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._acker
         self.inbox.drain()
         self.inbox.close()
         try:
@@ -286,8 +307,7 @@ class _RedisGroupSubscription(_RedisSubscription):
         for key, entry_id in held.values():
             by_key.setdefault(key, []).append(entry_id)
         for key, ids in by_key.items():
-            await self._bus._r.execute_command("XCLAIM", key, self._group_name, self.consumer, 0, *ids,
-                                               "IDLE", 2**40, "JUSTID")
+            await self._bus._r.xclaim(key, self._group_name, self.consumer, 0, ids, idle=2**40, justid=True)
 
     async def _ack_loop(self) -> None:
         while not self._closed:
@@ -313,58 +333,73 @@ class _RedisGroupSubscription(_RedisSubscription):
             if not fresh:
                 log.warning("%s: envelope %s was already handled in group %s", self, env_id, self._group_name)
 
-    async def _run(self) -> None:
-        bus, r, g = self._bus, self._bus._r, self._group_name
-        for key in bus._keys:
+    async def _prepare(self) -> None:
+        for key in self._bus._keys:
             try:
-                await r.xgroup_create(key, g, id=self._start[key], mkstream=True)
+                await self._conn.xgroup_create(key, self._group_name, id=self._pos[key], mkstream=True)
             except ResponseError as e:
-                if "BUSYGROUP" not in str(e):
+                if "BUSYGROUP" not in str(e):  # the group exists: continue where it is
                     raise
-        cursors = {key: b"0-0" for key in bus._keys}
-        next_claim = 0.0
-        while not self._closed:  # also checked: redis-py can swallow a cancellation
-            keys, count = self._lanes()
-            if not keys:
-                await self.inbox.wait_room()
-                continue
-            if time.monotonic() >= next_claim:
-                next_claim = time.monotonic() + bus.claim_interval_s
-                for key in keys:
-                    while self.inbox.room(key == bus._urgent_key) > 0:
-                        cursor, entries, deleted = await r.xautoclaim(
-                            key, g, self.consumer, bus.claim_idle_ms, start_id=cursors[key],
-                            count=min(count, self.inbox.room(key == bus._urgent_key)))
-                        cursors[key] = cursor
-                        if deleted:
-                            log.error("%s: %d pending entries of %s were deleted from the stream before being "
-                                      "handled (trimmed?): %s", self, len(deleted), key, deleted[:5])
-                        if entries:
-                            log.info("%s: took over %d envelopes left pending in %s", self, len(entries), key)
-                            await self._accept(key, entries)
-                        if cursor in (b"0-0", "0-0"):
-                            break
-                continue
-            block = max(1, min(bus.block_ms, int((next_claim - time.monotonic()) * 1000)))
-            res = await r.xreadgroup(g, self.consumer, {k: ">" for k in keys}, count=count, block=block)
-            for key, entries in res or ():
-                await self._accept(key.decode(), entries)
+        self._cursors = {key: b"0-0" for key in self._bus._keys}
+        self._next_claim = 0.0
+
+    async def _maintain(self) -> int:
+        """Take over entries idle on other (dead) consumers every ``claim_interval_s``."""
+        bus, now = self._bus, time.monotonic()
+        if now >= self._next_claim:
+            self._next_claim = now + bus.claim_interval_s
+            for key in bus._keys:
+                urgent = key == bus._urgent_key
+                while self.inbox.room(urgent) > 0:
+                    cursor, entries, deleted = await self._conn.xautoclaim(
+                        key, self._group_name, self.consumer, bus.claim_idle_ms, start_id=self._cursors[key],
+                        count=min(bus.batch, self.inbox.room(urgent)))
+                    self._cursors[key] = cursor
+                    if deleted:
+                        log.error("%s: %d pending entries of %s were deleted from the stream before being "
+                                  "handled (trimmed?): %s", self, len(deleted), key, deleted[:5])
+                    if entries:
+                        log.info("%s: took over %d envelopes left pending in %s", self, len(entries), key)
+                        await self._accept(key, entries)
+                    if cursor in (b"0-0", "0-0"):
+                        break
+        return max(1, min(bus.block_ms, int((self._next_claim - time.monotonic()) * 1000)))
+
+    async def _read(self, keys: dict[str, Any], count: int, block: int | None) -> bool:
+        res = await self._conn.xreadgroup(self._group_name, self.consumer, {k: ">" for k in keys},
+                                            count=count, block=block)
+        for key, entries in res or ():
+            await self._accept(key.decode(), entries)
+        return bool(res)
+
+    async def _waiting_match(self) -> Envelope | None:
+        for info in await self._bus._r.xinfo_groups(self._bus.stream):
+            if info["name"] == self._group_name.encode():
+                return await self._bus._first_match(info["last-delivered-id"], self.recipient, self.types)
+        return None
 
     async def _accept(self, key: str, entries: list) -> None:
         """Parse, filter and de-duplicate a batch of entries now pending on this consumer."""
         bus = self._bus
         skip: list[bytes] = []
         fresh: list[tuple[bytes, Envelope]] = []
+        dead: list[tuple[bytes, str]] = []
         for entry_id, fields in entries:
-            env = bus._parse(key, entry_id, fields) if fields else None
-            if env is None or not matches(self.recipient, self.types, env):
-                skip.append(entry_id)  # dead-lettered, deleted, or not for this group
+            env = bus._parse(key, entry_id, fields)
+            if isinstance(env, str):
+                skip.append(entry_id)
+                if fields:
+                    dead.append((entry_id, env))
+                    log.error("%s: stream %s entry %s is not a valid envelope (%s); moved to %s",
+                              self, key, entry_id.decode(), env, bus._dead_key)
+            elif not matches(self.recipient, self.types, env):
+                skip.append(entry_id)  # not for this group
             elif env.id in self._held or env.id in self._acked:
                 skip.append(entry_id)  # the same envelope published twice
             else:
                 fresh.append((entry_id, env))
         if fresh:
-            done = await bus._r.mget([bus._done_key(self._group_name, env.id) for _, env in fresh])
+            done = await self._conn.mget([bus._done_key(self._group_name, env.id) for _, env in fresh])
             for (entry_id, env), mark in zip(fresh, done):
                 if mark is not None:
                     skip.append(entry_id)
@@ -374,8 +409,14 @@ class _RedisGroupSubscription(_RedisSubscription):
                     self.inbox.put(env, key == bus._urgent_key)
                 else:
                     skip.append(entry_id)
+        if dead:
+            pipe = self._conn.pipeline(transaction=False)
+            for entry_id, why in dead:
+                pipe.xadd(bus._dead_key, {b"stream": key, b"entry": entry_id, b"group": self._group_name,
+                                          b"reason": why})
+            await pipe.execute()
         if skip:
-            await bus._r.xack(key, self._group_name, *skip)
+            await self._conn.xack(key, self._group_name, *skip)
 
 
 class RedisBus(Bus):
@@ -544,17 +585,35 @@ class RedisBus(Bus):
     def _done_key(self, group: str, env_id: str) -> str:
         return f"{self.stream}:done:{group}:{env_id}"
 
-    def _parse(self, key: str, entry_id: bytes, fields: dict[bytes, bytes]) -> Envelope | None:
-        """The envelope in a stream entry, or None after moving a bad entry to the dead-letter stream."""
+    @staticmethod
+    def _parse(key: str, entry_id: bytes, fields: dict[bytes, bytes] | None) -> Envelope | str:
+        """The envelope in a stream entry, or why it is not one."""
+        if not fields:
+            return "entry deleted"
         try:
             return Envelope.from_json(fields[FIELD])
-        except (KeyError, EnvelopeError) as e:
-            why = f"missing field {FIELD!r}" if isinstance(e, KeyError) else str(e)
-            log.error("bus stream %s entry %s is not a valid envelope (%s); moved to %s",
-                      key, entry_id.decode(), why, self._dead_key)
-            asyncio.get_running_loop().create_task(self._r.xadd(self._dead_key, {
-                b"stream": key, b"entry": entry_id, b"reason": why, b"fields": repr(fields)}))
-            return None
+        except KeyError:
+            return f"missing field {FIELD!r}"
+        except EnvelopeError as e:
+            return str(e)
+
+    async def _first_match(self, after: bytes | str, recipient: str | None,
+                           types: frozenset[str] | None, scan: int = 1024) -> Envelope | None:
+        """The first envelope after entry ``after`` in the ordinary stream that a filter selects
+        (looking at most ``scan`` entries ahead), or None."""
+        after = after.decode() if isinstance(after, bytes) else after
+        seen = 0
+        while seen < scan:
+            entries = await self._r.xrange(self.stream, min=f"({after}", count=64)
+            if not entries:
+                return None
+            for entry_id, fields in entries:
+                env = self._parse(self.stream, entry_id, fields)
+                if isinstance(env, Envelope) and matches(recipient, types, env):
+                    return env
+            seen += len(entries)
+            after = entries[-1][0].decode()
+        return None
 
     async def _commit(self, group: str, env_id: str, key: str, entry_id: bytes,
                       publish: Sequence[Envelope]) -> bool:
