@@ -175,12 +175,18 @@ def iter_log(path: str | Path) -> Iterator[LogRecord]:
             if not line.strip():
                 continue
             try:
-                yield _record(line)
+                yield parse_record(line)
             except (EnvelopeError, ValueError, KeyError, TypeError) as e:
                 raise LogError(f"{path}:{lineno}: {e}") from None
 
 
-def _record(line: bytes) -> LogRecord:
+def parse_record(line: bytes) -> LogRecord:
+    """One log line as a record.
+
+    Raises:
+        EnvelopeError: an invalid envelope line.
+        ValueError, KeyError, TypeError: a malformed bus record.
+    """
     if line.startswith(b'{"_bus"'):
         obj = json.loads(line)
         if obj["_bus"] == "ack":

@@ -62,6 +62,11 @@ return 1
 """
 
 
+def stream_keys(stream: str) -> tuple[str, str]:
+    """The ordinary and urgent stream names of a bus whose base stream name is ``stream``."""
+    return stream, f"{stream}:urgent"
+
+
 def _sid(entry_id: bytes | str) -> tuple[int, int]:
     s = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     ms, _, seq = s.partition("-")
@@ -436,9 +441,9 @@ class RedisBus(Bus):
         super().__init__()
         self.url = url
         self.stream = stream
-        self._urgent_key = f"{stream}:urgent"
+        self._keys = stream_keys(stream)
+        self._urgent_key = self._keys[1]
         self._dead_key = f"{stream}:dead"
-        self._keys = (stream, self._urgent_key)
         self.claim_idle_ms = claim_idle_ms
         self.claim_interval_s = min(claim_idle_ms / 2000, 1.0)
         self.dedup_ttl_ms = dedup_ttl_s * 1000
