@@ -109,3 +109,79 @@ def redis_url(redis_server) -> str:  # noqa: ANN001
     finally:
         client.close()
     return redis_server.url
+
+
+# -- forms: the embedded LLM with a slot per agent, the demo site, a scripted phone side ------
+
+@pytest.fixture(scope="session")
+def forms_cfg(tmp_path_factory) -> config.Config:
+    """Default config with one LLM slot per prompt in a form run (computer agent, phone
+    agent, simulated person) and recordings in a temp folder."""
+    rec = tmp_path_factory.mktemp("form-recordings")
+    return config.load(overrides={"llm": {"parallel_slots": 3}, "recording": {"dir": str(rec)}})
+
+
+@pytest.fixture(scope="session")
+def forms_llm_url(forms_cfg) -> Iterator[str]:
+    """base_url of one embedded llama-server (Qwen-Coder 0.5B) shared by the forms tests."""
+    from appliance.voice.llm_server import EmbeddedLLMServer
+
+    server = EmbeddedLLMServer(forms_cfg.llm)
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture
+async def demo_site():
+    """The demo forms on a free 127.0.0.1 port."""
+    from appliance.demo.site import DemoSite
+
+    async with DemoSite() as site:
+        yield site
+
+
+class ScriptedPhone:
+    """Stands in for the phone agent on the bus (tests of the computer agent alone).
+
+    Answers each ``need_info`` field from ``answers`` (label substring → value, or a list of
+    values given one per ask: the first answer, then the one after a ``format_invalid`` or
+    ``fill_error``), always confirmed; authorises the submit when asked if ``authorise``.
+    ``seen`` keeps every envelope it received; ``authorised_at_ms`` the submit_authorized ts.
+    """
+
+    def __init__(self, bus, answers: dict, authorise: bool):
+        self.bus, self.answers, self.authorise = bus, answers, authorise
+        self.seen: list = []
+        self.authorised_at_ms: int | None = None
+        self.asked: dict[str, int] = {}
+        self.sub = bus.subscribe("phone")
+
+    def _answer(self, field) -> object:
+        key = next(k for k in self.answers if k.lower() in field.label.lower())
+        n = self.asked[field.name] = self.asked.get(field.name, -1) + 1
+        v = self.answers[key]
+        return v[min(n, len(v) - 1)] if isinstance(v, list) else v
+
+    async def run(self) -> None:
+        from appliance.bus import Envelope
+
+        specs: dict = {}
+
+        async def send(type_: str, payload: dict) -> None:
+            env = Envelope.new(type_, payload, sender="phone", recipient="computer")
+            if type_ == "submit_authorized":
+                self.authorised_at_ms = env.ts
+            await self.bus.publish(env)
+
+        async for env in self.sub:
+            self.seen.append(env)
+            p = env.payload
+            if env.type == "need_info":
+                for f in p.fields:
+                    specs[f.name] = f
+                    await send("info_collected", {"field": f.name, "value": self._answer(f), "confirmed": True})
+            elif env.type in ("format_invalid", "fill_error") and p.field in specs:
+                await send("info_collected", {"field": p.field, "value": self._answer(specs[p.field]),
+                                              "confirmed": True})
+            elif env.type == "status_update" and p.state == "auth-required" and self.authorise:
+                await send("submit_authorized", {})

@@ -127,6 +127,7 @@ _PERCEIVE_JS = r"""
       enabled: !f.members.every(m => m.disabled || m.readOnly),
       error: problems(el, f.members),
       min: el.getAttribute('min'), max: el.getAttribute('max'),
+      autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase(),
     };
   });
   const buttons = [...document.querySelectorAll('button,input[type=submit],input[type=button],[role=button]')]
@@ -194,6 +195,7 @@ class FieldView:
     error: str
     min: str | None = None
     max: str | None = None
+    autocomplete: str = ""  # the HTML autocomplete tokens, lower-case ('' = none)
 
     @property
     def ident(self) -> str:
@@ -265,7 +267,8 @@ def _view(d: dict) -> PageView:
         fields.append(FieldView(ref=f["ref"], kind=f["kind"], key=f["key"], label=f["label"], required=f["required"],
                                 pattern=f["pattern"], hint=f["hint"], placeholder=f["placeholder"], options=opts,
                                 value=tuple(v) if isinstance(v, list) else v, visible=f["visible"],
-                                enabled=f["enabled"], error=f["error"], min=f["min"], max=f["max"]))
+                                enabled=f["enabled"], error=f["error"], min=f["min"], max=f["max"],
+                                autocomplete=f["autocomplete"]))
     buttons = tuple(ButtonView(b["ref"], b["text"], b["type"], b["in_form"], b["name"], b["formnovalidate"])
                     for b in d["buttons"])
     return PageView(d["url"], d["title"], tuple(fields), buttons, tuple(d["alerts"]), tuple(d["headings"]), d["text"])

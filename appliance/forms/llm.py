@@ -1,0 +1,88 @@
+"""One small constrained LLM call, shared by the computer agent, the phone agent and the simulated person.
+
+Each caller owns a fixed system prompt and, on the embedded llama-server, a slot of its
+own (``slot``), so its prompt prefix stays cached (OFFLINE.md §2). Output is constrained:
+a GBNF grammar on the embedded server (no free whitespace, so the 0.5B model wastes no
+tokens), the equivalent JSON schema on any other OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class LLMError(RuntimeError):
+    """The LLM gave no usable answer (unreachable, timed out, or not the constrained JSON)."""
+
+
+def gbnf_string(s: str) -> str:
+    """A GBNF literal matching the JSON string ``s`` (quotes included)."""
+    return json.dumps(json.dumps(s))
+
+
+def gbnf_alternatives(values: list[str] | tuple[str, ...]) -> str:
+    """GBNF alternatives matching any of ``values`` as JSON strings."""
+    return " | ".join(gbnf_string(v) for v in values)
+
+
+@dataclass
+class LLM:
+    """An OpenAI-compatible chat endpoint. ``slot``: the llama-server slot to pin (embedded
+    server; enables GBNF grammars) or None (any other server: JSON schema)."""
+
+    base_url: str
+    model: str
+    slot: int | None = None
+    api_key: str = "none"
+    timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        from openai import AsyncOpenAI
+
+        self._client = AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                                   max_retries=0)
+
+    def with_slot(self, slot: int | None) -> "LLM":
+        """The same endpoint pinned to another slot."""
+        return LLM(self.base_url, self.model, slot if self.slot is not None else None, self.api_key, self.timeout_s)
+
+    async def json(self, system: str, user: str, *, grammar: str, schema: dict[str, Any], max_tokens: int,
+                   temperature: float = 0.0, on_text: Callable[[str], None] | None = None) -> Any:
+        """Ask for one constrained JSON answer and return it decoded.
+
+        ``on_text`` (optional) receives the growing raw text while it streams, so a caller
+        can act on a prefix (e.g. publish each mapped field as soon as it is complete).
+
+        Raises:
+            LLMError: request failed, or the text is not JSON (e.g. cut off by ``max_tokens``).
+        """
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        if self.slot is not None:
+            extra = {"grammar": grammar, "id_slot": self.slot, "cache_prompt": True}
+        else:
+            extra = {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}}
+        t0 = time.monotonic()
+        text = ""
+        try:
+            stream = await self._client.chat.completions.create(
+                model=self.model, messages=messages, temperature=temperature, max_tokens=max_tokens,
+                stream=True, extra_body=extra)
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text += chunk.choices[0].delta.content
+                    if on_text is not None:
+                        on_text(text)
+        except Exception as e:  # the openai client raises many types; all mean "no answer"
+            raise LLMError(f"LLM request failed: {e!r}") from e
+        log.debug("llm slot=%s %.0f ms: %s", self.slot, (time.monotonic() - t0) * 1000, text)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise LLMError(f"not the requested JSON (cut off by max_tokens={max_tokens}?): {text!r}") from None
