@@ -56,7 +56,7 @@ BARGE_IN = ("Tell me a long story about a brave knight and a green dragon.", "St
 GAP_S = 8.0  # silence after each utterance: room for the reply; also the unanswered fallback
 BARGE_IN_AFTER_S = 3.5  # the interruption starts this long after the question ends
 PERSON_STYLE = VoiceStyle(length_scale=1.05, pitch_semitones=-3)
-BENCH_MAX_TOKENS = 40  # short replies, so each reply ends before the next utterance
+BENCH_MAX_TOKENS = 60  # replies end before the next utterance; a story outlasts the barge-in delay
 
 
 def _espeak(text: str, path: Path) -> None:
@@ -120,13 +120,15 @@ def v2v_from_run(mic: list[float], bot: list[float], fallback_ms: float) -> tupl
 
 
 def barge_in_from_run(mic: list[float], bot: list[float]) -> list[float]:
-    """For each (question, interruption) pair of utterances: the last audible bot window
-    before a bot silence of ≥ 500 ms that starts after the interruption's onset, − onset."""
+    """For each (question, interruption) pair of utterances where the bot was audible in
+    the 300 ms before the interruption's onset: the last audible bot window before a bot
+    silence of ≥ 500 ms, − onset. Trials where the bot had already stopped are skipped
+    (logged), not counted as 0."""
     utts = _segments(mic, 1500)
     out = []
     for k in range(1, len(utts), 2):
         onset = utts[k][0]
-        if not any(onset - 2000 < t < onset for t in bot):
+        if not any(onset - 300 < t < onset for t in bot):
             log.warning("barge-in trial %d: the bot was not speaking at the interruption", k // 2)
             continue
         after = [t for t in bot if t >= onset - 20]
