@@ -1,0 +1,161 @@
+"""An aiortc client that joins the appliance's page session as a browser would.
+
+Simulated people (form filling, Werewolf) use it: they talk by :meth:`WebRTCClient.say`
+(16 kHz mono speech, sent in real time over an Opus track; silence otherwise) and hear
+the bot through :meth:`WebRTCClient.bot_utterances` (the received audio, cut into
+utterances at ≥ ``gap_ms`` of silence). Signalling is the page's own: ``POST /api/offer``.
+No STUN/TURN (``iceServers=[]``); use it in a loopback-only namespace with
+``transport.loopback_only`` as the tests do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fractions
+import logging
+import time
+
+import aiohttp
+import av
+import numpy as np
+from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
+from aiortc.mediastreams import MediaStreamError
+
+from appliance.voice.tts import resample
+
+log = logging.getLogger(__name__)
+
+RATE_HZ = 48_000
+FRAME_SAMPLES = 960  # 20 ms at 48 kHz
+AUDIBLE_RMS = 0.01
+
+
+class MicTrack(MediaStreamTrack):
+    """An outgoing audio track: queued speech, else silence, paced at 20 ms per frame."""
+
+    kind = "audio"
+
+    def __init__(self):
+        super().__init__()
+        self._pending = np.zeros(0, np.int16)
+        self._pts = 0
+        self._t0: float | None = None
+        self.done = asyncio.Event()
+        self.done.set()
+
+    def queue(self, pcm48k: np.ndarray) -> None:
+        self._pending = np.concatenate([self._pending, pcm48k])
+        self.done.clear()
+
+    async def recv(self) -> av.AudioFrame:
+        if self._t0 is None:
+            self._t0 = time.monotonic()
+        wait = self._t0 + self._pts / RATE_HZ - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        chunk, self._pending = self._pending[:FRAME_SAMPLES], self._pending[FRAME_SAMPLES:]
+        if len(chunk) < FRAME_SAMPLES:
+            chunk = np.concatenate([chunk, np.zeros(FRAME_SAMPLES - len(chunk), np.int16)])
+            self.done.set()
+        frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = RATE_HZ
+        frame.pts = self._pts
+        frame.time_base = fractions.Fraction(1, RATE_HZ)
+        self._pts += FRAME_SAMPLES
+        return frame
+
+
+class WebRTCClient:
+    """One WebRTC session with the appliance (``url`` = the page's base URL).
+
+    ``connect()`` negotiates and starts receiving; ``close()`` ends it.
+    """
+
+    def __init__(self, url: str, gap_ms: int = 900):
+        self.url = url.rstrip("/")
+        self.gap_ms = gap_ms
+        self.pc = None
+        self.pc_id: str | None = None
+        self._mic = None
+        self._utterances: asyncio.Queue[np.ndarray] = asyncio.Queue()
+        self._recv_task: asyncio.Task | None = None
+        self.bot_audio_s = 0.0
+
+    async def connect(self) -> None:
+        """Raises: RuntimeError when the server refuses the offer."""
+        self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+        self._mic = MicTrack()
+        self.pc.addTrack(self._mic)
+        got_track = asyncio.Event()
+
+        @self.pc.on("track")
+        def _on_track(track):
+            if track.kind == "audio" and self._recv_task is None:
+                self._recv_task = asyncio.create_task(self._receive(track))
+                got_track.set()
+
+        await self.pc.setLocalDescription(await self.pc.createOffer())
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{self.url}/api/offer", json={"sdp": self.pc.localDescription.sdp,
+                                                                "type": self.pc.localDescription.type}) as r:
+                body = await r.json()
+                if r.status != 200:
+                    raise RuntimeError(f"offer refused ({r.status}): {body}")
+        self.pc_id = body["pc_id"]
+        await self.pc.setRemoteDescription(RTCSessionDescription(sdp=body["sdp"], type=body["type"]))
+        await asyncio.wait_for(got_track.wait(), 10)
+
+    async def _receive(self, track) -> None:
+        current: list[np.ndarray] = []
+        silent_ms = 0.0
+        try:
+            while True:
+                frame = await track.recv()
+                pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels)).mean(axis=1) / 32768
+                rate = frame.sample_rate
+                ms = len(pcm) / rate * 1000
+                loud = float(np.sqrt(np.mean(pcm ** 2))) > AUDIBLE_RMS if len(pcm) else False
+                if loud:
+                    current.append(pcm.astype(np.float32))
+                    silent_ms = 0.0
+                    self.bot_audio_s += ms / 1000
+                elif current:
+                    current.append(pcm.astype(np.float32))
+                    silent_ms += ms
+                    if silent_ms >= self.gap_ms:
+                        audio = resample(np.concatenate(current), rate, 16_000)
+                        self._utterances.put_nowait(audio)
+                        current, silent_ms = [], 0.0
+        except (MediaStreamError, asyncio.CancelledError):
+            return
+
+    async def bot_utterances(self):
+        """Async iterator of the bot's utterances, float32 mono 16 kHz."""
+        while True:
+            yield await self._utterances.get()
+
+    async def next_bot_utterance(self, timeout_s: float) -> np.ndarray:
+        """The next bot utterance. Raises: TimeoutError after ``timeout_s``."""
+        return await asyncio.wait_for(self._utterances.get(), timeout_s)
+
+    async def say(self, audio: np.ndarray, rate_hz: int, wait: bool = True) -> None:
+        """Speak ``audio`` (int16 or float32 mono at ``rate_hz``) into the session;
+        ``wait``: return once it has all been sent."""
+        if audio.dtype != np.int16:
+            audio = (np.clip(audio, -1, 1) * 32767).astype(np.int16)
+        self._mic.queue(resample(audio, rate_hz, RATE_HZ))
+        if wait:
+            await self._mic.done.wait()
+
+    async def close(self) -> None:
+        if self._recv_task is not None:
+            self._recv_task.cancel()
+            await asyncio.gather(self._recv_task, return_exceptions=True)
+        if self.pc is not None:
+            await self.pc.close()
+        if self.pc_id:
+            try:
+                async with aiohttp.ClientSession() as http:
+                    await http.post(f"{self.url}/api/disconnect", params={"pc_id": self.pc_id})
+            except aiohttp.ClientError:
+                pass
