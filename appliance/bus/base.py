@@ -26,7 +26,6 @@ Delivery semantics (both backends):
 from __future__ import annotations
 
 import asyncio
-import logging
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -34,8 +33,6 @@ from typing import Literal
 
 from appliance.bus.envelope import Envelope
 from appliance.bus.registry import type_spec
-
-log = logging.getLogger(__name__)
 
 Overflow = Literal["block", "error"]
 DEFAULT_MAXSIZE = 1024

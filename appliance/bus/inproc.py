@@ -313,7 +313,11 @@ class InProcBus(Bus):
             sub._last = None
             return
         if self._log is not None and self._running:
-            self._log.append(ack_line(sub._group.name, env.id))  # type: ignore[union-attr]
+            try:
+                self._log.append(ack_line(sub._group.name, env.id))  # type: ignore[union-attr]
+            except OSError as e:
+                raise BusError(f"bus log {self.log_path}: acknowledging {env.id} failed ({e}); "
+                               f"it will be delivered again after a restart") from e
         self._mark_acked(sub, env)
 
     @staticmethod

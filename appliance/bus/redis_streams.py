@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 FIELD = b"e"
 URGENT_POLL_S = 0.02  # with a full ordinary lane, how often the urgent stream is polled
+STOP_DRAIN_S = 5.0  # how long stop() waits for queued publishes to be sent
 
 # KEYS[1] done mark, KEYS[2] stream of the acknowledged entry, KEYS[3..] streams of the outbox
 # ARGV[1] group, ARGV[2] entry id, ARGV[3] mark ttl (ms), ARGV[4..] outbox envelopes (JSON)
@@ -494,12 +495,17 @@ class RedisBus(Bus):
         if self._reply_task is not None:
             self._reply_task.cancel()
         self._fail_waiters("bus stopped")
-        while self._outbox:
-            await asyncio.sleep(0.001)  # the writer is still sending what was published
+        self._outbox_wake.set()  # the writer sends what is queued, then ends
         if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+            try:
+                await asyncio.wait_for(self._writer, STOP_DRAIN_S)
+            except TimeoutError:
+                log.error("bus writer did not drain within %.0f s; %d envelopes not published",
+                          STOP_DRAIN_S, len(self._outbox))
+            for _, _, fut in self._outbox:
+                if not fut.done():
+                    fut.set_exception(BusClosedError("bus stopped before this envelope was sent"))
+            self._outbox.clear()
         await self._r.aclose()
 
     def subscribe(self, recipient: str | None = None, types: Iterable[str] | str | None = None, *,

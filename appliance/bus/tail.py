@@ -99,8 +99,8 @@ def _line(raw: bytes, lineno: int, color: bool) -> str | None:
 
 def tail_redis(url: str, stream: str, out: TextIO, *, follow: bool = False, last: int | None = None,
                color: bool = False, block_ms: int = 1000, stop: Callable[[], bool] = lambda: False) -> None:
-    """Print the envelopes of a bus's Redis streams (``stream`` and ``stream:urgent``) in id order;
-    with ``follow``, keep printing new ones until ``stop()``.
+    """Print the envelopes of a bus's Redis streams (``stream`` and ``stream:urgent``) in order
+    (entry time, then envelope id); with ``follow``, keep printing new ones until ``stop()``.
 
     Raises:
         redis.exceptions.RedisError: the server cannot be reached.
@@ -114,7 +114,7 @@ def tail_redis(url: str, stream: str, out: TextIO, *, follow: bool = False, last
             entries = [(eid, f) for k in keys for eid, f in reversed(r.xrevrange(k, count=last))]
         else:
             entries = [e for k in keys for e in r.xrange(k)]
-        entries.sort(key=lambda e: tuple(int(x) for x in e[0].split(b"-")))
+        entries.sort(key=_order)
         if last is not None:
             entries = entries[-last:]
         pos = {k: (r.xinfo_stream(k)["last-generated-id"] if r.exists(k) else b"0-0") for k in keys}
@@ -129,6 +129,14 @@ def tail_redis(url: str, stream: str, out: TextIO, *, follow: bool = False, last
             out.flush()
     finally:
         r.close()
+
+
+def _order(entry: tuple[bytes, dict[bytes, bytes]]) -> tuple[int, bytes, int]:
+    """Merge order across the two streams: entry ms, then envelope id (UUIDv7, creation order)."""
+    ms, _, seq = entry[0].partition(b"-")
+    raw = entry[1].get(b"e", b"")
+    i = raw.find(b'"id":"')
+    return int(ms), raw[i + 6:i + 42] if i >= 0 else b"", int(seq)
 
 
 def _entry(entry_id: bytes, fields: dict[bytes, bytes], color: bool) -> str:
