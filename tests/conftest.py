@@ -86,8 +86,8 @@ def read_16k(path: Path) -> np.ndarray:
 def redis_server() -> Iterator["RedisServer"]:  # noqa: F821
     """A throw-away ``redis-server`` on 127.0.0.1 (free port, no persistence) for the session.
 
-    Its ``url`` attribute is ``redis://127.0.0.1:PORT/0``. Tests share it: use unique
-    stream names (see ``redis_url``) rather than assuming an empty server.
+    Its ``url`` attribute is ``redis://127.0.0.1:PORT/0``. Tests share it; ask for
+    ``redis_url`` to get it emptied first.
     """
     from appliance.bus.redis_server import RedisServer
 
