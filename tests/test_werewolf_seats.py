@@ -1,0 +1,99 @@
+"""AI seat plumbing without a model: speech grammar, decoding, prompt fitting, voices, CLI."""
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from appliance import cli, config
+from appliance.judge import isolation, tools, voices
+from appliance.judge.rules import new_game
+from appliance.judge.seats import REASONS, SEER_REASONS, SeatError, decode, fit, speech_grammar, system_prompt
+from appliance.judge.state import Role
+from appliance.judge.tools import ToolSpec
+from appliance.simulate.werewolf_user import system_prompt as user_prompt
+from appliance.simulate.werewolf_user import utterance
+from appliance.judge.transcript import parse
+
+
+def test_every_speech_the_grammar_allows_is_legal():
+    speak = ToolSpec(tools.SPEAK, targets=("P1", "P8"))
+    g = speech_grammar(speak, Role.SEER)
+    assert '"I am the seer. "' in g and "P8" in g and "P2" not in g
+    assert "I am the seer" not in speech_grammar(speak, Role.WEREWOLF)
+    for claim, stance, seat, reason, other in itertools.product(("", "I am the seer. "), ("I suspect ", "I trust "),
+                                                                speak.targets, REASONS + SEER_REASONS, speak.targets):
+        text = f"{claim}{stance}{seat} because {reason.format(seat=other)}."
+        assert speak.to_action({"text": text}).text == text
+
+
+def test_decode_closes_a_cut_off_speech_and_rejects_garbage():
+    speak = ToolSpec(tools.SPEAK)
+    assert decode('{"text":"I suspect P2 because they voted for P3. I trust P4 bec', speak) == {
+        "text": "I suspect P2 because they voted for P3."}
+    assert decode('{"text":"I suspect P2 because they', speak) == {"text": "I suspect P2 because"}
+    with pytest.raises(SeatError):
+        decode('{"target":"P', ToolSpec(tools.VOTE, targets=("P2",), can_abstain=True))
+    with pytest.raises(SeatError):
+        decode("[1]", speak)
+
+
+def test_fit_drops_oldest_speeches_only():
+    lines = ["Table: P1, P2.", 'P1 said: "' + "a" * 50 + '"', "== Vote 1 ==", 'P2 said: "' + "b" * 50 + '"']
+    out = fit(lines, 100)
+    assert out == ["Table: P1, P2.", "== Vote 1 ==", lines[3]]
+    assert fit(lines, 10_000) == lines
+
+
+def test_system_prompts_name_no_other_seat():
+    final = new_game(9, 8)
+    for seat in final.seats:
+        for make in (system_prompt, user_prompt):
+            text = make(seat, final.role(seat), 8)
+            assert set(re.findall(r"\bP\d\b", text)) == {seat}
+            assert not isolation.scan(text, seat, final, static=True)
+
+
+@pytest.mark.parametrize("tool,args", [
+    (ToolSpec(tools.VOTE, targets=("P3", "P7"), can_abstain=True), {"target": "P7"}),
+    (ToolSpec(tools.VOTE, targets=("P3",), can_abstain=True), {"target": "abstain"}),
+    (ToolSpec(tools.NIGHT_KILL, targets=("P5",)), {"target": "P5"}),
+    (ToolSpec(tools.SEER_CHECK, targets=("P2",)), {"target": "P2"}),
+    (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": True, "poison": "P4"}),
+    (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": False, "poison": None}),
+    (ToolSpec(tools.WITCH_ACT, targets=("P4",), can_poison=True), {"poison": "P4"}),
+])
+def test_simulated_utterances_parse_back_to_the_tool_call(tool, args):
+    import random
+
+    rng = random.Random(0)
+    for _ in range(5):
+        assert parse(utterance(tool, args, rng), tool) == tool.to_action(args)
+
+
+def test_voice_library_gives_every_seat_its_own_voice():
+    book = voices.load(config.Config().werewolf.voices)
+    styles = [book.seats[f"P{i}"] for i in range(1, 9)]
+    assert len(set(styles + [book.user_sim])) == 9
+    assert all(book.descriptions[s] for s in book.descriptions)
+
+
+def test_two_seats_sound_different():
+    from appliance.voice.tts import PiperSynth
+
+    synth = PiperSynth()
+    book = voices.load(config.Config().werewolf.voices)
+    a = synth.synthesize("I suspect player three.", book.seats["P1"]).astype(np.float32)
+    b = synth.synthesize("I suspect player three.", book.seats["P7"]).astype(np.float32)
+
+    def centroid(x):
+        spec = np.abs(np.fft.rfft(x))
+        return float((spec * np.arange(len(spec))).sum() / spec.sum() / len(x))
+
+    assert centroid(b) > 1.3 * centroid(a)  # P7 is pitched well above P1
+
+
+def test_human_user_is_not_available_yet(capsys):
+    assert cli.main(["werewolf", "--user", "human"]) == 2
+    assert "not available yet" in capsys.readouterr().err
