@@ -176,6 +176,24 @@ async def test_closing_a_member_hands_what_it_fetched_to_another_at_once(redis_u
         assert [e.payload.message for e in await take(b, 19)] == [str(n) for n in range(1, 20)]
 
 
+async def test_a_slow_but_live_handler_keeps_its_envelope(redis_url):
+    async with RedisBus(redis_url, claim_idle_ms=300) as bus_a, RedisBus(redis_url, claim_idle_ms=300) as bus_b:
+        a = bus_a.subscribe("worker", group="workers")
+        b = bus_b.subscribe("worker", group="workers")
+        await bus_a.publish(work(1))
+        async with asyncio.timeout(10):
+            while not (a.inbox or b.inbox):
+                await asyncio.sleep(0.01)
+        holder, other = (a, b) if a.inbox else (b, a)
+        env = (await take(holder, 1))[0]
+        await asyncio.sleep(1.2)  # four times claim_idle_ms "handling" it
+        await holder.ack(env, publish=[env.reply("ack", sender="worker")])
+        await asyncio.sleep(0.6)
+        assert len(other.inbox) == 0
+        replies = [e for e in await stream_envelopes(redis_url) if e.type == "ack"]
+        assert [r.reply_to for r in replies] == [env.id]
+
+
 async def test_consumer_killed_mid_stream_is_redelivered_and_handled_exactly_once(redis_url):
     worker = subprocess.Popen(
         [sys.executable, "-m", "appliance.bus.echo_worker", redis_url, "--group", "workers", "--consumer", "doomed",

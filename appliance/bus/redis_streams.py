@@ -15,9 +15,11 @@ groups (``XREADGROUP``, ``COUNT`` up to the free room of the subscription's queu
 envelope is acknowledged by one Lua script that sets the done mark, ``XACK``s the entry
 and — only if the mark was new — ``XADD``s the envelopes the handler asked to publish
 with it. Entries a dead consumer left pending are taken over with ``XAUTOCLAIM`` once idle
-for ``claim_idle_ms``; anything already marked done is acknowledged and skipped. A
-consumer that holds an envelope longer than ``claim_idle_ms`` without acknowledging it is
-treated as dead, so handlers must finish (or ack) within that time.
+for ``claim_idle_ms``; anything already marked done is acknowledged and skipped. A live
+member renews its hold on everything it holds (queued locally or being handled) every
+``claim_interval_s`` (≤ half of ``claim_idle_ms``), so a slow handler keeps its envelope;
+only a member that died — or whose event loop stalled longer than ``claim_idle_ms`` —
+loses what it held.
 
 The stream is the buffer: a subscription holds at most ``maxsize`` envelopes locally and
 leaves the rest in Redis, so publishers never wait for a remote consumer. With
@@ -60,6 +62,21 @@ redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
 if not fresh then return 0 end
 for i = 3, #KEYS do redis.call('XADD', KEYS[i], '*', 'e', ARGV[i + 1]) end
 return 1
+"""
+
+
+# KEYS[1] stream; ARGV[1] group, ARGV[2] consumer, ARGV[3..] entry ids: reset the idle time of
+# those this consumer still owns (XCLAIM to itself), so no one takes them over; returns how many
+_RENEW_LUA = """
+local renewed = 0
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    renewed = renewed + 1
+  end
+end
+return renewed
 """
 
 
@@ -350,10 +367,11 @@ class _RedisGroupSubscription(_RedisSubscription):
         self._next_claim = 0.0
 
     async def _maintain(self) -> int:
-        """Take over entries idle on other (dead) consumers every ``claim_interval_s``."""
+        """Every ``claim_interval_s``: renew what this member holds, take over what dead ones left."""
         bus, now = self._bus, time.monotonic()
         if now >= self._next_claim:
             self._next_claim = now + bus.claim_interval_s
+            await self._renew()
             for key in bus._keys:
                 urgent = key == bus._urgent_key
                 while self.inbox.room(urgent) > 0:
@@ -370,6 +388,20 @@ class _RedisGroupSubscription(_RedisSubscription):
                     if cursor in (b"0-0", "0-0"):
                         break
         return max(1, min(bus.block_ms, int((self._next_claim - time.monotonic()) * 1000)))
+
+    async def _renew(self) -> None:
+        """Reset the idle time of every entry this member holds (queued here or being handled), so
+        that only a dead member's entries ever reach ``claim_idle_ms`` and get taken over."""
+        by_key: dict[str, list[bytes]] = {}
+        for key, entry_id in self._held.values():
+            by_key.setdefault(key, []).append(entry_id)
+        for key, ids in by_key.items():
+            renewed = await self._bus._renew_script(keys=[key], args=[self._group_name, self.consumer, *ids],
+                                                    client=self._conn)
+            if renewed < len(ids):
+                log.warning("%s: %d held envelopes were taken over by another member (this one stalled longer "
+                            "than %d ms); they may be handled twice", self, len(ids) - renewed,
+                            self._bus.claim_idle_ms)
 
     async def _read(self, keys: dict[str, Any], count: int, block: int | None) -> bool:
         res = await self._conn.xreadgroup(self._group_name, self.consumer, {k: ">" for k in keys},
@@ -400,6 +432,8 @@ class _RedisGroupSubscription(_RedisSubscription):
                               self, key, entry_id.decode(), env, bus._dead_key)
             elif not matches(self.recipient, self.types, env):
                 skip.append(entry_id)  # not for this group
+            elif self._held.get(env.id) == (key, entry_id):
+                continue  # our own entry, taken back after this member stalled: still held here
             elif env.id in self._held or env.id in self._acked:
                 skip.append(entry_id)  # the same envelope published twice
             else:
@@ -452,6 +486,7 @@ class RedisBus(Bus):
         self.block_ms = block_ms
         self._r: aioredis.Redis = None  # type: ignore[assignment]
         self._script: Any = None
+        self._renew_script: Any = None
         self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
         self._outbox_wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
@@ -482,6 +517,7 @@ class RedisBus(Bus):
         self._clock_offset_ms = (sec * 1000 + usec / 1000) - (t0 + t1) * 500
         self._clock_margin_ms = math.ceil((t1 - t0) * 500) + 1
         self._script = self._r.register_script(_COMMIT_LUA)
+        self._renew_script = self._r.register_script(_RENEW_LUA)
         self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="bus writer")
         self._running = True
 
