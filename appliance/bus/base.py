@@ -249,7 +249,8 @@ class Subscription(ABC):
 class Bus(ABC):
     """A typed publish/subscribe bus; see the module docstring for the delivery semantics.
 
-    Use ``async with bus:`` or :meth:`start` / :meth:`stop`. Every method that sends raises
+    Use ``async with bus:`` or :meth:`start` / :meth:`stop`, all from one event loop (a bus
+    is not thread-safe). Every method that sends raises
     :class:`~appliance.bus.registry.EnvelopeError` for an invalid envelope before anything
     is written or delivered.
     """

@@ -344,10 +344,9 @@ class InProcBus(Bus):
                     if matches(g.recipient, g.types, rec) and rec.id not in g.seen:
                         g.seen.add(rec.id)
                         pending[g.name][rec.id] = rec
-            elif isinstance(rec, GroupCreated):
-                if rec.group not in self._groups:
-                    self._groups[rec.group] = _Group(rec.group, rec.recipient, rec.types, self._window)
-                    pending[rec.group] = {}
+            elif isinstance(rec, GroupCreated):  # again: a run that did not resume started it afresh
+                self._groups[rec.group] = _Group(rec.group, rec.recipient, rec.types, self._window)
+                pending[rec.group] = {}
             elif isinstance(rec, Acked) and rec.group in self._groups:
                 self._groups[rec.group].seen.add(rec.id)
                 pending[rec.group].pop(rec.id, None)

@@ -530,6 +530,8 @@ class RedisBus(Bus):
             await sub.close()
         if self._reply_task is not None:
             self._reply_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reply_task
         self._fail_waiters("bus stopped")
         self._outbox_wake.set()  # the writer sends what is queued, then ends
         if self._writer is not None:
