@@ -60,6 +60,7 @@ from appliance.config import Config
 from appliance.voice.asr import WhisperASR
 from appliance.voice.markers import SpeakableTextProcessor, strip_markers
 from appliance.voice.services import FishClauseTTSService, PiperClauseTTSService, StreamingWhisperSTTService
+from appliance.voice.line import LineProcessor
 from appliance.voice.llm_server import EmbeddedLLMServer, endpoint, warm
 from appliance.voice.tts import PiperSynth
 
@@ -259,10 +260,11 @@ def _write_wav(path: Path, pcm: bytes, sample_rate_hz: int) -> None:
 
 
 def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session,
-               system_prompt: str | None = None) -> PipelineWorker:
-    """The pipeline for one session on ``transport``; run it with a ``PipelineRunner``.
+               system_prompt: str | None = None, line: LineProcessor | None = None) -> PipelineWorker:
+    """The pipeline for one session on ``transport``; run it with :func:`run_task`.
 
-    ``system_prompt`` overrides ``llm.system_prompt`` (the phone agent, Werewolf seats).
+    ``system_prompt`` overrides ``llm.system_prompt``. ``line``: an agent speaks and
+    listens through this :class:`~appliance.voice.line.LineProcessor` instead of the LLM.
     Recording (when the session has a folder): ``input.wav`` and ``output.wav`` (16 kHz
     mono) are written when the pipeline ends.
     """
@@ -286,7 +288,7 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
         vad_analyzer=vad, user_turn_strategies=strategies,
         user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
-    llm = OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
+    llm = line or OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
                            settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
                                                               temperature=cfg.llm.temperature,
                                                               system_instruction=prompt))
@@ -294,8 +296,11 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         tts = PiperClauseTTSService(runtime.synth, cfg.tts)
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
-    processors = [transport.input(), stt, aggregators.user(), llm, SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts,
+    processors = [transport.input(), stt, aggregators.user(), llm,
+                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts,
                   transport.output()]
+    if line is not None:
+        processors.append(line.played)
     if session.folder:
         session.recorder = AudioBufferProcessor(sample_rate=16_000, num_channels=1, auto_start_recording=True)
         folder = session.folder
