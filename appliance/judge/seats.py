@@ -127,7 +127,7 @@ class SeatLLM:
             "cached_tokens": (usage.prompt_tokens_details.cached_tokens
                               if usage and usage.prompt_tokens_details else None),
             "completion_tokens": usage.completion_tokens if usage else None,
-            "ms": round_ms(time.monotonic() - t0)})
+            "ms": _ms(time.monotonic() - t0)})
         args = decode(content, tool)
         tool.to_action(args)
         return args
@@ -161,7 +161,7 @@ def _gbnf_seq(template: str) -> str:
     return "(" + " ".join(parts) + ")"
 
 
-def round_ms(seconds: float) -> int:
+def _ms(seconds: float) -> int:
     return int(seconds * 1000 + 0.5)
 
 
