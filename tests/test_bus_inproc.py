@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from bus_helpers import take
 from appliance.bus import (BusClosedError, BusError, BusOverflowError, BusTimeoutError, Envelope, EnvelopeError,
                            InProcBus, read_envelopes)
 
@@ -17,16 +18,6 @@ def seq(sender: str, n: int, recipient: str = "computer") -> Envelope:
 
 def stop(reason: str = "operator", recipient: str = "computer") -> Envelope:
     return Envelope.new("terminate", {"reason": reason}, sender="operator", recipient=recipient)
-
-
-async def take(sub, n: int, timeout_s: float = 10.0) -> list[Envelope]:
-    out = []
-    async with asyncio.timeout(timeout_s):
-        async for env in sub:
-            out.append(env)
-            if len(out) == n:
-                break
-    return out
 
 
 def nothing_waiting(sub) -> bool:

@@ -13,24 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from bus_helpers import take, work
 from appliance.bus import Envelope, InProcBus, LogError, read_envelopes, replay
 from appliance.bus.log import iter_log
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def work(n: int, sender: str = "phone", recipient: str = "agent") -> Envelope:
-    return Envelope.new("status_update", {"state": "working", "message": str(n)}, sender=sender, recipient=recipient)
-
-
-async def take(sub, n: int, timeout_s: float = 10.0) -> list[Envelope]:
-    out = []
-    async with asyncio.timeout(timeout_s):
-        async for env in sub:
-            out.append(env)
-            if len(out) == n:
-                break
-    return out
 
 
 def replies_by_request(path: Path) -> dict[str, set[str]]:

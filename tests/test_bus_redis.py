@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
+from bus_helpers import take
+from bus_helpers import work as _work
 from appliance.bus import BusOverflowError, BusTimeoutError, Envelope
 from appliance.bus.redis_streams import RedisBus
 
@@ -20,17 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def work(n: int, sender: str = "phone", recipient: str = "worker") -> Envelope:
-    return Envelope.new("status_update", {"state": "working", "message": str(n)}, sender=sender, recipient=recipient)
-
-
-async def take(sub, n: int, timeout_s: float = 15.0) -> list[Envelope]:
-    out = []
-    async with asyncio.timeout(timeout_s):
-        async for env in sub:
-            out.append(env)
-            if len(out) == n:
-                break
-    return out
+    return _work(n, sender, recipient)
 
 
 async def stream_envelopes(url: str, stream: str = "appliance:bus") -> list[Envelope]:
