@@ -5,8 +5,8 @@ the ASR transcript. Accepted forms (case and punctuation ignored, number words o
 read as digits, Whisper's "P-3"/"P 3" spellings accepted):
 
 - a seat needs a marker: ``P3``, ``player three``, ``seat 3``, ``number three`` (plurals
-  too: Whisper sometimes repeats "players four"). A bare
-  number is not a seat ("the quiet one" must not become P1);
+  too: Whisper sometimes repeats "players four"). A bare number is not a seat ("the
+  quiet one" must not become P1);
 - vote/night_kill/seer_check: exactly one distinct seat, no negation (not, no, don't,
   never) anywhere; the seat must be among the tool's legal targets (a dead or unknown
   seat is rejected);
