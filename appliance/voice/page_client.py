@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from appliance import chromium
 
@@ -35,9 +36,11 @@ class PageRun:
         return [t for t, rms in getattr(self, which) if rms > AUDIBLE_RMS]
 
 
-async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = None) -> PageRun:
+async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = None,
+               done: Callable[[PageRun], bool] | None = None, max_s: float = 60.0) -> PageRun:
     """Open ``url``, connect with ``wav`` as the microphone, wait ``listen_s`` seconds
-    after connecting, then collect the page's measurements.
+    after connecting — then, if ``done`` is given, until ``done(run)`` holds (checked
+    twice a second, at most ``max_s`` in all) — and collect the page's measurements.
 
     Raises:
         TimeoutError: the page never became ready to connect (30 s).
@@ -58,15 +61,25 @@ async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = N
             if await page.query_selector(".dot.error"):
                 raise RuntimeError(await page.inner_text("#status"))
             await asyncio.sleep(listen_s)
+            run = await _read(page)
+            waited = listen_s
+            while done is not None and not done(run) and waited < max_s:
+                await asyncio.sleep(0.5)
+                waited += 0.5
+                run = await _read(page)
             if screenshot:
                 await page.screenshot(path=str(screenshot), full_page=True)
-            meter = await page.evaluate("window.applianceMeter")
-            user = await page.eval_on_selector_all(".msg.user .text", "els => els.map(e => e.textContent)")
-            bot = await page.eval_on_selector_all(".msg.bot .text", "els => els.map(e => e.textContent)")
-            cut = len(await page.query_selector_all(".msg.bot.cut"))
-            status = await page.inner_text("#status")
             await page.click("#connect")  # disconnect cleanly
             await asyncio.sleep(0.3)
         finally:
             await browser.close()
-    return PageRun([tuple(x) for x in meter["mic"]], [tuple(x) for x in meter["bot"]], user, bot, cut, status)
+    return run
+
+
+async def _read(page) -> PageRun:
+    meter = await page.evaluate("window.applianceMeter")
+    user = await page.eval_on_selector_all(".msg.user .text", "els => els.map(e => e.textContent)")
+    bot = await page.eval_on_selector_all(".msg.bot .text", "els => els.map(e => e.textContent)")
+    cut = len(await page.query_selector_all(".msg.bot.cut"))
+    return PageRun([tuple(x) for x in meter["mic"]], [tuple(x) for x in meter["bot"]], user, bot, cut,
+                   await page.inner_text("#status"))

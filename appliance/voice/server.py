@@ -4,7 +4,8 @@ Routes (all on ``server.host:server.port``, 127.0.0.1 by default):
 
 - ``GET /`` — the voice page (``webrtc_page/``, no build step); ``GET /static/*`` its files.
 - ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null}`` while models load.
-- ``POST /api/offer`` ``{sdp, type, pc_id?}`` → ``{sdp, type, pc_id}`` (pipecat SmallWebRTC);
+- ``POST /api/offer`` ``{sdp, type, pc_id?, mode?, ...}`` → ``{sdp, type, pc_id}`` (pipecat
+  SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain assistant;
   ``PATCH /api/offer`` trickled ICE candidates.
 - ``GET /api/events?pc_id=…`` — WebSocket: that session's events as JSON (transcripts,
   captions, per-turn latencies), the same records as its ``events.jsonl``.
@@ -21,12 +22,13 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 
 from aiohttp import WSMsgType, web
 
 from appliance.config import Config
 from appliance.voice import ice
+from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import Session, VoiceRuntime, build_task, open_session, run_task
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,8 @@ PAGE_DIR = Path(__file__).resolve().parent.parent.parent / "webrtc_page"
 
 #: Extra routes another feature mounts on the same server (forms, Werewolf table).
 RouteInstaller = Callable[[web.Application, "VoiceServer"], None]
+#: An agent mode: (server, session, line, offer body) → the agent's run, awaited for the session's life.
+Mode = Callable[["VoiceServer", Session, LineProcessor, dict], Awaitable[None]]
 
 
 class VoiceServer:
@@ -73,6 +77,11 @@ class VoiceServer:
         for install in extra_routes or []:
             install(self.app, self)
         self.port: int | None = None
+        #: agent modes a connection may ask for (``"mode"`` in the offer body): each gets
+        #: the session's pipeline with a :class:`LineProcessor` in the LLM's place and is
+        #: started as ``modes[mode](server, session, line, offer_body)`` (an awaitable run
+        #: for the session's life). Forms and Werewolf register theirs.
+        self.modes: dict[str, Mode] = {}
         #: builds a connection's pipeline: (runtime, transport, session) → task; the
         #: plain voice assistant by default (the benchmark swaps in stock pipecat).
         self.pipeline_builder = build_task
@@ -143,7 +152,14 @@ class VoiceServer:
                                                     if k in body})
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             return web.json_response({"error": f"bad offer: {e}"}, status=400)
-        answer = await self._handler.handle_web_request(request, self._on_connection)
+        mode = body.get("mode")
+        if mode is not None and mode not in self.modes:
+            return web.json_response({"error": f"unknown mode {mode!r}; known: {sorted(self.modes)}"}, status=400)
+
+        async def on_connection(connection) -> None:
+            await self._on_connection(connection, body)
+
+        answer = await self._handler.handle_web_request(request, on_connection)
         return web.json_response(answer)
 
     async def _patch(self, req: web.Request) -> web.Response:
@@ -199,7 +215,7 @@ class VoiceServer:
             await ws.send_json(await queue.get())
 
     # --- sessions -------------------------------------------------------------------
-    async def _on_connection(self, connection) -> None:
+    async def _on_connection(self, connection, body: dict) -> None:
         from pipecat.transports.base_transport import TransportParams
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
@@ -209,24 +225,45 @@ class VoiceServer:
         transport = SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
             audio_out_sample_rate=24_000))
-        task = self.pipeline_builder(self.runtime, transport, session)
+        mode = body.get("mode")
+        line = LineProcessor() if mode else None
+        if line is not None:
+            task = build_task(self.runtime, transport, session, line=line)
+        else:
+            task = self.pipeline_builder(self.runtime, transport, session)
         self._pipeline_tasks[pc_id] = task
 
         @transport.event_handler("on_client_disconnected")
         async def _gone(_t, _c):
             await task.cancel()
 
-        session.events.emit("connected", pc_id=pc_id)
-        self._tasks[pc_id] = asyncio.create_task(self._run(pc_id, task, session))
+        session.events.emit("connected", pc_id=pc_id, mode=mode or "assistant")
+        agent = self.modes[mode](self, session, line, body) if mode else None
+        self._tasks[pc_id] = asyncio.create_task(self._run(pc_id, task, session, agent))
 
-    async def _run(self, pc_id: str, task, session: Session) -> None:
+    async def _run(self, pc_id: str, task, session: Session, agent: Awaitable[None] | None) -> None:
+        agent_task = asyncio.create_task(self._run_agent(session, agent)) if agent else None
         try:
             await run_task(task)
         finally:
+            if agent_task is not None:
+                agent_task.cancel()
+                await asyncio.gather(agent_task, return_exceptions=True)
             session.events.emit("disconnected")
             session.events.close()
             self._pipeline_tasks.pop(pc_id, None)
             self._tasks.pop(pc_id, None)
+
+    @staticmethod
+    async def _run_agent(session: Session, agent: Awaitable[None]) -> None:
+        try:
+            await agent
+            session.events.emit("agent_done")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # shown on the page and logged, never swallowed
+            log.exception("the session's agent failed")
+            session.events.emit("error", error=f"{type(e).__name__}: {e}")
 
 
 async def serve_forever(cfg: Config, extra_routes: list[RouteInstaller] | None = None) -> None:
