@@ -4,7 +4,11 @@ const $ = (id) => document.getElementById(id);
 const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" threshold (CONTRACTS.md)
 const meter = { mic: [], bot: [] };  // [t_ms, rms] per 20 ms window, read by `appliance bench voice`
 window.applianceMeter = meter;
-let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0;
+let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0, mode = null;
+// Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
+const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
+  "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
+  "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error"]);
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
@@ -13,7 +17,14 @@ async function pollStatus() {
   try {
     const s = await (await fetch("/api/status")).json();
     if (s.error) { setStatus("Failed to start: " + s.error, "error"); return; }
-    if (s.ready) { setStatus("Ready — click Connect and talk.", "ready"); $("connect").disabled = false; return; }
+    if (s.ready) {
+      setStatus("Ready — click Connect and talk.", "ready"); $("connect").disabled = false;
+      if ((s.modes || []).includes("form")) {
+        $("form-card").hidden = false; $("form-start").disabled = false;
+        if (s.demo_forms && !$("form-url").value) $("form-url").value = s.demo_forms.flight;
+      }
+      return;
+    }
     setStatus("Starting: " + s.stage + "…");
   } catch (e) { setStatus("Cannot reach the appliance server.", "error"); }
   setTimeout(pollStatus, 500);
@@ -66,10 +77,23 @@ function onEvent(ev) {
       $("latency").querySelector("tbody").prepend(row); pendingRow = row; break;
     }
     case "error": setStatus(ev.error, "error"); break;
+    case "agent_done": $("form-cancel").hidden = true; break;
   }
+  if (!CONVERSATION_EVENTS.has(ev.event)) logActivity(ev);
 }
 
-async function connect() {
+function logActivity(ev) {
+  const li = document.createElement("li");
+  const details = Object.entries(ev).filter(([k]) => !["t_ms", "ts", "event"].includes(k))
+    .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+  li.innerHTML = `<b></b> <span></span>`;
+  li.querySelector("b").textContent = ev.event.replaceAll("_", " ");
+  li.querySelector("span").textContent = details;
+  $("activity").appendChild(li); $("activity").scrollTop = $("activity").scrollHeight;
+}
+
+async function connect(offerExtra) {
+  mode = offerExtra ? offerExtra.mode : null;
   $("connect").disabled = true; setStatus("Connecting…");
   try {
     micStream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
@@ -93,7 +117,7 @@ async function connect() {
       setTimeout(resolve, 2000);
     });
     const r = await fetch("/api/offer", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: pc.localDescription.type }) });
+      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: pc.localDescription.type, ...(offerExtra || {}) }) });
     const answer = await r.json();
     if (!r.ok) throw new Error(answer.error || r.statusText);
     window.appliancePcId = answer.pc_id;
@@ -101,6 +125,7 @@ async function connect() {
     events = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/events?pc_id=${encodeURIComponent(answer.pc_id)}`);
     events.onmessage = (m) => onEvent(JSON.parse(m.data));
     $("connect").textContent = "Disconnect"; $("connect").classList.add("live"); $("connect").disabled = false;
+    if (mode === "form") { $("form-cancel").hidden = false; $("form-start").disabled = true; }
   } catch (e) {
     disconnect("Could not connect: " + e.message);
   }
@@ -110,11 +135,22 @@ function disconnect(message) {
   if (window.appliancePcId) fetch("/api/disconnect?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
   if (events) events.close(); if (pc) pc.close(); if (micStream) micStream.getTracks().forEach((t) => t.stop());
   if (audioCtx) audioCtx.close();
-  events = pc = micStream = audioCtx = null; window.appliancePcId = null;
+  events = pc = micStream = audioCtx = null; window.appliancePcId = null; mode = null;
+  $("form-cancel").hidden = true; $("form-start").disabled = false;
   $("connect").textContent = "Connect"; $("connect").classList.remove("live"); $("connect").disabled = false;
   setStatus(message || "Disconnected.", message && message.startsWith("Could") ? "error" : "ready");
 }
 
 $("connect").addEventListener("click", () => (pc ? disconnect() : connect()));
+$("form-start").addEventListener("click", async () => {
+  const url = $("form-url").value.trim();
+  if (!/^https?:\/\//.test(url)) { setStatus("Give the form's full address (http://…).", "error"); return; }
+  if (pc) disconnect();
+  $("activity").innerHTML = "";
+  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked });
+});
+$("form-cancel").addEventListener("click", () => {
+  if (window.appliancePcId) fetch("/api/form/cancel?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
+});
 $("transcript").innerHTML = '<p class="empty">Click Connect and say something.</p>';
 pollStatus();

@@ -35,10 +35,8 @@ log = logging.getLogger(__name__)
 
 PAGE_DIR = Path(__file__).resolve().parent.parent.parent / "webrtc_page"
 
-#: Extra routes another feature mounts on the same server (forms, Werewolf table).
-RouteInstaller = Callable[[web.Application, "VoiceServer"], None]
-#: An agent mode: (server, session, line, offer body) → the agent's run, awaited for the session's life.
-Mode = Callable[["VoiceServer", Session, LineProcessor, dict], Awaitable[None]]
+#: An agent mode: (server, pc_id, session, line, offer body) → the agent's run, awaited for the session's life.
+Mode = Callable[["VoiceServer", str, Session, LineProcessor, dict], Awaitable[None]]
 
 
 class VoiceServer:
@@ -49,8 +47,7 @@ class VoiceServer:
     ``pipeline_builder`` may replace how a connection's pipeline is built.
     """
 
-    def __init__(self, cfg: Config, extra_routes: list[RouteInstaller] | None = None,
-                 runtime: VoiceRuntime | None = None):
+    def __init__(self, cfg: Config, runtime: VoiceRuntime | None = None):
         from pipecat.transports.smallwebrtc.request_handler import SmallWebRTCRequestHandler
 
         self.cfg = cfg
@@ -74,14 +71,14 @@ class VoiceServer:
             web.post("/api/disconnect", self._disconnect),
             web.static("/static", PAGE_DIR),
         ])
-        for install in extra_routes or []:
-            install(self.app, self)
         self.port: int | None = None
         #: agent modes a connection may ask for (``"mode"`` in the offer body): each gets
         #: the session's pipeline with a :class:`LineProcessor` in the LLM's place and is
-        #: started as ``modes[mode](server, session, line, offer_body)`` (an awaitable run
+        #: started as ``modes[mode](server, pc_id, session, line, offer_body)`` (an awaitable run
         #: for the session's life). Forms and Werewolf register theirs.
         self.modes: dict[str, Mode] = {}
+        #: extra keys for ``/api/status`` (e.g. the demo forms' URLs)
+        self.info: dict = {}
         #: builds a connection's pipeline: (runtime, transport, session) → task; the
         #: plain voice assistant by default (the benchmark swaps in stock pipecat).
         self.pipeline_builder = build_task
@@ -139,7 +136,7 @@ class VoiceServer:
 
     async def _status(self, _req: web.Request) -> web.Response:
         return web.json_response({"ready": self.ready.is_set() and not self.error, "stage": self.stage,
-                                  "error": self.error})
+                                  "error": self.error, "modes": sorted(self.modes), **self.info})
 
     async def _offer(self, req: web.Request) -> web.Response:
         from pipecat.transports.smallwebrtc.request_handler import SmallWebRTCRequest
@@ -238,7 +235,7 @@ class VoiceServer:
             await task.cancel()
 
         session.events.emit("connected", pc_id=pc_id, mode=mode or "assistant")
-        agent = self.modes[mode](self, session, line, body) if mode else None
+        agent = self.modes[mode](self, pc_id, session, line, body) if mode else None
         self._tasks[pc_id] = asyncio.create_task(self._run(pc_id, task, session, agent))
 
     async def _run(self, pc_id: str, task, session: Session, agent: Awaitable[None] | None) -> None:
@@ -266,9 +263,15 @@ class VoiceServer:
             session.events.emit("error", error=f"{type(e).__name__}: {e}")
 
 
-async def serve_forever(cfg: Config, extra_routes: list[RouteInstaller] | None = None) -> None:
-    """Run the server until cancelled (Ctrl-C); prints the page's URL."""
-    server = VoiceServer(cfg, extra_routes)
+#: A feature that plugs into the server (a mode, routes, status info): called before the
+#: server starts listening (routes can still be added); returns its clean-up, or None.
+Feature = Callable[["VoiceServer"], Awaitable[Callable[[], Awaitable[None]] | None]]
+
+
+async def serve_forever(cfg: Config, features: list[Feature] = ()) -> None:
+    """Run the server with ``features`` until cancelled (Ctrl-C); prints the page's URL."""
+    server = VoiceServer(cfg)
+    cleanups = [c for c in [await install(server) for install in features] if c is not None]
     await server.start()
     print(f"appliance: open {server.url} in Chromium or Firefox (models loading…)", flush=True)
     try:
@@ -279,4 +282,6 @@ async def serve_forever(cfg: Config, extra_routes: list[RouteInstaller] | None =
         await asyncio.Event().wait()
     finally:
         await server.stop()
+        for cleanup in cleanups:
+            await cleanup()
         server.runtime.stop()

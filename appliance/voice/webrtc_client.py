@@ -81,8 +81,10 @@ class WebRTCClient:
         self._recv_task: asyncio.Task | None = None
         self.bot_audio_s = 0.0
 
-    async def connect(self) -> None:
-        """Raises: RuntimeError when the server refuses the offer."""
+    async def connect(self, **offer_extra) -> None:
+        """Negotiate; ``offer_extra`` joins the offer body (e.g. ``mode="form", url=…``).
+
+        Raises: RuntimeError when the server refuses the offer."""
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self._mic = MicTrack()
         self.pc.addTrack(self._mic)
@@ -97,7 +99,8 @@ class WebRTCClient:
         await self.pc.setLocalDescription(await self.pc.createOffer())
         async with aiohttp.ClientSession() as http:
             async with http.post(f"{self.url}/api/offer", json={"sdp": self.pc.localDescription.sdp,
-                                                                "type": self.pc.localDescription.type}) as r:
+                                                                "type": self.pc.localDescription.type,
+                                                                **offer_extra}) as r:
                 body = await r.json()
                 if r.status != 200:
                     raise RuntimeError(f"offer refused ({r.status}): {body}")
