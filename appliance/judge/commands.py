@@ -31,9 +31,7 @@ def _werewolf(args: argparse.Namespace) -> int:
     overrides = {"werewolf": {"seats": args.seats}} if args.seats is not None else None
     cfg = config.load(args.config, overrides)
     if args.user == "human":
-        print("error: --user human is not available yet: the Werewolf table page on the voice server is still to "
-              "be built; use --user sim", file=sys.stderr)
-        return 2
+        return _serve_human(cfg, args)
     from appliance.judge.game import run_game
 
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
@@ -45,3 +43,36 @@ def _werewolf(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         print(f"seed {seed}; recorded in {folder}")
     return 0 if result.status == "finished" and result.isolation_violations == 0 else 1
+
+
+def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
+    """Serve the page with the ``werewolf`` mode: the person plays the user seat by voice.
+
+    ``--seats``/``--seed`` become the page's defaults (``/api/status`` → ``werewolf``).
+    One llama-server slot per seat, as in a simulated game.
+    """
+    import asyncio
+
+    from appliance.judge import page_mode
+    from appliance.voice.server import serve_forever
+
+    if cfg.transport.kind != "webrtc":
+        print("error: --user human needs transport.kind: webrtc (the page)", file=sys.stderr)
+        return 2
+    seats = cfg.werewolf.seats
+    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"parallel_slots": max(cfg.llm.parallel_slots,
+                                                                                          seats)})})
+
+    async def install(server):
+        await page_mode.install(server)
+        if args.seed is not None:
+            server.info["werewolf"]["seed"] = args.seed
+        return None
+
+    print(f"werewolf: {seats} seats{f', seed {args.seed}' if args.seed is not None else ''}; open the page "
+          "and press Start in the Werewolf card", flush=True)
+    try:
+        asyncio.run(serve_forever(cfg, [install]))
+    except KeyboardInterrupt:
+        pass
+    return 0

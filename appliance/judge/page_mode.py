@@ -1,0 +1,228 @@
+"""Werewolf with a human at the user seat: the ``werewolf`` mode of the voice server.
+
+``appliance werewolf --user human`` serves the page; its "Werewolf" card connects with
+``{"mode": "werewolf", "seats": N, "seed": S}`` in the offer. The session's voice
+pipeline gets a :class:`~appliance.voice.line.LineProcessor` in the LLM's place and
+:func:`play_on_line` runs one :class:`~appliance.judge.game.Judge` game on it: the AI
+seats use the server's LLM; the user seat is a :class:`HumanSeat`, which on each turn
+*says* what the seat has learnt since its last turn and the question, then takes the
+person's next final transcript. The judge applies only that transcript, through the same
+fail-closed parser as the simulated user (there is no tool call to compare with): what
+does not parse to a legal action is asked again, up to ``werewolf.asr_retry_limit``
+times, then the game stops ``failed_closed``. VAD and barge-in are the pipeline's.
+
+The page draws the table from these session events, all built from the user seat's own
+view (events whose audience includes it, plus the public seats / alive / phase):
+
+- ``ww_table`` ``{seat, role, seats, alive, dead, phase, round}`` after each change;
+- ``ww_speaker`` ``{seat, phase}``: whose public turn it is (day speech and votes; at
+  night only the user's own turn is named, since who acts at night is private);
+- ``ww_caption`` ``{seat, text}``: a seat's public speech (the user's own is its transcript);
+- ``ww_log`` ``{text}``: any other line of the seat's view (deaths, ballots, its own checks);
+- ``ww_ask`` ``{tool, question, attempt}``: the question was spoken, the seat listens;
+- ``ww_heard`` ``{transcript, attempt}`` / ``ww_retry`` ``{attempt}`` / ``ww_applied`` ``{action}``;
+- ``ww_over`` ``{status, winner, roles, complete_rounds}`` (roles only once the game is over).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any, Callable
+
+from appliance.bus import Bus, Subscription, open_bus
+from appliance.config import Config
+from appliance.judge import rules, tools, views
+from appliance.judge.game import Judge
+from appliance.judge.protocol import ACTION, TURN, ActionPayload, TurnPayload
+from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_of
+from appliance.judge.state import GameState
+from appliance.judge.tools import ToolSpec
+from appliance.judge.trace import Tracer
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[..., Any]
+
+#: a person is slower than a model: the judge waits at least this long for the user seat
+HUMAN_TURN_TIMEOUT_S = 600.0
+
+
+def question(tool: ToolSpec, round_: int) -> str:
+    """The spoken question for the user seat's turn, with how to answer."""
+    choices = _or(tool.targets)
+    if tool.name == tools.NIGHT_KILL:
+        return f"Night {round_}. Choose a player to attack: {choices}. Say, for example, attack player {_n(tool.targets[0])}."
+    if tool.name == tools.SEER_CHECK:
+        return f"Night {round_}. Choose a player to check: {choices}."
+    if tool.name == tools.WITCH_ACT:
+        parts = [f"Night {round_}. Your potions."]
+        if tool.victim is not None:
+            parts.append(f"The werewolves attacked {tool.victim}. Say I save, or no save.")
+        if tool.can_poison:
+            parts.append(f"Then say poison player and a number, from {choices}; or no poison.")
+        return " ".join(parts)
+    if tool.name == tools.SPEAK:
+        return f"Day {round_}. Your turn to speak to the table."
+    return f"Vote {round_}. Vote for {choices}, or say I abstain."
+
+
+def _n(seat: str) -> str:
+    return seat[1:]
+
+
+def _or(seats: tuple[str, ...]) -> str:
+    s = list(seats)
+    return s[0] if len(s) == 1 else ", ".join(s[:-1]) + " or " + s[-1]
+
+
+def spoken(line: str) -> str:
+    """A line of the seat's view as it is read out (``== Night 2 ==`` → ``Night 2.``)."""
+    m = re.fullmatch(r"== (.*) ==", line)
+    return f"{m.group(1)}." if m else line
+
+
+class HumanSeat:
+    """The user seat played by a person through the voice line.
+
+    Answers each ``werewolf_turn`` by saying the seat's new view lines and the question,
+    then replying with the person's next transcript (never a tool call: the judge applies
+    only what it can parse from the transcript).
+    """
+
+    def __init__(self, seat: str, line, emit: Emit):
+        self.seat = seat
+        self.line = line
+        self.emit = emit
+        self._told = 0  # view lines already read out
+
+    async def run(self, bus: Bus, sub: Subscription) -> None:
+        async for env in sub:
+            p: TurnPayload = env.payload
+            tool = tool_of(p)
+            ask = question(tool, p.round)
+            if p.attempt:
+                ask = "Sorry, I could not take a legal choice from that. " + ask
+            news = [spoken(x) for x in p.view[self._told:] if not x.startswith(f"{self.seat} said:")]
+            self._told = len(p.view)
+            self.emit("ww_speaker", seat=self.seat, phase=p.phase)
+            await self.line.say(" ".join([*news[-12:], ask]))
+            self.emit("ww_ask", tool=tool.name, question=ask, attempt=p.attempt)
+            heard = await self.line.hear()
+            self.emit("ww_heard", transcript=heard, attempt=p.attempt)
+            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
+                                                              transcript=heard)))
+
+
+class TableJudge(Judge):
+    """A :class:`Judge` that also shows the user seat's table on the page (its own view only)."""
+
+    emit: Emit = staticmethod(lambda *a, **k: None)
+
+    def _log_events(self) -> None:
+        new = self.state.events[self._logged:]
+        super()._log_events()
+        seat = self.state.user_seat
+        mine = [e for e in new if e.visible_to(seat)]
+        for e in mine:
+            if e.kind == "speech":
+                self.emit("ww_caption", seat=e.data["seat"], text=e.data["text"])
+            elif e.kind not in ("table", "role", "phase") and (line := views.render_event(e)):
+                self.emit("ww_log", text=line)
+        if mine:
+            self.emit("ww_table", **table(self.state))
+
+    async def _ask(self, turn: rules.Turn, attempt: int):
+        if turn.tool.name in (tools.SPEAK, tools.VOTE) and turn.seat != self.state.user_seat:
+            self.emit("ww_speaker", seat=turn.seat, phase=self.state.phase.value)
+        elif turn.seat != self.state.user_seat:
+            self.emit("ww_speaker", seat=None, phase=self.state.phase.value)
+        if attempt:
+            self.emit("ww_retry", attempt=attempt)
+        return await super()._ask(turn, attempt)
+
+    async def _user_action(self, turn: rules.Turn):
+        action = await super()._user_action(turn)
+        if action is not None:
+            self.emit("ww_applied", tool=turn.tool.name, action=turn.tool.arguments(action))
+        return action
+
+
+def table(state: GameState) -> dict[str, Any]:
+    """The ``ww_table`` fields: the user seat's own view of the public table."""
+    v = views.view(state, state.user_seat)
+    return {"seat": v.seat, "role": v.role.value, "seats": list(state.seats), "alive": list(v.alive),
+            "dead": list(v.dead), "phase": v.phase.value, "round": v.round}
+
+
+async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, seed: int, folder=None) -> dict:
+    """Play one game with the user seat on ``line``; returns the ``ww_over`` fields.
+
+    Raises:
+        SeatError, BusTimeoutError, IllegalAction: an AI seat failed (see :meth:`Judge.play`).
+    """
+    from openai import AsyncOpenAI
+
+    ww = cfg.werewolf
+    state = rules.new_game(seed, seats)
+    user = state.user_seat
+    client = AsyncOpenAI(base_url=runtime.llm_base_url, api_key=runtime.llm_api_key or "none",
+                         timeout=ww.turn_timeout_s, max_retries=0)
+    n_slots = cfg.llm.parallel_slots if runtime.llm_server is not None else 0
+    tracer = Tracer(folder / "werewolf-trace" if folder is not None else None)
+    game_id = f"werewolf-seed{seed}-n{seats}"
+    emit("ww_started", seat=user, role=state.role(user).value, seats=list(state.seats), seed=seed)
+    agents: dict[str, Any] = {}
+    for i, seat in enumerate(state.seats):
+        if seat == user:
+            agents[seat] = HumanSeat(seat, line, emit)
+        else:
+            role = state.role(seat)
+            agents[seat] = AISeat(seat, SeatLLM(client=client, model=runtime.llm_model, seat=seat, role=role, cfg=ww,
+                                                tracer=tracer, seed=seed, system=system_prompt(seat, role, seats),
+                                                slot=i % n_slots if n_slots else None))
+    bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
+    try:
+        async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
+            subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
+            judge = TableJudge(bus, state, game_id, ww.asr_retry_limit, max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S))
+            judge.emit = emit
+            async with asyncio.TaskGroup() as tg:
+                seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
+                final = await judge.play()
+                for t in seat_tasks:
+                    t.cancel()
+    finally:
+        tracer.close()
+        await client.close()
+    over = {"status": judge.status, "winner": final.winner.value if final.winner else None,
+            "complete_rounds": final.complete_rounds, "roles": final.roles_by_seat()}
+    emit("ww_over", **over)
+    if judge.status == "failed_closed":
+        await line.say("I could not understand a legal choice, so the game stops here.")
+    else:
+        await line.say(f"Game over: the {over['winner']} win.")
+    return over
+
+
+def _int(value, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+async def install(server):
+    """Register the ``werewolf`` mode on ``server`` (a VoiceServer)."""
+    import random
+
+    async def werewolf_mode(srv, pc_id: str, session, line, body: dict) -> None:
+        seats = _int(body.get("seats"), srv.cfg.werewolf.seats)
+        seed = _int(body.get("seed"), random.randrange(1 << 31))
+        await play_on_line(srv.cfg, srv.runtime, line, session.events.emit, seats=seats, seed=seed,
+                           folder=session.folder)
+
+    server.modes["werewolf"] = werewolf_mode
+    server.info["werewolf"] = {"seats": server.cfg.werewolf.seats}
+    return None
