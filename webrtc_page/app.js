@@ -23,6 +23,12 @@ async function pollStatus() {
         $("form-card").hidden = false; $("form-start").disabled = false;
         if (s.demo_forms && !$("form-url").value) $("form-url").value = s.demo_forms.flight;
       }
+      if ((s.modes || []).includes("werewolf")) {
+        $("ww-card").hidden = false; $("ww-start").disabled = false;
+        const ww = s.werewolf || {};
+        if (ww.seats) $("ww-seats").value = String(ww.seats);
+        if (ww.seed !== undefined && !$("ww-seed").value) $("ww-seed").value = ww.seed;
+      }
       return;
     }
     setStatus("Starting: " + s.stage + "…");
@@ -62,6 +68,7 @@ function addMsg(who, text) {
 }
 
 function onEvent(ev) {
+  if (ev.event.startsWith("ww_")) { onWerewolf(ev); return; }
   switch (ev.event) {
     case "interim_transcript": $("interim").textContent = ev.text; break;
     case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); botMsg = null; break;
@@ -77,9 +84,69 @@ function onEvent(ev) {
       $("latency").querySelector("tbody").prepend(row); pendingRow = row; break;
     }
     case "error": setStatus(ev.error, "error"); break;
-    case "agent_done": $("form-cancel").hidden = true; break;
+    case "agent_done": $("form-cancel").hidden = true; $("ww-start").disabled = false; break;
   }
   if (!CONVERSATION_EVENTS.has(ev.event)) logActivity(ev);
+}
+
+// --- Werewolf: the table as the user seat knows it (the server sends only that seat's view) ---
+const PHASES = { night: "Night", day: "Day", vote: "Vote", resolution: "Resolution", over: "Game over" };
+const ww = { seat: null, seats: [], alive: [], speaking: null, roles: null };
+
+function wwCaption(cls, who, text) {
+  const li = document.createElement("li"); li.className = cls;
+  if (who) { const b = document.createElement("span"); b.className = "who"; b.textContent = who; li.appendChild(b); }
+  li.appendChild(document.createTextNode(text));
+  const list = $("ww-captions"); list.appendChild(li); list.scrollTop = list.scrollHeight;
+}
+
+function wwSeats() {
+  const ul = $("ww-seat-list"); ul.innerHTML = "";
+  for (const seat of ww.seats) {
+    const li = document.createElement("li");
+    const dead = !ww.alive.includes(seat);
+    li.className = [seat === ww.seat ? "you" : "", dead ? "dead" : "", seat === ww.speaking ? "speaking" : ""].join(" ").trim();
+    const label = ww.roles ? ww.roles[seat] : (seat === ww.seat ? "you" : (dead ? "dead" : "alive"));
+    li.innerHTML = "<b></b><small></small>";
+    li.querySelector("b").textContent = seat; li.querySelector("small").textContent = label;
+    li.title = dead ? seat + " is dead" : seat + " is alive";
+    ul.appendChild(li);
+  }
+}
+
+function wwSpeaking(text, you) { $("ww-speaking").textContent = text; $("ww-speaking").className = "ww-speaking" + (you ? " you" : ""); }
+
+function onWerewolf(ev) {
+  switch (ev.event) {
+    case "ww_started":
+      Object.assign(ww, { seat: ev.seat, seats: ev.seats, alive: ev.seats.slice(), speaking: null, roles: null });
+      $("ww-table").hidden = false; $("ww-you").textContent = `You are ${ev.seat}, the ${ev.role} · seed ${ev.seed}`;
+      wwSeats(); break;
+    case "ww_table":
+      Object.assign(ww, { seat: ev.seat, seats: ev.seats, alive: ev.alive });
+      $("ww-phase").textContent = ev.phase === "over" ? PHASES.over : `${PHASES[ev.phase] || ev.phase} ${ev.round}`;
+      $("ww-phase").className = "ww-phase " + ev.phase;
+      $("ww-you").textContent = `You are ${ev.seat}, the ${ev.role}` + (ev.alive.includes(ev.seat) ? "" : " (dead)");
+      wwSeats(); break;
+    case "ww_speaker":
+      ww.speaking = ev.seat;
+      if (ev.seat === ww.seat) wwSpeaking("Your turn", true);
+      else if (!ev.seat) wwSpeaking(ev.phase === "night" ? "The table sleeps…" : "");
+      else wwSpeaking(`${ev.seat} is ${ev.phase === "vote" ? "voting" : "speaking"}…`);
+      wwSeats(); break;
+    case "ww_caption": wwCaption(ev.seat === ww.seat ? "you" : "", ev.seat === ww.seat ? "You" : ev.seat, ev.text); break;
+    case "ww_log": wwCaption("log", "", ev.text); break;
+    case "ww_ask": wwCaption("judge", "Judge", ev.question); wwSpeaking("Your turn — speak now", true); break;
+    case "ww_heard": wwCaption("you", "Heard", ev.transcript || "(nothing)"); break;
+    case "ww_retry": wwCaption("retry", "", "That was not a clear, legal choice: asked again."); break;
+    case "ww_applied": wwSpeaking(""); break;
+    case "ww_over":
+      ww.roles = ev.roles; ww.speaking = null; wwSeats(); wwSpeaking("");
+      $("ww-phase").textContent = PHASES.over; $("ww-phase").className = "ww-phase over";
+      wwCaption("over", "", ev.status === "failed_closed" ? "The game stopped: no legal choice was understood after the retries."
+        : `The ${ev.winner} win after ${ev.complete_rounds} full round${ev.complete_rounds === 1 ? "" : "s"}.`);
+      break;
+  }
 }
 
 function logActivity(ev) {
@@ -126,6 +193,7 @@ async function connect(offerExtra) {
     events.onmessage = (m) => onEvent(JSON.parse(m.data));
     $("connect").textContent = "Disconnect"; $("connect").classList.add("live"); $("connect").disabled = false;
     if (mode === "form") { $("form-cancel").hidden = false; $("form-start").disabled = true; }
+    if (mode === "werewolf") $("ww-start").disabled = true;
   } catch (e) {
     disconnect("Could not connect: " + e.message);
   }
@@ -136,7 +204,7 @@ function disconnect(message) {
   if (events) events.close(); if (pc) pc.close(); if (micStream) micStream.getTracks().forEach((t) => t.stop());
   if (audioCtx) audioCtx.close();
   events = pc = micStream = audioCtx = null; window.appliancePcId = null; mode = null;
-  $("form-cancel").hidden = true; $("form-start").disabled = false;
+  $("form-cancel").hidden = true; $("form-start").disabled = false; $("ww-start").disabled = false;
   $("connect").textContent = "Connect"; $("connect").classList.remove("live"); $("connect").disabled = false;
   setStatus(message || "Disconnected.", message && message.startsWith("Could") ? "error" : "ready");
 }
@@ -151,6 +219,14 @@ $("form-start").addEventListener("click", async () => {
 });
 $("form-cancel").addEventListener("click", () => {
   if (window.appliancePcId) fetch("/api/form/cancel?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
+});
+$("ww-start").addEventListener("click", async () => {
+  if (pc) disconnect();
+  $("ww-captions").innerHTML = ""; $("ww-seat-list").innerHTML = ""; $("ww-table").hidden = true;
+  const offer = { mode: "werewolf", seats: Number($("ww-seats").value) };
+  const seed = $("ww-seed").value.trim();
+  if (seed !== "") offer.seed = Number(seed);
+  await connect(offer);
 });
 $("transcript").innerHTML = '<p class="empty">Click Connect and say something.</p>';
 pollStatus();
