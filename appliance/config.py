@@ -145,6 +145,8 @@ class FormsConfig(_Section):
     step_deadline_s: float = Field(600.0, gt=0)  # longest stay on one page state before the task fails
     task_deadline_s: float = Field(1800.0, gt=0)  # longest whole task
     map_max_tokens: int = Field(400, ge=32)  # LLM budget for mapping one page state's fields
+    answer_timeout_s: float = Field(10.0, gt=0)  # silence before the phone agent checks the person is there
+    llm_threads: int = Field(1, ge=1)  # llm.threads when a form command starts the LLM (Chromium + ASR share the cores)
     date_order: Literal["DMY", "MDY"] = "DMY"  # how spoken numeric dates like 03/04/1990 are read
     person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
     person_length_scale: float = Field(0.95, gt=0.2, lt=3)

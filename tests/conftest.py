@@ -115,20 +115,28 @@ def redis_url(redis_server) -> str:  # noqa: ANN001
 
 @pytest.fixture(scope="session")
 def forms_cfg(tmp_path_factory) -> config.Config:
-    """Default config with one LLM slot per prompt in a form run (computer agent, phone
-    agent, simulated person) and recordings in a temp folder."""
+    """Default config as a form command runs it (one LLM slot per agent prompt and the
+    simulated person's, ``forms.llm_threads``) with recordings in a temp folder."""
+    from appliance.forms.session import form_config
+
     rec = tmp_path_factory.mktemp("form-recordings")
-    return config.load(overrides={"llm": {"parallel_slots": 3}, "recording": {"dir": str(rec)}})
+    return form_config(config.load(overrides={"recording": {"dir": str(rec)}}))
 
 
 @pytest.fixture(scope="session")
-def forms_llm_url(forms_cfg) -> Iterator[str]:
-    """base_url of one embedded llama-server (Qwen-Coder 0.5B) shared by the forms tests."""
-    from appliance.voice.llm_server import EmbeddedLLMServer
+def forms_runtime(forms_cfg):
+    """Whisper tiny.en, Piper joe and the embedded LLM (Qwen-Coder 0.5B), shared by the forms tests."""
+    from appliance.voice.pipeline import VoiceRuntime
 
-    server = EmbeddedLLMServer(forms_cfg.llm)
-    yield server.start()
-    server.stop()
+    rt = VoiceRuntime(forms_cfg).start()
+    yield rt
+    rt.stop()
+
+
+@pytest.fixture(scope="session")
+def forms_llm_url(forms_runtime) -> str:
+    """base_url of the forms tests' embedded llama-server."""
+    return forms_runtime.llm_base_url
 
 
 @pytest.fixture

@@ -19,9 +19,11 @@ from conftest import ScriptedPhone
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 FLIGHT = {"Given": "David", "Family": "Miller", "birth": "1990-03-14", "Passport": "512873946",
-          "Nationality": "United Kingdom", "Email": "dmiller@example.com", "Phone": ["07700900123", "+447700900123"],
-          "Destination": "Rome", "Travel": "2027-06-02", "Seat": "Window", "Meal": "Vegetarian", "accept": True}
-REGISTER = {"First": "David", "Last": "Miller", "Username": ["dmiller", "dmiller84"], "Email": "dmiller@example.com",
+          "Nationality": "United Kingdom", "Email": "davidmiller@example.com",
+          "Phone": ["07700900123", "+447700900123"], "Destination": "Rome", "Travel": "2027-06-02", "Seat": "Window",
+          "Meal": "Vegetarian", "accept": True}
+REGISTER = {"First": "David", "Last": "Miller", "Username": ["davidmiller", "davidmiller84"],
+            "Email": "davidmiller@example.com",
             "Country": "United Kingdom", "Postcode": ["M1", "M1 1AE"], "city": "Manchester", "contact": "Email",
             "terms": True}
 

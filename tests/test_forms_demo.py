@@ -49,13 +49,13 @@ async def test_flight_form_validates_in_the_browser_and_records_submission(site_
 async def test_registration_server_errors_and_revealed_postcode(site_and_page):
     site, page = site_and_page
     await page.goto(site.urls["register"])
-    for sel, v in (("#first_name", "David"), ("#last_name", "Miller"), ("#username", "dmiller"),
-                   ("#email", "dmiller@example.com")):
+    for sel, v in (("#first_name", "David"), ("#last_name", "Miller"), ("#username", "davidmiller"),
+                   ("#email", "davidmiller@example.com")):
         await page.fill(sel, v)
     await _submit(page, "text=Next")
     err = (await perceive(page)).by_ident()["username"]
-    assert "already taken" in err.error and err.value == "dmiller"
-    await page.fill("#username", "dmiller84")
+    assert "already taken" in err.error and err.value == "davidmiller"
+    await page.fill("#username", "davidmiller84")
     await _submit(page, "text=Next")
     before = (await perceive(page)).by_ident()
     assert not before["postcode"].visible  # appears only once a country is chosen
@@ -80,7 +80,7 @@ def test_profiles_and_specs():
     specs = load_specs()
     assert {"flight", "register", "flight-injected"} <= set(specs)
     david = load_profile("david")
-    assert david.facts["date_of_birth"] == "1990-03-14" and david.first_answers["username"] == "dmiller"
+    assert david.facts["date_of_birth"] == "1990-03-14" and david.first_answers["username"] == "davidmiller"
     flight = specs["flight"]
     exp = {r.name: r.expected(david) for r in flight.fields}
     assert exp["nationality"] == "GB" and exp["consent"] == "on" and exp["seat"] == "window"

@@ -169,6 +169,13 @@ class ComputerAgent:
             self._wake.set()
 
     async def _loop(self) -> None:
+        warm = asyncio.create_task(self.llm.warm(mapper.SYSTEM))  # overlaps the browser start and page load
+        try:
+            await self._drive()
+        finally:
+            warm.cancel()
+
+    async def _drive(self) -> None:
         page = await self.browser.start()
         page.set_default_timeout(self.cfg.action_timeout_ms)
         if not await self._goto(page):
@@ -256,23 +263,26 @@ class ComputerAgent:
                     await self._send("fill_error", {"field": name, "reason": f.error})
 
     async def _name(self, view: pg.PageView, fields: list[pg.FieldView]) -> None:
-        """Background task: name ``fields`` with the LLM; announce each as its name arrives."""
+        """Background task: name ``fields`` (page names at once, the LLM's as they stream) and
+        announce them in page order as soon as every field before them is named."""
         t0 = time.monotonic()
-        specs: list[FieldSpec] = []
+        named: dict[int, FieldSpec] = {}
+        specs: list[FieldSpec] = []  # announced, in page order
 
         def on_name(i: int, name: str, source: str) -> None:
             f = fields[i]
             unique, n = name, 2
             while unique in self._fields:
                 unique, n = f"{name}_{n}", n + 1
-            spec = _spec(unique, f)
-            self._fields[unique] = _Field(spec, f)
+            named[i] = _spec(unique, f)
+            self._fields[unique] = _Field(named[i], f)
             self._by_ident[(f.ident, f.label)] = unique
-            specs.append(spec)
-            if self._phone_started:
-                self._announce.append(spec)
             self.emit("field_named", agent=self.id, ident=f.ident, label=f.label, name=unique, source=source,
                       ms=round((time.monotonic() - t0) * 1000))
+            while len(specs) in named:
+                specs.append(named[len(specs)])
+                if self._phone_started:
+                    self._announce.append(specs[-1])
             self._wake.set()
 
         await mapper.name_fields(self.llm, fields, self.max_tokens, on_name)
@@ -371,7 +381,8 @@ class ComputerAgent:
         if not _same(f, value, got):
             st.filled = False
             self.emit("fill", agent=self.id, field=name, value=value, read_back=got, mismatch=True)
-            await self._send("fill_error", {"field": name, "reason": f"the page holds {got!r} after entering {value!r}"})
+            await self._send("fill_error", {"field": name,
+                                            "reason": f"the page holds {got!r} after entering {value!r}"})
             return
         st.filled = True
         lag = read_ms - st.confirmed_ts if st.confirmed_ts else None

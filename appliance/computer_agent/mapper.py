@@ -3,11 +3,12 @@
 A field's name comes from, in order: its HTML ``autocomplete`` token (the standard,
 machine-readable meaning: ``given-name``, ``email``, ``postal-code``…); its label when that
 is already one of :data:`COMMON_NAMES` ("Date of birth" → ``date_of_birth``); otherwise the
-LLM, once per page state, for the fields left. Input to the model: those fields as a compact numbered list (label, kind, a few options;
-~10 tokens a field). Output, constrained by a grammar: a JSON object label → snake_case name
-(``{"Given name":"given_name",...}``), the labels forced in page order. Names are streamed: each
-one is handed to ``on_name`` as soon as its closing quote arrives, so the computer agent
-can publish ``need_info`` for the first fields while the model is still naming the rest.
+LLM, once per page state, for the fields left. Input to the model: those fields as a
+compact numbered list (label, kind, a few options; ~10 tokens a field). Output, constrained
+by a grammar: a JSON object label → snake_case name (``{"Given name":"given_name",...}``),
+the labels forced in page order. Names stream: each is handed to ``on_name`` as soon as its
+closing quote arrives, so ``need_info`` for the first fields goes out while the model is
+still naming the rest.
 
 The page's own text never reaches this prompt except as field labels and option labels,
 and the model can only answer names: there is no action for injected text to trigger.

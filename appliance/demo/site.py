@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 PAGES = Path(__file__).resolve().parent / "pages"
 
 #: usernames the registration server answers with "already taken"
-TAKEN_USERNAMES = frozenset({"admin", "root", "dmiller", "jsmith", "emma", "david"})
+TAKEN_USERNAMES = frozenset({"admin", "root", "davidmiller", "jsmith", "emma", "david"})
 
 COUNTRIES = {  # code → (label, postcode label, postcode regex, example)
     "GB": ("United Kingdom", "Postcode", r"[A-Z]{1,2}[0-9][A-Z0-9]? ?[0-9][A-Z]{2}", "SW1A 1AA"),
@@ -47,6 +47,8 @@ COUNTRIES = {  # code → (label, postcode label, postcode regex, example)
     "FR": ("France", "Code postal (postcode)", r"[0-9]{5}", "75001"),
     "PT": ("Portugal", "Código postal (postcode)", r"[0-9]{4}-[0-9]{3}", "1100-148"),
 }
+#: demo form name → path of its first page
+FORMS = {"flight": "/flight", "register": "/register", "flight-injected": "/flight-injected"}
 CONTACT_METHODS = {"email": "Email", "phone": "Phone", "post": "Post"}
 _EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 _USERNAME_RE = re.compile(r"[a-z0-9_]{3,20}")
@@ -98,8 +100,7 @@ class DemoSite:
     @property
     def urls(self) -> dict[str, str]:
         """Form name → URL of its first page."""
-        return {"flight": self.base_url + "/flight", "register": self.base_url + "/register",
-                "flight-injected": self.base_url + "/flight-injected"}
+        return {name: self.base_url + path for name, path in FORMS.items()}
 
     async def start(self) -> str:
         app = web.Application()

@@ -1,0 +1,405 @@
+"""The phone agent: interviews the person one field at a time, never waiting on the browser.
+
+Its audio side is a :class:`Line` — ``say(text)`` and ``hear()`` (the next final
+transcript) — so the same agent runs on the WebRTC voice pipeline, on a simulated call
+(real TTS → real ASR both ways) or on a terminal.
+
+The interview, in code (the LLM only answers side questions and, when no option is named
+word for word, picks the option the person meant):
+
+* fields arrive with ``need_info`` (or ``initiate_phone_call_agent.required_info``) and
+  queue in page order; ``format_invalid`` / ``fill_error`` put a field back at the front
+  with the reason, which is said before the question;
+* each answer is normalised in code (:mod:`normalise`), sent at once as
+  ``info_collected{confirmed: false}`` (the computer agent fills and checks it while the
+  value is read back), then read back; a "yes" sends ``confirmed: true``, a "no, it's …"
+  reads the new value back, anything else asks again. A yes/no or an option said word for
+  word needs no read-back;
+* with nothing left to ask the agent says what is happening (the form is loading, the next
+  page is opening) and waits for the computer agent — at such a *step boundary* that is not
+  a wait; any other hold of its next utterance counts in ``waits_on_browser``
+  (CONTRACTS.md ``phone_waits_on_browser``);
+* after ``status_update{auth-required}`` it asks for explicit authorisation: "yes" sends
+  ``submit_authorized``, "no" ends the task unsent; ``submitted`` → it tells the person and
+  sends ``task_completed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from appliance.bus import Bus, Envelope, FieldSpec
+from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
+from appliance.phone_agent import fields as fl
+from appliance.phone_agent import normalise as nz
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[..., Any]
+
+
+class Line(Protocol):
+    """The phone agent's audio side as text. The voice pipeline implements it."""
+
+    async def say(self, text: str) -> None:
+        """Speak ``text``; return when it has been played (or cut off by barge-in)."""
+
+    async def hear(self) -> str:
+        """The person's next final transcript (waits; must be safe to cancel)."""
+
+
+class QueueLine:
+    """A :class:`Line` whose transcripts come from a queue: call :meth:`heard` with each
+    final transcript. Subclasses implement ``say``."""
+
+    def __init__(self) -> None:
+        self._q: asyncio.Queue[str] = asyncio.Queue()
+
+    def heard(self, text: str) -> None:
+        self._q.put_nowait(text)
+
+    async def hear(self) -> str:
+        return await self._q.get()
+
+
+class _Terminated(Exception):
+    pass
+
+
+class _HungUp(Exception):
+    """The person stopped answering."""
+
+
+@dataclass
+class PhoneOutcome:
+    """``status``: ``submitted``, ``not_submitted`` (declined), ``failed`` (the form could not
+    be done), ``no_answer`` or ``terminated``; ``waits_on_browser`` as in CONTRACTS.md."""
+
+    status: str
+    waits_on_browser: int
+    detail: str = ""
+
+
+@dataclass
+class _Ask:
+    spec: FieldSpec
+    reason: str = ""
+
+
+class PhoneAgent:
+    """One call. ``await run()`` → :class:`PhoneOutcome`.
+
+    Args:
+        bus: a started bus; the agent subscribes as ``agent_id``.
+        line: the audio side.
+        llm: endpoint with its own slot (side questions, option matching).
+        purpose: what the call is for, in words ("the SkyLoop Air flight booking form").
+        fields: fields already known (autonomous launch: ``required_info``).
+        answer_timeout_s: silence after which the agent checks the person is still there
+            (twice), then gives up.
+    """
+
+    def __init__(self, bus: Bus, line: Line, llm: LLM, *, task_id: str, purpose: str, emit: Emit,
+                 fields: tuple[FieldSpec, ...] = (), date_order: str = "DMY", agent_id: str = "phone",
+                 computer_id: str = "computer", answer_timeout_s: float = 30.0):
+        self.bus, self.line, self.llm = bus, line, llm
+        self.task_id, self.purpose, self.emit = task_id, purpose, emit
+        self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
+        self.answer_timeout_s = answer_timeout_s
+        self.waits_on_browser = 0
+        self._queue: deque[_Ask] = deque(_Ask(f) for f in fields)
+        self._specs: dict[str, FieldSpec] = {f.name: f for f in fields}
+        self._confirmed: dict[str, fl.Value] = {}
+        self._rejected: dict[str, tuple[fl.Value | None, str]] = {}  # field → (value rejected, why)
+        self._given_up: dict[str, int] = {}
+        self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
+        self._inbox: list[Envelope] = []
+        self._bus_event = asyncio.Event()
+        self._auth_requested = False
+        self._browser_busy = True  # until the first fields arrive, the form is loading
+        self._filler_said = False
+        self._submitted: str | None = None
+        self._failed: str | None = None
+        self._prefix = ""
+
+    # ---- lifecycle ---------------------------------------------------------------------------------
+
+    async def run(self) -> PhoneOutcome:
+        """Run the call to its end; cancelling it stops the call."""
+        sub = self.bus.subscribe(self.id)
+        self.emit("agent_started", agent=self.id, purpose=self.purpose, fields=list(self._specs))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                reader = tg.create_task(self._read(sub))
+                outcome = await self._call()
+                reader.cancel()
+        except* _Terminated:
+            outcome = PhoneOutcome("terminated", self.waits_on_browser, "terminate received")
+        finally:
+            await sub.close()
+        self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
+                  detail=outcome.detail)
+        return outcome
+
+    async def _read(self, sub) -> None:
+        async for env in sub:
+            self.emit("bus_in", agent=self.id, type=env.type, sender=env.sender, payload=env.payload.model_dump())
+            if env.type == "terminate":
+                raise _Terminated()
+            self._inbox.append(env)
+            self._bus_event.set()
+
+    async def _call(self) -> PhoneOutcome:
+        try:
+            await self._say(f"Hello! I'm your assistant for {self.purpose}. I'll ask you a few questions "
+                            f"and fill in the form while we talk.")
+            while True:
+                self._take_messages()
+                if self._failed:
+                    await self._say(f"I'm sorry, I couldn't complete the form: {self._failed}")
+                    await self._finish(f"not submitted: {self._failed}")
+                    return PhoneOutcome("failed", self.waits_on_browser, self._failed)
+                if self._submitted is not None:
+                    await self._say("Done! The form has been submitted. Thank you, goodbye.")
+                    await self._finish(f"submitted: {self._submitted}")
+                    return PhoneOutcome("submitted", self.waits_on_browser, self._submitted)
+                if self._queue:
+                    await self._interview(self._queue.popleft())
+                elif self._auth_requested:
+                    if not await self._authorise():
+                        return PhoneOutcome("not_submitted", self.waits_on_browser, "the person did not authorise")
+                else:
+                    await self._hold()
+        except _HungUp:
+            await self._finish("not submitted: the person stopped answering")
+            return PhoneOutcome("no_answer", self.waits_on_browser, "no answer")
+
+    async def _finish(self, summary: str) -> None:
+        await self._send("task_completed", {"summary": summary})
+
+    # ---- bus messages ------------------------------------------------------------------------------
+
+    def _take_messages(self) -> None:
+        """Apply what arrived (at a safe point between utterances; never blocks)."""
+        self._bus_event.clear()
+        while self._inbox:
+            env = self._inbox.pop(0)
+            p = env.payload
+            self._context.append(f"[{env.sender}] {env.type}: {p.model_dump_json(exclude_none=True)[:200]}")
+            if env.type in ("need_info", "initiate_phone_call_agent"):
+                new = p.fields if env.type == "need_info" else p.required_info
+                for spec in new:
+                    if spec.name not in self._specs and spec.name not in self._confirmed:
+                        self._specs[spec.name] = spec
+                        self._queue.append(_Ask(spec))
+                self._browser_busy = False
+                self._filler_said = False
+            elif env.type in ("format_invalid", "fill_error"):
+                why = (f"it needs {p.expected}" if env.type == "format_invalid" else p.reason)
+                got = p.got if env.type == "format_invalid" else None
+                spec = self._specs.get(p.field)
+                if spec is None:  # not a field: e.g. the page did not load
+                    self._failed = p.reason if env.type == "fill_error" else why
+                    continue
+                self._rejected[p.field] = (got, why)
+                self._confirmed.pop(p.field, None)
+                self._queue = deque(a for a in self._queue if a.spec.name != p.field)
+                self._queue.appendleft(_Ask(spec, why))
+            elif env.type == "status_update":
+                if p.state == "auth-required":
+                    self._auth_requested = True
+                    self._browser_busy = False
+                elif p.state == "working":
+                    self._browser_busy = True
+                elif p.state in ("failed", "rejected", "canceled"):
+                    self._failed = p.message or p.state
+            elif env.type == "submitted":
+                self._submitted = p.confirmation or ""
+
+    async def _hold(self) -> None:
+        """Nothing to ask: keep the person informed, then wait for the computer agent."""
+        boundary = self._browser_busy or not any(n not in self._confirmed for n in self._specs)
+        if boundary:
+            if not self._filler_said:
+                self._filler_said = True
+                await self._say("One moment, I'm working on the form." if self._specs else
+                                "I'm opening the form now.")
+        else:
+            self.waits_on_browser += 1
+            self.emit("waits_on_browser", agent=self.id, count=self.waits_on_browser)
+        try:
+            await asyncio.wait_for(self._bus_event.wait(), 20)
+        except TimeoutError:
+            await self._say("I'm still working on the form, thank you for waiting.")
+
+    # ---- the interview -----------------------------------------------------------------------------
+
+    async def _interview(self, ask: _Ask) -> None:
+        spec = ask.spec
+        self._rejected.pop(spec.name, None)  # its reason, if any, is in ``ask``
+        q = fl.question(spec)
+        say = f"Sorry, the form did not accept that: {ask.reason.rstrip('. ')}. {q}" if ask.reason else q
+        for _ in range(4):
+            text = await self._ask(say)
+            if _REPEAT.search(text):
+                say = q
+                continue
+            value = fl.parse(spec, text, self.date_order)
+            needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
+                isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
+            if value is None and fl.kind(spec) == "choice":
+                value = await self._pick_option(spec, text)
+                needs_read_back = value is not None
+            if value is None:
+                if _is_question(text):
+                    say = f"{await self._answer_side_question(spec, text)} {q}"
+                else:
+                    say = f"Sorry, I didn't get that. {fl.hint(spec)} {q}".replace("  ", " ")
+                continue
+            if not needs_read_back:
+                await self._info(spec, value, confirmed=True)
+                self._prefix = "Thanks. "
+                return
+            value = await self._confirm(spec, value, text)
+            if value is not None:
+                self._prefix = "Thanks. "
+                return
+            self._queue = deque(a for a in self._queue if a.spec.name != spec.name)  # re-asked right here
+            reason = self._rejected.pop(spec.name, (None, ""))[1]
+            say = (f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}" if reason
+                   else f"Let's try again. {q}")
+        self._given_up[spec.name] = self._given_up.get(spec.name, 0) + 1
+        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name, times=self._given_up[spec.name])
+        if self._given_up[spec.name] >= 2:
+            self._failed = f"I could not get a value for {spec.label} that the form accepts"
+        else:
+            self._queue.append(_Ask(spec))  # come back to it after the others
+
+    async def _confirm(self, spec: FieldSpec, value: fl.Value, heard: str) -> fl.Value | None:
+        """Read ``value`` (from the answer ``heard``) back until the person accepts it (→ the
+        value) or not (→ None)."""
+        for _ in range(3):
+            await self._info(spec, value, confirmed=False)
+            text = await self._ask(fl.read_back(spec, value, heard))
+            self._take_messages()
+            got, why = self._rejected.get(spec.name, (None, ""))
+            if why and (got is None or got == str(value)):
+                return None  # the page already refused it: ask again with the reason
+            yes = nz.yes_no(text)
+            if yes:
+                await self._info(spec, value, confirmed=True)
+                return value
+            heard = re.sub(r"(?i)^\W*no\b[\W]*", "", text)
+            corrected = fl.parse(spec, heard, self.date_order)
+            if yes is False and corrected is not None and corrected != value:
+                value = corrected
+                continue
+            return None
+        return None
+
+    async def _authorise(self) -> bool:
+        """Ask for explicit authorisation to submit. False: declined (the task ends unsent)."""
+        for _ in range(3):
+            yes = nz.yes_no(await self._ask("I have filled in the whole form. Shall I submit it now?"))
+            self._take_messages()
+            if self._queue:  # the page wants something else first
+                return True
+            if yes:
+                self._auth_requested = False
+                self._browser_busy = True
+                self._filler_said = True
+                await self._send("submit_authorized", {})
+                self.emit("decision", agent=self.id, what="submit_authorized")
+                await self._say("Thank you. I'm submitting it now.")
+                return True
+            if yes is False:
+                self.emit("decision", agent=self.id, what="submit_declined")
+                await self._say("All right, I won't submit it. Nothing has been sent. Goodbye.")
+                await self._send("status_update", {"state": "canceled", "message": "the person did not authorise "
+                                                                                   "the submission"})
+                await self._finish("not submitted: the person did not authorise the submission")
+                return False
+        await self._say("I'll leave the form unsent for now. Goodbye.")
+        await self._finish("not submitted: no clear authorisation")
+        return False
+
+    async def _pick_option(self, spec: FieldSpec, text: str) -> str | None:
+        """The LLM picks the option the person meant (one of them, or none)."""
+        opts = tuple(spec.options or ())
+        none = "none of them"
+        try:
+            ans = await self.llm.json(
+                "Pick the option the person means. Answer with the option, or \"none of them\" when the person "
+                'named none of them. Example: options Germany, France, Spain; the person said "I\'m French" → '
+                '{"option":"France"}.',
+                f'Options: {", ".join(opts)}\nQuestion: {fl.question(spec)}\nThe person said: "{text}"',
+                grammar=f'root ::= "{{\\"option\\":" opt "}}"\nopt ::= {gbnf_alternatives((*opts, none))}\n',
+                schema={"type": "object", "properties": {"option": {"enum": [*opts, none]}}, "required": ["option"]},
+                max_tokens=30)
+        except LLMError as e:
+            self.emit("decision", agent=self.id, what="pick_option_failed", error=str(e))
+            return None
+        pick = ans.get("option") if isinstance(ans, dict) else None
+        self.emit("decision", agent=self.id, what="pick_option", field=spec.name, heard=text, option=pick)
+        return pick if pick in opts else None
+
+    async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
+        system = (f"You are a friendly phone assistant helping a person fill in {self.purpose}. You are asking "
+                  f"for: {spec.label}. Answer the person's question in one short spoken sentence; never make up "
+                  f"facts. Recent messages from the other agents:\n" + "\n".join(self._context))
+        try:
+            reply = await self.llm.text(system, text, max_tokens=50)
+        except LLMError as e:
+            self.emit("decision", agent=self.id, what="side_question_failed", error=str(e))
+            reply = "Good question; I can only help with the form for now."
+        self.emit("decision", agent=self.id, what="side_question", heard=text, reply=reply)
+        return reply
+
+    # ---- speaking and hearing ----------------------------------------------------------------------
+
+    async def _say(self, text: str) -> None:
+        text, self._prefix = self._prefix + text, ""
+        self.emit("say", agent=self.id, text=text)
+        await self.line.say(text)
+
+    async def _ask(self, text: str) -> str:
+        """Say ``text`` and return the answer; re-prompt after silence; :class:`_HungUp` after three."""
+        await self._say(text)
+        for prompt in ("Are you still there?", f"Are you there? {text}", None):
+            try:
+                heard = nz.clean(await asyncio.wait_for(self.line.hear(), self.answer_timeout_s))
+            except TimeoutError:
+                if prompt is None:
+                    raise _HungUp() from None
+                await self._say(prompt)
+                continue
+            self.emit("heard", agent=self.id, text=heard)
+            if heard:
+                return heard
+        raise _HungUp()
+
+    async def _info(self, spec: FieldSpec, value: fl.Value, confirmed: bool) -> None:
+        if confirmed:
+            self._confirmed[spec.name] = value
+            self._rejected.pop(spec.name, None)
+        await self._send("info_collected", {"field": spec.name, "value": value, "confirmed": confirmed})
+
+    async def _send(self, type_: str, payload: dict) -> None:
+        self.emit("bus_out", agent=self.id, type=type_, payload=payload)
+        await self.bus.publish(Envelope.new(type_, payload, sender=self.id, recipient=self.computer_id,
+                                            task_id=self.task_id))
+
+
+_REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
+
+
+def _is_question(text: str) -> bool:
+    t = text.strip().casefold()
+    return t.endswith("?") or bool(re.match(r"(why|what|how|who|where|when|which|can|could|do|does|is|are|will|"
+                                            r"would|should)\b", t))

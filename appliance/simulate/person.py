@@ -1,0 +1,266 @@
+"""A simulated person on a form-filling call: an LLM persona with a private profile.
+
+Each time the person hears the assistant (an ASR transcript of the bot's audio), the
+embedded LLM — with its own prompt and slot — decides which of the person's details is
+asked for (``topic``: a profile key or ``none``; one constrained JSON answer). Two acts the
+person recognises by ear: a value read back ("… Is that right?", about the detail last
+asked) and a request to submit.
+
+The person then answers from its profile as a person would: the detail in
+a short sentence ("My phone number is …"), "Yes, that's right." when the read-back holds
+its value (compared by meaning: digits, dates, letters), otherwise "No, it's …"; yes or no
+to authorising the submission as the profile says; a profile's ``first_answers`` value the
+first time that key is asked (kept through its read-back, corrected once asked again).
+
+:func:`mouth` turns the written answer into the words a person says (digits one by one,
+"at"/"dot", dates in words), so the phone agent's ASR and normaliser get real speech.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
+from appliance.phone_agent import normalise as nz, words
+from appliance.simulate.profile import Profile
+
+log = logging.getLogger(__name__)
+
+#: How the persona's prompt describes a detail, and how the person says it ({v}: the value).
+KEY_WORDS = {
+    "given_name": ("first name, given name", "My first name is {v}."),
+    "family_name": ("last name, surname", "My last name is {v}."),
+    "date_of_birth": ("birthday, when you were born", "I was born on {v}."),
+    "passport_number": ("passport, ID", "My passport number is {v}."),
+    "nationality": ("nationality", "My nationality is {v}."),
+    "email": ("email address", "My email is {v}."),
+    "phone": ("phone or mobile number", "My phone number is {v}."),
+    "destination": ("where you fly to", "I'd like to fly to {v}."),
+    "travel_date": ("when you travel, departure date", "I travel on {v}."),
+    "seat_preference": ("window, aisle or middle seat", "My seat preference is {v}."),
+    "meal": ("meal choice", "I'd like a {v} meal."),
+    "consent": ("accepting terms, rules or privacy notice", "Yes, I accept."),
+    "username": ("user name", "My username is {v}."),
+    "country": ("country where you live", "My country is {v}."),
+    "postcode": ("postcode, postal code, ZIP code", "My postal code is {v}."),
+    "city": ("town or city", "My town is {v}."),
+    "contact_method": ("how to contact you", "Please contact me by {v}."),
+}
+#: Dialogue acts the person recognises by ear: a value read back for checking, a request to submit.
+_CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got that right)\b", re.I)
+_PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
+_REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
+_PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
+
+_EXAMPLES = """said: What is your first name? => {"topic":"given_name"}
+said: Thanks. And your surname? => {"topic":"family_name"}
+said: Great. When were you born? => {"topic":"date_of_birth"}
+said: Sorry, the form needs the country code. What is your mobile number? => {"topic":"phone"}
+said: Do you accept the privacy notice? => {"topic":"consent"}
+said: Hello, I am your assistant for the booking. => {"topic":"none"}"""
+
+
+@dataclass
+class Turn:
+    """One decision: what the person heard, the LLM's topic/kind, and what it said (None = silent)."""
+
+    heard: str
+    topic: str
+    kind: str
+    said: str | None
+
+
+@dataclass
+class SimulatedPerson:
+    """The persona. ``await respond(heard)`` → what the person says (written form) or None.
+
+    Args:
+        profile: the private profile (never sent anywhere but this persona's own prompt).
+        llm: endpoint with the persona's own slot.
+        emit: ``emit(event, **fields)`` for the session's event log.
+    """
+
+    profile: Profile
+    llm: LLM
+    emit: Callable[..., Any]
+    turns: list[Turn] = field(default_factory=list)
+    repeat: int = 0  # how many times in a row the same detail has been asked (the person slows down)
+    _previous: str = "none"
+    _first_used: set[str] = field(default_factory=set)  # keys whose wrong first answer was given
+    _corrected: set[str] = field(default_factory=set)  # … and then refused by the form
+
+    def __post_init__(self) -> None:
+        keys = list(self.profile.facts)
+        details = ", ".join(f"{k} ({KEY_WORDS[k][0]})" if k in KEY_WORDS else k for k in keys)
+        self._system = (
+            "You are a person on a phone call with an assistant who fills in a web form for you. Which of your "
+            f"details does the assistant ask for in its last words? Your details: {details}. Answer \"none\" when "
+            "it asks for none of them.\nExamples:\n" + _EXAMPLES)
+        self._choices = {asked: (*keys,) if asked else (*keys, "none") for asked in (True, False)}
+
+    def believed(self, key: str) -> str:
+        """The value the person holds for ``key`` now: the wrong first answer from when it was
+        given until the assistant says the form refused it, else the profile's."""
+        if key in self._first_used and key not in self._corrected:
+            return self.profile.first_answers[key]
+        return self.profile.facts.get(key, "")
+
+    async def warm(self) -> None:
+        """Put the persona's prompt in its LLM slot before the call (a cold prompt costs seconds)."""
+        try:
+            await self.llm.warm(self._system)
+        except LLMError as e:
+            log.warning("persona warm-up: %s", e)
+
+    async def respond(self, heard: str) -> str | None:
+        """What the person says back to ``heard`` (the bot has yielded the floor: always something).
+
+        A read-back ("… Is that right?") is about the detail last asked; a request to submit is
+        about submitting; for anything else the LLM decides which detail is asked for.
+        """
+        if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
+            topic, kind = "none", "presence"
+        elif _CHECK.search(heard):
+            topic, kind = self._previous, "check"
+        elif _PERMISSION.search(heard):
+            topic, kind = "submit", "yesno"
+        else:
+            kind = "ask"
+            # a question is about one of the details (the assistant asks for nothing else); "none"
+            # only for words that ask nothing, such as a greeting
+            topics = self._choices[heard.rstrip().endswith("?")]
+            try:
+                topic = (await self.llm.json(
+                    self._system, f"said: {heard}", max_tokens=16,
+                    grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
+                    schema={"type": "object", "required": ["topic"], "additionalProperties": False,
+                            "properties": {"topic": {"enum": list(topics)}}}))["topic"]
+            except (LLMError, KeyError, TypeError) as e:
+                log.warning("persona: %s", e)
+                topic = "none"
+        said = await self._answer(heard, topic, kind)
+        self.repeat = self.repeat + 1 if self.turns and (self.turns[-1].topic, kind) == (topic, "ask") else 0
+        self.turns.append(Turn(heard, topic, kind, said))
+        self.emit("person", heard=heard, topic=topic, kind=kind, said=said)
+        if topic not in ("none", "submit"):
+            self._previous = topic
+        return said
+
+    async def _same(self, heard: str, value: str) -> bool:
+        """The LLM's judgement whether a read-back means ``value`` ("United Kingdom" for "British")."""
+        try:
+            ans = await self.llm.json(
+                "Answer whether the value the assistant read back means the same as the person's answer.",
+                f'Read back: "{heard}"\nThe person\'s answer: "{value}"', max_tokens=12,
+                grammar='root ::= "{\\"same\\":" ("true" | "false") "}"\n',
+                schema={"type": "object", "properties": {"same": {"type": "boolean"}}, "required": ["same"]})
+            return bool(ans.get("same"))
+        except (LLMError, AttributeError) as e:
+            log.warning("persona: %s", e)
+            return False
+
+    async def _answer(self, heard: str, topic: str, kind: str) -> str | None:
+        if kind == "presence":
+            return "Yes, I'm here."
+        if topic == "submit":
+            return "Yes, please submit it." if self.profile.authorise_submit else "No, please don't submit it."
+        if topic == "none" or topic not in self.profile.facts:
+            return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
+        if kind == "check":
+            value = self.believed(topic)
+            ok = _holds(heard, value) or (not re.search(r"[\d@]", value) and await self._same(heard, value))
+            return "Yes, that's right." if ok else f"No, it's {value}."
+        if self.profile.facts[topic] in ("yes", "no"):
+            return "Yes, I accept." if self.profile.facts[topic] == "yes" else "No, I don't."
+        if topic in self.profile.first_answers and topic not in self._first_used:
+            self._first_used.add(topic)
+        elif topic in self._first_used and _REFUSED.search(heard):
+            self._corrected.add(topic)  # told the form refused it: now the right value
+        value = self.believed(topic)
+        template = KEY_WORDS[topic][1] if topic in KEY_WORDS else f"My {topic.replace('_', ' ')} is {{v}}."
+        return template.format(v=value)
+
+
+_FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
+_QUESTION = re.compile(r"[.,?!]?\s*\b(?:is that (?:right|correct)|did i get that right|correct)\b.*$", re.I)
+
+
+def _holds(heard: str, value: str) -> bool:
+    """Whether a read-back ("I have X. Is that right?", as ASR wrote it) says ``value``.
+
+    The value part (between "I have" and the question) is compared by meaning: a date as a
+    date, a number digit for digit, anything else letter for letter from its start
+    ("Miller, spelled M I L L E R" holds "Miller"; "wasdavidmiller" does not hold
+    "davidmiller"). One dropped or doubled letter in a long spelled value is a hearing slip.
+    """
+    part = _QUESTION.sub("", _FRAME.sub("", heard.strip()))
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return nz.date(part) == value
+    if re.fullmatch(r"\+?[\d ]{6,}", value):
+        return nz.digits(part).lstrip("+") == value.replace(" ", "").lstrip("+")
+
+    def alnum(s: str) -> str:
+        return re.sub(r"[\W_]+", "", s).casefold()
+
+    v = alnum(value)
+    spelled = re.sub(r"\b(\w)[\s,\-]+(?=\w\b)", r"\1", part)  # "M, I, L" → "MIL"
+    said_email = re.sub(r"\s*\bat\b\s*", "@", re.sub(r"\s*\bdot\b\s*", ".", spelled, flags=re.I), flags=re.I)
+    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "")]
+    if any(t.startswith(v) for t in texts):
+        return True
+    return len(v) >= 8 and any(t[:1] == v[:1] and difflib.SequenceMatcher(None, v, t[:n]).ratio() >= 0.9
+                               for t in texts for n in range(len(v) - 1, len(v) + 2))
+
+
+# ---- the person's mouth: written → spoken -------------------------------------------------------------
+
+def _segment(word: str, vocabulary: list[str]) -> str:
+    """Split a run of letters into known words where possible: "davidmiller" → "david miller"."""
+    out, rest = [], word
+    while rest:
+        hit = next((v for v in sorted(vocabulary, key=len, reverse=True) if v and rest.startswith(v)), None)
+        if hit is None:
+            out.append(rest)
+            break
+        out.append(hit)
+        rest = rest[len(hit):]
+    return " ".join(out)
+
+
+def mouth(text: str, vocabulary: list[str] = ()) -> str:
+    """Written → spoken, as a person says it: "+447700900123" → "plus four four, seven …";
+    "david@example.com" → "david at example dot com"; "1990-03-14" → "the fourteenth of March,
+    nineteen ninety"; "K47118639" → "K, four seven one, …"; "davidmiller84" → "david miller
+    eighty four" (``vocabulary``: words the person knows are in their own identifiers)."""
+    vocab = [v.casefold() for v in vocabulary]
+
+    def email(m: re.Match) -> str:
+        local, domain = m.group(1), m.group(2)
+        parts = re.split(r"([._\-])", local)
+        said = " ".join({".": "dot", "_": "underscore", "-": "dash"}.get(p, _segment(p, vocab)) for p in parts if p)
+        return f"{said} at {domain.replace('.', ' dot ')}"
+
+    def date(m: re.Match) -> str:
+        return words.date(m.group(0))
+
+    def token(m: re.Match) -> str:
+        t = m.group(0)
+        if t.startswith("+"):
+            d = t[1:]
+            return f"plus {words.digit_groups(d[:2])}, {words.digit_groups(d[2:])}"
+        if t.isdigit():
+            return words.digit_groups(t)
+        if t.islower():  # a user name: known words, then the number as a person says it
+            return " ".join(_segment(p, vocab) if p.isalpha() else words.number(int(p)) if len(p) <= 2
+                            else words.digit_groups(p) for p in re.findall(r"[a-z]+|\d+", t))
+        pieces = re.findall(r"[A-Za-z]+|\d+", t)  # a code: letters one by one, digits in groups
+        return ", ".join(" ".join(p) if p.isalpha() else words.digit_groups(p) for p in pieces)
+
+    text = re.sub(r"([A-Za-z0-9._\-]+)@([A-Za-z0-9.\-]+\.[A-Za-z]{2,})", email, text)
+    text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", date, text)
+    return re.sub(r"\+\d{6,}|\b(?=[A-Za-z]*\d)[A-Za-z0-9]{2,}\b", token, text)

@@ -1,0 +1,96 @@
+"""Both agents with a simulated person on a real-audio call (Piper → Whisper both ways), the
+embedded LLM and real Chromium: fixed launch on each demo form, and the autonomous launch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from appliance.simulate.form_run import simulate_form
+from appliance.simulate.profile import load_profile
+from test_forms_agent import chromium_processes
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+REPORT_KEYS = {"fields", "field_accuracy", "submitted", "authorised_before_submit", "fill_lag_ms",
+               "phone_waits_on_browser", "duration_s", "messages"}
+
+
+def _types(report: dict) -> list[tuple[str, dict]]:
+    return [(m["type"], m["payload"]) for m in report["messages"]]
+
+
+async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(forms_cfg, forms_runtime, demo_site):
+    out = await simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"], load_profile("david"),
+                              site=demo_site)
+    r = out.report
+    assert set(r) == REPORT_KEYS
+    assert r["submitted"] and r["authorised_before_submit"]
+    assert r["field_accuracy"] == 1.0, [f for f in r["fields"] if not f["ok"]]
+    assert r["phone_waits_on_browser"] == 0
+    msgs = _types(r)
+    # the person's first phone answer had no country code: the page refused it, the agent asked again
+    bad = [i for i, (t, p) in enumerate(msgs) if t == "format_invalid" and p["got"] == "07700900123"]
+    fixed = [i for i, (t, p) in enumerate(msgs)
+             if t == "info_collected" and p["value"] == "+447700900123" and p["confirmed"]]
+    assert bad and fixed and bad[0] < fixed[-1]
+    assert out.audio_s["bot"] > 0 and out.audio_s["person"] > 0  # both sides really spoke
+    assert chromium_processes() == []
+
+
+def test_registration_by_cli_server_errors_and_revealed_field(forms_cfg, tmp_path):
+    """``appliance simulate form --json`` on the multi-step form: one JSON object as in issue 4."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"recording:\n  dir: {tmp_path / 'rec'}\n")
+    cli = Path(sys.executable).with_name("appliance")
+    proc = subprocess.run([str(cli), "simulate", "form", "--config", str(cfg), "--url", "demo:register",
+                           "--profile", "david", "--json"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    r = json.loads(lines[0])
+    assert set(r) == REPORT_KEYS
+    assert r["submitted"] and r["authorised_before_submit"] and r["field_accuracy"] == 1.0, r["fields"]
+    msgs = _types(r)
+    taken = [i for i, (t, p) in enumerate(msgs) if t == "fill_error" and "already taken" in p["reason"]]
+    assert taken, "the server refused the first username"
+    assert any(t == "info_collected" and p["value"] == "davidmiller84" and p["confirmed"] for t, p in msgs[taken[0]:])
+    asked = [f["label"] for t, p in msgs if t == "need_info" for f in p["fields"]]
+    country = next(i for i, (t, p) in enumerate(msgs) if t == "info_collected" and p["field"] == "country")
+    postcode = next(i for i, (t, p) in enumerate(msgs)
+                    if t == "need_info" and any(f["label"] == "Postcode" for f in p["fields"]))
+    assert "Postcode" in asked and postcode > country  # the field appeared only once a country was chosen
+    assert r["fill_lag_ms"]["max"] is not None
+
+
+async def test_autonomous_launch_is_the_llms_call(forms_cfg, forms_runtime, demo_site):
+    stop = asyncio.Event()
+    run = asyncio.create_task(simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"],
+                                            load_profile("emma"), autonomous=True, site=demo_site, stop=stop))
+    # stop once the phone agent has asked its first question: the launch is what is tested here
+    for _ in range(1200):
+        await asyncio.sleep(0.1)
+        folder = sorted(Path(forms_cfg.recording.dir).expanduser().glob("*-form-emma"))
+        events = folder[-1] / "events.jsonl" if folder else None
+        if events and events.exists() and '"event": "person_heard"' in events.read_text():
+            break
+    stop.set()
+    out = await asyncio.wait_for(run, 120)
+    session = out.session
+    assert session.phone_started_by == "initiate_phone_call_agent"
+    records = [json.loads(x) for x in (session.folder / "events.jsonl").read_text().splitlines()]
+    launch = [e for e in records if e["event"] == "decision" and e.get("what") == "launch"]
+    assert launch and launch[0]["tool"] == "initiate_phone_call_agent"  # the model chose the tool
+    envs = [e for e in session.envelopes if e.type == "initiate_phone_call_agent"]
+    assert len(envs) == 1 and len(envs[0].payload.required_info) == 12
+    first_need = [e for e in session.envelopes if e.type == "need_info"]
+    assert not first_need or first_need[0].ts > envs[0].ts  # nothing asked before the call was placed
+    assert not out.report["submitted"] and demo_site.submissions == []
+    assert session.computer.status == "terminated" and chromium_processes() == []
