@@ -94,6 +94,22 @@ def test_two_seats_sound_different():
     assert centroid(b) > 1.3 * centroid(a)  # P7 is pitched well above P1
 
 
-def test_human_user_is_not_available_yet(capsys):
-    assert cli.main(["werewolf", "--user", "human"]) == 2
-    assert "not available yet" in capsys.readouterr().err
+def test_human_user_serves_the_page_with_the_werewolf_mode(monkeypatch, capsys):
+    import types
+
+    from appliance.voice import server as voice_server
+
+    seen = {}
+
+    async def fake_serve(cfg, features):
+        srv = types.SimpleNamespace(cfg=cfg, modes={}, info={})
+        for install in features:
+            await install(srv)
+        seen.update(cfg=cfg, srv=srv)
+
+    monkeypatch.setattr(voice_server, "serve_forever", fake_serve)
+    assert cli.main(["werewolf", "--user", "human", "--seats", "6", "--seed", "5"]) == 0
+    srv = seen["srv"]
+    assert "werewolf" in srv.modes and srv.info["werewolf"] == {"seats": 6, "seed": 5}
+    assert seen["cfg"].llm.parallel_slots >= 6  # one slot per seat
+    assert "Werewolf card" in capsys.readouterr().out

@@ -16,4 +16,5 @@ Running a game:
 - :mod:`~appliance.judge.game` — the judge on the bus, recording, ``run_game``.
 - :mod:`~appliance.judge.trace`, :mod:`~appliance.judge.voices` — prompt trace; seat voices.
 - The simulated user seat lives in :mod:`appliance.simulate.werewolf_user`.
+- :mod:`~appliance.judge.page_mode` — the human user seat: the voice server's ``werewolf`` mode.
 """
