@@ -34,7 +34,7 @@ from typing import Any, Callable
 from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config
 from appliance.judge import rules, tools, views
-from appliance.judge.game import Judge
+from appliance.judge.game import Judge, _first
 from appliance.judge.protocol import ACTION, TURN, ActionPayload, TurnPayload
 from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_of
 from appliance.judge.state import GameState
@@ -107,6 +107,7 @@ class HumanSeat:
             news = [spoken(x) for x in p.view[self._told:] if not x.startswith(f"{self.seat} said:")]
             self._told = len(p.view)
             self.emit("ww_speaker", seat=self.seat, phase=p.phase)
+            self.line.forget()  # talk before the question answers nothing; barge-in during it does
             await self.line.say(" ".join([*news[-12:], ask]))
             self.emit("ww_ask", tool=tool.name, question=ask, attempt=p.attempt)
             heard = await self.line.hear()
@@ -156,6 +157,28 @@ def table(state: GameState) -> dict[str, Any]:
             "dead": list(v.dead), "phase": v.phase.value, "round": v.round}
 
 
+async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Emit, game_id: str,
+                    retry_limit: int, turn_timeout_s: float) -> TableJudge:
+    """Play ``state`` to the end (or fail closed) with ``agents`` (seat → object with
+    ``run(bus, sub)``) on a started ``bus``; returns the judge (``judge.state`` is final).
+
+    Raises:
+        SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
+    """
+    subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
+    judge = TableJudge(bus, state, game_id, retry_limit, turn_timeout_s)
+    judge.emit = emit
+    try:
+        async with asyncio.TaskGroup() as tg:
+            seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
+            await judge.play()
+            for t in seat_tasks:
+                t.cancel()
+    except ExceptionGroup as eg:  # the first failure (a seat or the judge) is the cause
+        raise _first(eg) from eg
+    return judge
+
+
 async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, seed: int, folder=None) -> dict:
     """Play one game with the user seat on ``line``; returns the ``ww_over`` fields.
 
@@ -185,17 +208,12 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
     try:
         async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
-            subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
-            judge = TableJudge(bus, state, game_id, ww.asr_retry_limit, max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S))
-            judge.emit = emit
-            async with asyncio.TaskGroup() as tg:
-                seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
-                final = await judge.play()
-                for t in seat_tasks:
-                    t.cancel()
+            judge = await run_table(bus, state, agents, emit, game_id, ww.asr_retry_limit,
+                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S))
     finally:
         tracer.close()
         await client.close()
+    final = judge.state
     over = {"status": judge.status, "winner": final.winner.value if final.winner else None,
             "complete_rounds": final.complete_rounds, "roles": final.roles_by_seat()}
     emit("ww_over", **over)

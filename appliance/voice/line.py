@@ -70,6 +70,11 @@ class LineProcessor(FrameProcessor):
             if not self._started.is_set():
                 raise RuntimeError(f"no audio was played for {text!r}: is TTS working?") from None
 
+    def forget(self) -> None:
+        """Drop transcripts not yet taken by :meth:`hear` (talk that answered no question)."""
+        while not self._heard.empty():
+            self._heard.get_nowait()
+
     async def hear(self) -> str:
         """The person's next final transcript (safe to cancel)."""
         return await self._heard.get()
