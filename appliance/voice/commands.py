@@ -46,9 +46,10 @@ def _load(args) -> config.Config:
 def _serve(args) -> int:
     cfg = _load(args)
     if cfg.transport.kind == "webrtc":
+        from appliance.forms import page_mode as forms_page
         from appliance.voice.server import serve_forever
 
-        asyncio.run(serve_forever(cfg))
+        asyncio.run(serve_forever(cfg, [forms_page.install]))
     else:
         from appliance.voice.transports import serve_single
 
