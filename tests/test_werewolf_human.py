@@ -109,8 +109,12 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     human = page_mode.HumanSeat(user, line, lambda event, **f: emitted.append({"event": event, **f}))
     agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
-        judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30), 60)
+        outs: list[list[str]] = []
+        judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30,
+                                                           on_user_out=outs.append), 60)
     final = judge.state
+    assert len(outs) <= 1 and (user not in final.alive or not outs)  # told once that it is out (unless at the end)
+    assert all(user in x for x in outs[0]) if outs else True
 
     assert judge.status == "finished" and final.winner is not None
     # each user choice: the unparseable answer is asked again, then the legal one applied

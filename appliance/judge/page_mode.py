@@ -14,7 +14,7 @@ times, then the game stops ``failed_closed``. VAD and barge-in are the pipeline'
 The page draws the table from these session events, all built from the user seat's own
 view (events whose audience includes it, plus the public seats / alive / phase):
 
-- ``ww_table`` ``{seat, role, seats, alive, dead, phase, round}`` after each change;
+- ``ww_table`` ``{seat, role, seats, alive, dead, phase, round}`` whenever one of them changes;
 - ``ww_speaker`` ``{seat, phase}``: whose public turn it is (day speech and votes; at
   night only the user's own turn is named, since who acts at night is private);
 - ``ww_caption`` ``{seat, text}``: a seat's public speech (the user's own is its transcript);
@@ -22,6 +22,9 @@ view (events whose audience includes it, plus the public seats / alive / phase):
 - ``ww_ask`` ``{tool, question, attempt}``: the question was spoken, the seat listens;
 - ``ww_heard`` ``{transcript, attempt}`` / ``ww_retry`` ``{attempt}`` / ``ww_applied`` ``{action}``;
 - ``ww_over`` ``{status, winner, roles, complete_rounds}`` (roles only once the game is over).
+
+When the user seat dies before the game ends, the line tells the person once (it gets no
+more turns); the page keeps showing the table.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from appliance.judge import rules, tools, views
 from appliance.judge.game import Judge, _first
 from appliance.judge.protocol import ACTION, TURN, ActionPayload, TurnPayload
 from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_of
-from appliance.judge.state import GameState
+from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
 from appliance.judge.trace import Tracer
 
@@ -53,7 +56,7 @@ def question(tool: ToolSpec, round_: int) -> str:
     """The spoken question for the user seat's turn, with how to answer."""
     choices = _or(tool.targets)
     if tool.name == tools.NIGHT_KILL:
-        return f"Night {round_}. Choose a player to attack: {choices}. Say, for example, attack player {_n(tool.targets[0])}."
+        return f"Night {round_}. Choose a player to attack: {choices}. Say attack player, and the number."
     if tool.name == tools.SEER_CHECK:
         return f"Night {round_}. Choose a player to check: {choices}."
     if tool.name == tools.WITCH_ACT:
@@ -66,10 +69,6 @@ def question(tool: ToolSpec, round_: int) -> str:
     if tool.name == tools.SPEAK:
         return f"Day {round_}. Your turn to speak to the table."
     return f"Vote {round_}. Vote for {choices}, or say I abstain."
-
-
-def _n(seat: str) -> str:
-    return seat[1:]
 
 
 def _or(seats: tuple[str, ...]) -> str:
@@ -120,6 +119,10 @@ class TableJudge(Judge):
     """A :class:`Judge` that also shows the user seat's table on the page (its own view only)."""
 
     emit: Emit = staticmethod(lambda *a, **k: None)
+    #: called once when the user seat has died (it gets no more turns, so nothing else tells it)
+    on_user_out: Callable[[list[str]], None] | None = None
+    _out_told: bool = False
+    _table: dict | None = None
 
     def _log_events(self) -> None:
         new = self.state.events[self._logged:]
@@ -131,8 +134,14 @@ class TableJudge(Judge):
                 self.emit("ww_caption", seat=e.data["seat"], text=e.data["text"])
             elif e.kind not in ("table", "role", "phase") and (line := views.render_event(e)):
                 self.emit("ww_log", text=line)
-        if mine:
-            self.emit("ww_table", **table(self.state))
+        now = table(self.state)
+        if mine and now != self._table:  # only when the seat's table changed
+            self._table = now
+            self.emit("ww_table", **now)
+        if seat not in self.state.alive and not self._out_told and self.state.phase is not Phase.OVER:
+            self._out_told = True
+            if self.on_user_out is not None:
+                self.on_user_out([views.render_event(e) or "" for e in mine if e.kind in ("deaths", "eliminated")])
 
     async def _ask(self, turn: rules.Turn, attempt: int):
         if turn.tool.name in (tools.SPEAK, tools.VOTE) and turn.seat != self.state.user_seat:
@@ -158,7 +167,8 @@ def table(state: GameState) -> dict[str, Any]:
 
 
 async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Emit, game_id: str,
-                    retry_limit: int, turn_timeout_s: float) -> TableJudge:
+                    retry_limit: int, turn_timeout_s: float,
+                    on_user_out: Callable[[list[str]], None] | None = None) -> TableJudge:
     """Play ``state`` to the end (or fail closed) with ``agents`` (seat → object with
     ``run(bus, sub)``) on a started ``bus``; returns the judge (``judge.state`` is final).
 
@@ -168,6 +178,7 @@ async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Em
     subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
     judge = TableJudge(bus, state, game_id, retry_limit, turn_timeout_s)
     judge.emit = emit
+    judge.on_user_out = on_user_out
     try:
         async with asyncio.TaskGroup() as tg:
             seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
@@ -205,14 +216,23 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
             agents[seat] = AISeat(seat, SeatLLM(client=client, model=runtime.llm_model, seat=seat, role=role, cfg=ww,
                                                 tracer=tracer, seed=seed, system=system_prompt(seat, role, seats),
                                                 slot=i % n_slots if n_slots else None))
+    told: list[asyncio.Task] = []
+
+    def user_out(lines: list[str]) -> None:
+        news = " ".join(spoken(x) for x in lines if x)
+        told.append(asyncio.get_running_loop().create_task(line.say(
+            f"{news} You are out of the game. It goes on without you: follow it on the page.".strip())))
+
     bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
     try:
         async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
             judge = await run_table(bus, state, agents, emit, game_id, ww.asr_retry_limit,
-                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S))
+                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out)
     finally:
         tracer.close()
         await client.close()
+        if told:
+            await asyncio.gather(*told, return_exceptions=True)
     final = judge.state
     over = {"status": judge.status, "winner": final.winner.value if final.winner else None,
             "complete_rounds": final.complete_rounds, "roles": final.roles_by_seat()}
