@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
+for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at INFO: one line per LLM call
+    logging.getLogger(_noisy).setLevel(logging.WARNING)
 
 _LOCKS: dict[str, asyncio.Lock] = {}  # base_url → the lock serialising requests to that server
 

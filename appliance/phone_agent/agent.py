@@ -250,6 +250,9 @@ class PhoneAgent:
             if _REPEAT.search(text):
                 say = q
                 continue
+            if _is_question(text):  # a side question, not an answer: answer it, then ask again
+                say = f"{await self._answer_side_question(spec, text)} {q}"
+                continue
             value = fl.parse(spec, text, self.date_order)
             needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
                 isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
@@ -257,10 +260,7 @@ class PhoneAgent:
                 value = await self._pick_option(spec, text)
                 needs_read_back = value is not None
             if value is None:
-                if _is_question(text):
-                    say = f"{await self._answer_side_question(spec, text)} {q}"
-                else:
-                    say = f"Sorry, I didn't get that. {fl.hint(spec)} {q}".replace("  ", " ")
+                say = f"Sorry, I didn't get that. {fl.hint(spec)} {q}".replace("  ", " ")
                 continue
             if not needs_read_back:
                 await self._info(spec, value, confirmed=True)
@@ -350,9 +350,12 @@ class PhoneAgent:
         return pick if pick in opts else None
 
     async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
-        system = (f"You are a friendly phone assistant helping a person fill in {self.purpose}. You are asking "
-                  f"for: {spec.label}. Answer the person's question in one short spoken sentence; never make up "
-                  f"facts. Recent messages from the other agents:\n" + "\n".join(self._context))
+        system = (f"You are a friendly phone assistant helping a person fill in {self.purpose} on a web site. "
+                  f"The form asks for: {spec.label}. What the person tells you is typed into that form and "
+                  "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
+                  "short spoken sentence; if you do not know, say so; never make up facts.\n"
+                  "Example: Why do you need my date of birth? => The form asks for it, and it is required to "
+                  "complete it.\nRecent messages from the other agents:\n" + "\n".join(self._context))
         try:
             reply = await self.llm.text(system, text, max_tokens=50)
         except LLMError as e:

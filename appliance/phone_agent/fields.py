@@ -42,8 +42,9 @@ def kind(spec: FieldSpec) -> str:
 
 
 def question(spec: FieldSpec) -> str:
-    """The question for a field: "What is your date of birth?", "Seat preference: window,
-    aisle or middle?", "Do you accept the fare rules and the privacy notice?"."""
+    """The question for a field: "What is your date of birth?", "Seat preference: Window,
+    Aisle or Middle?" (up to six options are read out), "Do you accept the fare rules and the
+    privacy notice?"."""
     label = spec.label.strip().rstrip(":*").strip()
     k = kind(spec)
     if k == "yesno":
@@ -51,10 +52,9 @@ def question(spec: FieldSpec) -> str:
         return f"Do you {m.group(1).lower()}{m.group(2).rstrip('.')}?" if m else f"Please confirm: {label}. Yes or no?"
     opts = spec.options or ()
     if k in ("choice", "choices") and 0 < len(opts) <= 6:
-        listed = ", ".join(o.lower() if o.istitle() and " " not in o else o for o in opts[:-1])
-        last = opts[-1].lower() if opts[-1].istitle() and " " not in opts[-1] else opts[-1]
         head = label if label.endswith("?") else f"{label}:"
-        return f"{head} {listed} or {last}?"
+        listed = f"{', '.join(opts[:-1])} or {opts[-1]}" if len(opts) > 1 else opts[0]
+        return f"{head} {listed}?"
     if label.endswith("?"):
         return label
     return f"What is your {label[0].lower() + label[1:]}?"
