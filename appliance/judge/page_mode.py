@@ -105,6 +105,8 @@ class HumanSeat:
                 ask = "Sorry, I could not take a legal choice from that. " + ask
             news = [spoken(x) for x in p.view[self._told:] if not x.startswith(f"{self.seat} said:")]
             self._told = len(p.view)
+            if news and ask.startswith(news[-1]):  # "Night 1." opens the question already
+                news.pop()
             self.emit("ww_speaker", seat=self.seat, phase=p.phase)
             self.line.forget()  # talk before the question answers nothing; barge-in during it does
             await self.line.say(" ".join([*news[-12:], ask]))
