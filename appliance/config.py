@@ -74,8 +74,8 @@ class LLMConfig(_Section):
     base_url: str | None = None  # openai_compatible only
     api_key_env: str | None = None  # name of the env var holding the key (openai_compatible)
     threads: int = Field(2, ge=1)
-    ctx_tokens: int = Field(4096, ge=512)
-    parallel_slots: int = Field(2, ge=1)  # one slot per distinct prompt prefix (OFFLINE.md §2)
+    ctx_tokens: int = Field(4096, ge=512)  # per slot
+    parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix (OFFLINE.md §2)
     max_tokens: int = Field(120, ge=1)
     temperature: float = Field(0.7, ge=0, le=2)
     system_prompt: str = (

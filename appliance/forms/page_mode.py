@@ -18,40 +18,54 @@ from aiohttp import web
 
 from appliance.demo.site import DemoSite
 from appliance.forms.llm import LLM
-from appliance.forms.session import run_session
+from appliance.forms.session import SessionResult, run_session
 
 log = logging.getLogger(__name__)
 
 
-async def install(server):
-    """Serve the demo forms and register the ``form`` mode on ``server`` (a VoiceServer)."""
-    site = DemoSite(host="127.0.0.1", port=0)
-    await site.start()
-    server.info["demo_forms"] = site.urls
-    stops: dict[str, asyncio.Event] = {}
+class FormFeature:
+    """The demo site plus the ``form`` mode. ``results[pc_id]`` holds each finished
+    session's :class:`SessionResult` (the simulated person over WebRTC reports from it)."""
 
-    async def form_mode(srv, pc_id: str, session, line, body: dict) -> None:
-        url = body.get("url") or site.urls["flight"]
+    def __init__(self) -> None:
+        self.site = DemoSite(host="127.0.0.1", port=0)
+        self.results: dict[str, SessionResult] = {}
+        self._stops: dict[str, asyncio.Event] = {}
+
+    async def install(self, server) -> "callable":
+        """Serve the demo forms and register the ``form`` mode on ``server`` (a VoiceServer)."""
+        await self.site.start()
+        server.info["demo_forms"] = self.site.urls
+        server.modes["form"] = self._run
+        server.app.router.add_post("/api/form/cancel", self._cancel)
+        return self.site.stop
+
+    async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
+        url = body.get("url") or self.site.urls["flight"]
+        autonomous = bool(body.get("autonomous"))
         runtime = srv.runtime
         llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if runtime.llm_server else None,
                   api_key=runtime.llm_api_key)
-        stop = stops.setdefault(pc_id, asyncio.Event())
-        session.events.emit("form_started", url=url, autonomous=bool(body.get("autonomous")))
+        stop = self._stops.setdefault(pc_id, asyncio.Event())
+        session.events.emit("form_started", url=url, autonomous=autonomous)
         try:
             result = await run_session(srv.cfg, url, llm=llm, line=line, emit=session.events.emit,
-                                       autonomous=bool(body.get("autonomous")), folder=session.folder, stop=stop)
+                                       autonomous=autonomous, folder=session.folder, stop=stop,
+                                       task=str(body.get("task", "")))
+            self.results[pc_id] = result
             session.events.emit("form_finished", status=result.computer.status, detail=result.computer.detail,
                                 duration_s=round(result.duration_s, 1))
         finally:
-            stops.pop(pc_id, None)
+            self._stops.pop(pc_id, None)
 
-    async def cancel(req: web.Request) -> web.Response:
-        stop = stops.get(req.query.get("pc_id", ""))
+    async def _cancel(self, req: web.Request) -> web.Response:
+        stop = self._stops.get(req.query.get("pc_id", ""))
         if stop is None:
             return web.json_response({"error": "no form task in that session"}, status=404)
         stop.set()
         return web.json_response({"status": "cancelling"})
 
-    server.modes["form"] = form_mode
-    server.app.router.add_post("/api/form/cancel", cancel)
-    return site.stop
+
+async def install(server):
+    """``serve_forever`` feature: a :class:`FormFeature` on ``server``."""
+    return await FormFeature().install(server)
