@@ -44,7 +44,8 @@ async def test_page_shows_final_transcript_and_bot_audio_arrives(server, arctic,
     run = await talk(server.url, wav, listen_s=9, screenshot=tmp_path / "page.png", done=answered)
 
     assert run.user_lines, f"no transcript on the page; status: {run.status}"
-    assert word_recall(models.ARCTIC_TEXT[clip], run.user_lines[0]) >= 0.8, run.user_lines
+    # a loaded machine may cut the sentence at its comma into two turns: compare all of it
+    assert word_recall(models.ARCTIC_TEXT[clip], " ".join(run.user_lines)) >= 0.8, run.user_lines
     speech_end = max(run.audible("mic"))
     bot_after = [t for t in run.audible("bot") if t > speech_end]
     assert len(bot_after) >= 10, "less than 0.2 s of audible bot audio reached the page"
