@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 import subprocess
@@ -193,3 +194,18 @@ class ScriptedPhone:
                                               "confirmed": True})
             elif env.type == "status_update" and p.state == "auth-required" and self.authorise:
                 await send("submit_authorized", {})
+
+
+def chromium_processes() -> list[int]:
+    """Live descendants of this test process whose command line is Chromium's."""
+    from appliance.computer_agent.browser import alive, descendants
+
+    out = []
+    for pid in descendants(os.getpid()):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if b"chromium" in cmd and alive(pid):
+            out.append(pid)
+    return out

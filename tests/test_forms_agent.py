@@ -10,11 +10,10 @@ import pytest
 
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.computer_agent.browser import _alive, _children
 from appliance.demo.spec import evaluate, load_specs
 from appliance.forms.llm import LLM
 from appliance.simulate.profile import load_profile
-from conftest import ScriptedPhone
+from conftest import ScriptedPhone, chromium_processes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -26,19 +25,6 @@ REGISTER = {"First": "David", "Last": "Miller", "Username": ["davidmiller", "dav
             "Email": "davidmiller@example.com",
             "Country": "United Kingdom", "Postcode": ["M1", "M1 1AE"], "city": "Manchester", "contact": "Email",
             "terms": True}
-
-
-def chromium_processes() -> list[int]:
-    """Live descendants of this test process whose command line is Chromium's."""
-    out = []
-    for pid in _children(__import__("os").getpid()):
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-        except OSError:
-            continue
-        if b"chromium" in cmd and _alive(pid):
-            out.append(pid)
-    return out
 
 
 async def run_agent(forms_cfg, llm_url, url, answers, authorise, *, until=None):

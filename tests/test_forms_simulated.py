@@ -14,7 +14,7 @@ import pytest
 
 from appliance.simulate.form_run import simulate_form
 from appliance.simulate.profile import load_profile
-from test_forms_agent import chromium_processes
+from conftest import chromium_processes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -75,7 +75,7 @@ async def test_autonomous_launch_is_the_llms_call(forms_cfg, forms_runtime, demo
     run = asyncio.create_task(simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"],
                                             load_profile("emma"), autonomous=True, site=demo_site, stop=stop))
     # stop once the phone agent has asked its first question: the launch is what is tested here
-    for _ in range(1200):
+    for _ in range(3000):  # up to 5 min on a loaded machine; no speed is asserted here
         await asyncio.sleep(0.1)
         folder = sorted(Path(forms_cfg.recording.dir).expanduser().glob("*-form-emma"))
         events = folder[-1] / "events.jsonl" if folder else None

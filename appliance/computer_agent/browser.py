@@ -25,7 +25,7 @@ OFFLINE_ARGS = (
 )
 
 
-def _children(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """All descendants of ``pid`` (from /proc; Linux)."""
     kids: dict[int, list[int]] = {}
     for d in Path("/proc").iterdir():
@@ -44,7 +44,8 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie counts as gone)."""
     try:
         state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
@@ -79,10 +80,10 @@ class Browser:
         from playwright.async_api import async_playwright
 
         self._pw = await async_playwright().start()
-        before = set(_children(os.getpid()))
+        before = set(descendants(os.getpid()))
         self._browser = await self._pw.chromium.launch(executable_path=self.executable,
                                                        args=[*OFFLINE_ARGS, *self.extra_args])
-        self.pids = [p for p in _children(os.getpid()) if p not in before]
+        self.pids = [p for p in descendants(os.getpid()) if p not in before]
         self.context = await self._browser.new_context()
         self.page = await self.context.new_page()
         log.info("chromium started (%d processes)", len(self.pids))
@@ -90,10 +91,10 @@ class Browser:
 
     def processes(self) -> list[int]:
         """PIDs of this launch's Chromium processes still alive (the launch's root and its tree)."""
-        roots = [p for p in self.pids if _alive(p)]
+        roots = [p for p in self.pids if alive(p)]
         tree = set(roots)
         for r in roots:
-            tree.update(c for c in _children(r) if _alive(c))
+            tree.update(c for c in descendants(r) if alive(c))
         return sorted(tree)
 
     async def close(self, timeout_s: float = 1.5) -> None:
@@ -110,7 +111,7 @@ class Browser:
         finally:
             self._browser = self.context = self.page = None
             for pid in tree + self.processes():
-                if _alive(pid):
+                if alive(pid):
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:

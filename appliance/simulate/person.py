@@ -136,7 +136,7 @@ class SimulatedPerson:
             topics = self._choices[heard.rstrip().endswith("?")]
             try:
                 topic = (await self.llm.json(
-                    self._system, f"said: {heard}", max_tokens=16,
+                    self._system, f"said: {heard}", max_tokens=24,
                     grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
                     schema={"type": "object", "required": ["topic"], "additionalProperties": False,
                             "properties": {"topic": {"enum": list(topics)}}}))["topic"]
