@@ -135,7 +135,7 @@ def _bench(args) -> int:
             for name, profile in BENCH_RUNS:
                 _say_progress(f"bench form: {name} with profile {profile}")
                 out = await simulate_form(cfg, runtime, site.urls[name], load_profile(profile), site=site)
-                forms.append({"form": name, "profile": profile, **out.report})
+                forms.append({"form": name, **out.report})
         return {"forms": forms}
 
     try:

@@ -64,7 +64,7 @@ class SessionResult:
 
 
 async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Callable[..., Any],
-                      autonomous: bool = False, purpose: str = "filling in your form", task: str = "",
+                      autonomous: bool = False, purpose: str = "your web form", task: str = "",
                       folder: Path | None = None, stop: asyncio.Event | None = None) -> SessionResult:
     """Run one form task to its end (submitted, declined, failed or past its deadline).
 

@@ -99,7 +99,8 @@ class PhoneAgent:
         bus: a started bus; the agent subscribes as ``agent_id``.
         line: the audio side.
         llm: endpoint with its own slot (side questions, option matching).
-        purpose: what the call is for, in words ("the SkyLoop Air flight booking form").
+        purpose: what the call is for, in words (the computer agent's ``initiate_phone_call_agent``
+            purpose); it grounds the answers to side questions.
         fields: fields already known (autonomous launch: ``required_info``).
         answer_timeout_s: silence after which the agent checks the person is still there
             (twice), then gives up.
@@ -157,8 +158,8 @@ class PhoneAgent:
 
     async def _call(self) -> PhoneOutcome:
         try:
-            await self._say(f"Hello! I'm your assistant for {self.purpose}. I'll ask you a few questions "
-                            f"and fill in the form while we talk.")
+            await self._say("Hello! I'm your assistant for the web form. I'll ask you a few questions "
+                            "and fill in the form while we talk.")
             while True:
                 self._take_messages()
                 if self._failed:
@@ -350,8 +351,8 @@ class PhoneAgent:
         return pick if pick in opts else None
 
     async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
-        system = (f"You are a friendly phone assistant helping a person fill in {self.purpose} on a web site. "
-                  f"The form asks for: {spec.label}. What the person tells you is typed into that form and "
+        system = (f"You are a friendly phone assistant helping a person fill in a web form. Purpose of the "
+                  f"call: {self.purpose}. The form asks for: {spec.label}. What the person tells you is typed into that form and "
                   "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
                   "short spoken sentence; if you do not know, say so; never make up facts.\n"
                   "Example: Why do you need my date of birth? => The form asks for it, and it is required to "
