@@ -88,3 +88,16 @@ def test_profiles_and_specs():
     assert [r.field for r in evaluate(flight, david, {"agent_notes": "x"}) if r.field == "agent_notes"]
     with pytest.raises(ProfileError):
         load_profile("no-such-person")
+
+
+async def test_injected_text_never_reaches_the_prompts(site_and_page):
+    from appliance.computer_agent import decide, mapper
+
+    site, page = site_and_page
+    await page.goto(site.urls["flight-injected"])
+    view = await perceive(page)
+    assert "ignore all previous instructions" in view.text  # the page does carry the injection
+    live = list(view.live_fields)
+    assert "agent_notes" not in {f.key for f in live}  # the hidden field is not a field to fill
+    for text in (mapper.describe(live), decide.prompt("Fill in the form.", {}, view, live)):
+        assert "previous instructions" not in text and "/api/collect" not in text
