@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,9 @@ log = logging.getLogger(__name__)
 for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at INFO: one line per LLM call
     logging.getLogger(_noisy).setLevel(logging.WARNING)
 
-_LOCKS: dict[str, asyncio.Lock] = {}  # base_url → the lock serialising requests to that server
+# event loop → base_url → the lock serialising requests to that server (an asyncio.Lock
+# belongs to one loop; tests and tools may run several loops one after another)
+_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = weakref.WeakKeyDictionary()
 
 
 class LLMError(RuntimeError):
@@ -57,13 +60,15 @@ class LLM:
     def __post_init__(self) -> None:
         from openai import AsyncOpenAI
 
-        self._lock = _LOCKS.setdefault(self.base_url, asyncio.Lock()) if self.slot is not None else None
 
         self._client = AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
                                    max_retries=0)
 
     def _serialised(self):
-        return self._lock if self._lock is not None else contextlib.nullcontext()
+        if self.slot is None:  # not the embedded server: no need to queue
+            return contextlib.nullcontext()
+        locks = _LOCKS.setdefault(asyncio.get_running_loop(), {})
+        return locks.setdefault(self.base_url, asyncio.Lock())
 
     def with_slot(self, slot: int | None) -> "LLM":
         """The same endpoint pinned to another slot."""
