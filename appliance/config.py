@@ -50,9 +50,13 @@ class VADConfig(_Section):
 
 
 class TurnConfig(_Section):
-    """End of turn: the turn ends when VAD says stop and the final transcript is ready."""
+    """End of turn: the plain assistant's turn ends when VAD says stop and the final
+    transcript is ready; an agent that takes dictation (form filling, a Werewolf seat) keeps
+    the turn open ``agent_speech_timeout_ms`` after the VAD stop for more speech, so "No,
+    it's David." with its comma pause (300–660 ms in Piper's speech) stays one turn."""
 
     interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription
+    agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
     user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript
     barge_in: bool = True
     barge_in_min_words: int = Field(0, ge=0)  # 0: any detected speech interrupts

@@ -19,7 +19,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from appliance.errors import ApplianceError

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import normalise as n
+from appliance.phone_agent import normalise as n, words
+from appliance.simulate.call import asks
+from appliance.simulate.person import mouth
 
 
 @pytest.mark.parametrize("said, want", [
@@ -17,6 +19,8 @@ from appliance.phone_agent import normalise as n
     ("Yes, that's right. Yes, that right. Yes. That's", "Yes, that's right."),
     ("My last name is Miller. My last name as Miller. My name is Miller", "My last name is Miller."),
     ("No, it's Miller. It's spelled M I L L E R.", "No, it's Miller. It's spelled M I L L E R."),
+    ("The username David Miller is already taken. Please choose another. What is your username?",
+     "The username David Miller is already taken. Please choose another. What is your username?"),
 ])
 def test_clean_collapses_asr_repetition_only(said, want):
     assert n.clean(said) == want
@@ -82,9 +86,37 @@ def test_name(said, want):
     ("My postcode is M1, 1aE.", "M11AE"),
     ("K four seven, one one eight, six three nine", "K47118639"),
     ("double five one two", "5512"),
+    # spelled with the spelling alphabet, as Whisper wrote Piper saying "M for Mike, one, one, A for Alpha, E for Echo"
+    ("It's M for Mike, one, one, of her alpha, E for Echo.", "M11AE"),
+    ("My postal code is Amazon Mike, one, one, as in alpha, he is an echo.", "M11AE"),
 ])
 def test_code(said, want):
     assert n.code(said) == want
+
+
+def test_spelled_code_reads_back_and_parses_again():
+    said = words.spelled_code("M1 1AE")
+    assert said == "M for Mike, one, one, A for Alpha, E for Echo"
+    assert n.code(said) == "M11AE"
+    spoken = mouth("No, it's M1 1AE.", spell=True)
+    assert spoken == "No, it's Mike, one, one, Alpha, Echo."
+    assert n.code(spoken) == "M11AE"
+    assert mouth("My postal code is M1 1AE.") == "My postal code is M, one one, A E."
+
+
+@pytest.mark.parametrize("heard, want", [
+    ("Thanks, What is your last name?", True),
+    ("Sorry, I didn't get that. The form once 320 lowercase letters, digits or what is your username", True),
+    ("I have David spelled D they V ID is that right", True),
+    ("I have Manchester,", True),
+    ("How should we contact you. Email. Phone were post.", True),
+    ("Thanks, country, United Kingdom, Ireland, United States, Germany, France, or Portugal.", True),
+    ("Hello, I'm your assistant for the web form. I'll ask you a few questions.", False),
+    ("One moment, I'm working on the form.", False),
+    ("Done! The form has been submitted. Thank you, goodbye.", False),
+])
+def test_simulated_person_answers_only_questions(heard, want):
+    assert asks(heard) is want
 
 
 @pytest.mark.parametrize("said, want", [

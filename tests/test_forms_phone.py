@@ -23,9 +23,10 @@ SEAT = FieldSpec(name="seat_preference", label="Seat preference", type="radio", 
 
 
 class ScriptedPerson(QueueLine):
-    """Answers each bot turn with the next scripted line (when the bot starts listening)."""
+    """Answers each bot turn with the next scripted line (when the bot starts listening);
+    a None line is silence."""
 
-    def __init__(self, answers: list[str]):
+    def __init__(self, answers: list[str | None]):
         super().__init__()
         self.answers, self.said = list(answers), []
 
@@ -34,7 +35,9 @@ class ScriptedPerson(QueueLine):
 
     async def hear(self) -> str:
         if self.answers:
-            self.heard(self.answers.pop(0))
+            answer = self.answers.pop(0)
+            if answer is not None:
+                self.heard(answer)
         return await super().hear()
 
 
@@ -89,13 +92,18 @@ async def test_correction_side_question_reask_and_submit(forms_cfg, forms_llm_ur
     assert kinds[-1] == "task_completed"
 
 
-async def test_declined_authorisation_sends_no_submit(forms_cfg, forms_llm_url):
+async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit(forms_cfg, forms_llm_url):
     async def computer(env, publish):
         if env.type == "info_collected" and env.payload.confirmed:
             await publish("status_update", {"state": "auth-required", "message": "ready to submit"})
 
-    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [SEAT], ["Aisle.", "No, don't send it."],
-                                          computer)
+    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [SEAT],
+                                          [None, "Yes, I'm here.", "Aisle.", "No, don't send it."], computer)
+    # "Yes, I'm here." answered "Are you still there?", not the seat question: the question again
+    question = "Seat preference: Window, Aisle or Middle?"
+    assert line.said[1:4] == [question, "Are you still there?", question]
+    assert [(e.payload.field, e.payload.value) for e in seen if e.type == "info_collected"] == [
+        ("seat_preference", "Aisle")]
     assert outcome.status == "not_submitted"
     kinds = [e.type for e in seen]
     assert "submit_authorized" not in kinds and kinds[-2:] == ["status_update", "task_completed"]

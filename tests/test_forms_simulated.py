@@ -1,5 +1,7 @@
-"""Both agents with a simulated person on a real-audio call (Piper → Whisper both ways), the
-embedded LLM and real Chromium: fixed launch on each demo form, and the autonomous launch."""
+"""Both agents with a simulated person who joins the appliance's form mode over WebRTC (an
+aiortc client: Piper → Opus → the phone agent's VAD and Whisper; the bot's audio → Whisper
+for the person), the embedded LLM and real Chromium: fixed launch on the demo forms, and the
+autonomous launch."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import wave
 from pathlib import Path
 
 import pytest
@@ -40,7 +43,17 @@ async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(for
     fixed = [i for i, (t, p) in enumerate(msgs)
              if t == "info_collected" and p["value"] == "+447700900123" and p["confirmed"]]
     assert bad and fixed and bad[0] < fixed[-1]
-    assert out.audio_s["bot"] > 0 and out.audio_s["person"] > 0  # both sides really spoke
+    # both sides really spoke over the call: the appliance recorded the person's audio and
+    # transcribed it with its own ASR; the person recorded and transcribed the bot's audio
+    assert out.audio_s["bot"] > 0 and out.audio_s["person"] > 0
+    with wave.open(str(out.session.folder / "input.wav")) as w:
+        assert w.getnframes() / w.getframerate() > 10
+    server_events = [json.loads(x) for x in (out.session.folder / "events.jsonl").read_text().splitlines()]
+    person_events = [json.loads(x) for x in (out.person_folder / "events.jsonl").read_text().splitlines()]
+    said = {e["written"] for e in person_events if e["event"] == "person_said"}
+    heard = [e["text"] for e in server_events if e["event"] == "heard"]
+    assert "Yes, please submit it." in said and any("submit" in h.casefold() for h in heard)
+    assert len(list(out.person_folder.glob("heard-*.wav"))) == sum(e["event"] == "person_asr" for e in person_events)
     assert chromium_processes() == []
 
 

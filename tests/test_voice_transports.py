@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
-import wave
 
 import numpy as np
 import pytest

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appliance.bus import Bus, Envelope, FieldSpec, now_ms
+from appliance.bus.inbox import Inbox, Terminated
 from appliance.computer_agent import mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
@@ -44,10 +45,6 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[..., Any]
 FieldValue = str | bool | tuple[str, ...]
-
-
-class _Terminated(Exception):
-    """``terminate`` arrived on the bus."""
 
 
 @dataclass
@@ -114,8 +111,8 @@ class ComputerAgent:
         self.browser = Browser(cfg.chromium_path)
         self._fields: dict[str, _Field] = {}  # by spec name
         self._by_ident: dict[tuple[str, str], str] = {}  # (ident, label) → spec name
-        self._inbox: list[Envelope] = []
         self._wake = asyncio.Event()
+        self._inbox = Inbox(self.id, emit, self._wake)
         self._state = _State()
         self._naming: asyncio.Task | None = None
         self._in_naming: set[tuple[str, str]] = set()
@@ -135,10 +132,10 @@ class ComputerAgent:
         self.emit("agent_started", agent=self.id, url=self.url, autonomous=self.autonomous)
         try:
             async with asyncio.timeout(self.cfg.task_deadline_s), asyncio.TaskGroup() as tg:
-                reader = tg.create_task(self._read(sub))
+                reader = tg.create_task(self._inbox.read(sub))
                 await self._loop()
                 reader.cancel()
-        except* _Terminated:
+        except* Terminated:
             self._outcome = Outcome("terminated", "terminate received")
         except* TimeoutError:
             self._outcome = Outcome("failed", f"task deadline of {self.cfg.task_deadline_s:g} s passed")
@@ -159,14 +156,6 @@ class ComputerAgent:
         out = self._outcome or Outcome("failed", "stopped")
         self.emit("agent_finished", agent=self.id, status=out.status, detail=out.detail)
         return out
-
-    async def _read(self, sub) -> None:
-        async for env in sub:
-            self.emit("bus_in", agent=self.id, type=env.type, sender=env.sender, payload=env.payload.model_dump())
-            if env.type == "terminate":
-                raise _Terminated()
-            self._inbox.append(env)
-            self._wake.set()
 
     async def _loop(self) -> None:
         warm = asyncio.create_task(self.llm.warm(mapper.SYSTEM))  # overlaps the browser start and page load
@@ -317,8 +306,8 @@ class ComputerAgent:
     # ---- act on messages ---------------------------------------------------------------------------
 
     async def _take_messages(self, page, view: pg.PageView) -> None:
-        while self._inbox and self._outcome is None:
-            env = self._inbox.pop(0)
+        while self._inbox.items and self._outcome is None:
+            env = self._inbox.items.pop(0)
             p = env.payload
             if env.type == "info_collected":
                 await self._on_info(page, view, env)

@@ -4,8 +4,9 @@
 * ``appliance form --url URL [--autonomous]`` — fill a form with the person on this
   terminal (the assistant's words are printed, the person's answers typed); the voice page
   wires the same session to the microphone and speaker.
-* ``appliance simulate form --url URL --profile P [--json]`` — a simulated person on a
-  real-audio call (``--url demo:flight`` serves the bundled demo itself).
+* ``appliance simulate form --url URL --profile P [--json]`` — a simulated person joins the
+  appliance's form mode over WebRTC and is interviewed in real time (``--url demo:flight``
+  serves the bundled demo itself).
 * ``appliance bench form [--json]`` — the simulated person over every demo form.
 """
 
@@ -42,7 +43,7 @@ def register(parsers) -> None:
     p.add_argument("--task", default="", help="the task in words, for the computer agent's decision")
     p.set_defaults(func=_form)
 
-    p = parsers.simulate.add_parser("form", help="a simulated person fills the form over a real-audio call")
+    p = parsers.simulate.add_parser("form", help="a simulated person joins over WebRTC and fills the form by voice")
     _add_config(p)
     p.add_argument("--url", required=True, help="the form's first page (demo:NAME serves a bundled demo form)")
     p.add_argument("--profile", required=True, help="profile name (configs/profiles/NAME.yaml) or YAML path")

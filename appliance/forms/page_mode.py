@@ -24,21 +24,44 @@ log = logging.getLogger(__name__)
 
 
 class FormFeature:
-    """The demo site plus the ``form`` mode. ``results[pc_id]`` holds each finished
-    session's :class:`SessionResult` (the simulated person over WebRTC reports from it)."""
+    """The demo site plus the ``form`` mode.
 
-    def __init__(self) -> None:
-        self.site = DemoSite(host="127.0.0.1", port=0)
-        self.results: dict[str, SessionResult] = {}
+    ``site``: a demo site already serving (its owner stops it); by default the feature
+    serves its own on a free port. :meth:`result` waits for a session's
+    :class:`SessionResult` (the simulated person's report is made from it).
+    """
+
+    def __init__(self, site: DemoSite | None = None) -> None:
+        self._own_site = site is None
+        self.site = site or DemoSite(host="127.0.0.1", port=0)
+        self._waiters: dict[str, asyncio.Future[SessionResult]] = {}
         self._stops: dict[str, asyncio.Event] = {}
 
     async def install(self, server) -> "callable":
         """Serve the demo forms and register the ``form`` mode on ``server`` (a VoiceServer)."""
-        await self.site.start()
+        if self._own_site:
+            await self.site.start()
         server.info["demo_forms"] = self.site.urls
         server.modes["form"] = self._run
         server.app.router.add_post("/api/form/cancel", self._cancel)
-        return self.site.stop
+        return self.site.stop if self._own_site else None
+
+    async def result(self, pc_id: str) -> SessionResult:
+        """The form session of connection ``pc_id``, once it has finished. Call it while the
+        session runs (right after connecting); a finished session's result is not kept.
+
+        Raises: RuntimeError when the session ended without a result (its error is in the
+        session's events and the log)."""
+        done = self._waiters.setdefault(pc_id, asyncio.get_running_loop().create_future())
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            if done.cancelled():
+                raise RuntimeError(f"the form session of {pc_id} ended without a result; see its events") from None
+            raise
+        finally:
+            if done.done():
+                self._waiters.pop(pc_id, None)
 
     async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
         url = body.get("url") or self.site.urls["flight"]
@@ -47,16 +70,19 @@ class FormFeature:
         llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if runtime.llm_server else None,
                   api_key=runtime.llm_api_key)
         stop = self._stops.setdefault(pc_id, asyncio.Event())
+        result = None
         session.events.emit("form_started", url=url, autonomous=autonomous)
         try:
             result = await run_session(srv.cfg, url, llm=llm, line=line, emit=session.events.emit,
                                        autonomous=autonomous, folder=session.folder, stop=stop,
                                        task=str(body.get("task", "")))
-            self.results[pc_id] = result
             session.events.emit("form_finished", status=result.computer.status, detail=result.computer.detail,
                                 duration_s=round(result.duration_s, 1))
         finally:
             self._stops.pop(pc_id, None)
+            waiter = self._waiters.get(pc_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(result) if result is not None else waiter.cancel()
 
     async def _cancel(self, req: web.Request) -> web.Response:
         stop = self._stops.get(req.query.get("pc_id", ""))

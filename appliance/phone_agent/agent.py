@@ -1,8 +1,8 @@
 """The phone agent: interviews the person one field at a time, never waiting on the browser.
 
 Its audio side is a :class:`Line` — ``say(text)`` and ``hear()`` (the next final
-transcript) — so the same agent runs on the WebRTC voice pipeline, on a simulated call
-(real TTS → real ASR both ways) or on a terminal.
+transcript) — so the same agent runs on the WebRTC voice pipeline (a person at the page, or
+the simulated person joining over WebRTC) or on a terminal.
 
 The interview, in code (the LLM only answers side questions and, when no option is named
 word for word, picks the option the person meant):
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from appliance.bus import Bus, Envelope, FieldSpec
+from appliance.bus.inbox import Inbox, Terminated
 from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import normalise as nz
@@ -66,10 +67,6 @@ class QueueLine:
 
     async def hear(self) -> str:
         return await self._q.get()
-
-
-class _Terminated(Exception):
-    pass
 
 
 class _HungUp(Exception):
@@ -120,8 +117,7 @@ class PhoneAgent:
         self._rejected: dict[str, tuple[fl.Value | None, str]] = {}  # field → (value rejected, why)
         self._given_up: dict[str, int] = {}
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
-        self._inbox: list[Envelope] = []
-        self._bus_event = asyncio.Event()
+        self._inbox = Inbox(self.id, emit)
         self._auth_requested = False
         self._browser_busy = True  # until the first fields arrive, the form is loading
         self._filler_said = False
@@ -137,24 +133,16 @@ class PhoneAgent:
         self.emit("agent_started", agent=self.id, purpose=self.purpose, fields=list(self._specs))
         try:
             async with asyncio.TaskGroup() as tg:
-                reader = tg.create_task(self._read(sub))
+                reader = tg.create_task(self._inbox.read(sub))
                 outcome = await self._call()
                 reader.cancel()
-        except* _Terminated:
+        except* Terminated:
             outcome = PhoneOutcome("terminated", self.waits_on_browser, "terminate received")
         finally:
             await sub.close()
         self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
                   detail=outcome.detail)
         return outcome
-
-    async def _read(self, sub) -> None:
-        async for env in sub:
-            self.emit("bus_in", agent=self.id, type=env.type, sender=env.sender, payload=env.payload.model_dump())
-            if env.type == "terminate":
-                raise _Terminated()
-            self._inbox.append(env)
-            self._bus_event.set()
 
     async def _call(self) -> PhoneOutcome:
         try:
@@ -188,9 +176,9 @@ class PhoneAgent:
 
     def _take_messages(self) -> None:
         """Apply what arrived (at a safe point between utterances; never blocks)."""
-        self._bus_event.clear()
-        while self._inbox:
-            env = self._inbox.pop(0)
+        self._inbox.arrived.clear()
+        while self._inbox.items:
+            env = self._inbox.items.pop(0)
             p = env.payload
             self._context.append(f"[{env.sender}] {env.type}: {p.model_dump_json(exclude_none=True)[:200]}")
             if env.type in ("need_info", "initiate_phone_call_agent"):
@@ -235,7 +223,7 @@ class PhoneAgent:
             self.waits_on_browser += 1
             self.emit("waits_on_browser", agent=self.id, count=self.waits_on_browser)
         try:
-            await asyncio.wait_for(self._bus_event.wait(), 20)
+            await asyncio.wait_for(self._inbox.arrived.wait(), 20)
         except TimeoutError:
             await self._say("I'm still working on the form, thank you for waiting.")
 
@@ -375,18 +363,24 @@ class PhoneAgent:
     async def _ask(self, text: str) -> str:
         """Say ``text`` and return the answer; re-prompt after silence; :class:`_HungUp` after three."""
         await self._say(text)
-        for prompt in ("Are you still there?", f"Are you there? {text}", None):
+        prompts = ["Are you still there?", f"Are you there? {text}"]
+        prompted = False
+        while True:
             try:
                 heard = nz.clean(await asyncio.wait_for(self.line.hear(), self.answer_timeout_s))
             except TimeoutError:
-                if prompt is None:
+                if not prompts:
                     raise _HungUp() from None
-                await self._say(prompt)
+                prompted = True
+                await self._say(prompts.pop(0))
                 continue
             self.emit("heard", agent=self.id, text=heard)
+            if prompted and _PRESENT.fullmatch(heard):  # "Yes, I'm here." answers the check, not the question
+                prompted = False
+                await self._say(text)
+                continue
             if heard:
                 return heard
-        raise _HungUp()
 
     async def _info(self, spec: FieldSpec, value: fl.Value, confirmed: bool) -> None:
         if confirmed:
@@ -400,6 +394,7 @@ class PhoneAgent:
                                             task_id=self.task_id))
 
 
+_PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)
 _REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
 
 

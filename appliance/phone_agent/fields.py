@@ -71,14 +71,14 @@ def hint(spec: FieldSpec) -> str:
 
 
 def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> Value | None:
-    """The written value in the person's answer, or None (then ask again). The first
-    sentence is read first (ASR may add a garbled repeat after it), then the whole answer."""
+    """The written value in the person's answer, or None (then ask again). The whole answer
+    is read first — a turn may hold several transcripts ("My postal code is M. 1-1. A E.")
+    —, then its first sentence alone (ASR may add a garbled repeat after it)."""
+    value = _parse(spec, text, date_order)
     first = nz.first_sentence(text)
-    if first != text.strip():
+    if value is None and first != text.strip():
         value = _parse(spec, first, date_order)
-        if value is not None:
-            return value
-    return _parse(spec, text, date_order)
+    return value
 
 
 def _parse(spec: FieldSpec, text: str, date_order: str) -> Value | None:
@@ -131,7 +131,7 @@ def spoken(spec: FieldSpec, value: Value, heard: str = "") -> str:
         own = _as_heard(heard, value, nz.username)
         return f"{own.lower()}, as one word" if own and " " in own else own or _chars(value)
     if k == "code":
-        return _chars(value)
+        return words.spelled_code(value)
     if k == "date":
         return words.date(value)
     return value

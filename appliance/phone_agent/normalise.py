@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from appliance.phone_agent import words
+
 UNITS = {"zero": 0, "oh": 0, "o": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
          "six": 6, "seven": 7, "eight": 8, "nine": 9}
 TEENS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
@@ -43,17 +45,17 @@ def clean(text: str) -> str:
 
     An exact loop collapses to its first occurrence: "Alice Alice Alice Alice" → "Alice";
     "It's Martin. It's Martin. It's Mar" → "It's Martin." (a phrase of one word must repeat
-    at least three times, a longer one twice; the tail may be cut short). A later sentence
-    that mostly repeats an earlier one's words is dropped: "Yes, that's right. Yes, that
-    right. Yes. That's" → "Yes, that's right.".
+    at least three times, a longer one twice; the tail may be cut short). A sentence that
+    mostly repeats the words of the one kept before it is dropped (a loop is consecutive):
+    "Yes, that's right. Yes, that right. Yes. That's" → "Yes, that's right."; "… is already
+    taken. Please choose another. What is your username?" keeps its question.
     """
     text = _collapse_loop(text)
     sentences = re.split(r"(?<=[.!?])\s+", text)
     kept: list[str] = []
     for sent in sentences:
         words = set(re.findall(r"[a-z0-9']+", sent.casefold()))
-        if kept and words and any(len(words & set(re.findall(r"[a-z0-9']+", k.casefold()))) >= 0.5 * len(words)
-                                  for k in kept):
+        if kept and words and len(words & set(re.findall(r"[a-z0-9']+", kept[-1].casefold()))) >= 0.5 * len(words):
             continue
         kept.append(sent)
     return " ".join(kept).strip()
@@ -278,7 +280,7 @@ def _number_runs(tokens: list[str]) -> list[str]:
     out: list[str] = []
     run: list[str] = []
     for tok in tokens + [""]:
-        if any(tok.casefold() in words for words in (UNITS, TEENS, TENS, MULTIPLIERS)):
+        if _is_number_word(tok):
             run.append(tok)
             continue
         if run:
@@ -291,9 +293,26 @@ def _number_runs(tokens: list[str]) -> list[str]:
 
 def code(text: str) -> str | None:
     """An identifier said character by character (passport number, postcode): letters and
-    digits, upper-case, no spaces: "It's P, 123, 45678" → "P12345678"; "M1, 1aE" → "M11AE"."""
-    s = "".join(_number_runs(re.findall(r"[A-Za-z]+|\d+", strip_lead_in(text)))).upper()
+    digits, upper-case, no spaces: "It's P, 123, 45678" → "P12345678"; "M1, 1aE" → "M11AE".
+
+    Spelled with the spelling alphabet ("M for Mike, one, one, A as in Alpha, Echo"), only
+    the spelling words give letters (a letter said before "for"/"as in" is the same letter;
+    other words are ASR noise) → "M11AE"."""
+    t = strip_lead_in(text)
+    tokens = re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I)
+    if any(tok.casefold() in _SPELLING for tok in tokens):
+        kept = [_SPELLING[tok.casefold()] if tok.casefold() in _SPELLING else tok
+                for tok in tokens if tok.casefold() in _SPELLING or tok.isdigit() or _is_number_word(tok)]
+        return "".join(_number_runs(kept)).upper() or None
+    s = "".join(_number_runs(tokens)).upper()
     return s or None
+
+
+_SPELLING = {w.casefold(): c for c, w in words.SPELLING.items()} | {"juliet": "J", "whisky": "W", "xray": "X"}
+
+
+def _is_number_word(tok: str) -> bool:
+    return any(tok.casefold() in ws for ws in (UNITS, TEENS, TENS, MULTIPLIERS))
 
 
 def username(text: str) -> str | None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 
 DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
@@ -45,6 +46,24 @@ def digit_groups(d: str) -> str:
     if len(groups) > 1 and len(groups[-1]) == 1:
         groups[-2:] = [groups[-2] + groups[-1]]
     return ", ".join(" ".join(DIGITS[int(c)] for c in g) for g in groups)
+
+
+#: The ICAO/NATO spelling alphabet (ICAO Annex 10, Vol. II): letters said so they survive a phone line.
+SPELLING = {c: w for c, w in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
+    "Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett", "Kilo", "Lima",
+    "Mike", "November", "Oscar", "Papa", "Quebec", "Romeo", "Sierra", "Tango", "Uniform", "Victor", "Whiskey",
+    "X-ray", "Yankee", "Zulu"))}
+
+
+def spelled_code(code: str, say_letter: bool = True) -> str:
+    """An identifier said clearly: each letter as "M for Mike" (``say_letter=False``: the
+    spelling word alone, "Mike"), digit runs in groups:
+    "M1 1AE" → "M for Mike, one, one, A for Alpha, E for Echo"."""
+    out = []
+    for run in re.findall(r"[A-Za-z]|\d+", code):
+        word = SPELLING[run.upper()] if run.isalpha() else ""
+        out.append((f"{run.upper()} for {word}" if say_letter else word) if word else digit_groups(run))
+    return ", ".join(out)
 
 
 def date(iso: str) -> str:

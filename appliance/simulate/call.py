@@ -1,17 +1,16 @@
-"""A simulated phone call: the phone agent's :class:`~appliance.phone_agent.agent.Line`
-whose far end is a :class:`~appliance.simulate.person.SimulatedPerson`, through real audio.
+"""The simulated person on a WebRTC call with the appliance, joined as a browser joins it.
 
-Each bot utterance is synthesised with Piper in the bot's voice and transcribed with
-Whisper; the person hears only that transcript. The person's reply is turned into spoken
-words (:func:`~appliance.simulate.person.mouth`), synthesised in the person's own voice (a
-different :class:`~appliance.voice.tts.VoiceStyle`) and transcribed again; the phone agent
-hears only that transcript. No text crosses the line unspoken.
+The person is an aiortc client (:class:`~appliance.voice.webrtc_client.WebRTCClient`) of
+the appliance's voice server. It hears the bot only through Whisper transcripts of the
+audio that comes back on the call, and answers only with Piper audio in its own voice (a
+:class:`~appliance.voice.tts.VoiceStyle` that differs from the bot's), sent in real time
+over the Opus track into the phone agent's real pipeline: Silero VAD, streaming Whisper,
+end of turn, barge-in. No text crosses the line unspoken.
 
-Turn-taking: the person answers when the bot yields the floor (calls ``hear``), to
-everything the bot said since the person last spoke — as a person waits for the other
-side to stop talking. Not real time: audio is not played out at its own speed (``say``
-returns once the bot's audio is made; its transcription runs in the background), and
-there is no WebRTC — the PCM a WebRTC track would carry goes straight into ASR.
+Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
+audio into utterances at ``gap_ms`` of silence) and answers when what it heard since it
+last spoke asks something — a question, a read-back, a request to submit. After a
+statement ("One moment, I'm working on the form.") it stays silent and keeps listening.
 """
 
 from __future__ import annotations
@@ -19,94 +18,96 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from appliance.phone_agent.agent import QueueLine
+from appliance.judge.voices import write_wav
 from appliance.phone_agent.normalise import clean
 from appliance.simulate.person import SimulatedPerson, mouth
-from appliance.voice.tts import VoiceStyle, resample
+from appliance.voice.tts import VoiceStyle
+from appliance.voice.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 
-ASR_RATE_HZ = 16_000
+ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
+
+#: a question even where the ASR left out its question mark: a wh-word, an opening auxiliary, a
+#: choice ("Country: United Kingdom, Ireland or Portugal"), a read-back ("I have Manchester, …")
+_ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|is|are|shall|should|may|can|could|"
+                     r"would|will|i have)\b|\bis that (right|correct)\b", re.I)
 
 
-class SimulatedCall(QueueLine):
-    """Use as ``async with SimulatedCall(...) as line:``; pass ``line`` to the phone agent.
+def asks(text: str) -> bool:
+    """Whether an utterance (as ASR wrote it) asks the listener something: one of its
+    sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
+    Phone were post.")."""
+    return any("?" in sent or _ASKING.search(sent) for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
+
+
+class PersonOnCall:
+    """The person's side of one call: ``await run()`` listens and answers until cancelled.
 
     Args:
-        person: the persona at the far end.
-        synth: a Piper voice (``synthesize(text, style) -> int16``); ``asr``: Whisper.
-        bot_style / person_style: the two voices (they should differ).
-        emit: ``emit(event, **fields)`` — each utterance with what the other side heard
-            and the ms spent in TTS and ASR.
+        person: the persona (decides what to say).
+        client: a connected :class:`WebRTCClient`.
+        synth: Piper (``synthesize(text, style) -> int16`` at ``synth.sample_rate_hz``).
+        asr: Whisper (``transcribe(float32 16 kHz) -> Transcript``).
+        style: the person's voice.
+        emit: ``emit(event, **fields)``: each bot utterance as the person heard it, and each
+            answer (written, spoken words, seconds of audio).
+        folder: where the person's side is recorded: each bot utterance as it arrived
+            (``heard-NNN.wav``, 16 kHz, numbered as the ``person_asr`` events).
     """
 
-    def __init__(self, person: SimulatedPerson, synth, asr, *, bot_style: VoiceStyle, person_style: VoiceStyle,
-                 emit: Callable[..., Any]):
-        super().__init__()
-        self.person, self.synth, self.asr = person, synth, asr
-        self.bot_style, self.person_style, self.emit = bot_style, person_style, emit
+    def __init__(self, person: SimulatedPerson, client: WebRTCClient, synth, asr, *, style: VoiceStyle,
+                 emit: Callable[..., Any], folder: Path | None = None):
+        self.person, self.client, self.synth, self.asr = person, client, synth, asr
+        self.style, self.emit, self.folder = style, emit, folder
+        self._heard_n = 0
         self.vocabulary = [v for k, v in person.profile.facts.items() if k in ("given_name", "family_name", "city")]
-        self.audio_s = {"bot": 0.0, "person": 0.0}
-        self._said: list[asyncio.Task[str]] = []  # the bot's utterances since the person last spoke
-        self._turns: asyncio.Queue[list[asyncio.Task[str]]] = asyncio.Queue()
-        self._worker: asyncio.Task | None = None
+        self.spoken_s = 0.0
 
-    async def __aenter__(self) -> "SimulatedCall":
-        self._worker = asyncio.create_task(self._person_side())
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        tasks = [t for t in (self._worker, *self._said) if t is not None]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def say(self, text: str) -> None:
-        """The bot speaks ``text``: its audio is made now and transcribed for the person."""
-        audio = await asyncio.to_thread(self.synth.synthesize, text, self.bot_style)
-        self.audio_s["bot"] += len(audio) / self.synth.sample_rate_hz
-        self._said.append(asyncio.create_task(self._transcribe(audio)))
-
-    async def hear(self) -> str:
-        """The bot yields the floor: the person answers everything said since they last spoke."""
-        if self._said:
-            self._turns.put_nowait(self._said)
-            self._said = []
-        return await super().hear()
-
-    async def _transcribe(self, audio: np.ndarray) -> str:
-        pcm = resample(audio, self.synth.sample_rate_hz, ASR_RATE_HZ).astype(np.float32) / 32768.0
-        t0 = time.monotonic()
-        tr = await asyncio.to_thread(self.asr.transcribe, pcm)
-        self.emit("asr", text=tr.text, audio_s=round(tr.audio_s, 2), asr_ms=round((time.monotonic() - t0) * 1000))
-        return clean(tr.text)
-
-    async def _person_side(self) -> None:
-        while True:
-            turn = await self._turns.get()
+    async def run(self) -> None:
+        heard: list[str] = []  # what the bot said since the person last spoke
+        async for audio in self.client.bot_utterances():
+            text = await self._transcribe(audio)
+            if text:
+                heard.append(text)
+            if not heard or not asks(text):
+                continue  # a statement, or nothing understood: keep listening
+            said, heard = " ".join(heard), []
+            self.emit("person_heard", text=said)
             try:
-                await self._answer(turn)
-            except Exception:  # a broken turn must not silence the person for the rest of the call
+                reply = await self.person.respond(said)
+                if reply:
+                    await self._speak(reply)
+            except Exception:  # one broken turn must not silence the person for the rest of the call
                 log.exception("simulated person: turn failed")
 
-    async def _answer(self, turn: list[asyncio.Task[str]]) -> None:
-        heard = " ".join(t for t in [await u for u in turn] if t)
-        self.emit("person_heard", text=heard)
-        reply = await self.person.respond(heard) if heard else None
-        if not reply:
-            return
-        spoken = mouth(reply, self.vocabulary)
+    async def _transcribe(self, audio: np.ndarray) -> str:
+        self._heard_n += 1
+        if self.folder is not None:
+            write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
+                      (np.clip(audio, -1, 1) * 32767).astype(np.int16), ASR_RATE_HZ)
+        t0 = time.monotonic()
+        tr = await asyncio.to_thread(self.asr.transcribe, audio)
+        self.emit("person_asr", n=self._heard_n, text=tr.text, audio_s=round(tr.audio_s, 2),
+                  asr_ms=round((time.monotonic() - t0) * 1000))
+        return clean(tr.text)
+
+    async def _speak(self, reply: str) -> None:
+        # asked again, or correcting a read-back, a person spells codes with the spelling alphabet
+        spoken = mouth(reply, self.vocabulary, spell=self.person.repeat >= 1 or reply.startswith("No"))
         # asked again for the same thing, a person says it again more slowly
         slower = 1 + 0.15 * min(self.person.repeat, 3)
-        style = dataclasses.replace(self.person_style, length_scale=self.person_style.length_scale * slower)
+        style = dataclasses.replace(self.style, length_scale=self.style.length_scale * slower)
         voice = await asyncio.to_thread(self.synth.synthesize, spoken, style)
-        self.audio_s["person"] += len(voice) / self.synth.sample_rate_hz
-        text = await self._transcribe(voice)
-        self.emit("person_said", written=reply, spoken=spoken, bot_heard=text)
-        self.heard(text)
+        seconds = len(voice) / self.synth.sample_rate_hz
+        self.spoken_s += seconds
+        self.emit("person_said", written=reply, spoken=spoken, audio_s=round(seconds, 2))
+        await self.client.say(voice, self.synth.sample_rate_hz)

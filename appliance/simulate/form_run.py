@@ -1,35 +1,42 @@
-"""A simulated form-filling run: the demo site (or any URL), both agents, and a simulated
-person on a real-audio call. Used by ``appliance simulate form``, ``appliance bench form``
-and the tests."""
+"""A simulated form-filling run: the demo site (or any URL), the appliance's form mode, and
+a simulated person who joins it over WebRTC. Used by ``appliance simulate form``,
+``appliance bench form`` and the tests."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
 
 from appliance.config import Config
 from appliance.demo.site import FORMS, DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.llm import LLM
-from appliance.forms.session import SLOT_PERSON, SessionResult, fetch_submissions, report, run_session
-from appliance.simulate.call import SimulatedCall
+from appliance.forms.page_mode import FormFeature
+from appliance.forms.session import SLOT_PERSON, SessionResult, fetch_submissions, report
+from appliance.simulate.call import PersonOnCall
 from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.profile import Profile
 from appliance.voice.tts import VoiceStyle
+from appliance.voice.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 
-BOT_STYLE = VoiceStyle()
-SIMULATED_ANSWER_TIMEOUT_S = 90.0
+SIMULATED_ANSWER_TIMEOUT_S = 20.0
 
 
 @dataclass
 class RunOutput:
-    """The ``simulate form`` JSON (``report``) plus the session itself and the call's audio seconds."""
+    """The ``simulate form`` JSON (``report``), the session itself (its ``folder``: the
+    appliance's recording), the person's recording folder, and the seconds of audio each
+    side sent over the call (``bot``: as received by the person)."""
 
     report: dict
     session: SessionResult
+    person_folder: Path | None
     audio_s: dict[str, float]
 
 
@@ -51,30 +58,53 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
                         site: DemoSite | None = None, stop: asyncio.Event | None = None) -> RunOutput:
     """Run one simulated session on ``url`` and report it.
 
-    ``runtime``: a started :class:`~appliance.voice.pipeline.VoiceRuntime` (ASR, Piper, LLM
-    endpoint). ``site``: the demo site serving ``url`` when it is local (its own record of
-    submissions is then used; otherwise the URL's ``/api/submissions`` when offered).
+    The appliance's voice server (form mode) runs in this process on 127.0.0.1 with
+    ``runtime`` (a started :class:`~appliance.voice.pipeline.VoiceRuntime`: ASR, Piper, LLM
+    endpoint); the simulated person joins it over WebRTC (:mod:`appliance.simulate.call`)
+    and the session runs in real time. ``site``: the demo site serving ``url`` when it is
+    local (its own record of submissions is then used; otherwise the URL's
+    ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
+    The person's side is recorded in its own folder (``…-form-<profile>/events.jsonl``);
+    the appliance's side in the server session's folder (``RunOutput.session.folder``).
+
+    Raises:
+        RuntimeError: the server refused the call, or the session ended without a result.
     """
     from appliance.voice.pipeline import open_session
+    from appliance.voice.server import VoiceServer
 
     # The simulated person's LLM shares the CPU with both agents: give it a person's patience and more.
-    cfg = cfg.model_copy(update={"forms": cfg.forms.model_copy(
-        update={"answer_timeout_s": max(cfg.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})})
-    session = open_session(cfg, f"form-{profile.name}")
-    emit = session.events.emit
+    cfg = cfg.model_copy(update={
+        "forms": cfg.forms.model_copy(update={"answer_timeout_s": max(cfg.forms.answer_timeout_s,
+                                                                      SIMULATED_ANSWER_TIMEOUT_S)}),
+        "server": cfg.server.model_copy(update={"host": "127.0.0.1", "port": 0}),
+        "transport": cfg.transport.model_copy(update={"loopback_only": True})})
+    person_side = open_session(cfg, f"form-{profile.name}")
+    emit = person_side.events.emit
     llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if cfg.llm.provider == "embedded" else None,
               api_key=runtime.llm_api_key)
     person = SimulatedPerson(profile, llm.with_slot(SLOT_PERSON), emit)
-    person_style = VoiceStyle(length_scale=cfg.forms.person_length_scale,
-                              pitch_semitones=cfg.forms.person_pitch_semitones)
+    style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
     await person.warm()
+    server = VoiceServer(cfg, runtime)
+    feature = FormFeature(site)
+    cleanup = await feature.install(server)
+    client: WebRTCClient | None = None
     try:
-        async with SimulatedCall(person, runtime.synth, runtime.asr, bot_style=BOT_STYLE, person_style=person_style,
-                                 emit=emit) as call:
-            result = await run_session(cfg, url, llm=llm, line=call, emit=emit, autonomous=autonomous,
-                                       folder=session.folder, stop=stop,
-                                       task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        await server.start()
+        client = WebRTCClient(server.url)
+        await client.connect(mode="form", url=url, autonomous=autonomous,
+                             task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
+                            folder=person_side.folder)
+        async with asyncio.TaskGroup() as tg:
+            listening = tg.create_task(call.run())
+            cancel = tg.create_task(_cancel_on(stop, server.url, client.pc_id)) if stop is not None else None
+            result = await feature.result(client.pc_id)
+            for t in (listening, cancel):
+                if t is not None:
+                    t.cancel()
         spec = spec_for_url(url)
         if site is not None:
             subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
@@ -82,6 +112,20 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             subs = await asyncio.to_thread(fetch_submissions, url)
         out = report(result, spec, profile, subs)
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
-        return RunOutput(out, result, dict(call.audio_s))
+        return RunOutput(out, result, person_side.folder, {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
     finally:
-        session.events.close()
+        if client is not None:
+            await client.close()
+        await server.stop()
+        if cleanup is not None:
+            await cleanup()
+        person_side.events.close()
+
+
+async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
+    """Press Cancel (``POST /api/form/cancel``) once ``stop`` is set, as the page does."""
+    await stop.wait()
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{base_url}api/form/cancel", params={"pc_id": pc_id}) as r:
+            if r.status != 200:
+                raise RuntimeError(f"cancel refused ({r.status}): {await r.text()}")

@@ -125,7 +125,7 @@ class SimulatedPerson:
         """
         if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = "none", "presence"
-        elif _CHECK.search(heard):
+        elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = self._previous, "check"
         elif _PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
@@ -210,7 +210,7 @@ def _holds(heard: str, value: str) -> bool:
     v = alnum(value)
     spelled = re.sub(r"\b(\w)[\s,\-]+(?=\w\b)", r"\1", part)  # "M, I, L" → "MIL"
     said_email = re.sub(r"\s*\bat\b\s*", "@", re.sub(r"\s*\bdot\b\s*", ".", spelled, flags=re.I), flags=re.I)
-    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "")]
+    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "", nz.code(part) or "")]
     if any(t.startswith(v) for t in texts):
         return True
     return len(v) >= 8 and any(t[:1] == v[:1] and difflib.SequenceMatcher(None, v, t[:n]).ratio() >= 0.9
@@ -232,11 +232,14 @@ def _segment(word: str, vocabulary: list[str]) -> str:
     return " ".join(out)
 
 
-def mouth(text: str, vocabulary: list[str] = ()) -> str:
+def mouth(text: str, vocabulary: list[str] = (), spell: bool = False) -> str:
     """Written → spoken, as a person says it: "+447700900123" → "plus four four, seven …";
     "david@example.com" → "david at example dot com"; "1990-03-14" → "the fourteenth of March,
     nineteen ninety"; "K47118639" → "K, four seven one, …"; "davidmiller84" → "david miller
-    eighty four" (``vocabulary``: words the person knows are in their own identifiers)."""
+    eighty four" (``vocabulary``: words the person knows are in their own identifiers).
+    ``spell``: codes with the spelling alphabet's words, as a person does when asked again
+    ("M1 1AE" → "Mike, one, one, Alpha, Echo": the words alone, since a letter said before
+    its word is easily heard as a digit)."""
     vocab = [v.casefold() for v in vocabulary]
 
     def email(m: re.Match) -> str:
@@ -261,6 +264,9 @@ def mouth(text: str, vocabulary: list[str] = ()) -> str:
         pieces = re.findall(r"[A-Za-z]+|\d+", t)  # a code: letters one by one, digits in groups
         return ", ".join(" ".join(p) if p.isalpha() else words.digit_groups(p) for p in pieces)
 
+    if spell:  # a code, with its inner space ("M1 1AE"): letters and digits, at least one of each
+        text = re.sub(r"\b(?=[A-Z0-9 ]*\d)(?=[A-Z0-9 ]*[A-Z])[A-Z0-9]+(?: [A-Z0-9]+)?\b",
+                      lambda m: words.spelled_code(m.group(0), say_letter=False), text)
     text = re.sub(r"([A-Za-z0-9._\-]+)@([A-Za-z0-9.\-]+\.[A-Za-z]{2,})", email, text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", date, text)
     return re.sub(r"\+\d{6,}|\b(?=[A-Za-z]*\d)[A-Za-z0-9]{2,}\b", token, text)

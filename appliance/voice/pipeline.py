@@ -281,7 +281,8 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
                                              stop_secs=cfg.vad.stop_ms / 1000, min_volume=cfg.vad.min_volume))
     strategies = UserTurnStrategies(
         start=[VADUserTurnStartStrategy(enable_interruptions=cfg.turn.barge_in)],
-        stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.0)],
+        stop=[SpeechTimeoutUserTurnStopStrategy(
+            user_speech_timeout=cfg.turn.agent_speech_timeout_ms / 1000 if line is not None else 0.0)],
     )
     prompt = system_prompt or cfg.llm.system_prompt
     session.context = LLMContext()

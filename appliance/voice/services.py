@@ -28,7 +28,7 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
-from appliance.config import ASRConfig, TTSConfig
+from appliance.config import TTSConfig
 from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR, pcm16_to_float
 from appliance.voice.markers import SpeechStyle, StyledClauseFrame
 from appliance.voice.tts import PiperSynth, VoiceStyle

@@ -25,7 +25,6 @@ from pipecat.frames.frames import (
     OutputAudioRawFrame,
     StartFrame,
 )
-from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.serializers.base_serializer import FrameSerializer
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
@@ -75,6 +74,14 @@ def websocket_transport(cfg: Config) -> BaseTransport:
 
 
 # --- local sound card (sounddevice) ------------------------------------------------------
+def _close_stream(transport) -> None:
+    """Stop and close a transport's sounddevice stream, if open."""
+    if transport._stream is not None:
+        transport._stream.stop()
+        transport._stream.close()
+        transport._stream = None
+
+
 class _LocalInput(BaseInputTransport):
     def __init__(self, device, params: TransportParams):
         super().__init__(params)
@@ -100,10 +107,7 @@ class _LocalInput(BaseInputTransport):
 
     async def cleanup(self):
         await super().cleanup()
-        if self._stream is not None:
-            self._stream.stop()
-            self._stream.close()
-            self._stream = None
+        _close_stream(self)
 
 
 class _LocalOutput(BaseOutputTransport):
@@ -129,10 +133,7 @@ class _LocalOutput(BaseOutputTransport):
 
     async def cleanup(self):
         await super().cleanup()
-        if self._stream is not None:
-            self._stream.stop()
-            self._stream.close()
-            self._stream = None
+        _close_stream(self)
         self._executor.shutdown(wait=True)
 
 
