@@ -57,6 +57,7 @@ def test_email(said, want):
     ("14/03/1990", "1990-03-14"),
     ("1990-03-14", "1990-03-14"),
     ("the 31st of February 1990", None),
+    ("I was born on the 40th March. 1990", "1990-03-14"),  # Whisper on Piper's "fourteenth" over Opus
     ("next Tuesday", None),
 ])
 def test_date(said, want):

@@ -100,7 +100,7 @@ async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_
     outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [SEAT],
                                           [None, "Yes, I'm here.", "Aisle.", "No, don't send it."], computer)
     # "Yes, I'm here." answered "Are you still there?", not the seat question: the question again
-    question = "Seat preference: Window, Aisle or Middle?"
+    question = "What is your seat preference: Window, Aisle or Middle?"
     assert line.said[1:4] == [question, "Are you still there?", question]
     assert [(e.payload.field, e.payload.value) for e in seen if e.type == "info_collected"] == [
         ("seat_preference", "Aisle")]

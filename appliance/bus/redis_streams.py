@@ -141,6 +141,10 @@ class _RedisSubscription(Subscription):
         self._closed = True
         self._bus._subs.discard(self)
         await self._stop_reader()
+        await self._finish()
+
+    async def _finish(self) -> None:
+        """After the reader stopped: drop what was not received (it stays in the stream)."""
         left = self.inbox.drain()
         if left:
             log.warning("%s closed with %d envelopes not yet received (they stay in the stream)", self, len(left))
@@ -305,12 +309,9 @@ class _RedisGroupSubscription(_RedisSubscription):
         else:
             await self._shutdown()
 
-    async def _shutdown(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._bus._subs.discard(self)
-        await self._stop_reader()
+    async def _finish(self) -> None:
+        """After the reader stopped: flush acknowledgements and release what this member
+        holds (unacknowledged envelopes are redelivered to other members)."""
         self._acker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._acker

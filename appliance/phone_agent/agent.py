@@ -286,8 +286,8 @@ class PhoneAgent:
                 return value
             heard = re.sub(r"(?i)^\W*no\b[\W]*", "", text)
             corrected = fl.parse(spec, heard, self.date_order)
-            if yes is False and corrected is not None and corrected != value:
-                value = corrected
+            if yes is False and corrected is not None:  # "No, it's …": read that back (the same value
+                value = corrected                       # again when the person misheard the read-back)
                 continue
             return None
         return None
@@ -295,7 +295,7 @@ class PhoneAgent:
     async def _authorise(self) -> bool:
         """Ask for explicit authorisation to submit. False: declined (the task ends unsent)."""
         for _ in range(3):
-            yes = nz.yes_no(await self._ask("I have filled in the whole form. Shall I submit it now?"))
+            yes = nz.yes_no(await self._ask("All the fields are filled in. Shall I submit the form now?"))
             self._take_messages()
             if self._queue:  # the page wants something else first
                 return True

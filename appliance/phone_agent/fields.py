@@ -42,9 +42,10 @@ def kind(spec: FieldSpec) -> str:
 
 
 def question(spec: FieldSpec) -> str:
-    """The question for a field: "What is your date of birth?", "Seat preference: Window,
-    Aisle or Middle?" (up to six options are read out), "Do you accept the fare rules and the
-    privacy notice?"."""
+    """The question for a field: "What is your date of birth?", "What is your seat
+    preference: Window, Aisle or Middle?" (up to six options are read out; a label that is a
+    question is kept: "How should we contact you? Email, Phone or Post?"), "Do you accept the
+    fare rules and the privacy notice?"."""
     label = spec.label.strip().rstrip(":*").strip()
     k = kind(spec)
     if k == "yesno":
@@ -52,7 +53,7 @@ def question(spec: FieldSpec) -> str:
         return f"Do you {m.group(1).lower()}{m.group(2).rstrip('.')}?" if m else f"Please confirm: {label}. Yes or no?"
     opts = spec.options or ()
     if k in ("choice", "choices") and 0 < len(opts) <= 6:
-        head = label if label.endswith("?") else f"{label}:"
+        head = label if label.endswith("?") else f"What is your {label[0].lower() + label[1:]}:"
         listed = f"{', '.join(opts[:-1])} or {opts[-1]}" if len(opts) > 1 else opts[0]
         return f"{head} {listed}?"
     if label.endswith("?"):

@@ -233,8 +233,8 @@ def _spoken_numbers(text: str) -> str:
 
 def date(text: str, order: str = "DMY") -> str | None:
     """A date as ISO ``YYYY-MM-DD``: "the 14th of March, 1990", "March 14 1990",
-    "14/03/1990" (``order`` DMY or MDY for numeric forms), "1990-03-14", or all in words.
-    None when no valid calendar date is found."""
+    "14/03/1990" (``order`` DMY or MDY for numeric forms), "1990-03-14", or all in words;
+    "the 40th of March" is the 14th (see below). None when no valid calendar date is found."""
     t = _spoken_numbers(clean(text))
     m = re.search(r"\b(\d{4})\s*-\s*(\d{1,2})\s*-\s*(\d{1,2})\b", t)
     if m:
@@ -248,7 +248,9 @@ def date(text: str, order: str = "DMY") -> str | None:
         return None
     nums = [int(n) for n in re.findall(r"\d+", t)]
     years = [n for n in nums if n >= 1000]
-    days = [n for n in nums if 1 <= n <= 31]
+    # "-teen"/"-ty" is ASR's classic confusion: "the fourteenth" comes back as "the 40th"; no
+    # month has a 40th day, so 40–90 are read as 14–19
+    days = [n if n <= 31 else 10 + n // 10 for n in nums if 1 <= n <= 31 or n in (40, 50, 60, 70, 80, 90)]
     if not years or not days:
         return None
     return _iso(years[0], month, days[0])
