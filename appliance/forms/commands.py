@@ -112,7 +112,8 @@ def _simulate(args) -> int:
     async def run() -> dict:
         async with _demo_site_for(args.url) as site:
             url = resolve_url(args.url, site)
-            out = await simulate_form(cfg, runtime, url, profile, autonomous=args.autonomous, site=site)
+            out = await simulate_form(cfg, runtime, url, profile, autonomous=args.autonomous, site=site,
+                                      progress=_say_progress)
             return out.report
 
     try:
@@ -135,7 +136,8 @@ def _bench(args) -> int:
         async with DemoSite() as site:
             for name, profile in BENCH_RUNS:
                 _say_progress(f"bench form: {name} with profile {profile}")
-                out = await simulate_form(cfg, runtime, site.urls[name], load_profile(profile), site=site)
+                out = await simulate_form(cfg, runtime, site.urls[name], load_profile(profile), site=site,
+                                          progress=_say_progress)
                 forms.append({"form": name, **out.report})
         return {"forms": forms}
 

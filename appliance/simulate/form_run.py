@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +56,8 @@ def resolve_url(url: str, site: DemoSite | None) -> str:
 
 
 async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, autonomous: bool = False,
-                        site: DemoSite | None = None, stop: asyncio.Event | None = None) -> RunOutput:
+                        site: DemoSite | None = None, stop: asyncio.Event | None = None,
+                        progress: Callable[[str], None] | None = None) -> RunOutput:
     """Run one simulated session on ``url`` and report it.
 
     The appliance's voice server (form mode) runs in this process on 127.0.0.1 with
@@ -64,6 +66,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     and the session runs in real time. ``site``: the demo site serving ``url`` when it is
     local (its own record of submissions is then used; otherwise the URL's
     ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
+    ``progress``: called with each line of the conversation as the person heard and said it.
     The person's side is recorded in its own folder (``…-form-<profile>/events.jsonl``);
     the appliance's side in the server session's folder (``RunOutput.session.folder``).
 
@@ -80,7 +83,12 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         "server": cfg.server.model_copy(update={"host": "127.0.0.1", "port": 0}),
         "transport": cfg.transport.model_copy(update={"loopback_only": True})})
     person_side = open_session(cfg, f"form-{profile.name}")
-    emit = person_side.events.emit
+
+    def emit(event: str, **fields) -> None:
+        person_side.events.emit(event, **fields)
+        if progress is not None and event in ("person_heard", "person_said"):
+            progress(f"  bot (as heard): {fields['text']}" if event == "person_heard" else
+                     f"  person: {fields['written']}")
     llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if cfg.llm.provider == "embedded" else None,
               api_key=runtime.llm_api_key)
     person = SimulatedPerson(profile, llm.with_slot(SLOT_PERSON), emit)
@@ -112,7 +120,8 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             subs = await asyncio.to_thread(fetch_submissions, url)
         out = report(result, spec, profile, subs)
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
-        return RunOutput(out, result, person_side.folder, {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
+        return RunOutput(out, result, person_side.folder,
+                         {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
     finally:
         if client is not None:
             await client.close()

@@ -210,7 +210,9 @@ def _holds(heard: str, value: str) -> bool:
     v = alnum(value)
     spelled = re.sub(r"\b(\w)[\s,\-]+(?=\w\b)", r"\1", part)  # "M, I, L" → "MIL"
     said_email = re.sub(r"\s*\bat\b\s*", "@", re.sub(r"\s*\bdot\b\s*", ".", spelled, flags=re.I), flags=re.I)
-    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "", nz.code(part) or "")]
+    letters = re.search(r"\bspel(?:led|t)\b\W*(.*)$", part, re.I)  # "M, spelled E M M A": the letters say it
+    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "", nz.code(part) or "",
+                                letters.group(1) if letters else "")]
     if any(t.startswith(v) for t in texts):
         return True
     return len(v) >= 8 and any(t[:1] == v[:1] and difflib.SequenceMatcher(None, v, t[:n]).ratio() >= 0.9
