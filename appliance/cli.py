@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not args.verbose:  # every ICE check at INFO: noise in a command's progress
+        for name in ("aioice", "aiortc"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     from loguru import logger  # pipecat and browser-use log through loguru
 
     logger.remove()

@@ -8,7 +8,9 @@ The window is the speech plus ``_TAIL_S`` of silence, and at least ``_MIN_WINDOW
 with only a second or two of window tiny.en loops or stops early ("Yes, that's right.
 Yes, that right. Yes. That's", "I have David Miller at example." for "… at example dot
 com. Is that right?"); from 10 s on it gave the 28 s window's text on every clip tried,
-for +40–60 ms on a 1–3 s clip (a loop's extra tokens cost more). The 30 s path is kept for
+for +40–60 ms on a 1–3 s clip (a loop's extra tokens cost more). With that window,
+Whisper's no-speech probability measured ≤0.35 on speech (quiet one-word clips included)
+and ≥0.79 on hum and noise, hence ``asr.no_speech_prob`` 0.6. The 30 s path is kept for
 clips longer than 28 s.
 """
 
