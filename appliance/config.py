@@ -68,9 +68,10 @@ class ASRConfig(_Section):
     beam_size: int = Field(1, ge=1, le=10)
     cpu_threads: int = Field(2, ge=1)
     compute_type: str = "int8"
-    # drop a segment only above this; with the ≥10 s window speech measured ≤0.35 (a quiet "Seven."),
-    # hum and noise ≥0.79 (see voice/asr.py)
+    # silence = no-speech probability above this and average token log-probability below
+    # logprob_threshold (openai-whisper's transcribe() defaults; see voice/asr.py)
     no_speech_prob: float = Field(0.6, gt=0, le=1)
+    logprob_threshold: float = Field(-1.0, lt=0)
     language: str = "en"
 
 

@@ -8,10 +8,11 @@ The window is the speech plus ``_TAIL_S`` of silence, and at least ``_MIN_WINDOW
 with only a second or two of window tiny.en loops or stops early ("Yes, that's right.
 Yes, that right. Yes. That's", "I have David Miller at example." for "… at example dot
 com. Is that right?"); from 10 s on it gave the 28 s window's text on every clip tried,
-for +40–60 ms on a 1–3 s clip (a loop's extra tokens cost more). With that window,
-Whisper's no-speech probability measured ≤0.35 on speech (quiet one-word clips included)
-and ≥0.79 on hum and noise, hence ``asr.no_speech_prob`` 0.6. The 30 s path is kept for
-clips longer than 28 s.
+for +40–60 ms on a 1–3 s clip (a loop's extra tokens cost more). Silence is decided as
+openai-whisper does: no-speech probability above 0.6 *and* average token log-probability
+below −1.0. Measured here: speech ≤0.35 / ≥−0.7 (quiet one-word clips included; a 22 s
+prompt with pauses reached 0.62), hum and noise ≥0.79 / ≤−1.9 ("You", "I'm not going to
+be able to do it."). The 30 s path is kept for clips longer than 28 s.
 """
 
 from __future__ import annotations
@@ -79,22 +80,24 @@ class WhisperASR:
         self._lock = threading.Lock()
 
     def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Transcribe one utterance (float32 mono 16 kHz). Segments whose no-speech
-        probability is above ``asr.no_speech_prob`` give ``''``."""
+        """Transcribe one utterance (float32 mono 16 kHz). As in openai-whisper's
+        ``transcribe()``, a result whose no-speech probability is above
+        ``asr.no_speech_prob`` and whose average token log-probability is below
+        ``asr.logprob_threshold`` is silence: ``''``."""
         t0 = time.monotonic()
         audio_s = len(audio) / SAMPLE_RATE_HZ
         if len(audio) < SAMPLE_RATE_HZ // 10:
             return Transcript("", 1.0, audio_s, 0.0)
         with self._lock:
             if audio_s > 28:
-                text, nsp = self._transcribe_long(audio)
+                text, nsp, logprob = self._transcribe_long(audio)
             else:
-                text, nsp = self._transcribe_short(audio)
-        if nsp > self.cfg.no_speech_prob:
+                text, nsp, logprob = self._transcribe_short(audio)
+        if nsp > self.cfg.no_speech_prob and logprob < self.cfg.logprob_threshold:
             text = ""
         return Transcript(text, nsp, audio_s, time.monotonic() - t0)
 
-    def _transcribe_short(self, audio: np.ndarray) -> tuple[str, float]:
+    def _transcribe_short(self, audio: np.ndarray) -> tuple[str, float, float]:
         from faster_whisper.transcribe import get_ctranslate2_storage
 
         pad = max(int(_TAIL_S * SAMPLE_RATE_HZ), int(_MIN_WINDOW_S * SAMPLE_RATE_HZ) - len(audio))
@@ -106,15 +109,19 @@ class WhisperASR:
         enc = self._model.model.encode(get_ctranslate2_storage(mel[None]), to_cpu=False)
         max_len = min(224, 20 + int(len(audio) / SAMPLE_RATE_HZ * 8))  # ~4 tokens/s speech, generous
         res = self._model.model.generate(enc, [self._prompt], beam_size=self.cfg.beam_size, max_length=max_len,
-                                         return_no_speech_prob=True, suppress_blank=True, suppress_tokens=[-1],
+                                         return_no_speech_prob=True, return_scores=True, suppress_blank=True,
+                                         suppress_tokens=[-1],
                                          no_repeat_ngram_size=4)[0]
         ids = [t for t in res.sequences_ids[0] if t < self._model.hf_tokenizer.token_to_id("<|endoftext|>")]
-        return self._model.hf_tokenizer.decode(ids).strip(), float(res.no_speech_prob)
+        # the score is the sequence log-probability divided by its length (length_penalty 1)
+        return self._model.hf_tokenizer.decode(ids).strip(), float(res.no_speech_prob), float(res.scores[0])
 
-    def _transcribe_long(self, audio: np.ndarray) -> tuple[str, float]:
+    def _transcribe_long(self, audio: np.ndarray) -> tuple[str, float, float]:
         segs, _ = self._model.transcribe(audio, beam_size=self.cfg.beam_size, language=self.cfg.language,
                                          without_timestamps=True, condition_on_previous_text=False,
-                                         no_speech_threshold=self.cfg.no_speech_prob, vad_filter=False)
-        segs = list(segs)
+                                         no_speech_threshold=self.cfg.no_speech_prob,
+                                         log_prob_threshold=self.cfg.logprob_threshold, vad_filter=False)
+        segs = list(segs)  # faster-whisper already dropped the silent ones by the same rule
         nsp = min((s.no_speech_prob for s in segs), default=1.0)
-        return " ".join(s.text.strip() for s in segs).strip(), nsp
+        logprob = max((s.avg_logprob for s in segs), default=-float("inf"))
+        return " ".join(s.text.strip() for s in segs).strip(), nsp, logprob
