@@ -18,8 +18,13 @@ COMMAND_MODULES = (
     "appliance.voice.commands",
     "appliance.bus.commands",
     "appliance.forms.commands",
-    "appliance.judge.commands",
+    "appliance.werewolf.commands",
+    "appliance.simulate.commands",
 )
+
+#: Modules whose ``install(server)`` adds a mode to ``appliance serve`` (the page's
+#: "Fill a form by voice"); ``appliance werewolf --user human`` serves its own.
+SERVE_MODES = ("appliance.forms.mode",)
 
 
 @dataclass
@@ -27,11 +32,13 @@ class Parsers:
     """Sub-parser groups a feature may add to: ``appliance X``, ``appliance bench X``, ``appliance simulate X``.
 
     Each added parser sets ``func`` (``args -> int | None``) with ``set_defaults``.
+    ``serve_modes``: the modules ``appliance serve`` loads its modes from, by name.
     """
 
     top: argparse._SubParsersAction
     bench: argparse._SubParsersAction
     simulate: argparse._SubParsersAction
+    serve_modes: tuple[str, ...] = SERVE_MODES
 
 
 def build_parser() -> argparse.ArgumentParser:

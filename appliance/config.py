@@ -7,6 +7,7 @@ YAML raise :class:`ConfigError` naming the file, the key and why.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Literal
@@ -185,6 +186,11 @@ class Config(_Section):
         if self.tts.provider == "fish" and not os.environ.get(self.tts.api_key_env):
             raise ConfigError(f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set "
                               f"(needed by tts.provider fish)")
+
+
+def add_config_arg(parser: argparse.ArgumentParser) -> None:
+    """``--config FILE`` on a command: an operator YAML merged over ``configs/default.yaml``."""
+    parser.add_argument("--config", metavar="FILE", help="operator YAML merged over configs/default.yaml")
 
 
 def _merge(base: dict, over: dict) -> dict:

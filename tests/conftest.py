@@ -66,7 +66,7 @@ def voice_cfg(tmp_path_factory) -> config.Config:
 @pytest.fixture(scope="session")
 def runtime(voice_cfg):
     """The real models (Whisper tiny.en, Piper joe, Qwen-Coder 0.5B on llama-server), loaded once."""
-    from appliance.voice.pipeline import VoiceRuntime
+    from appliance.voice.runtime import VoiceRuntime
 
     rt = VoiceRuntime(voice_cfg).start()
     yield rt
@@ -127,7 +127,7 @@ def forms_cfg(tmp_path_factory) -> config.Config:
 @pytest.fixture(scope="session")
 def forms_runtime(forms_cfg):
     """Whisper tiny.en, Piper joe and the embedded LLM (Qwen-Coder 0.5B), shared by the forms tests."""
-    from appliance.voice.pipeline import VoiceRuntime
+    from appliance.voice.runtime import VoiceRuntime
 
     rt = VoiceRuntime(forms_cfg).start()
     yield rt

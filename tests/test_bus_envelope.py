@@ -8,9 +8,10 @@ import time
 import pytest
 from pydantic import BaseModel
 
-from appliance.bus import Envelope, EnvelopeError, FieldSpec, Payload, register_type, type_spec, uuid7
+from appliance.bus import Envelope, EnvelopeError, uuid7
+from appliance.protocol import FieldSpec, Payload, register_type, type_spec
 from appliance.bus.envelope import check
-from appliance.bus.messages import InfoCollected, NeedInfo
+from appliance.protocol.forms import InfoCollected, NeedInfo
 
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 

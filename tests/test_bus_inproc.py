@@ -8,8 +8,7 @@ import random
 import pytest
 
 from bus_helpers import take
-from appliance.bus import (BusClosedError, BusError, BusOverflowError, BusTimeoutError, Envelope, EnvelopeError,
-                           InProcBus, read_envelopes)
+from appliance.bus import BusClosedError, BusError, BusOverflowError, BusTimeoutError, Envelope, EnvelopeError, InProcBus, read_envelopes
 
 
 def seq(sender: str, n: int, recipient: str = "computer") -> Envelope:

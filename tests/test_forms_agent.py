@@ -11,8 +11,8 @@ import pytest
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.demo.spec import evaluate, load_specs
-from appliance.forms.llm import LLM
-from appliance.simulate.profile import load_profile
+from appliance.llm.client import LLM
+from appliance.demo.profile import load_profile
 from conftest import ScriptedPhone, chromium_processes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

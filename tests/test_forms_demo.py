@@ -10,7 +10,7 @@ from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.page import perceive
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import evaluate, load_specs, spec_for_url
-from appliance.simulate.profile import ProfileError, load_profile
+from appliance.demo.profile import ProfileError, load_profile
 
 pytestmark = pytest.mark.e2e
 

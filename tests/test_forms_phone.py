@@ -8,9 +8,10 @@ import asyncio
 
 import pytest
 
-from appliance.bus import Envelope, FieldSpec, InProcBus
+from appliance.bus import Envelope, InProcBus
+from appliance.protocol import FieldSpec
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.forms.llm import LLM
+from appliance.llm.client import LLM
 from appliance.phone_agent.agent import PhoneAgent, QueueLine
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,8 @@ from conftest import make_wav, word_recall
 
 from appliance import models
 from appliance.voice.line import LineProcessor
-from appliance.voice.pipeline import build_task, open_session, run_task
+from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.session import open_session
 from appliance.voice.transports import WavFileTransport
 
 

@@ -11,7 +11,8 @@ import websockets
 from conftest import make_wav, read_16k, word_recall
 
 from appliance import models
-from appliance.voice.pipeline import build_task, open_session, run_task
+from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.session import open_session
 from appliance.voice.replay import replay
 from appliance.voice.transports import LocalAudioTransport, TransportError, WavFileTransport, websocket_transport
 

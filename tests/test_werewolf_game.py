@@ -13,9 +13,9 @@ import pytest
 from appliance import config
 from appliance.bus import read_envelopes
 from appliance.judge import isolation
-from appliance.judge.game import run_game
-from appliance.judge.protocol import ACTION
-from appliance.judge.trace import read_prompts
+from appliance.werewolf.game import run_game
+from appliance.protocol.werewolf import ACTION
+from appliance.werewolf.trace import read_prompts
 
 SEED = 4
 SEATS = 8

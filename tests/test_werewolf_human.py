@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from conftest import loopback_only_network, words
 
-from appliance.judge import page_mode
+from appliance.werewolf import mode as page_mode
 from appliance.judge.state import Role, deal
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle
@@ -67,11 +67,11 @@ class ScriptedAI:
 
     async def run(self, bus, sub) -> None:
         from appliance.judge import tools
-        from appliance.judge.protocol import ACTION, ActionPayload
-        from appliance.judge.seats import tool_of
+        from appliance.protocol.werewolf import ACTION, ActionPayload
+        from appliance.judge.tools import ToolSpec
 
         async for env in sub:
-            tool = tool_of(env.payload)
+            tool = ToolSpec.from_json(env.payload.tool)
             if tool.name == tools.SPEAK:
                 args = {"text": f"I trust {tool.targets[0]} because they sound honest."}
             elif tool.name == tools.WITCH_ACT:

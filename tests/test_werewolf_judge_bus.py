@@ -7,10 +7,10 @@ import pytest
 
 from appliance.bus import InProcBus, read_envelopes
 from appliance.judge import isolation, tools
-from appliance.judge.game import Judge
-from appliance.judge.protocol import ACTION, TURN, VIEW, ActionPayload
+from appliance.werewolf.game import Judge
+from appliance.protocol.werewolf import ACTION, TURN, VIEW, ActionPayload
 from appliance.judge.rules import new_game
-from appliance.judge.seats import tool_of
+from appliance.judge.tools import ToolSpec
 from appliance.judge.state import Phase, Role
 
 W, S, X, V = Role.WEREWOLF, Role.SEER, Role.WITCH, Role.VILLAGER
@@ -29,7 +29,7 @@ async def scripted_seat(bus, sub, seat, script=None):
     """Answer turns: AI seats with their first legal choice; the user seat from ``script``,
     a list of (arguments, transcript) used in order, then the first legal choice said plainly."""
     async for env in sub:
-        tool = tool_of(env.payload)
+        tool = ToolSpec.from_json(env.payload.tool)
         if script:
             args, transcript = script.pop(0)
         else:

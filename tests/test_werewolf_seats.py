@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from appliance import cli, config
-from appliance.judge import isolation, tools, voices
+from appliance.judge import isolation, tools
+from appliance.werewolf import voices
 from appliance.judge.rules import new_game
-from appliance.judge.seats import REASONS, SEER_REASONS, SeatError, decode, fit, speech_grammar, system_prompt
+from appliance.werewolf.seats import REASONS, SEER_REASONS, SeatError, decode, fit, speech_grammar, system_prompt
 from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
 from appliance.simulate.werewolf_user import system_prompt as user_prompt

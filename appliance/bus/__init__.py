@@ -10,8 +10,7 @@ processes and hosts. Agents never call each other; they publish and subscribe en
             async for env in sub:
                 ...
 
-See :mod:`appliance.bus.base` for the delivery semantics, :mod:`appliance.bus.messages`
-for the built-in types and :func:`register_type` to add more.
+Envelope payload types live one floor below, in :mod:`appliance.protocol`.
 """
 
 from __future__ import annotations
@@ -24,14 +23,12 @@ from appliance.bus.base import (Bus, BusClosedError, BusError, BusOverflowError,
 from appliance.bus.envelope import Envelope, now_ms, uuid7
 from appliance.bus.inproc import InProcBus
 from appliance.bus.log import LogError, read_envelopes
-from appliance.bus.messages import FieldSpec, TaskState
-from appliance.bus.registry import EnvelopeError, Payload, TypeSpec, register_type, registered_types, type_spec
+from appliance.protocol.registry import EnvelopeError
 from appliance.config import BusConfig
 
 __all__ = [
     "Bus", "BusClosedError", "BusError", "BusOverflowError", "BusTimeoutError", "Envelope", "EnvelopeError",
-    "FieldSpec", "InProcBus", "LogError", "Overflow", "Payload", "Subscription", "TaskState", "TypeSpec",
-    "now_ms", "open_bus", "read_envelopes", "register_type", "registered_types", "replay", "type_spec", "uuid7",
+    "InProcBus", "LogError", "Overflow", "Subscription", "now_ms", "open_bus", "read_envelopes", "replay", "uuid7",
 ]
 
 

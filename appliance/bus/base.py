@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from appliance.bus.envelope import Envelope
-from appliance.bus.registry import type_spec
+from appliance.protocol.registry import type_spec
 
 Overflow = Literal["block", "error"]
 DEFAULT_MAXSIZE = 1024
@@ -251,7 +251,7 @@ class Bus(ABC):
 
     Use ``async with bus:`` or :meth:`start` / :meth:`stop`, all from one event loop (a bus
     is not thread-safe). Every method that sends raises
-    :class:`~appliance.bus.registry.EnvelopeError` for an invalid envelope before anything
+    :class:`~appliance.protocol.registry.EnvelopeError` for an invalid envelope before anything
     is written or delivered.
     """
 

@@ -39,7 +39,7 @@ from appliance.bus.envelope import Envelope
 from appliance.bus.inproc import InProcBus
 from appliance.bus.redis_server import RedisServer
 from appliance.bus.redis_streams import RedisBus
-from appliance.bus.registry import Payload, register_type
+from appliance.protocol.registry import Payload, register_type
 
 log = logging.getLogger(__name__)
 

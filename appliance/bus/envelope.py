@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from appliance.bus import messages  # noqa: F401  (registers the built-in types)
-from appliance.bus.registry import EnvelopeError, type_spec
+import appliance.protocol  # noqa: F401  registers the project's envelope types
+from appliance.protocol.registry import EnvelopeError, type_spec
 
 _UUID7 = r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 _RAND_B_MASK = (1 << 62) - 1

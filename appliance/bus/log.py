@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from appliance.bus.envelope import Envelope
-from appliance.bus.registry import EnvelopeError
+from appliance.protocol.registry import EnvelopeError
 
 log = logging.getLogger(__name__)
 

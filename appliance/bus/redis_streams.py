@@ -46,7 +46,7 @@ from redis.exceptions import RedisError, ResponseError
 from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Inbox,
                                 Overflow, Subscription, describe, matches, normalise_filter, not_awaiting_ack)
 from appliance.bus.envelope import Envelope, check, uuid7
-from appliance.bus.registry import EnvelopeError
+from appliance.protocol.registry import EnvelopeError
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import TextIO
 from appliance.bus.envelope import Envelope
 from appliance.bus.log import Acked, GroupCreated, LogRecord, parse_record
 from appliance.bus.redis_streams import stream_keys
-from appliance.bus.registry import EnvelopeError
+from appliance.protocol.registry import EnvelopeError
 
 _BOLD_RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 

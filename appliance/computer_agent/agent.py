@@ -33,13 +33,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from appliance.bus import Bus, Envelope, FieldSpec, now_ms
+from appliance.bus import Bus, Envelope, now_ms
+from appliance.protocol import FieldSpec
 from appliance.bus.inbox import Inbox, Terminated
 from appliance.computer_agent import mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
 from appliance.config import FormsConfig
-from appliance.forms.llm import LLM, LLMError
+from appliance.llm.client import LLM, LLMError
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 
 from appliance.computer_agent.page import FieldView, PageView
-from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
+from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 
 log = logging.getLogger(__name__)
 

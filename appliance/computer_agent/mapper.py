@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from appliance.computer_agent.page import FieldView
-from appliance.forms.llm import LLM, gbnf_string
+from appliance.llm.client import LLM, gbnf_string
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ async def name_fields(llm: LLM, fields: list[FieldView], max_tokens: int,
     Returns the names in field order. Names the model did not give (cut off, an error,
     a non-name) are made from the labels. Never raises for a bad answer.
     """
-    from appliance.forms.llm import LLMError
+    from appliance.llm.client import LLMError
 
     names: list[str | None] = [page_name(f) for f in fields]
     for i, n in enumerate(names):

@@ -20,6 +20,7 @@ benchmark can check what the page really received and when.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import logging
@@ -316,3 +317,22 @@ def _page(title: str, body: str) -> web.Response:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+def resolve_url(url: str, site: DemoSite | None) -> str:
+    """``demo:NAME`` → that form on ``site``; any other URL unchanged.
+
+    Raises:
+        ValueError: ``demo:NAME`` without a site, or an unknown demo form.
+    """
+    if not url.startswith("demo:"):
+        return url
+    name = url[5:]
+    if site is None or name not in site.urls:
+        raise ValueError(f"--url {url}: demo forms are {', '.join('demo:' + n for n in FORMS)}")
+    return site.urls[name]
+
+
+def site_for(url: str):
+    """An async context giving the bundled demo site when ``url`` is ``demo:NAME`` (served
+    on a free port for the context's life), else giving None."""
+    return DemoSite() if url.startswith("demo:") else contextlib.nullcontext()

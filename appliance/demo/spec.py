@@ -13,7 +13,7 @@ from typing import Literal
 
 import yaml
 
-from appliance.simulate.profile import Profile
+from appliance.demo.profile import Profile
 
 SPECS_DIR = Path(__file__).resolve().parent / "specs"
 

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from appliance.bus import Envelope, FieldSpec, InProcBus
+from appliance.bus import Envelope, InProcBus
+from appliance.protocol import FieldSpec
 from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
-from appliance.forms.llm import LLM
+from appliance.llm.client import LLM
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome
-from appliance.simulate.profile import Profile
+from appliance.demo.profile import Profile
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,4 @@
-"""Werewolf: a judge in plain code, per-seat views, one legal turn tool at a time.
-
-Pure game logic (no I/O):
+"""Werewolf's judge: pure game logic over a frozen state, no I/O.
 
 - :mod:`~appliance.judge.state` — roles, phases, actions, events, the frozen ``GameState``.
 - :mod:`~appliance.judge.rules` — the rules: ``new_game``, ``next_turn``, ``act``, ``advance``.
@@ -9,12 +7,6 @@ Pure game logic (no I/O):
 - :mod:`~appliance.judge.isolation` — audit of views and prompts for leaked private facts.
 - :mod:`~appliance.judge.transcript` — the user seat's transcript → action, failing closed.
 
-Running a game:
-
-- :mod:`~appliance.judge.protocol` — the judge ⇄ seat envelope types on the bus.
-- :mod:`~appliance.judge.seats` — AI seats: role strategies, one LLM slot per seat.
-- :mod:`~appliance.judge.game` — the judge on the bus, recording, ``run_game``.
-- :mod:`~appliance.judge.trace`, :mod:`~appliance.judge.voices` — prompt trace; seat voices.
-- The simulated user seat lives in :mod:`appliance.simulate.werewolf_user`.
-- :mod:`~appliance.judge.page_mode` — the human user seat: the voice server's ``werewolf`` mode.
+Running a game (bus, seats, recording, the voice mode) is :mod:`appliance.werewolf`; its
+envelope types are :mod:`appliance.protocol.werewolf`.
 """

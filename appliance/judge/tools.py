@@ -11,7 +11,7 @@ or :meth:`ToolSpec.schema` makes even a small model produce legal arguments;
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from appliance.judge.state import Action, IllegalAction, NightKill, SeerCheck, Speak, Vote, WitchAct
@@ -41,6 +41,17 @@ class ToolSpec:
     victim: str | None = None
     can_poison: bool = False
     max_chars: int = 200
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as a JSON-able dict (a turn envelope's ``tool``)."""
+        d = asdict(self)
+        d["targets"] = list(self.targets)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "ToolSpec":
+        """The spec back from :meth:`to_json`'s dict."""
+        return cls(**{**d, "targets": tuple(d.get("targets", ()))})
 
     # --- what the model sees -----------------------------------------------------------
 

@@ -34,9 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from appliance.bus import Bus, Envelope, FieldSpec
+from appliance.bus import Bus, Envelope
+from appliance.protocol import FieldSpec
 from appliance.bus.inbox import Inbox, Terminated
-from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
+from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import normalise as nz
 

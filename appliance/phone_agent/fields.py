@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from appliance.bus import FieldSpec
+from appliance.protocol import FieldSpec
 from appliance.phone_agent import normalise as nz, words
 
 Value = str | bool | tuple[str, ...]

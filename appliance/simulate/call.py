@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from appliance.judge.voices import write_wav
+from appliance.voice.wav import write_wav
 from appliance.phone_agent.normalise import clean
 from appliance.simulate.person import SimulatedPerson, mouth
 from appliance.voice.tts import VoiceStyle

@@ -13,14 +13,14 @@ from pathlib import Path
 import aiohttp
 
 from appliance.config import Config
-from appliance.demo.site import FORMS, DemoSite
+from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
-from appliance.forms.llm import LLM
-from appliance.forms.page_mode import FormFeature
+from appliance.llm.client import LLM
+from appliance.forms.mode import FormFeature
 from appliance.forms.session import SLOT_PERSON, SessionResult, fetch_submissions, report
 from appliance.simulate.call import PersonOnCall
 from appliance.simulate.person import SimulatedPerson
-from appliance.simulate.profile import Profile
+from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
 
@@ -41,18 +41,6 @@ class RunOutput:
     audio_s: dict[str, float]
 
 
-def resolve_url(url: str, site: DemoSite | None) -> str:
-    """``demo:NAME`` → that form on ``site``; any other URL unchanged.
-
-    Raises:
-        ValueError: ``demo:NAME`` without a site, or an unknown demo form.
-    """
-    if not url.startswith("demo:"):
-        return url
-    name = url[5:]
-    if site is None or name not in site.urls:
-        raise ValueError(f"--url {url}: demo forms are {', '.join('demo:' + n for n in FORMS)}")
-    return site.urls[name]
 
 
 async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, autonomous: bool = False,
@@ -73,7 +61,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     Raises:
         RuntimeError: the server refused the call, or the session ended without a result.
     """
-    from appliance.voice.pipeline import open_session
+    from appliance.voice.session import open_session
     from appliance.voice.server import VoiceServer
 
     # The simulated person's LLM shares the CPU with both agents: give it a person's patience and more.

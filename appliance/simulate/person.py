@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from appliance.forms.llm import LLM, LLMError, gbnf_alternatives
+from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 from appliance.phone_agent import normalise as nz, words
-from appliance.simulate.profile import Profile
+from appliance.demo.profile import Profile
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,12 @@ import numpy as np
 
 from appliance.bus import Bus, Subscription
 from appliance.judge import tools
-from appliance.judge.protocol import ACTION, ActionPayload, TurnPayload
-from appliance.judge.seats import RULES, STRATEGIES, SeatLLM, tool_of
+from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
+from appliance.judge.strategy import RULES, STRATEGIES
+from appliance.werewolf.seats import SeatLLM
 from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
-from appliance.judge.voices import write_wav
+from appliance.voice.wav import write_wav
 from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
@@ -94,7 +95,7 @@ class SimulatedUserSeat:
         """
         async for env in sub:
             p: TurnPayload = env.payload
-            tool = tool_of(p)
+            tool = ToolSpec.from_json(p.tool)
             instruction = p.instruction
             if p.attempt:
                 instruction = "Your last answer was not understood. Answer again.\n" + instruction

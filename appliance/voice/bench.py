@@ -156,7 +156,7 @@ def stock_pipeline(runtime, transport, session):
     from pipecat.services.piper.tts import PiperTTSService
     from pipecat.services.whisper.stt import WhisperSTTService
 
-    from appliance.voice.pipeline import TurnObserver
+    from appliance.voice.events import TurnObserver
 
     cfg = runtime.cfg
     stt = WhisperSTTService(settings=WhisperSTTService.Settings(model=str(models.path("whisper-tiny.en"))),

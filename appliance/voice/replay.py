@@ -12,7 +12,9 @@ import asyncio
 from pathlib import Path
 
 from appliance.config import Config
-from appliance.voice.pipeline import VoiceRuntime, build_task, open_session, run_task
+from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.runtime import VoiceRuntime
+from appliance.voice.session import open_session
 from appliance.voice.transports import TransportError, WavFileTransport
 
 

@@ -29,7 +29,9 @@ from aiohttp import WSMsgType, web
 from appliance.config import Config
 from appliance.voice import ice
 from appliance.voice.line import LineProcessor
-from appliance.voice.pipeline import Session, VoiceRuntime, build_task, open_session, run_task
+from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.runtime import VoiceRuntime
+from appliance.voice.session import Session, open_session
 
 log = logging.getLogger(__name__)
 

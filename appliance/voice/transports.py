@@ -249,7 +249,9 @@ async def serve_single(cfg: Config) -> None:
     Raises:
         TransportError: the local transport has no audio device.
     """
-    from appliance.voice.pipeline import VoiceRuntime, build_task, open_session, run_task
+    from appliance.voice.pipeline import build_task, run_task
+    from appliance.voice.runtime import VoiceRuntime
+    from appliance.voice.session import open_session
 
     if cfg.transport.kind == "local":
         transport = LocalAudioTransport(cfg.transport.input_device, cfg.transport.output_device)

@@ -3,7 +3,7 @@
 ``appliance werewolf --user human`` serves the page; its "Werewolf" card connects with
 ``{"mode": "werewolf", "seats": N, "seed": S}`` in the offer. The session's voice
 pipeline gets a :class:`~appliance.voice.line.LineProcessor` in the LLM's place and
-:func:`play_on_line` runs one :class:`~appliance.judge.game.Judge` game on it: the AI
+:func:`play_on_line` runs one :class:`~appliance.werewolf.game.Judge` game on it: the AI
 seats use the server's LLM; the user seat is a :class:`HumanSeat`, which on each turn
 *says* what the seat has learnt since its last turn and the question, then takes the
 person's next final transcript. The judge applies only that transcript, through the same
@@ -37,12 +37,12 @@ from typing import Any, Callable
 from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config
 from appliance.judge import rules, tools, views
-from appliance.judge.game import Judge, _first
-from appliance.judge.protocol import ACTION, TURN, ActionPayload, TurnPayload
-from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_of
+from appliance.werewolf.game import Judge, _first
+from appliance.protocol.werewolf import ACTION, TURN, ActionPayload, TurnPayload
+from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
-from appliance.judge.trace import Tracer
+from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class HumanSeat:
     async def run(self, bus: Bus, sub: Subscription) -> None:
         async for env in sub:
             p: TurnPayload = env.payload
-            tool = tool_of(p)
+            tool = ToolSpec.from_json(p.tool)
             ask = question(tool, p.round)
             if p.attempt:
                 ask = "Sorry, I could not take a legal choice from that. " + ask

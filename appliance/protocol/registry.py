@@ -1,8 +1,9 @@
 """The envelope type registry: which ``type`` names exist, their payload model and urgency.
 
-Built-in form-filling types are registered by :mod:`appliance.bus.messages`; other
-packages (the Werewolf judge, for instance) add their own with :func:`register_type` at
-import time, before they publish or read envelopes of that type.
+The project's own vocabularies register themselves in :mod:`appliance.protocol.control`,
+:mod:`~appliance.protocol.forms` and :mod:`~appliance.protocol.werewolf` (importing
+:mod:`appliance.protocol` registers all three); a test or a benchmark may add its own
+with :func:`register_type` before it publishes or reads envelopes of that type.
 """
 
 from __future__ import annotations

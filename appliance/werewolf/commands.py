@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 from appliance import config
+from appliance.config import add_config_arg
 
 
 def register(parsers) -> None:
     p = parsers.top.add_parser("werewolf", help="play Werewolf: a code judge, AI seats and one user seat by voice")
-    p.add_argument("--config", metavar="FILE", help="operator YAML merged over configs/default.yaml")
+    add_config_arg(p)
     p.add_argument("--user", choices=["sim", "human"], default="human",
                    help="the user seat: sim = simulated person through real TTS→ASR; human = the page")
     p.add_argument("--seats", type=int, help="6–8 seats, the user seat included (default werewolf.seats)")
@@ -32,7 +33,7 @@ def _werewolf(args: argparse.Namespace) -> int:
     cfg = config.load(args.config, overrides)
     if args.user == "human":
         return _serve_human(cfg, args)
-    from appliance.judge.game import run_game
+    from appliance.werewolf.game import run_game
 
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     result, _, folder = run_game(cfg, seed, trace_dir=args.trace, ai_voices=args.ai_voices)
@@ -53,7 +54,7 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
     """
     import asyncio
 
-    from appliance.judge import page_mode
+    from appliance.werewolf import mode as page_mode
     from appliance.voice.server import serve_forever
 
     if cfg.transport.kind != "webrtc":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-PROFILES_DIR = Path(__file__).resolve().parents[2] / "configs" / "profiles"
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 
 class ProfileError(ValueError):
@@ -48,7 +48,7 @@ def _text(v: object) -> str:
 
 
 def load_profile(path_or_name: str | Path) -> Profile:
-    """Load a profile by path, or by name from ``configs/profiles/NAME.yaml``.
+    """Load a profile by path, or by name from ``appliance/demo/profiles/NAME.yaml``.
 
     Raises:
         ProfileError: file missing, not YAML, not a mapping, or a value that is not a scalar.

@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,40 +24,14 @@ from openai import AsyncOpenAI
 from appliance.bus import Bus, Subscription
 from appliance.config import WerewolfConfig
 from appliance.judge import tools
-from appliance.judge.protocol import ACTION, ActionPayload, TurnPayload
+from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.judge.state import IllegalAction, Role
+from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
-from appliance.judge.trace import Tracer
-from appliance.judge.voices import write_wav
+from appliance.werewolf.trace import Tracer
+from appliance.voice.wav import write_wav
 
 log = logging.getLogger(__name__)
-
-RULES = (
-    "Rules: two werewolves, one seer, one witch, the rest villagers. Each night the werewolves attack a seat, "
-    "the seer learns whether one seat is a werewolf, and the witch may save the victim once and poison a seat "
-    "once. Each day every living seat speaks once, then everyone votes; the most votes is out, a tie saves "
-    "everyone. Villagers win when no werewolf is left; werewolves win when they are as many as the others."
-)
-
-#: role strategies, in our own words
-STRATEGIES = {
-    Role.WEREWOLF: (
-        "Keep your role hidden: talk like a worried villager and never name your partner. Point suspicion at a "
-        "villager with a concrete reason. If someone claims to be the seer, call them a liar and push the vote "
-        "onto them. At night attack the seat most dangerous to you, such as a claimed seer. Never vote for "
-        "your partner."),
-    Role.SEER: (
-        "Check a different seat each night, starting with the seats you trust least. When a check finds a "
-        "werewolf, say so in the day, name it and ask everyone to vote it out. Until then keep your role quiet "
-        "and vote for the seat whose words or votes look most suspicious."),
-    Role.WITCH: (
-        "Saving the first night's victim is usually worth your antidote. Poison only a seat that the talk and "
-        "the votes show is very likely a werewolf. Keep your role quiet unless revealing it saves the village."),
-    Role.VILLAGER: (
-        "You have no night power, so reason. Notice who accuses without reason, who defends whom and who votes "
-        "together. Trust a seer claim that fits the votes. Vote for the seat whose words and votes fit a "
-        "werewolf best, never at random."),
-}
 
 _STYLE = ("When you speak, say whom you suspect or trust and why, in your own words; do not repeat others. "
           "Answer only with the JSON the turn asks for.")
@@ -202,20 +176,6 @@ def fit(lines: list[str] | tuple[str, ...], max_chars: int) -> list[str]:
     return out
 
 
-def tool_of(payload: TurnPayload) -> ToolSpec:
-    """The turn's tool, rebuilt from its envelope payload."""
-    fields = dict(payload.tool)
-    fields["targets"] = tuple(fields.get("targets", ()))
-    return ToolSpec(**fields)
-
-
-def tool_payload(tool: ToolSpec) -> dict[str, Any]:
-    """A :class:`ToolSpec` as a JSON-able dict for a turn envelope."""
-    d = asdict(tool)
-    d["targets"] = list(tool.targets)
-    return d
-
-
 class AISeat:
     """The agent of one AI seat: answers every ``werewolf_turn`` addressed to it with one
     tool call. With ``speech`` set, each of its speeches is also synthesised in its own
@@ -234,7 +194,7 @@ class AISeat:
         """
         async for env in sub:
             p: TurnPayload = env.payload
-            tool = tool_of(p)
+            tool = ToolSpec.from_json(p.tool)
             try:
                 args = await self.llm.call(p.view, p.instruction, tool, round=p.round, phase=p.phase,
                                            attempt=p.attempt)

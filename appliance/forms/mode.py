@@ -17,7 +17,7 @@ import logging
 from aiohttp import web
 
 from appliance.demo.site import DemoSite
-from appliance.forms.llm import LLM
+from appliance.llm.client import LLM
 from appliance.forms.session import SessionResult, run_session
 
 log = logging.getLogger(__name__)

@@ -33,10 +33,10 @@ from typing import IO, Any
 from appliance.bus import Bus, Envelope, open_bus
 from appliance.config import Config
 from appliance.judge import isolation, rules, tools, views
-from appliance.judge.protocol import JUDGE, TURN, VIEW, SeatViewPayload, TurnPayload
-from appliance.judge.seats import AISeat, SeatLLM, system_prompt, tool_payload
+from appliance.protocol.werewolf import JUDGE, TURN, VIEW, SeatViewPayload, TurnPayload
+from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import Action, GameState, Phase
-from appliance.judge.trace import Tracer
+from appliance.werewolf.trace import Tracer
 from appliance.judge.transcript import TranscriptRejected, parse
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class Judge:
         self.sent.append((turn.seat, "\n".join([*lines, instruction])))
         env = Envelope.new(TURN, TurnPayload(game_id=self.game_id, round=self.state.round,
                                              phase=self.state.phase.value, view=tuple(lines),
-                                             instruction=instruction, tool=tool_payload(turn.tool),
+                                             instruction=instruction, tool=turn.tool.to_json(),
                                              attempt=attempt),
                            sender=JUDGE, recipient=turn.seat, task_id=self.game_id)
         return await self.bus.request(env, self.turn_timeout_s)
@@ -205,11 +205,11 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
                     ai_voices: bool) -> tuple[GameResult, GameState, Path]:
     from openai import AsyncOpenAI
 
-    from appliance.judge import voices as voice_lib
+    from appliance.werewolf import voices as voice_lib
     from appliance.simulate.werewolf_user import SimulatedUserSeat
     from appliance.simulate.werewolf_user import system_prompt as user_prompt
     from appliance.voice.asr import WhisperASR
-    from appliance.voice.llm_server import EmbeddedLLMServer, endpoint
+    from appliance.llm.server import EmbeddedLLMServer, endpoint
     from appliance.voice.tts import PiperSynth
 
     t0 = time.monotonic()

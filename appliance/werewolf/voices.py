@@ -6,11 +6,9 @@ maps ``P1``…``P8`` and ``user_sim`` (the simulated person) to styles and descr
 
 from __future__ import annotations
 
-import wave
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from appliance.config import DEFAULT_CONFIG, ConfigError
@@ -56,13 +54,3 @@ def load(path: str | Path) -> VoiceBook:
 def _style(v: dict) -> VoiceStyle:
     return VoiceStyle(length_scale=float(v["length_scale"]), pitch_semitones=float(v["pitch_semitones"]),
                       noise_scale=float(v["noise_scale"]), noise_w_scale=float(v["noise_w_scale"]))
-
-
-def write_wav(path: Path, audio: np.ndarray, rate_hz: int) -> None:
-    """Write int16 mono samples as a WAV file (creating the folder)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate_hz)
-        w.writeframes(np.asarray(audio, dtype=np.int16).tobytes())

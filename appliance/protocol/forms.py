@@ -1,11 +1,10 @@
-"""Built-in envelope types for form filling and control, registered on import.
+"""Form-filling envelope types (computer agent ⇄ phone agent), registered on import.
 
 Shapes (``?`` = optional):
 
 ==========================  ===========================================================
 type                        payload
 ==========================  ===========================================================
-task_assigned               ``{goal, url?}``
 info_collected              ``{field, value, confirmed}`` — ``confirmed``: the person
                             accepted the read-back
 field_filled                ``{field, value_read_back}``
@@ -16,28 +15,19 @@ initiate_phone_call_agent   ``{purpose, required_info: [FieldSpec, ...]}``
 submit_authorized           ``{}``
 submitted                   ``{confirmation?}`` — the form was submitted (a message,
                             not the A2A task state)
-task_completed              ``{summary?}``
-status_update               ``{state, message?}`` — ``state`` is an A2A task state
-terminate (urgent)          ``{reason}``
-interrupt (urgent)          ``{reason}``
-ack                         ``{}`` — the envelope acknowledged is named by ``reply_to``
 ==========================  ===========================================================
 
 ``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?}``.
 A field value is a string, a boolean (checkbox) or a list of strings (multi-select).
+Task states and stop signals are in :mod:`appliance.protocol.control`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
-from appliance.bus.registry import Payload, register_type
+from appliance.protocol.registry import Payload, register_type
 
-TaskState = Literal["submitted", "working", "input-required", "auth-required",
-                    "completed", "canceled", "rejected", "failed"]
-"""A2A task states; they appear only inside ``status_update{state}``."""
 
 FieldValue = str | bool | tuple[str, ...]
 
@@ -52,11 +42,6 @@ class FieldSpec(Payload):
     pattern: str | None = None  # the page's pattern attribute (a JavaScript regex), as found
     options: tuple[str, ...] | None = None  # select / radio choices, as labelled on the page
     format_hint: str | None = None  # e.g. "YYYY-MM-DD", "+44 …"
-
-
-class TaskAssigned(Payload):
-    goal: str = Field(min_length=1)
-    url: str | None = None
 
 
 class InfoCollected(Payload):
@@ -98,29 +83,7 @@ class Submitted(Payload):
     confirmation: str | None = None  # what the page showed after submit, if anything
 
 
-class TaskCompleted(Payload):
-    summary: str = ""
-
-
-class StatusUpdate(Payload):
-    state: TaskState
-    message: str | None = None
-
-
-class Terminate(Payload):
-    reason: str
-
-
-class Interrupt(Payload):
-    reason: str
-
-
-class Ack(Payload):
-    pass
-
-
 for _name, _model, _urgent in (
-    ("task_assigned", TaskAssigned, False),
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
     ("fill_error", FillError, False),
@@ -129,10 +92,5 @@ for _name, _model, _urgent in (
     ("initiate_phone_call_agent", InitiatePhoneCallAgent, False),
     ("submit_authorized", SubmitAuthorized, False),
     ("submitted", Submitted, False),
-    ("task_completed", TaskCompleted, False),
-    ("status_update", StatusUpdate, False),
-    ("terminate", Terminate, True),
-    ("interrupt", Interrupt, True),
-    ("ack", Ack, False),
 ):
     register_type(_name, _model, urgent=_urgent)

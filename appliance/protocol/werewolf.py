@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from appliance.bus import Payload, register_type
+from appliance.protocol.registry import Payload, register_type
 
 VIEW = "werewolf_view"
 TURN = "werewolf_turn"
