@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from appliance.bus import Envelope, EnvelopeError, uuid7
-from appliance.protocol import FieldSpec, Payload, register_type, type_spec
+from appliance.protocol import FieldSpec, Payload, Terminate, register_type, type_name, type_spec
 from appliance.bus.envelope import check
 from appliance.protocol.forms import InfoCollected, NeedInfo
 
@@ -88,6 +88,27 @@ def test_malformed_envelopes_are_rejected_with_a_clear_error(make, words):
         make()
     for w in words:
         assert w in str(exc.value), f"{w!r} not in {exc.value}"
+
+
+def test_a_payload_model_names_its_own_type():
+    env = Envelope.new(InfoCollected(field="email", value="ada@example.org", confirmed=True), sender="phone",
+                       recipient="computer", task_id="t1")
+    assert env.type == "info_collected" and env == info().model_copy(update={"id": env.id, "ts": env.ts})
+    rep = env.reply(Terminate(reason="done"))
+    assert (rep.type, rep.recipient, rep.reply_to) == ("terminate", "phone", env.id)
+    assert type_name(NeedInfo) == "need_info"
+
+
+def test_unregistered_or_doubled_payload_models_are_rejected():
+    class Unregistered(Payload):
+        x: int
+
+    with pytest.raises(EnvelopeError, match="Unregistered is not a registered envelope type"):
+        Envelope.new(Unregistered(x=1), sender="a", recipient="b")
+    with pytest.raises(EnvelopeError, match="second one"):
+        Envelope.new(Terminate(reason="r"), {"reason": "r"}, sender="a", recipient="b")
+    with pytest.raises(EnvelopeError, match="already registered as 'terminate'"):
+        register_type("test.terminate_again", Terminate)
 
 
 def test_payload_instance_of_another_type_is_rejected():

@@ -20,7 +20,7 @@ def stop(reason: str = "operator", recipient: str = "computer") -> Envelope:
 
 
 def nothing_waiting(sub) -> bool:
-    return len(sub.inbox) == 0
+    return len(sub.lanes) == 0
 
 
 async def test_per_sender_order_with_concurrent_publishers(tmp_path):
@@ -81,7 +81,7 @@ async def test_overflow_block_makes_the_publisher_wait_until_the_consumer_takes(
         for _ in range(5):
             await asyncio.sleep(0)
         assert not fourth.done()  # blocked: the queue holds 3
-        assert len(sub.inbox) == 3
+        assert len(sub.lanes) == 3
         first = await take(sub, 1)
         await asyncio.wait_for(fourth, 5)
         rest = await take(sub, 3)
@@ -98,7 +98,7 @@ async def test_overflow_error_fails_loudly_and_delivers_to_no_one(tmp_path):
         with pytest.raises(BusOverflowError, match="full") as exc:
             await bus.publish(rejected)
         assert rejected.id in str(exc.value)
-        assert len(other.inbox) == 2  # the roomy subscriber did not get it either
+        assert len(other.lanes) == 2  # the roomy subscriber did not get it either
         assert [e.payload.message for e in await take(strict, 2)] == ["0", "1"]
         await bus.publish(seq("phone", 3))  # room again
     assert rejected.id not in {e.id for e in read_envelopes(tmp_path / "bus.jsonl")}  # not logged either

@@ -113,7 +113,7 @@ async def test_resume_redelivers_only_unacknowledged_and_ignores_republished_ids
         await sub.close()  # the last one counts as handled
         await bus.publish_many(sent)  # the same ids again: already handled, ignored
         again = bus.subscribe("agent", group="agent")
-        assert len(again.inbox) == 0
+        assert len(again.lanes) == 0
         await bus.publish(work(10))
         assert [e.payload.message for e in await take(again, 1)] == ["10"]
 
@@ -179,10 +179,10 @@ async def test_agent_killed_mid_task_resumes_from_the_log_exactly_once(tmp_path)
         assert rest[0].id == held
         assert [e.id for e in rest] == [e.id for e in sent[7:]]
         assert await replay(path, bus) > 20  # everything again, same ids: nothing is handled twice
-        assert len(sub.inbox) == 0
+        assert len(sub.lanes) == 0
     replies = replies_by_request(path)
     assert set(replies) == {e.id for e in sent}
     assert all(len(ids) == 1 for ids in replies.values())
 
     async with InProcBus(path, resume=True) as bus:  # a third start has nothing left to do
-        assert len(bus.subscribe("agent", group="agent").inbox) == 0
+        assert len(bus.subscribe("agent", group="agent").lanes) == 0

@@ -79,7 +79,7 @@ async def test_fan_out_to_ephemeral_subscribers_and_groups_and_sharing_within_a_
         for t in tasks:
             t.cancel()
         assert sorted(seen) == sorted(e.id for e in sent)  # each handled by exactly one member
-        assert len(ignored.inbox) == 0
+        assert len(ignored.lanes) == 0
 
 
 async def test_urgent_envelopes_are_read_even_with_a_full_ordinary_queue(redis_url):
@@ -87,13 +87,13 @@ async def test_urgent_envelopes_are_read_even_with_a_full_ordinary_queue(redis_u
         sub = bus.subscribe("worker", group="workers", maxsize=3)
         await bus.publish_many([work(n) for n in range(10)])
         async with asyncio.timeout(10):
-            while len(sub.inbox.normal) < 3:
+            while len(sub.lanes.normal) < 3:
                 await asyncio.sleep(0.01)
         await bus.publish(Envelope.new("terminate", {"reason": "cancel"}, sender="operator", recipient="worker"))
         async with asyncio.timeout(10):
-            while not sub.inbox.urgent:  # fetched although the ordinary lane is full
+            while not sub.lanes.urgent:  # fetched although the ordinary lane is full
                 await asyncio.sleep(0.01)
-        assert len(sub.inbox.normal) == 3
+        assert len(sub.lanes.normal) == 3
         got = await take(sub, 1)
         assert got[0].type == "terminate"
         assert [e.payload.message for e in await take(sub, 10)] == [str(n) for n in range(10)]
@@ -129,7 +129,7 @@ async def test_the_same_envelope_published_twice_is_handled_once(redis_url):
         await bus.publish(work(2))
         nxt = await take(sub, 1)
         assert nxt[0].payload.message == "2"
-        assert len(sub.inbox) == 0
+        assert len(sub.lanes) == 0
 
 
 async def test_invalid_stream_entries_are_dead_lettered_not_delivered(redis_url):
@@ -161,7 +161,7 @@ async def test_closing_a_member_hands_what_it_fetched_to_another_at_once(redis_u
         await bus.publish_many([work(n) for n in range(20)])
         assert (await take(a, 1))[0].payload.message == "0"
         async with asyncio.timeout(10):
-            while len(a.inbox) < 19:
+            while len(a.lanes) < 19:
                 await asyncio.sleep(0.01)
         await a.close()  # 0 is handled; 1..19 were fetched but not handled
         b = bus.subscribe("worker", group="workers")
@@ -174,14 +174,14 @@ async def test_a_slow_but_live_handler_keeps_its_envelope(redis_url):
         b = bus_b.subscribe("worker", group="workers")
         await bus_a.publish(work(1))
         async with asyncio.timeout(10):
-            while not (a.inbox or b.inbox):
+            while not (a.lanes or b.lanes):
                 await asyncio.sleep(0.01)
-        holder, other = (a, b) if a.inbox else (b, a)
+        holder, other = (a, b) if a.lanes else (b, a)
         env = (await take(holder, 1))[0]
         await asyncio.sleep(1.2)  # four times claim_idle_ms "handling" it
         await holder.ack(env, publish=[env.reply("ack", sender="worker")])
         await asyncio.sleep(0.6)
-        assert len(other.inbox) == 0
+        assert len(other.lanes) == 0
         replies = [e for e in await stream_envelopes(redis_url) if e.type == "ack"]
         assert [r.reply_to for r in replies] == [env.id]
 
@@ -223,7 +223,7 @@ async def test_consumer_killed_mid_stream_is_redelivered_and_handled_exactly_onc
             assert handled == [e.id for e in sent[5:]]
             await survivor.close()
             await asyncio.sleep(0.5)  # longer than claim_idle_ms: nothing else may come back
-            assert len(survivor.inbox) == 0
+            assert len(survivor.lanes) == 0
             pending = await bus._r.xpending_range(bus.stream, "workers", "-", "+", 1000)
             entries = {e[0]: e[1] for e in await bus._r.xrange(bus.stream)}
             # at most replies (not for this group) fetched by a member and not yet skipped: nothing of ours

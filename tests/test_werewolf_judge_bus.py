@@ -11,7 +11,8 @@ from appliance.werewolf.game import Judge
 from appliance.protocol.werewolf import ACTION, TURN, VIEW, ActionPayload
 from appliance.judge.rules import new_game
 from appliance.judge.tools import ToolSpec
-from appliance.judge.state import Phase, Role
+from appliance.judge.state import IllegalAction, Phase, Role
+from appliance.protocol import Ack
 
 W, S, X, V = Role.WEREWOLF, Role.SEER, Role.WITCH, Role.VILLAGER
 ROLES = (W, W, S, X, V, V, V)  # P1 (the user seat) is the first werewolf: it acts first
@@ -101,3 +102,20 @@ async def test_each_seat_gets_only_its_own_addressed_view(tmp_path):
         texts.append((e.recipient, "\n".join(lines)))
     assert isolation.count_violations(texts, final)[0] == 0
     assert isolation.count_violations(judge.sent, final)[0] == 0
+
+
+async def test_a_seat_that_answers_its_turn_with_another_message_stops_the_game():
+    state = new_game(5, 7, user_seat="P1", roles=ROLES)
+    async with InProcBus(None) as bus:
+        sub = bus.subscribe("P1", types=[TURN])
+        judge = Judge(bus, state, "g", retry_limit=0, turn_timeout_s=5)
+
+        async def acking_seat():
+            async for env in sub:
+                await bus.publish(env.reply(Ack()))
+
+        seat = asyncio.create_task(acking_seat())
+        with pytest.raises(IllegalAction, match="P1 answered its .* turn with ack, not werewolf_action"):
+            await judge.play()
+        seat.cancel()
+    assert not any(e.kind == "wolf_proposal" for e in judge.state.events)

@@ -5,10 +5,11 @@ processes and hosts. Agents never call each other; they publish and subscribe en
 
     async with open_bus(cfg.bus) as bus:
         async with bus.subscribe("computer", group="computer") as sub:
-            await bus.publish(Envelope.new("info_collected", {"field": "email", "value": "a@b.c",
-                                           "confirmed": True}, sender="phone", recipient="computer"))
+            await bus.publish(Envelope.new(InfoCollected(field="email", value="a@b.c", confirmed=True),
+                                           sender="phone", recipient="computer"))
             async for env in sub:
-                ...
+                match env.payload:
+                    case InfoCollected(field=name, value=value): ...
 
 Envelope payload types live one floor below, in :mod:`appliance.protocol`.
 """
@@ -32,20 +33,24 @@ __all__ = [
 ]
 
 
-def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False) -> Bus:
+def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False,
+             log_path: Path | None = None) -> Bus:
     """A bus (not yet started) as configured: ``async with open_bus(cfg) as bus: ...``.
 
-    In-process: the log is ``<cfg.log_dir>/<session>.jsonl``, ``session`` defaulting to
-    ``bus-<UTC yyyymmdd-hhmmss>``; pass the same ``session`` with ``resume=True`` to resume
-    an agent from it. Redis: ``cfg.redis_url``; the stream is the log (``session`` names the
-    stream when given, else ``appliance:bus``).
+    In-process: the log is ``log_path`` when given (e.g. a session's recording folder),
+    else ``<cfg.log_dir>/<session>.jsonl``, ``session`` defaulting to ``bus-<UTC
+    yyyymmdd-hhmmss>``; pass the same log with ``resume=True`` to resume an agent from it.
+    Redis: ``cfg.redis_url``; the stream is the log (``session`` names the stream when
+    given, else ``appliance:bus``; ``log_path`` does not apply).
     """
     if cfg.backend == "redis":
         from appliance.bus.redis_streams import RedisBus
 
         return RedisBus(cfg.redis_url, stream=session or "appliance:bus")
-    name = session or time.strftime("bus-%Y%m%d-%H%M%S", time.gmtime())
-    return InProcBus(Path(cfg.log_dir).expanduser() / f"{name}.jsonl", log_fsync_ms=cfg.log_fsync_ms, resume=resume)
+    if log_path is None:
+        name = session or time.strftime("bus-%Y%m%d-%H%M%S", time.gmtime())
+        log_path = Path(cfg.log_dir).expanduser() / f"{name}.jsonl"
+    return InProcBus(log_path, log_fsync_ms=cfg.log_fsync_ms, resume=resume)
 
 
 async def replay(path: str | Path, bus: Bus) -> int:

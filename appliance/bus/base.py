@@ -1,4 +1,4 @@
-"""The bus API every backend implements, its errors, and the bounded two-lane inbox.
+"""The bus API every backend implements, its errors, and :class:`Lanes` (a subscription's two-lane queue).
 
 Delivery semantics (both backends):
 
@@ -120,8 +120,8 @@ class IdWindow:
             self._ids.discard(self._order.popleft())
 
 
-class Inbox:
-    """A subscription's bounded queue with an urgent lane that is always served first.
+class Lanes:
+    """A subscription's bounded queue: an ordinary lane and an urgent lane that is always served first.
 
     Each lane holds at most ``maxsize`` envelopes. Not thread-safe: one event loop.
     """
@@ -173,14 +173,14 @@ class Inbox:
         return out
 
     async def wait_item(self) -> None:
-        """Wait until something is put or the inbox is closed."""
+        """Wait until something is put or the lanes are closed."""
         if self.closed or self.urgent or self.normal:
             return
         self._getter = asyncio.get_running_loop().create_future()
         await self._getter
 
     async def wait_room(self) -> None:
-        """Wait until an envelope is taken or the inbox is closed (then re-check room)."""
+        """Wait until an envelope is taken or the lanes are closed (then re-check room)."""
         if self.closed:
             return
         fut = asyncio.get_running_loop().create_future()

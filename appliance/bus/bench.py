@@ -39,6 +39,7 @@ from appliance.bus.envelope import Envelope
 from appliance.bus.inproc import InProcBus
 from appliance.bus.redis_server import RedisServer
 from appliance.bus.redis_streams import RedisBus
+from appliance.protocol import StatusUpdate
 from appliance.protocol.registry import Payload, register_type
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def _p99_ms(lat_ns: list[int]) -> float:
 
 
 def _ping(seq: int) -> Envelope:
-    return Envelope.new("bench.ping", Ping(seq=seq), sender="bench-publisher", recipient="bench")
+    return Envelope.new(Ping(seq=seq), sender="bench-publisher", recipient="bench")
 
 
 class _Meter:
@@ -164,8 +165,8 @@ async def _kill_run(url: str, n: int) -> tuple[int, int]:
         async with RedisBus(url, stream=stream) as bus:
             answers = bus.subscribe("bench-publisher", types="ack", maxsize=n + 1)
             # a built-in type: the workers are separate processes that know only those
-            sent = [Envelope.new("status_update", {"state": "working", "message": str(seq)},
-                                 sender="bench-publisher", recipient="worker") for seq in range(n)]
+            sent = [Envelope.new(StatusUpdate(state="working", message=str(seq)), sender="bench-publisher",
+                                 recipient="worker") for seq in range(n)]
 
             async def publish() -> None:
                 for i in range(0, n, 50):
@@ -204,7 +205,7 @@ async def _kill_run(url: str, n: int) -> tuple[int, int]:
                 pass
             # a duplicate would come after a takeover: wait for three more takeover periods
             await asyncio.sleep(3 * KILL_CLAIM_IDLE_MS / 1000)
-            while (env := answers.inbox.take()) is not None:
+            while (env := answers.lanes.take()) is not None:
                 counts[env.reply_to] += 1
     finally:
         for proc in (doomed, survivor):

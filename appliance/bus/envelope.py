@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 import appliance.protocol  # noqa: F401  registers the project's envelope types
-from appliance.protocol.registry import EnvelopeError, type_spec
+from appliance.protocol.registry import EnvelopeError, type_name, type_spec
 
 _UUID7 = r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 _RAND_B_MASK = (1 << 62) - 1
@@ -84,7 +84,8 @@ class Envelope(BaseModel):
     """One message. Build it with :meth:`new` (fresh ``id`` and ``ts``) or :meth:`reply`.
 
     ``payload`` may be given as a dict or as the type's payload model; it is stored as the
-    model. ``recipient`` is an agent id, a seat id (``P1``…``P8``) or ``"*"`` (everyone).
+    model (dispatch on it with ``match env.payload: case InfoCollected(): …``).
+    ``recipient`` is an agent id, a seat id (``P1``…``P8``) or ``"*"`` (everyone).
 
     Raises:
         EnvelopeError: unknown ``type``, a payload that fails the type's model, or a bad
@@ -130,31 +131,39 @@ class Envelope(BaseModel):
             raise EnvelopeError(_explain(e, "payload.")) from None
 
     @classmethod
-    def new(cls, type: str, payload: BaseModel | dict[str, Any] | None = None, *, sender: str, recipient: str,
-            task_id: str | None = None, reply_to: str | None = None) -> "Envelope":
-        """A fresh envelope with a new UUIDv7 ``id`` and ``ts`` = now (ms). ``payload`` None means ``{}``.
+    def new(cls, what: BaseModel | str, payload: BaseModel | dict[str, Any] | None = None, *, sender: str,
+            recipient: str, task_id: str | None = None, reply_to: str | None = None) -> "Envelope":
+        """A fresh envelope with a new UUIDv7 ``id`` and ``ts`` = now (ms).
+
+        ``what`` is a registered payload model instance, the type name coming from the registry
+        (``Envelope.new(InfoCollected(field=…, value=…, confirmed=…), sender=…, recipient=…)``),
+        or a type name with ``payload`` as a dict or the type's model (None means ``{}``).
 
         Raises:
-            EnvelopeError: as for the constructor.
+            EnvelopeError: as for the constructor; an unregistered payload model; a payload
+                model given together with ``payload``.
         """
+        type_, body = _typed(what, payload)
         ms = time.time_ns() // 1_000_000
-        return cls(id=uuid7(ms), ts=ms, sender=sender, recipient=recipient, type=type,
-                   payload={} if payload is None else payload, task_id=task_id, reply_to=reply_to)
+        return cls(id=uuid7(ms), ts=ms, sender=sender, recipient=recipient, type=type_, payload=body,
+                   task_id=task_id, reply_to=reply_to)
 
-    def reply(self, type: str, payload: BaseModel | dict[str, Any] | None = None, *,
+    def reply(self, what: BaseModel | str, payload: BaseModel | dict[str, Any] | None = None, *,
               sender: str | None = None) -> "Envelope":
         """A new envelope answering this one: to its sender, same ``task_id``, ``reply_to`` = this ``id``.
 
-        ``sender`` defaults to this envelope's recipient (required when that is ``"*"``).
+        ``what`` and ``payload`` as for :meth:`new`. ``sender`` defaults to this envelope's
+        recipient (required when that is ``"*"``).
 
         Raises:
-            EnvelopeError: as for the constructor, or no sender for a broadcast's reply.
+            EnvelopeError: as for :meth:`new`, or no sender for a broadcast's reply.
         """
         if sender is None:
             if self.recipient == "*":
-                raise EnvelopeError(f"envelope type {type!r}: a reply to a broadcast needs an explicit sender")
+                type_ = _typed(what, payload)[0]
+                raise EnvelopeError(f"envelope type {type_!r}: a reply to a broadcast needs an explicit sender")
             sender = self.recipient
-        return Envelope.new(type, payload, sender=sender, recipient=self.sender, task_id=self.task_id,
+        return Envelope.new(what, payload, sender=sender, recipient=self.sender, task_id=self.task_id,
                             reply_to=self.id)
 
     @classmethod
@@ -199,6 +208,22 @@ class Envelope(BaseModel):
         if not isinstance(obj, dict):
             raise EnvelopeError(f"envelope: expected a JSON object, got {type(obj).__name__}")
         return cls(**obj)
+
+
+def _typed(what: BaseModel | str, payload: BaseModel | dict[str, Any] | None) -> tuple[str, Any]:
+    """``(type name, payload)`` for :meth:`Envelope.new`.
+
+    Raises:
+        EnvelopeError: an unregistered payload model, or a payload model with a second payload.
+    """
+    if isinstance(what, str):
+        return what, {} if payload is None else payload
+    if not isinstance(what, BaseModel):
+        raise EnvelopeError(f"envelope: expected a type name or a payload model, got {type(what).__name__}")
+    name = type_name(type(what))
+    if payload is not None:
+        raise EnvelopeError(f"envelope type {name!r}: the payload model is the payload; got a second one")
+    return name, what
 
 
 def check(env: Envelope) -> bool:

@@ -2,7 +2,7 @@
 
 Publishing validates the envelope, checks every matching subscription has room (or waits,
 or fails with nothing delivered), appends the envelope to the log with one ``write(2)``
-and then puts it in each subscriber's inbox — all without yielding to the event loop in
+and then puts it in each subscriber's lanes — all without yielding to the event loop in
 between, so a publish is all-or-nothing. A publisher that finds a subscriber with
 ``yield_depth`` or more envelopes waiting yields once to the event loop, so a tight
 publishing loop cannot starve the consumers (that keeps queues, and latency, short).
@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Inbox,
+from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Lanes,
                                 Overflow, Subscription, describe, matches, normalise_filter,
                                 not_awaiting_ack)
 from appliance.bus.envelope import Envelope, check
@@ -54,7 +54,7 @@ class _InProcSubscription(Subscription):
         self.group = group.name if group is not None else None
         self.maxsize = maxsize
         self.overflow = overflow
-        self.inbox = Inbox(maxsize)
+        self.lanes = Lanes(maxsize)
         self._bus = bus
         self._group = group
         self._last: Envelope | None = None  # yielded, to be acknowledged on the next __anext__
@@ -68,12 +68,12 @@ class _InProcSubscription(Subscription):
         g = self._group
         if g is not None and self._last is not None:
             self._bus._record_ack(self, self._last)
-        inbox = self.inbox
+        lanes = self.lanes
         while True:
             if self._closed:
                 raise StopAsyncIteration
-            if inbox.urgent or g is None or not g.backlog:
-                env = inbox.take()
+            if lanes.urgent or g is None or not g.backlog:
+                env = lanes.take()
             else:
                 env = g.backlog.popleft()
             if env is not None:
@@ -81,7 +81,7 @@ class _InProcSubscription(Subscription):
                     self._unacked[env.id] = env
                     self._last = env
                 return env
-            await inbox.wait_item()
+            await lanes.wait_item()
 
     async def ack(self, env: Envelope, publish: Sequence[Envelope] = ()) -> None:
         urgents = [check(e) for e in publish]
@@ -117,7 +117,7 @@ class _InProcSubscription(Subscription):
             return
         self._closed = True
         self._bus._detach(self)
-        left = self.inbox.drain()
+        left = self.lanes.drain()
         g = self._group
         if g is not None:
             g.backlog.extendleft(reversed([*self._unacked.values(), *left]))
@@ -125,7 +125,7 @@ class _InProcSubscription(Subscription):
             self._last = None
         elif left:
             log.warning("%s closed with %d envelopes not yet received; they are discarded", self, len(left))
-        self.inbox.close()
+        self.lanes.close()
 
 
 class InProcBus(Bus):
@@ -244,7 +244,7 @@ class InProcBus(Bus):
             if sub.overflow == "error":
                 raise BusOverflowError(f"{sub} is full ({sub.maxsize} queued); {env.type} {env.id} "
                                        f"from {env.sender} was delivered to no one")
-            await sub.inbox.wait_room()
+            await sub.lanes.wait_room()
         if self._log is not None:
             lines = [env.to_json() + b"\n" for env in envs]
             if ack is not None:
@@ -262,9 +262,9 @@ class InProcBus(Bus):
                         t.backlog.append(env)
                         continue
                     t = t.member
-                inbox = t.inbox
-                inbox.put(env, urgent)
-                if len(inbox.normal) >= self._yield_depth:
+                lanes = t.lanes
+                lanes.put(env, urgent)
+                if len(lanes.normal) >= self._yield_depth:
                     crowded = True
             if env.reply_to is not None and self._waiters:
                 self._resolve_reply(env)
@@ -290,7 +290,7 @@ class InProcBus(Bus):
             env, urgent, targets = plan[0]
             for t in targets:
                 sub = t.member if t.__class__ is _Group else t
-                if sub is not None and sub.inbox.room(urgent) < 1:
+                if sub is not None and sub.lanes.room(urgent) < 1:
                     return sub, env
             return None
         need: dict[tuple[int, bool], int] = {}
@@ -301,7 +301,7 @@ class InProcBus(Bus):
                     continue
                 key = (id(sub), urgent)
                 need[key] = need.get(key, 0) + 1
-                if need[key] > sub.inbox.room(urgent):
+                if need[key] > sub.lanes.room(urgent):
                     if need[key] > sub.maxsize:
                         raise BusOverflowError(f"{sub}: {need[key]} envelopes at once exceed its bound "
                                                f"of {sub.maxsize}; nothing delivered")

@@ -43,7 +43,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Inbox,
+from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Lanes,
                                 Overflow, Subscription, describe, matches, normalise_filter, not_awaiting_ack)
 from appliance.bus.envelope import Envelope, check, uuid7
 from appliance.protocol.registry import EnvelopeError
@@ -101,7 +101,7 @@ class _RedisSubscription(Subscription):
         self.group = None
         self.maxsize = maxsize
         self.overflow = overflow
-        self.inbox = Inbox(maxsize)
+        self.lanes = Lanes(maxsize)
         self._bus = bus
         self._error: BaseException | None = None
         self._closed = False
@@ -119,11 +119,11 @@ class _RedisSubscription(Subscription):
                 raise self._error
             if self._closed:
                 raise StopAsyncIteration
-            env = self.inbox.take()
+            env = self.lanes.take()
             if env is not None:
                 self._delivered(env)
                 return env
-            await self.inbox.wait_item()
+            await self.lanes.wait_item()
 
     def _delivered(self, env: Envelope) -> None:
         """Hook for durable groups: remember what to acknowledge."""
@@ -145,10 +145,10 @@ class _RedisSubscription(Subscription):
 
     async def _finish(self) -> None:
         """After the reader stopped: drop what was not received (it stays in the stream)."""
-        left = self.inbox.drain()
+        left = self.lanes.drain()
         if left:
             log.warning("%s closed with %d envelopes not yet received (they stay in the stream)", self, len(left))
-        self.inbox.close()
+        self.lanes.close()
 
     async def _stop_reader(self) -> None:
         """End the reader task: disconnect its connection (a blocked read fails at once), then cancel."""
@@ -177,12 +177,12 @@ class _RedisSubscription(Subscription):
                     log.exception("%s: reader failed", self)
                     e = BusError(f"{self}: reader failed: {e!r}")
                 self._error = e
-                self.inbox.close()
+                self.lanes.close()
                 return
 
     def _lanes(self) -> tuple[dict[str, Any], int]:
         """The streams there is room to read now (urgent first) and the COUNT to ask for."""
-        room_u, room_n = self.inbox.room(True), self.inbox.room(False)
+        room_u, room_n = self.lanes.room(True), self.lanes.room(False)
         keys: dict[str, Any] = {}
         count = self._bus.batch
         if room_u > 0:
@@ -210,7 +210,7 @@ class _RedisSubscription(Subscription):
                                            f"is waiting in stream {bus.stream}")
             if not (keys and await self._read(keys, count, None)):
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.inbox.wait_room(), URGENT_POLL_S)
+                    await asyncio.wait_for(self.lanes.wait_room(), URGENT_POLL_S)
 
     async def _prepare(self) -> None:
         """Set-up before the first read (durable groups create the consumer group)."""
@@ -220,7 +220,7 @@ class _RedisSubscription(Subscription):
         return self._bus.block_ms
 
     async def _read(self, keys: dict[str, Any], count: int, block: int | None) -> bool:
-        """One read of ``keys`` into the inbox; whether anything arrived."""
+        """One read of ``keys`` into the lanes; whether anything arrived."""
         bus = self._bus
         res = await self._conn.xread({k: self._pos[k] for k in keys}, count=count, block=block)
         for key, entries in res or ():
@@ -232,7 +232,7 @@ class _RedisSubscription(Subscription):
                     log.warning("%s: stream %s entry %s is not a valid envelope (%s); skipped",
                                 self, key, entry_id.decode(), env)
                 elif matches(self.recipient, self.types, env):
-                    self.inbox.put(env, key == bus._urgent_key)
+                    self.lanes.put(env, key == bus._urgent_key)
         return bool(res)
 
     async def _waiting_match(self) -> Envelope | None:
@@ -315,8 +315,8 @@ class _RedisGroupSubscription(_RedisSubscription):
         self._acker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._acker
-        self.inbox.drain()
-        self.inbox.close()
+        self.lanes.drain()
+        self.lanes.close()
         try:
             await self._flush_acks()
             await self._release()
@@ -375,10 +375,10 @@ class _RedisGroupSubscription(_RedisSubscription):
             await self._renew()
             for key in bus._keys:
                 urgent = key == bus._urgent_key
-                while self.inbox.room(urgent) > 0:
+                while self.lanes.room(urgent) > 0:
                     cursor, entries, deleted = await self._conn.xautoclaim(
                         key, self._group_name, self.consumer, bus.claim_idle_ms, start_id=self._cursors[key],
-                        count=min(bus.batch, self.inbox.room(urgent)))
+                        count=min(bus.batch, self.lanes.room(urgent)))
                     self._cursors[key] = cursor
                     if deleted:
                         log.error("%s: %d pending entries of %s were deleted from the stream before being "
@@ -447,7 +447,7 @@ class _RedisGroupSubscription(_RedisSubscription):
                     log.debug("%s: %s already handled in group %s; skipped", self, env.id, self._group_name)
                 elif env.id not in self._held:
                     self._held[env.id] = (key, entry_id)
-                    self.inbox.put(env, key == bus._urgent_key)
+                    self.lanes.put(env, key == bus._urgent_key)
                 else:
                     skip.append(entry_id)
         if dead:

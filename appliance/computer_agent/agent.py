@@ -35,7 +35,7 @@ from typing import Any
 
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.protocol import FieldSpec
-from appliance.bus.inbox import Inbox, Terminated
+from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.computer_agent import mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
@@ -113,7 +113,7 @@ class ComputerAgent:
         self._fields: dict[str, _Field] = {}  # by spec name
         self._by_ident: dict[tuple[str, str], str] = {}  # (ident, label) → spec name
         self._wake = asyncio.Event()
-        self._inbox = Inbox(self.id, emit, self._wake)
+        self._inbox = AgentInbox(self.id, emit, self._wake)
         self._state = _State()
         self._naming: asyncio.Task | None = None
         self._in_naming: set[tuple[str, str]] = set()

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from appliance.bus import Bus, Envelope
 from appliance.protocol import FieldSpec
-from appliance.bus.inbox import Inbox, Terminated
+from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import normalise as nz
@@ -118,7 +118,7 @@ class PhoneAgent:
         self._rejected: dict[str, tuple[fl.Value | None, str]] = {}  # field → (value rejected, why)
         self._given_up: dict[str, int] = {}
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
-        self._inbox = Inbox(self.id, emit)
+        self._inbox = AgentInbox(self.id, emit)
         self._auth_requested = False
         self._browser_busy = True  # until the first fields arrive, the form is loading
         self._filler_said = False

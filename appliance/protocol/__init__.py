@@ -1,7 +1,7 @@
 """The bottom floor: every envelope payload the agents exchange, typed and registered.
 
 - :mod:`~appliance.protocol.registry` — ``Payload`` (frozen pydantic base), ``register_type``,
-  the type-name → model registry the bus validates against.
+  the type-name ⇄ model registry the bus validates against.
 - :mod:`~appliance.protocol.control` — task life cycle (A2A ``TaskState`` in ``status_update``),
   ``terminate`` / ``interrupt`` (urgent), ``ack``.
 - :mod:`~appliance.protocol.forms` — computer agent ⇄ phone agent: ``FieldSpec``,
@@ -9,6 +9,8 @@
   ``initiate_phone_call_agent``, ``submit_authorized``, ``submitted``.
 - :mod:`~appliance.protocol.werewolf` — judge ⇄ seat: ``werewolf_view``, ``werewolf_turn``,
   ``werewolf_action``.
+- :mod:`~appliance.protocol.events` — ``Emit``, the shape of the callback that writes a
+  session's event log (events go to the log and the page, not over the bus).
 
 Importing this package registers all of them; it imports nothing else of the project.
 """
@@ -17,15 +19,16 @@ from __future__ import annotations
 
 from appliance.protocol.control import (Ack, Interrupt, StatusUpdate, TaskAssigned, TaskCompleted, TaskState,
                                         Terminate)
+from appliance.protocol.events import Emit
 from appliance.protocol.forms import (FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected,
                                       InitiatePhoneCallAgent, NeedInfo, SubmitAuthorized, Submitted)
 from appliance.protocol.registry import (EnvelopeError, Payload, TypeSpec, register_type, registered_types,
-                                         type_spec)
+                                         type_name, type_spec)
 from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayload
 
 __all__ = [
-    "Ack", "ActionPayload", "EnvelopeError", "FieldFilled", "FieldSpec", "FieldValue", "FillError", "FormatInvalid",
-    "InfoCollected", "InitiatePhoneCallAgent", "Interrupt", "NeedInfo", "Payload", "SeatViewPayload",
+    "Ack", "ActionPayload", "Emit", "EnvelopeError", "FieldFilled", "FieldSpec", "FieldValue", "FillError",
+    "FormatInvalid", "InfoCollected", "InitiatePhoneCallAgent", "Interrupt", "NeedInfo", "Payload", "SeatViewPayload",
     "StatusUpdate", "SubmitAuthorized", "Submitted", "TaskAssigned", "TaskCompleted", "TaskState", "Terminate",
-    "TurnPayload", "TypeSpec", "register_type", "registered_types", "type_spec",
+    "TurnPayload", "TypeSpec", "register_type", "registered_types", "type_name", "type_spec",
 ]

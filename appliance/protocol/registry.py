@@ -43,6 +43,7 @@ class TypeSpec(NamedTuple):
 
 
 _TYPES: dict[str, TypeSpec] = {}
+_NAMES: dict[type[BaseModel], str] = {}  # payload model → its one type name
 
 
 def register_type(name: str, model: type[BaseModel], urgent: bool = False) -> TypeSpec:
@@ -50,11 +51,14 @@ def register_type(name: str, model: type[BaseModel], urgent: bool = False) -> Ty
 
     ``urgent`` types jump ahead of ordinary envelopes in every subscriber's queue and have a
     lane of their own (a full ordinary queue never holds them up). Registering the same name
-    again with the same model and urgency is a no-op (modules may be imported twice).
+    again with the same model and urgency is a no-op (modules may be imported twice). A model
+    has one type name, so an envelope can be built from a payload instance alone
+    (:func:`type_name`).
 
     Raises:
-        EnvelopeError: a malformed name, a model that is not a pydantic model, or a name
-            already registered with a different model or urgency.
+        EnvelopeError: a malformed name, a model that is not a pydantic model, a name
+            already registered with a different model or urgency, or a model already
+            registered under another name.
     """
     if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
         raise EnvelopeError(f"envelope type name {name!r} must match {_TYPE_NAME.pattern}")
@@ -65,8 +69,26 @@ def register_type(name: str, model: type[BaseModel], urgent: bool = False) -> Ty
     if old is not None and old != spec:
         raise EnvelopeError(f"envelope type {name!r} is already registered with {old.model.__qualname__}"
                             f" (urgent={old.urgent})")
+    other = _NAMES.get(model)
+    if other is not None and other != name:
+        raise EnvelopeError(f"envelope type {name!r}: payload model {model.__qualname__} is already registered "
+                            f"as {other!r} (one type name per model)")
     _TYPES[name] = spec
+    _NAMES[model] = name
     return spec
+
+
+def type_name(model: type[BaseModel]) -> str:
+    """The envelope type name ``model`` is registered under (``InfoCollected`` → ``"info_collected"``).
+
+    Raises:
+        EnvelopeError: ``model`` is not a registered payload model.
+    """
+    name = _NAMES.get(model)
+    if name is None:
+        raise EnvelopeError(f"payload model {model.__qualname__} is not a registered envelope type "
+                            f"(register it with register_type(name, {model.__qualname__}))")
+    return name
 
 
 def type_spec(name: str) -> TypeSpec:

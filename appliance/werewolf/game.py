@@ -33,9 +33,9 @@ from typing import IO, Any
 from appliance.bus import Bus, Envelope, open_bus
 from appliance.config import Config
 from appliance.judge import isolation, rules, tools, views
-from appliance.protocol.werewolf import JUDGE, TURN, VIEW, SeatViewPayload, TurnPayload
+from appliance.protocol.werewolf import ACTION, JUDGE, TURN, ActionPayload, SeatViewPayload, TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
-from appliance.judge.state import Action, GameState, Phase
+from appliance.judge.state import Action, GameState, IllegalAction, Phase
 from appliance.werewolf.trace import Tracer
 from appliance.judge.transcript import TranscriptRejected, parse
 
@@ -111,28 +111,35 @@ class Judge:
                     self.status = "failed_closed"
                     return self.state
             else:
-                reply = await self._ask(turn, 0)
-                action = turn.tool.to_action(reply.payload.arguments or {})
+                action = turn.tool.to_action((await self._ask(turn, 0)).arguments or {})
             self.state = rules.act(self.state, turn.seat, action)
             self._log_events()
         self.status = "finished"
         return self.state
 
-    async def _ask(self, turn: rules.Turn, attempt: int) -> Envelope:
+    async def _ask(self, turn: rules.Turn, attempt: int) -> ActionPayload:
+        """Send ``turn`` to its seat and return the seat's action.
+
+        Raises:
+            BusTimeoutError: no answer within ``turn_timeout_s``.
+            IllegalAction: the seat answered with something other than ``werewolf_action``.
+        """
         v = views.view(self.state, turn.seat)
         lines = v.lines()
         instruction = views.instruction(turn, self.state.round)
         self.sent.append((turn.seat, "\n".join([*lines, instruction])))
-        env = Envelope.new(TURN, TurnPayload(game_id=self.game_id, round=self.state.round,
-                                             phase=self.state.phase.value, view=tuple(lines),
-                                             instruction=instruction, tool=turn.tool.to_json(),
-                                             attempt=attempt),
+        env = Envelope.new(TurnPayload(game_id=self.game_id, round=self.state.round, phase=self.state.phase.value,
+                                       view=tuple(lines), instruction=instruction, tool=turn.tool.to_json(),
+                                       attempt=attempt),
                            sender=JUDGE, recipient=turn.seat, task_id=self.game_id)
-        return await self.bus.request(env, self.turn_timeout_s)
+        reply = await self.bus.request(env, self.turn_timeout_s)
+        if not isinstance(reply.payload, ActionPayload):
+            raise IllegalAction(f"{turn.seat} answered its {turn.tool.name} turn with {reply.type}, not {ACTION}")
+        return reply.payload
 
     async def _user_action(self, turn: rules.Turn) -> Action | None:
         for attempt in range(self.retry_limit + 1):
-            p = (await self._ask(turn, attempt)).payload
+            p = await self._ask(turn, attempt)
             try:
                 heard = parse(p.transcript or "", turn.tool)
                 meant = turn.tool.to_action(p.arguments) if p.arguments is not None else None
@@ -156,7 +163,7 @@ class Judge:
         for seat in self.state.seats:
             v = views.view(self.state, seat)
             self.sent.append((seat, "\n".join(v.lines())))
-            await self.bus.publish(Envelope.new(VIEW, SeatViewPayload(game_id=self.game_id, view=v.to_json()),
+            await self.bus.publish(Envelope.new(SeatViewPayload(game_id=self.game_id, view=v.to_json()),
                                                 sender=JUDGE, recipient=seat, task_id=self.game_id))
 
     def _log_events(self) -> None:

@@ -38,15 +38,14 @@ from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config
 from appliance.judge import rules, tools, views
 from appliance.werewolf.game import Judge, _first
-from appliance.protocol.werewolf import ACTION, TURN, ActionPayload, TurnPayload
+from appliance.protocol import Emit
+from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
 from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
-
-Emit = Callable[..., Any]
 
 #: a person is slower than a model: the judge waits at least this long for the user seat
 HUMAN_TURN_TIMEOUT_S = 600.0
@@ -113,8 +112,8 @@ class HumanSeat:
             self.emit("ww_ask", tool=tool.name, question=ask, attempt=p.attempt)
             heard = await self.line.hear()
             self.emit("ww_heard", transcript=heard, attempt=p.attempt)
-            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
-                                                              transcript=heard)))
+            await bus.publish(env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
+                                                      transcript=heard)))
 
 
 class TableJudge(Judge):
