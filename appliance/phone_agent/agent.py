@@ -5,7 +5,8 @@ transcript) — so the same agent runs on the WebRTC voice pipeline (a person at
 the simulated person joining over WebRTC) or on a terminal.
 
 The interview, in code (the LLM only answers side questions and, when no option is named
-word for word, picks the option the person meant):
+word for word, picks the option the person meant); its state and rules are the pure
+:mod:`~appliance.phone_agent.interview`, and this loop only speaks, listens and sends:
 
 * fields arrive with ``need_info`` (or ``initiate_phone_call_agent.required_info``) and
   queue in page order; ``format_invalid`` / ``fill_error`` put a field back at the front
@@ -30,20 +31,25 @@ import asyncio
 import logging
 import re
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from appliance.bus import Bus, Envelope
-from appliance.protocol import FieldSpec
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 from appliance.phone_agent import fields as fl
+from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
+from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Payload, StatusUpdate, SubmitAuthorized,
+                                TaskCompleted)
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[..., Any]
+GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few questions and fill in the form while "
+            "we talk.")
+FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
+                                 "working": "One moment, I'm working on the form."}
+HOLD_S = 20.0  # a hold longer than this gets a word to the person
 
 
 class Line(Protocol):
@@ -84,12 +90,6 @@ class PhoneOutcome:
     detail: str = ""
 
 
-@dataclass
-class _Ask:
-    spec: FieldSpec
-    reason: str = ""
-
-
 class PhoneAgent:
     """One call. ``await run()`` → :class:`PhoneOutcome`.
 
@@ -111,19 +111,9 @@ class PhoneAgent:
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
         self.answer_timeout_s = answer_timeout_s
-        self.waits_on_browser = 0
-        self._queue: deque[_Ask] = deque(_Ask(f) for f in fields)
-        self._specs: dict[str, FieldSpec] = {f.name: f for f in fields}
-        self._confirmed: dict[str, fl.Value] = {}
-        self._rejected: dict[str, tuple[fl.Value | None, str]] = {}  # field → (value rejected, why)
-        self._given_up: dict[str, int] = {}
+        self.state = iv.start(fields)
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
         self._inbox = AgentInbox(self.id, emit)
-        self._auth_requested = False
-        self._browser_busy = True  # until the first fields arrive, the form is loading
-        self._filler_said = False
-        self._submitted: str | None = None
-        self._failed: str | None = None
         self._prefix = ""
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -131,14 +121,14 @@ class PhoneAgent:
     async def run(self) -> PhoneOutcome:
         """Run the call to its end; cancelling it stops the call."""
         sub = self.bus.subscribe(self.id)
-        self.emit("agent_started", agent=self.id, purpose=self.purpose, fields=list(self._specs))
+        self.emit("agent_started", agent=self.id, purpose=self.purpose, fields=list(self.state.specs))
         try:
             async with asyncio.TaskGroup() as tg:
                 reader = tg.create_task(self._inbox.read(sub))
                 outcome = await self._call()
                 reader.cancel()
         except* Terminated:
-            outcome = PhoneOutcome("terminated", self.waits_on_browser, "terminate received")
+            outcome = self._outcome("terminated", "terminate received")
         finally:
             await sub.close()
         self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
@@ -147,31 +137,35 @@ class PhoneAgent:
 
     async def _call(self) -> PhoneOutcome:
         try:
-            await self._say("Hello! I'm your assistant for the web form. I'll ask you a few questions "
-                            "and fill in the form while we talk.")
+            await self._say(GREETING)
             while True:
                 self._take_messages()
-                if self._failed:
-                    await self._say(f"I'm sorry, I couldn't complete the form: {self._failed}")
-                    await self._finish(f"not submitted: {self._failed}")
-                    return PhoneOutcome("failed", self.waits_on_browser, self._failed)
-                if self._submitted is not None:
-                    await self._say("Done! The form has been submitted. Thank you, goodbye.")
-                    await self._finish(f"submitted: {self._submitted}")
-                    return PhoneOutcome("submitted", self.waits_on_browser, self._submitted)
-                if self._queue:
-                    await self._interview(self._queue.popleft())
-                elif self._auth_requested:
-                    if not await self._authorise():
-                        return PhoneOutcome("not_submitted", self.waits_on_browser, "the person did not authorise")
-                else:
-                    await self._hold()
+                match iv.next_step(self.state):
+                    case iv.Failed(reason=reason):
+                        await self._say(f"I'm sorry, I couldn't complete the form: {reason}")
+                        await self._finish(f"not submitted: {reason}")
+                        return self._outcome("failed", reason)
+                    case iv.Finished(confirmation=confirmation):
+                        await self._say("Done! The form has been submitted. Thank you, goodbye.")
+                        await self._finish(f"submitted: {confirmation}")
+                        return self._outcome("submitted", confirmation)
+                    case iv.Ask() as ask:
+                        self.state = iv.begin(self.state, ask)
+                        await self._interview(ask)
+                    case iv.Authorise():
+                        if not await self._authorise():
+                            return self._outcome("not_submitted", "the person did not authorise")
+                    case iv.Hold(boundary=boundary):
+                        await self._hold(boundary)
         except _HungUp:
             await self._finish("not submitted: the person stopped answering")
-            return PhoneOutcome("no_answer", self.waits_on_browser, "no answer")
+            return self._outcome("no_answer", "no answer")
+
+    def _outcome(self, status: str, detail: str) -> PhoneOutcome:
+        return PhoneOutcome(status, self.state.waits_on_browser, detail)
 
     async def _finish(self, summary: str) -> None:
-        await self._send("task_completed", {"summary": summary})
+        await self._send(TaskCompleted(summary=summary))
 
     # ---- bus messages ------------------------------------------------------------------------------
 
@@ -180,59 +174,25 @@ class PhoneAgent:
         self._inbox.arrived.clear()
         while self._inbox.items:
             env = self._inbox.items.pop(0)
-            p = env.payload
-            self._context.append(f"[{env.sender}] {env.type}: {p.model_dump_json(exclude_none=True)[:200]}")
-            if env.type in ("need_info", "initiate_phone_call_agent"):
-                new = p.fields if env.type == "need_info" else p.required_info
-                for spec in new:
-                    if spec.name not in self._specs and spec.name not in self._confirmed:
-                        self._specs[spec.name] = spec
-                        self._queue.append(_Ask(spec))
-                self._browser_busy = False
-                self._filler_said = False
-            elif env.type in ("format_invalid", "fill_error"):
-                why = (f"it needs {p.expected}" if env.type == "format_invalid" else p.reason)
-                got = p.got if env.type == "format_invalid" else None
-                spec = self._specs.get(p.field)
-                if spec is None:  # not a field: e.g. the page did not load
-                    self._failed = p.reason if env.type == "fill_error" else why
-                    continue
-                self._rejected[p.field] = (got, why)
-                self._confirmed.pop(p.field, None)
-                self._queue = deque(a for a in self._queue if a.spec.name != p.field)
-                self._queue.appendleft(_Ask(spec, why))
-            elif env.type == "status_update":
-                if p.state == "auth-required":
-                    self._auth_requested = True
-                    self._browser_busy = False
-                elif p.state == "working":
-                    self._browser_busy = True
-                elif p.state in ("failed", "rejected", "canceled"):
-                    self._failed = p.message or p.state
-            elif env.type == "submitted":
-                self._submitted = p.confirmation or ""
+            self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
+            self.state = iv.apply(self.state, env.payload)
 
-    async def _hold(self) -> None:
+    async def _hold(self, boundary: bool) -> None:
         """Nothing to ask: keep the person informed, then wait for the computer agent."""
-        boundary = self._browser_busy or not any(n not in self._confirmed for n in self._specs)
-        if boundary:
-            if not self._filler_said:
-                self._filler_said = True
-                await self._say("One moment, I'm working on the form." if self._specs else
-                                "I'm opening the form now.")
-        else:
-            self.waits_on_browser += 1
-            self.emit("waits_on_browser", agent=self.id, count=self.waits_on_browser)
+        self.state, filler = iv.hold(self.state)
+        if filler is not None:
+            await self._say(FILLERS[filler])
+        elif not boundary:
+            self.emit("waits_on_browser", agent=self.id, count=self.state.waits_on_browser)
         try:
-            await asyncio.wait_for(self._inbox.arrived.wait(), 20)
+            await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
         except TimeoutError:
             await self._say("I'm still working on the form, thank you for waiting.")
 
     # ---- the interview -----------------------------------------------------------------------------
 
-    async def _interview(self, ask: _Ask) -> None:
+    async def _interview(self, ask: iv.Ask) -> None:
         spec = ask.spec
-        self._rejected.pop(spec.name, None)  # its reason, if any, is in ``ask``
         q = fl.question(spec)
         say = f"Sorry, the form did not accept that: {ask.reason.rstrip('. ')}. {q}" if ask.reason else q
         for _ in range(4):
@@ -260,26 +220,21 @@ class PhoneAgent:
             if value is not None:
                 self._prefix = "Thanks. "
                 return
-            self._queue = deque(a for a in self._queue if a.spec.name != spec.name)  # re-asked right here
-            reason = self._rejected.pop(spec.name, (None, ""))[1]
+            self.state, reason = iv.reask(self.state, spec.name)  # re-asked right here
             say = (f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}" if reason
                    else f"Let's try again. {q}")
-        self._given_up[spec.name] = self._given_up.get(spec.name, 0) + 1
-        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name, times=self._given_up[spec.name])
-        if self._given_up[spec.name] >= 2:
-            self._failed = f"I could not get a value for {spec.label} that the form accepts"
-        else:
-            self._queue.append(_Ask(spec))  # come back to it after the others
+        self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
+        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
+                  times=self.state.given_up[spec.name])
 
-    async def _confirm(self, spec: FieldSpec, value: fl.Value, heard: str) -> fl.Value | None:
+    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str) -> FieldValue | None:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it (→ the
         value) or not (→ None)."""
         for _ in range(3):
             await self._info(spec, value, confirmed=False)
             text = await self._ask(fl.read_back(spec, value, heard))
             self._take_messages()
-            got, why = self._rejected.get(spec.name, (None, ""))
-            if why and (got is None or got == str(value)):
+            if iv.refused(self.state, spec.name, value):
                 return None  # the page already refused it: ask again with the reason
             yes = nz.yes_no(text)
             if yes:
@@ -298,21 +253,18 @@ class PhoneAgent:
         for _ in range(3):
             yes = nz.yes_no(await self._ask("All the fields are filled in. Shall I submit the form now?"))
             self._take_messages()
-            if self._queue:  # the page wants something else first
+            if self.state.queue:  # the page wants something else first
                 return True
             if yes:
-                self._auth_requested = False
-                self._browser_busy = True
-                self._filler_said = True
-                await self._send("submit_authorized", {})
+                self.state = iv.authorised(self.state)
+                await self._send(SubmitAuthorized())
                 self.emit("decision", agent=self.id, what="submit_authorized")
                 await self._say("Thank you. I'm submitting it now.")
                 return True
             if yes is False:
                 self.emit("decision", agent=self.id, what="submit_declined")
                 await self._say("All right, I won't submit it. Nothing has been sent. Goodbye.")
-                await self._send("status_update", {"state": "canceled", "message": "the person did not authorise "
-                                                                                   "the submission"})
+                await self._send(StatusUpdate(state="canceled", message="the person did not authorise the submission"))
                 await self._finish("not submitted: the person did not authorise the submission")
                 return False
         await self._say("I'll leave the form unsent for now. Goodbye.")
@@ -383,16 +335,15 @@ class PhoneAgent:
             if heard:
                 return heard
 
-    async def _info(self, spec: FieldSpec, value: fl.Value, confirmed: bool) -> None:
+    async def _info(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
         if confirmed:
-            self._confirmed[spec.name] = value
-            self._rejected.pop(spec.name, None)
-        await self._send("info_collected", {"field": spec.name, "value": value, "confirmed": confirmed})
+            self.state = iv.confirm(self.state, spec.name, value)
+        await self._send(InfoCollected(field=spec.name, value=value, confirmed=confirmed))
 
-    async def _send(self, type_: str, payload: dict) -> None:
-        self.emit("bus_out", agent=self.id, type=type_, payload=payload)
-        await self.bus.publish(Envelope.new(type_, payload, sender=self.id, recipient=self.computer_id,
-                                            task_id=self.task_id))
+    async def _send(self, payload: Payload) -> None:
+        env = Envelope.new(payload, sender=self.id, recipient=self.computer_id, task_id=self.task_id)
+        self.emit("bus_out", agent=self.id, type=env.type, payload=env.payload.model_dump())
+        await self.bus.publish(env)
 
 
 _PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import re
 
-from appliance.protocol import FieldSpec
 from appliance.phone_agent import normalise as nz, words
-
-Value = str | bool | tuple[str, ...]
+from appliance.protocol import FieldSpec, FieldValue
 
 _CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference")
 _NAME_NAMES = ("name", "city", "town", "street", "company", "country_of", "place")
@@ -71,7 +69,7 @@ def hint(spec: FieldSpec) -> str:
             "choice": "Please pick one of the choices.", "code": "Please say it character by character."}.get(k, "")
 
 
-def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> Value | None:
+def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue | None:
     """The written value in the person's answer, or None (then ask again). The whole answer
     is read first — a turn may hold several transcripts ("My postal code is M. 1-1. A E.")
     —, then its first sentence alone (ASR may add a garbled repeat after it)."""
@@ -82,7 +80,7 @@ def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> Value | None:
     return value
 
 
-def _parse(spec: FieldSpec, text: str, date_order: str) -> Value | None:
+def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
     k = kind(spec)
     if k == "yesno":
         return nz.yes_no(text)
@@ -111,7 +109,7 @@ def _as_heard(heard: str, value: str, parse) -> str | None:
     return said if said and parse(said) == value else None
 
 
-def spoken(spec: FieldSpec, value: Value, heard: str = "") -> str:
+def spoken(spec: FieldSpec, value: FieldValue, heard: str = "") -> str:
     """``value`` as the phone agent says it in a read-back. User names and the part of an
     e-mail before the "at" are said in the person's own words when those give exactly the
     value ("david miller 84, as one word"; "david miller, at example dot com"), else spelled."""
@@ -138,6 +136,6 @@ def spoken(spec: FieldSpec, value: Value, heard: str = "") -> str:
     return value
 
 
-def read_back(spec: FieldSpec, value: Value, heard: str = "") -> str:
+def read_back(spec: FieldSpec, value: FieldValue, heard: str = "") -> str:
     """"I have …. Is that right?" (``heard``: the answer the value came from)."""
     return f"I have {spoken(spec, value, heard)}. Is that right?"

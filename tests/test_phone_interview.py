@@ -1,0 +1,143 @@
+"""The phone agent's interview core on scripted messages: no LLM, no audio, no bus."""
+
+import pytest
+
+from appliance.phone_agent import interview as iv
+from appliance.phone_agent.interview import Ask, Authorise, Failed, Finished, Hold, InterviewError
+from appliance.protocol import (FieldFilled, FieldSpec, FillError, FormatInvalid, InitiatePhoneCallAgent, NeedInfo,
+                                StatusUpdate, Submitted)
+
+NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
+PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True)
+SEAT = FieldSpec(name="seat", label="Seat preference", type="radio", required=True, options=("Window", "Aisle"))
+
+
+def asked(state):
+    return [a.spec.name for a in state.queue]
+
+
+def ask_next(state):
+    """Begin the next ask; return (state, ask)."""
+    step = iv.next_step(state)
+    assert isinstance(step, Ask), step
+    return iv.begin(state, step), step
+
+
+def test_fields_queue_in_arrival_order_without_repeats():
+    state = iv.start([NAME])
+    state = iv.apply(state, NeedInfo(fields=(NAME, PHONE)))
+    state = iv.apply(state, InitiatePhoneCallAgent(purpose="p", required_info=(SEAT, PHONE)))
+    assert asked(state) == ["family_name", "phone", "seat"]
+    assert list(state.specs) == ["family_name", "phone", "seat"]
+    state, ask = ask_next(state)
+    assert ask == Ask(NAME) and asked(state) == ["phone", "seat"]
+    state = iv.confirm(state, "family_name", "Miller")
+    state = iv.apply(state, NeedInfo(fields=(NAME,)))  # a confirmed field is not asked again
+    assert asked(state) == ["phone", "seat"]
+
+
+def test_format_invalid_puts_the_field_first_with_its_reason_and_unconfirms_it():
+    state = iv.confirm(iv.start([NAME, PHONE, SEAT]), "phone", "07700900123")
+    state = iv.apply(state, FormatInvalid(field="phone", expected="+ and country code", got="07700900123"))
+    assert state.queue[0] == Ask(PHONE, "it needs + and country code")
+    assert asked(state) == ["phone", "family_name", "seat"]  # not queued twice
+    assert "phone" not in state.confirmed
+    assert iv.refused(state, "phone", "07700900123") and not iv.refused(state, "phone", "+447700900123")
+    state, ask = ask_next(state)
+    assert ask.reason == "it needs + and country code" and state.refusals == {}  # the reason travels in the ask
+
+
+def test_fill_error_refuses_any_value_and_a_refusal_for_no_field_fails():
+    state = iv.apply(iv.start([NAME]), FillError(field="family_name", reason="too long"))
+    assert state.queue == (Ask(NAME, "too long"),)
+    assert iv.refused(state, "family_name", "anything")  # a fill_error does not say which value
+    state = iv.apply(state, FillError(field="page", reason="the form at http://x did not load"))
+    assert iv.next_step(state) == Failed("the form at http://x did not load")
+    bad = iv.apply(iv.start(), FormatInvalid(field="page", expected="a page", got=""))
+    assert iv.next_step(bad) == Failed("it needs a page")
+
+
+def test_confirm_clears_the_refusal_and_reask_drops_the_queued_reask():
+    state = iv.start([NAME, PHONE])
+    state, _ = ask_next(state)
+    state = iv.apply(state, FormatInvalid(field="family_name", expected="letters only", got="M1ller"))
+    assert asked(state) == ["family_name", "phone"]
+    again, reason = iv.reask(state, "family_name")  # asked again right here, not from the queue
+    assert reason == "it needs letters only" and asked(again) == ["phone"] and again.refusals == {}
+    assert iv.reask(again, "family_name") == (again, "")
+    confirmed = iv.confirm(state, "family_name", "Miller")
+    assert confirmed.confirmed == {"family_name": "Miller"} and confirmed.refusals == {}
+
+
+def test_a_field_given_up_goes_last_then_fails_the_interview_the_second_time():
+    state = iv.start([NAME, PHONE])
+    state, _ = ask_next(state)
+    state = iv.give_up(state, "family_name")
+    assert asked(state) == ["phone", "family_name"] and state.given_up == {"family_name": 1}
+    assert state.failed is None
+    state, _ = ask_next(state)
+    state, _ = ask_next(state)
+    state = iv.give_up(state, "family_name")
+    assert state.given_up == {"family_name": 2}
+    assert iv.next_step(state) == Failed("I could not get a value for Family name that the form accepts")
+
+
+def test_authorisation_flow():
+    state = iv.apply(iv.start(), NeedInfo(fields=(SEAT,)))
+    state = iv.confirm(iv.begin(state, Ask(SEAT)), "seat", "Window")
+    assert iv.next_step(state) == Hold(boundary=True)  # every field confirmed: a step boundary, not a wait
+    state = iv.apply(state, StatusUpdate(state="auth-required", message="ready"))
+    assert iv.next_step(state) == Authorise()
+    state = iv.apply(state, FormatInvalid(field="seat", expected="one of: Window, Aisle", got="Windw"))
+    assert isinstance(iv.next_step(state), Ask)  # the page wants the field first, authorisation waits
+    state, _ = ask_next(state)
+    state = iv.confirm(state, "seat", "Window")
+    assert iv.next_step(state) == Authorise()
+    state = iv.authorised(state)
+    assert not state.auth_requested and state.browser_busy and state.filler_said
+    assert iv.next_step(state) == Hold(boundary=True)
+    with pytest.raises(InterviewError, match="did not ask"):
+        iv.authorised(state)
+    state = iv.apply(state, Submitted(confirmation="Booking ABC"))
+    assert iv.next_step(state) == Finished("Booking ABC")
+    assert iv.next_step(iv.apply(iv.start(), Submitted())) == Finished("")
+
+
+def test_failure_states_and_the_order_of_steps():
+    state = iv.apply(iv.start([NAME]), StatusUpdate(state="auth-required"))
+    assert isinstance(iv.next_step(state), Ask)  # a queued field comes before authorisation
+    done = iv.apply(state, Submitted(confirmation="ok"))
+    assert iv.next_step(done) == Finished("ok")
+    assert iv.next_step(iv.apply(done, StatusUpdate(state="failed", message="crash"))) == Failed("crash")
+    assert iv.next_step(iv.apply(state, StatusUpdate(state="canceled"))) == Failed("canceled")
+    assert iv.apply(state, FieldFilled(field="family_name", value_read_back="Miller")) == state
+
+
+def test_holds_count_waits_only_off_step_boundaries_and_say_the_filler_once():
+    state = iv.start()
+    assert iv.next_step(state) == Hold(boundary=True)  # the form is still loading
+    state, filler = iv.hold(state)
+    assert filler == "opening" and state.filler_said
+    assert iv.hold(state) == (state, None)  # said once per boundary
+    state = iv.apply(state, NeedInfo(fields=(NAME,)))
+    assert not state.filler_said and not state.browser_busy
+    state, _ = ask_next(state)
+    state, filler = iv.hold(state)  # asked, not confirmed, browser idle: waiting on the browser
+    assert filler is None and state.waits_on_browser == 1
+    state = iv.apply(state, StatusUpdate(state="working", message="pressing Next"))
+    state, filler = iv.hold(state)
+    assert filler == "working" and state.waits_on_browser == 1
+    with pytest.raises(InterviewError, match="next step is Ask"):
+        iv.hold(iv.start([NAME]))
+
+
+def test_illegal_transitions_raise():
+    state = iv.start([NAME, PHONE])
+    with pytest.raises(InterviewError, match="'phone' is not the next field"):
+        iv.begin(state, Ask(PHONE))
+    with pytest.raises(InterviewError, match="no field 'email'"):
+        iv.confirm(state, "email", "a@b.c")
+    with pytest.raises(InterviewError, match="no field 'email'"):
+        iv.give_up(state, "email")
+    with pytest.raises(InterviewError, match="not the next field"):
+        iv.begin(iv.start(), Ask(NAME))
