@@ -1,5 +1,6 @@
 """The computer agent alone, in real Chromium with the embedded LLM naming fields; the phone
-side is a scripted stand-in on the bus (conftest ``ScriptedPhone``)."""
+side is a scripted stand-in on the bus (conftest ``ScriptedPhone``). A page that does not
+load needs no model (a scripted LLM)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from appliance.computer_agent.agent import ComputerAgent
 from appliance.demo.spec import evaluate, load_specs
 from appliance.llm.client import LLM
 from appliance.demo.profile import load_profile
+from appliance.protocol import FillError, StatusUpdate
 from conftest import ScriptedPhone, chromium_processes
+from fakes import ScriptedLLM
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -95,3 +98,16 @@ async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_llm_url, de
     assert all(r.ok for r in results), results  # includes: the hidden agent_notes field stayed empty
     asked = [f.label for e in phone.seen if e.type == "need_info" for f in e.payload.fields]
     assert not any("AI agent" in a for a in asked)
+
+
+async def test_page_that_does_not_load_is_reported_and_leaves_no_chromium(forms_cfg):
+    async with InProcBus(None) as bus:
+        phone = bus.subscribe("phone")
+        agent = ComputerAgent(forms_cfg.forms.model_copy(update={"page_load_timeout_ms": 3000}), bus,
+                              ScriptedLLM(), "http://127.0.0.1:9/form", task_id="t", emit=lambda *a, **k: None)
+        outcome = await asyncio.wait_for(agent.run(), 60)
+        got = [(await asyncio.wait_for(phone.__anext__(), 5)).payload for _ in range(2)]
+    assert outcome.status == "failed" and "did not load" in outcome.detail
+    assert isinstance(got[0], FillError) and got[0].field == "page" and "did not load" in got[0].reason
+    assert isinstance(got[1], StatusUpdate) and got[1].state == "failed"
+    assert agent.browser.processes() == [] and chromium_processes() == []

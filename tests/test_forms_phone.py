@@ -1,127 +1,220 @@
-"""The phone agent on its text interface (a scripted person) with the embedded LLM, against a
+"""The phone agent on its text interface (a scripted person) with a scripted LLM, against a
 scripted computer side on the bus: corrections, side questions, re-asks, no waiting on the
-browser, declined authorisation; and the computer agent on a page that does not load."""
+browser, silence, declined authorisation; and both agents on a page that does not load
+(the browser a stand-in whose page refuses to load). No model, no Chromium."""
 
 from __future__ import annotations
 
 import asyncio
 
-import pytest
+from playwright.async_api import Error as PlaywrightError
 
 from appliance.bus import Envelope, InProcBus
-from appliance.protocol import FieldSpec
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.llm.client import LLM
-from appliance.phone_agent.agent import PhoneAgent, QueueLine
-
-pytestmark = pytest.mark.slow
+from appliance.llm.client import LLMError
+from appliance.phone_agent.agent import PhoneAgent
+from appliance.protocol import (FieldSpec, FillError, FormatInvalid, InfoCollected, Payload, StatusUpdate,
+                                SubmitAuthorized, Submitted, TaskCompleted)
+from fakes import ScriptedLLM, ScriptedLine
 
 PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True, pattern=r"\+[0-9]{8,15}",
                   format_hint="International format: + and country code")
 NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
 SEAT = FieldSpec(name="seat_preference", label="Seat preference", type="radio", required=True,
                  options=("Window", "Aisle", "Middle"))
+SEAT_Q = "What is your seat preference: Window, Aisle or Middle?"
 
 
-class ScriptedPerson(QueueLine):
-    """Answers each bot turn with the next scripted line (when the bot starts listening);
-    a None line is silence."""
-
-    def __init__(self, answers: list[str | None]):
-        super().__init__()
-        self.answers, self.said = list(answers), []
-
-    async def say(self, text: str) -> None:
-        self.said.append(text)
-
-    async def hear(self) -> str:
-        if self.answers:
-            answer = self.answers.pop(0)
-            if answer is not None:
-                self.heard(answer)
-        return await super().hear()
-
-
-async def run_phone(forms_cfg, llm_url, fields, answers, on_info):
-    """Run a PhoneAgent with ``fields`` already known; ``on_info(env, publish)`` plays the computer side."""
+async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5.0):
+    """Run a PhoneAgent with ``fields`` already known; ``on_message(env, publish)`` plays the
+    computer side. Returns (outcome, line, envelopes the computer side got, llm)."""
+    llm = llm or ScriptedLLM()
     async with InProcBus(None) as bus:
-        line = ScriptedPerson(answers)
+        line = ScriptedLine(answers)
         seen: list[Envelope] = []
-        agent = PhoneAgent(bus, line, LLM(llm_url, forms_cfg.llm.model, slot=1), task_id="t",
-                           purpose="the test form", emit=lambda *a, **k: None, fields=tuple(fields),
-                           answer_timeout_s=5)
+        agent = PhoneAgent(bus, line, llm.with_slot(1), task_id="t", purpose="the test form",
+                           emit=lambda *a, **k: None, fields=tuple(fields), answer_timeout_s=answer_timeout_s)
         computer = bus.subscribe("computer")
 
-        async def publish(type_: str, payload: dict) -> None:
-            await bus.publish(Envelope.new(type_, payload, sender="computer", recipient="phone"))
+        async def publish(payload: Payload) -> None:
+            await bus.publish(Envelope.new(payload, sender="computer", recipient="phone"))
 
         async def computer_side() -> None:
             async for env in computer:
                 seen.append(env)
-                await on_info(env, publish)
+                await on_message(env, publish)
 
         side = asyncio.create_task(computer_side())
-        outcome = await asyncio.wait_for(agent.run(), 120)
-        side.cancel()
-    return outcome, line, seen
+        try:
+            outcome = await asyncio.wait_for(agent.run(), 20)
+        finally:
+            side.cancel()
+    return outcome, line, seen, llm
 
 
-async def test_correction_side_question_reask_and_submit(forms_cfg, forms_llm_url):
+def info_collected(seen, confirmed=None):
+    return [(e.payload.field, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected)
+            and (confirmed is None or e.payload.confirmed is confirmed)]
+
+
+async def test_correction_side_question_reask_and_submit():
     async def computer(env, publish):
-        p = env.payload
-        if env.type == "info_collected" and p.field == "phone" and not p.value.startswith("+"):
-            await publish("format_invalid", {"field": "phone", "expected": "international format: + and country code",
-                                             "got": p.value})
-        if env.type == "info_collected" and p.field == "seat_preference" and p.confirmed:
-            await publish("status_update", {"state": "auth-required", "message": "ready to submit"})
-        if env.type == "submit_authorized":
-            await publish("submitted", {"confirmation": "Booking confirmed"})
+        match env.payload:
+            case InfoCollected(field="phone", value=value) if not value.startswith("+"):
+                await publish(FormatInvalid(field="phone", expected="international format: + and country code",
+                                            got=value))
+            case InfoCollected(field="seat_preference", confirmed=True):
+                await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+            case SubmitAuthorized():
+                await publish(Submitted(confirmation="Booking confirmed"))
 
+    llm = ScriptedLLM(text=["The form asks for it, and it is needed to book your seat."])
     answers = ["Why do you need my surname?", "It's Millar.", "No, it's Miller, spelled M I L L E R.", "Yes.",
                "It's 07700 900123.", "Yes, that's right.", "Plus four four, seven seven double zero, "
                "nine zero zero, one two three.", "Yes.", "A window seat, please.", "Yes, go ahead."]
-    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [NAME, PHONE, SEAT], answers, computer)
+    outcome, line, seen, llm = await run_phone([NAME, PHONE, SEAT], answers, computer, llm)
     assert outcome.status == "submitted" and outcome.waits_on_browser == 0
-    confirmed = {e.payload.field: e.payload.value for e in seen if e.type == "info_collected" and e.payload.confirmed}
-    assert confirmed == {"family_name": "Miller", "phone": "+447700900123", "seat_preference": "Window"}
-    # the side question got an answer (from the LLM) and the question was asked again after it
+    assert dict(info_collected(seen, confirmed=True)) == {"family_name": "Miller", "phone": "+447700900123",
+                                                          "seat_preference": "Window"}
+    # the correction was read back before it was confirmed, the first value never confirmed
+    assert info_collected(seen)[:3] == [("family_name", "Millar"), ("family_name", "Miller"),
+                                        ("family_name", "Miller")]
+    # the side question went to the LLM with the call's purpose and the field, and its answer
+    # was said before the question again
+    [side] = [c for c in llm.calls if c.kind == "text"]
+    assert side.user == "Why do you need my surname?" and side.slot == 1
+    assert "Purpose of the call: the test form" in side.system and "Family name" in side.system
     after_side = line.said[line.said.index("What is your family name?") + 1]
-    assert after_side.endswith("What is your family name?") and len(after_side) > len("What is your family name?")
-    assert any("did not accept" in s and "country code" in s for s in line.said)  # re-asked with the reason
+    assert after_side == "The form asks for it, and it is needed to book your seat. What is your family name?"
+    # the page's refusal was said with its reason, and the field asked again
+    assert any("did not accept" in s and "country code" in s for s in line.said)
+    assert llm.unused == {"json": [], "text": []}
     kinds = [e.type for e in seen]
     assert kinds.index("submit_authorized") > max(i for i, k in enumerate(kinds) if k == "info_collected")
     assert kinds[-1] == "task_completed"
 
 
-async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit(forms_cfg, forms_llm_url):
+async def test_a_failed_side_question_is_answered_honestly_and_the_interview_goes_on():
     async def computer(env, publish):
-        if env.type == "info_collected" and env.payload.confirmed:
-            await publish("status_update", {"state": "auth-required", "message": "ready to submit"})
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
 
-    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [SEAT],
-                                          [None, "Yes, I'm here.", "Aisle.", "No, don't send it."], computer)
+    llm = ScriptedLLM(text=[LLMError("LLM request failed: connection refused")])
+    outcome, line, seen, _ = await run_phone([SEAT], ["What is this for?", "Middle.", "No."], computer, llm)
+    assert line.said[2] == f"Good question; I can only help with the form for now. {SEAT_Q}"
+    assert info_collected(seen, confirmed=True) == [("seat_preference", "Middle")]
+    assert outcome.status == "not_submitted"
+
+
+async def test_an_option_not_named_word_for_word_is_picked_by_the_llm_and_read_back():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    llm = ScriptedLLM(json=[{"option": "Window"}])
+    outcome, line, seen, llm = await run_phone([SEAT], ["Somewhere I can look outside.", "Yes.", "No."], computer,
+                                               llm)
+    [pick] = [c for c in llm.calls if c.kind == "json"]
+    assert "Window, Aisle, Middle" in pick.user and "Somewhere I can look outside." in pick.user
+    assert line.said[2] == "I have Window. Is that right?"
+    assert info_collected(seen) == [("seat_preference", "Window"), ("seat_preference", "Window")]
+    assert info_collected(seen, confirmed=True) == [("seat_preference", "Window")]
+
+
+async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    outcome, line, seen, _ = await run_phone([SEAT], [None, "Yes, I'm here.", "Aisle.", "No, don't send it."],
+                                             computer, answer_timeout_s=0.3)
     # "Yes, I'm here." answered "Are you still there?", not the seat question: the question again
-    question = "What is your seat preference: Window, Aisle or Middle?"
-    assert line.said[1:4] == [question, "Are you still there?", question]
-    assert [(e.payload.field, e.payload.value) for e in seen if e.type == "info_collected"] == [
-        ("seat_preference", "Aisle")]
+    assert line.said[1:4] == [SEAT_Q, "Are you still there?", SEAT_Q]
+    assert info_collected(seen) == [("seat_preference", "Aisle")]  # said word for word: no read-back
     assert outcome.status == "not_submitted"
     kinds = [e.type for e in seen]
     assert "submit_authorized" not in kinds and kinds[-2:] == ["status_update", "task_completed"]
     assert seen[-2].payload.state == "canceled"
 
 
-async def test_page_that_does_not_load_is_reported(forms_cfg, forms_llm_url):
+async def test_a_person_who_stops_answering_ends_the_call_unsent():
+    outcome, line, seen, _ = await run_phone([NAME], [], lambda env, publish: asyncio.sleep(0),
+                                             answer_timeout_s=0.1)
+    assert outcome.status == "no_answer"
+    assert line.said[1:] == ["What is your family name?", "Are you still there?",
+                             "Are you there? What is your family name?"]
+    assert [e.payload for e in seen] == [TaskCompleted(summary="not submitted: the person stopped answering")]
+
+
+async def test_a_field_the_form_never_accepts_is_given_up_and_the_call_ends_failed():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected):
+            await publish(FillError(field="family_name", reason="the name is not on the passenger list"))
+
+    answers = ["Miller.", "Yes."] * 8  # every value is read back, accepted, and refused by the page
+    outcome, line, seen, _ = await run_phone([NAME], answers, computer)
+    assert outcome.status == "failed"
+    assert outcome.detail == "I could not get a value for Family name that the form accepts"
+    assert line.said[-1] == ("I'm sorry, I couldn't complete the form: I could not get a value for Family name "
+                             "that the form accepts")
+    assert seen[-1].payload == TaskCompleted(summary="not submitted: I could not get a value for Family name that "
+                                                     "the form accepts")
+
+
+class _UnloadablePage:
+    """A page whose every navigation fails as Chromium's does when nothing listens."""
+
+    def __init__(self) -> None:
+        self.gotos: list[str] = []
+
+    def set_default_timeout(self, ms: float) -> None:
+        pass
+
+    async def goto(self, url: str, timeout: float) -> None:
+        self.gotos.append(url)
+        raise PlaywrightError(f"net::ERR_CONNECTION_REFUSED at {url}\nCall log: …")
+
+
+class _Browser:
+    """Stands in for :class:`appliance.computer_agent.browser.Browser` (start, processes, close)."""
+
+    def __init__(self) -> None:
+        self.page = _UnloadablePage()
+        self.closed = False
+
+    async def start(self) -> _UnloadablePage:
+        return self.page
+
+    def processes(self) -> list[int]:
+        return []
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_a_page_that_does_not_load_is_reported_and_the_call_ends(forms_cfg):
+    url = "http://127.0.0.1:9/form"
     async with InProcBus(None) as bus:
-        phone = bus.subscribe("phone")
-        agent = ComputerAgent(forms_cfg.forms.model_copy(update={"page_load_timeout_ms": 3000}), bus,
-                              LLM(forms_llm_url, forms_cfg.llm.model, slot=0), "http://127.0.0.1:9/form",
-                              task_id="t", emit=lambda *a, **k: None)
-        outcome = await asyncio.wait_for(agent.run(), 60)
+        browser, llm, line = _Browser(), ScriptedLLM(), ScriptedLine([])
+        computer = ComputerAgent(forms_cfg.forms, bus, llm.with_slot(0), url, task_id="t",
+                                 emit=lambda *a, **k: None, browser=browser)
+        phone = PhoneAgent(bus, line, llm.with_slot(1), task_id="t", purpose="the test form",
+                           emit=lambda *a, **k: None)
+        tap = bus.subscribe()
+        phone_run = asyncio.create_task(phone.run())
+        outcome = await asyncio.wait_for(computer.run(), 10)
+        phone_out = await asyncio.wait_for(phone_run, 10)
         got = []
-        while len(got) < 2:
-            got.append(await asyncio.wait_for(phone.__anext__(), 5))
+        while not got or not isinstance(got[-1], TaskCompleted):
+            got.append((await asyncio.wait_for(tap.__anext__(), 5)).payload)
     assert outcome.status == "failed" and "did not load" in outcome.detail
-    assert got[0].type == "fill_error" and got[0].payload.field == "page"
-    assert got[1].type == "status_update" and got[1].payload.state == "failed"
-    assert agent.browser.processes() == []
+    assert browser.page.gotos == [url, url] and browser.closed  # one retry, then the browser is closed
+    refused = f"net::ERR_CONNECTION_REFUSED at {url}"
+    assert got[:2] == [FillError(field="page", reason=f"the form at {url} did not load: {refused}"),
+                       StatusUpdate(state="failed", message=f"page did not load: {refused}")]
+    # the phone agent told the person why and ended the task
+    assert phone_out.status == "failed" and refused in phone_out.detail
+    assert line.said[1:] == ["I'm opening the form now.",
+                             f"I'm sorry, I couldn't complete the form: {phone_out.detail}"]
+    assert got[2:] == [TaskCompleted(summary=f"not submitted: {phone_out.detail}")]
+    assert {c.kind for c in llm.calls} <= {"warm"}  # no LLM decision was needed

@@ -18,6 +18,9 @@ message, by the field-naming task, or every ``forms.poll_ms``):
    submit and is pressed only after ``submit_authorized`` — until then the agent says it is
    ready with ``status_update{state: "auth-required"}``.
 
+What the agent knows about each field is the pure :mod:`~appliance.computer_agent.fieldbook`;
+this loop reads the page, acts on it and sends what the field book says to send.
+
 The LLM is never between a confirmed value and its fill (CONTRACTS.md ``fill_lag_ms``):
 it only names fields, once per page state, and (autonomous launch) decides whether to
 call the phone agent. Page text is data: it reaches the LLM only as field labels (and, for
@@ -29,23 +32,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from appliance.bus import Bus, Envelope, now_ms
-from appliance.protocol import FieldSpec
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.computer_agent import mapper, page as pg
+from appliance.computer_agent import fieldbook as fb, mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
 from appliance.config import FormsConfig
 from appliance.llm.client import LLM, LLMError
+from appliance.protocol import (Emit, FieldSpec, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
+                                Interrupt, NeedInfo, Payload, StatusUpdate, SubmitAuthorized, Submitted,
+                                TaskCompleted)
 
 log = logging.getLogger(__name__)
-
-Emit = Callable[..., Any]
-FieldValue = str | bool | tuple[str, ...]
 
 
 @dataclass
@@ -57,27 +57,6 @@ class Outcome:
     status: str
     detail: str = ""
     submitted_at_ms: int | None = None
-
-
-@dataclass
-class _Field:
-    """One field across readings: its announced spec and what the phone agent sent."""
-
-    spec: FieldSpec
-    view: pg.FieldView
-    value: FieldValue | None = None
-    confirmed: bool = False
-    confirmed_ts: int | None = None  # ts (ms) of the info_collected{confirmed: true}
-    filled: bool = False  # the page holds ``value`` and shows no error for it
-    tried: FieldValue | None = None  # the value last put into the page
-    reported_error: str = ""  # the last page error sent as fill_error …
-    error_for: FieldValue | None = None  # … and the value it was about
-
-    @property
-    def done(self) -> bool:
-        if not (self.confirmed and self.filled):
-            return False
-        return not (self.spec.required and self.value in ("", False, (), None))
 
 
 @dataclass
@@ -99,26 +78,24 @@ class ComputerAgent:
         autonomous: decide with the LLM whether to call the phone agent (``initiate_phone_call_agent``)
             instead of announcing fields with ``need_info`` straight away.
         task: the task in words (autonomous decision prompt).
+        browser: the browser to drive (tests pass a stand-in); by default a headless Chromium
+            at ``cfg.chromium_path``.
     """
 
     def __init__(self, cfg: FormsConfig, bus: Bus, llm: LLM, url: str, *, task_id: str, emit: Emit,
                  autonomous: bool = False, task: str = "", agent_id: str = "computer", phone_id: str = "phone",
-                 map_max_tokens: int | None = None):
+                 map_max_tokens: int | None = None, browser: Browser | None = None):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
         self.task = task or f"Fill in the web form at {url} for the person and submit it once they allow it."
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
-        self.browser = Browser(cfg.chromium_path)
-        self._fields: dict[str, _Field] = {}  # by spec name
-        self._by_ident: dict[tuple[str, str], str] = {}  # (ident, label) → spec name
+        self.browser = browser or Browser(cfg.chromium_path)
+        self.book = fb.FieldBook()
         self._wake = asyncio.Event()
         self._inbox = AgentInbox(self.id, emit, self._wake)
         self._state = _State()
         self._naming: asyncio.Task | None = None
-        self._in_naming: set[tuple[str, str]] = set()
-        self._check_errors = False  # a button was pressed: read the page's verdict on the values
-        self._announce: list[FieldSpec] = []
         self._phone_started = not autonomous
         self._authorized = False
         self._ready_sent = False
@@ -215,7 +192,7 @@ class ComputerAgent:
             except PlaywrightError as e:
                 reason = str(e).splitlines()[0]
                 self.emit("page_load_failed", agent=self.id, url=self.url, attempt=attempt, reason=reason)
-        await self._send("fill_error", {"field": "page", "reason": f"the form at {self.url} did not load: {reason}"})
+        await self._send(FillError(field="page", reason=f"the form at {self.url} did not load: {reason}"))
         self._outcome = Outcome("failed", f"page did not load: {reason}")
         await self._status("failed", self._outcome.detail)
         return False
@@ -228,29 +205,15 @@ class ComputerAgent:
             self._ready_sent = False
             self.emit("page_state", agent=self.id, url=view.url, title=view.title,
                       fields=[f.ident for f in view.live_fields])
-        unnamed = [f for f in view.live_fields
-                   if (f.ident, f.label) not in self._by_ident and (f.ident, f.label) not in self._in_naming]
+        unnamed = fb.unnamed(self.book, view.live_fields)
         if unnamed and (self._naming is None or self._naming.done()):
-            self._in_naming = {(f.ident, f.label) for f in unnamed}
-            self._naming = asyncio.create_task(self._name(view, unnamed))
+            self.book = fb.start_naming(self.book, unnamed)
+            self._naming = asyncio.create_task(self._name(view, list(unnamed)))
             await self._status("working", f"reading the page: {len(unnamed)} new field(s)")
-        for f in view.fields:
-            name = self._by_ident.get((f.ident, f.label))
-            if name is not None:
-                self._fields[name].view = f
-        if self._check_errors:
-            # The page's verdict after a button press (e.g. server-side validation): every
-            # error shown for a value we entered goes back to the phone agent once.
-            self._check_errors = False
-            for f in view.live_fields:
-                name = self._by_ident.get((f.ident, f.label))
-                st = self._fields.get(name) if name else None
-                if st is None or st.value is None or not f.error:
-                    continue
-                if (f.error, st.value) != (st.reported_error, st.error_for):
-                    st.reported_error, st.error_for = f.error, st.value
-                    st.filled = st.confirmed = False
-                    await self._send("fill_error", {"field": name, "reason": f.error})
+        # after a button press, the page's verdict (e.g. server-side validation): errors for our values
+        self.book, errors = fb.see(self.book, view)
+        for err in errors:
+            await self._send(err)
 
     async def _name(self, view: pg.PageView, fields: list[pg.FieldView]) -> None:
         """Background task: name ``fields`` (page names at once, the LLM's as they stream) and
@@ -261,22 +224,17 @@ class ComputerAgent:
 
         def on_name(i: int, name: str, source: str) -> None:
             f = fields[i]
-            unique, n = name, 2
-            while unique in self._fields:
-                unique, n = f"{name}_{n}", n + 1
-            named[i] = _spec(unique, f)
-            self._fields[unique] = _Field(named[i], f)
-            self._by_ident[(f.ident, f.label)] = unique
-            self.emit("field_named", agent=self.id, ident=f.ident, label=f.label, name=unique, source=source,
+            self.book, named[i] = fb.name(self.book, f, name)
+            self.emit("field_named", agent=self.id, ident=f.ident, label=f.label, name=named[i].name, source=source,
                       ms=round((time.monotonic() - t0) * 1000))
             while len(specs) in named:
                 specs.append(named[len(specs)])
                 if self._phone_started:
-                    self._announce.append(specs[-1])
+                    self.book = fb.queue_announcement(self.book, specs[-1])
             self._wake.set()
 
         await mapper.name_fields(self.llm, fields, self.max_tokens, on_name)
-        self._in_naming = set()
+        self.book = fb.done_naming(self.book)
         if not self._phone_started:
             await self._launch(view, fields, specs)
         self._wake.set()
@@ -293,111 +251,96 @@ class ComputerAgent:
         self.emit("decision", agent=self.id, what="launch", tool=d.tool, argument=d.argument)
         if d.tool == "initiate_phone_call_agent":
             self._phone_started = True
-            await self._send("initiate_phone_call_agent",
-                             {"purpose": d.argument, "required_info": [s.model_dump() for s in specs]})
+            await self._send(InitiatePhoneCallAgent(purpose=d.argument, required_info=tuple(specs)))
         else:
             self._outcome = Outcome("not_submitted", f"the agent finished without a call: {d.argument}")
             await self._status("completed", self._outcome.detail)
 
     async def _publish_announcements(self) -> None:
-        if self._announce:
-            specs, self._announce = self._announce, []
-            await self._send("need_info", {"fields": [s.model_dump() for s in specs]})
+        self.book, specs = fb.take_announcements(self.book)
+        if specs:
+            await self._send(NeedInfo(fields=specs))
 
     # ---- act on messages ---------------------------------------------------------------------------
 
     async def _take_messages(self, page, view: pg.PageView) -> None:
         while self._inbox.items and self._outcome is None:
             env = self._inbox.items.pop(0)
-            p = env.payload
-            if env.type == "info_collected":
-                await self._on_info(page, view, env)
-            elif env.type == "submit_authorized":
-                self._authorized = True
-                self.emit("decision", agent=self.id, what="submit_authorized_received")
-            elif env.type == "interrupt":
-                self._authorized = False
-                self.emit("decision", agent=self.id, what="authorisation_withdrawn", reason=p.reason)
-            elif env.type == "task_completed":
-                self._outcome = Outcome("not_submitted", p.summary or "the phone agent completed the task")
-            elif env.type == "status_update" and p.state in ("canceled", "rejected"):
-                self._outcome = Outcome("not_submitted", p.message or f"the phone agent reported {p.state}")
-            # anything else (need_info echoes, acks, broadcasts) is not for this agent to act on
+            match env.payload:
+                case InfoCollected():
+                    await self._on_info(page, view, env)
+                case SubmitAuthorized():
+                    self._authorized = True
+                    self.emit("decision", agent=self.id, what="submit_authorized_received")
+                case Interrupt(reason=reason):
+                    self._authorized = False
+                    self.emit("decision", agent=self.id, what="authorisation_withdrawn", reason=reason)
+                case TaskCompleted(summary=summary):
+                    self._outcome = Outcome("not_submitted", summary or "the phone agent completed the task")
+                case StatusUpdate(state="canceled" | "rejected" as state, message=message):
+                    self._outcome = Outcome("not_submitted", message or f"the phone agent reported {state}")
+                case _:
+                    pass  # anything else (need_info echoes, acks, broadcasts) is not for this agent to act on
 
     async def _on_info(self, page, view: pg.PageView, env: Envelope) -> None:
         p = env.payload
-        st = self._fields.get(p.field)
-        if st is None:
-            await self._send("fill_error", {"field": p.field, "reason": "the form has no such field"})
+        if fb.get(self.book, p.field) is None:
+            await self._send(FillError(field=p.field, reason="the form has no such field"))
             return
-        value = p.value if not isinstance(p.value, list) else tuple(p.value)
-        st.value, st.confirmed = value, p.confirmed
-        st.confirmed_ts = env.ts if p.confirmed else None
+        self.book = fb.collect(self.book, p, env.ts)
         self._ready_sent = False
         live = {f.ident: f for f in view.live_fields}
-        f = live.get(st.view.ident)
+        f = live.get(fb.entry(self.book, p.field).view.ident)
         if f is None:
             self.emit("fill_deferred", agent=self.id, field=p.field, why="not on the page now")
             return
-        await self._fill(page, st, f)
+        await self._fill(page, p.field, f)
 
-    async def _fill(self, page, st: _Field, f: pg.FieldView) -> None:
-        name, value = st.spec.name, st.value
+    async def _fill(self, page, name: str, f: pg.FieldView) -> None:
+        e = fb.entry(self.book, name)
+        value = e.value
         if value is None:
             return
         t0 = time.monotonic()
-        st.tried = value
-        if value in ("", ()) and not st.spec.required:
-            got, msg = "", ""  # an optional field the person skipped
+        if e.skipped:
+            got, msg = "", ""
         else:
             try:
                 got, msg = await pg.fill(page, f, value, self.cfg.action_timeout_ms)
-            except pg.FillProblem as e:
-                st.filled = False
-                self.emit("fill", agent=self.id, field=name, value=value, problem=e.kind, reason=e.reason)
-                if e.kind == "format":
-                    await self._send("format_invalid", {"field": name, "expected": e.expected, "got": str(value)})
-                else:
-                    await self._send("fill_error", {"field": name, "reason": e.reason})
+            except pg.FillProblem as problem:
+                self.emit("fill", agent=self.id, field=name, value=value, problem=problem.kind, reason=problem.reason)
+                self.book, reply = fb.refused(self.book, name, problem)
+                await self._send(reply)
                 return
         read_ms = now_ms()
         self._wake.set()  # re-read the page now: filling may reveal fields
-        if msg:
-            st.filled = False
-            expected = st.spec.format_hint or msg
-            self.emit("fill", agent=self.id, field=name, value=value, read_back=got, invalid=msg)
-            await self._send("format_invalid", {"field": name, "expected": expected, "got": str(value)})
-            return
-        if not _same(f, value, got):
-            st.filled = False
-            self.emit("fill", agent=self.id, field=name, value=value, read_back=got, mismatch=True)
-            await self._send("fill_error", {"field": name,
-                                            "reason": f"the page holds {got!r} after entering {value!r}"})
-            return
-        st.filled = True
-        lag = read_ms - st.confirmed_ts if st.confirmed_ts else None
-        self.emit("fill", agent=self.id, field=name, value=value, read_back=got, confirmed=st.confirmed,
-                  fill_ms=round((time.monotonic() - t0) * 1000), fill_lag_ms=lag)
-        if st.confirmed:
-            await self._send("field_filled", {"field": name, "value_read_back": got})
+        self.book, reply = fb.read_back(self.book, name, f, got, msg)
+        match reply:
+            case FormatInvalid():
+                self.emit("fill", agent=self.id, field=name, value=value, read_back=got, invalid=msg)
+            case FillError():
+                self.emit("fill", agent=self.id, field=name, value=value, read_back=got, mismatch=True)
+            case _:
+                lag = read_ms - e.confirmed_ts if e.confirmed_ts else None
+                self.emit("fill", agent=self.id, field=name, value=value, read_back=got, confirmed=e.confirmed,
+                          fill_ms=round((time.monotonic() - t0) * 1000), fill_lag_ms=lag)
+        if reply is not None:
+            await self._send(reply)
 
     # ---- advance -----------------------------------------------------------------------------------
 
     async def _advance(self, page, view: pg.PageView) -> None:
         if self._naming is not None and not self._naming.done():
             return
-        live = view.live_fields
-        pending = []
-        for f in live:
-            name = self._by_ident.get((f.ident, f.label))
+        pending = False
+        for f in view.live_fields:
+            name = fb.name_of(self.book, f)
             if name is None:
                 return  # not named yet
-            st = self._fields[name]
-            if st.value is not None and (st.value != st.tried or (st.filled and not _same(f, st.value, f.value))):
-                await self._fill(page, st, f)  # arrived while hidden, or a re-rendered page lost it
-            if not st.done or (f.error and st.value == st.error_for):
-                pending.append(name)
-        if pending or self._announce:
+            if fb.needs_fill(self.book, name, f):
+                await self._fill(page, name, f)
+            pending = fb.pending(self.book, name, f) or pending
+        if pending or self.book.announce:
             return
         buttons = [b for b in view.buttons if b.role != "avoid"]
         step = next((b for b in buttons if b.role == "step"), None)
@@ -418,14 +361,12 @@ class ComputerAgent:
                 return
             confirmation = after.text[:300]
             self._outcome = Outcome("submitted", confirmation, submitted_at)
-            await self._send("submitted", {"confirmation": confirmation})
+            await self._send(Submitted(confirmation=confirmation))
             await self._status("completed", "the form was submitted")
         elif final is not None and not self._ready_sent:
             self._ready_sent = True
-            summary = "; ".join(f"{s.spec.label}: {_say(s.value)}" for s in self._fields.values()
-                                if s.value not in (None, "", ()))
             self.emit("decision", agent=self.id, what="await_authorisation", button=final.text)
-            await self._status("auth-required", f"ready to submit ({final.text}). {summary}")
+            await self._status("auth-required", f"ready to submit ({final.text}). {fb.summary(self.book)}")
         elif final is None and step is None and not self._ready_sent:
             self._ready_sent = True
             self.emit("decision", agent=self.id, what="no_button", buttons=[b.text for b in view.buttons])
@@ -434,7 +375,7 @@ class ComputerAgent:
         from playwright.async_api import Error as PlaywrightError
 
         loc = page.locator(f'[data-ap-ref="{button.ref}"]')
-        self._check_errors = True
+        self.book = fb.pressed(self.book)
         try:
             # click() waits for a navigation it starts to commit; then wait for the new page's load
             await loc.click(timeout=self.cfg.page_load_timeout_ms)
@@ -445,38 +386,10 @@ class ComputerAgent:
 
     # ---- bus ---------------------------------------------------------------------------------------
 
-    async def _send(self, type_: str, payload: dict) -> None:
-        env = Envelope.new(type_, payload, sender=self.id, recipient=self.phone_id, task_id=self.task_id)
-        self.emit("bus_out", agent=self.id, type=type_, payload=payload)
+    async def _send(self, payload: Payload) -> None:
+        env = Envelope.new(payload, sender=self.id, recipient=self.phone_id, task_id=self.task_id)
+        self.emit("bus_out", agent=self.id, type=env.type, payload=env.payload.model_dump())
         await self.bus.publish(env)
 
     async def _status(self, state: str, message: str) -> None:
-        await self._send("status_update", {"state": state, "message": message})
-
-
-def _spec(name: str, f: pg.FieldView) -> FieldSpec:
-    hint = f.hint
-    if not hint and f.kind == "date":
-        hint = "a date, YYYY-MM-DD" + (f" from {f.min}" if f.min else "") + (f" until {f.max}" if f.max else "")
-    return FieldSpec(name=name, label=f.label or f.key, type=f.kind, required=f.required, pattern=f.pattern,
-                     options=tuple(o.label for o in f.options) if f.options else None, format_hint=hint or None)
-
-
-def _same(f: pg.FieldView, value: FieldValue, got: object) -> bool:
-    """Whether the page holds what was entered (options compare by value or label)."""
-    if f.kind == "checkbox":
-        return got == value
-    if f.options:
-        wanted = [value] if isinstance(value, str) else list(value)
-        held = [got] if isinstance(got, str) else list(got or ())
-        opts = [pg.match_option(f.options, w) for w in wanted]
-        return None not in opts and sorted(o.value for o in opts) == sorted(held)
-    return str(got) == str(value)
-
-
-def _say(v: FieldValue | None) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, tuple):
-        return ", ".join(v)
-    return str(v)
+        await self._send(StatusUpdate(state=state, message=message))

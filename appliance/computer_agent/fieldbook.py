@@ -1,0 +1,297 @@
+"""The computer agent's field book: what it knows about each field, as pure functions over a
+frozen :class:`FieldBook`.
+
+A field on the page is known by its *key*, ``(ident, label)`` (the control's name or id, and
+its label). Each key is named once (:func:`name`: a unique spec name, ``email``, ``email_2``
+…), and from then on its :class:`Entry` holds the latest reading of it, what the phone agent
+sent for it and what the page did with it. The loop (:mod:`appliance.computer_agent.agent`)
+reads the page and acts; it changes the book only through these functions, which return the
+new book and, where the phone agent must hear of it, the payload to send:
+
+- :func:`unnamed` / :func:`start_naming` / :func:`name` / :func:`done_naming`: live fields
+  not named yet are named by one background task at a time; each named field waits in
+  ``announce`` (in page order, once the phone call is on) until :func:`take_announcements`
+  hands them to one ``need_info``.
+- :func:`collect`: ``info_collected`` sets a field's value and whether the person confirmed
+  it (and when: the envelope's ``ts``, for ``fill_lag_ms``).
+- :func:`refused` / :func:`read_back`: the page's answer to putting the value in. The
+  browser's validation message → ``format_invalid{expected, got}`` (``expected``: the field's
+  format hint, else the message); the page holding something else → ``fill_error``; the page
+  holding the value → filled, and ``field_filled`` when the value is confirmed.
+- :func:`pressed` / :func:`see`: after a button press, the next reading of the page reports
+  each error it shows for a value we entered, once per (error, value), as ``fill_error``;
+  that field is then neither filled nor confirmed.
+- A field is *done* when its value is confirmed, filled and, for a required field, not
+  empty; the page may be left when every live field is named (:func:`name_of`), filled as
+  it should be (:func:`needs_fill`), not :func:`pending`, and no field waits to be announced.
+
+Asking about or changing a field that was never named raises :class:`FieldBookError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from appliance.computer_agent import page as pg
+from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
+
+Key = tuple[str, str]  # (ident, label) of a field on the page
+
+
+class FieldBookError(KeyError):
+    """A field the book does not know (a bug in the loop: check :func:`get` first)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One named field across readings: its announced ``spec``, its latest ``view``, what the
+    phone agent sent (``value``, ``confirmed``, ``confirmed_ts`` in ms since the epoch), what
+    the page did with it (``filled``: the page holds ``value`` and shows no error for it;
+    ``tried``: the value last put in) and the last page error reported for it
+    (``reported_error``, about the value ``error_for``)."""
+
+    spec: FieldSpec
+    view: pg.FieldView
+    value: FieldValue | None = None
+    confirmed: bool = False
+    confirmed_ts: int | None = None
+    filled: bool = False
+    tried: FieldValue | None = None
+    reported_error: str = ""
+    error_for: FieldValue | None = None
+
+    @property
+    def key(self) -> Key:
+        return key(self.view)
+
+    @property
+    def done(self) -> bool:
+        if not (self.confirmed and self.filled):
+            return False
+        return not (self.spec.required and self.value in ("", False, (), None))
+
+    @property
+    def skipped(self) -> bool:
+        """An optional field the person left empty: nothing to put in."""
+        return self.value in ("", ()) and not self.spec.required
+
+
+@dataclass(frozen=True)
+class FieldBook:
+    """Every named field (``entries``, in naming order), the keys being named now
+    (``naming``), the specs waiting for ``need_info`` (``announce``, page order) and whether
+    the next reading of the page is its verdict on our values (``verdict_due``)."""
+
+    entries: tuple[Entry, ...] = ()
+    naming: frozenset[Key] = frozenset()
+    announce: tuple[FieldSpec, ...] = ()
+    verdict_due: bool = False
+
+
+def key(f: pg.FieldView) -> Key:
+    """A field's key on the page."""
+    return (f.ident, f.label)
+
+
+def get(book: FieldBook, name: str) -> Entry | None:
+    """The entry of spec name ``name``, or None."""
+    return next((e for e in book.entries if e.spec.name == name), None)
+
+
+def entry(book: FieldBook, name: str) -> Entry:
+    """The entry of spec name ``name``.
+
+    Raises:
+        FieldBookError: no field has that name.
+    """
+    e = get(book, name)
+    if e is None:
+        raise FieldBookError(f"no field named {name!r} (named: {', '.join(e.spec.name for e in book.entries)})")
+    return e
+
+
+def name_of(book: FieldBook, f: pg.FieldView) -> str | None:
+    """The spec name of page field ``f``, or None while it is not named."""
+    k = key(f)
+    return next((e.spec.name for e in book.entries if e.key == k), None)
+
+
+def unnamed(book: FieldBook, fields: Iterable[pg.FieldView]) -> tuple[pg.FieldView, ...]:
+    """The ``fields`` neither named nor being named, one per key (two controls with the same
+    key are one field to the book)."""
+    out: dict[Key, pg.FieldView] = {}
+    for f in fields:
+        if name_of(book, f) is None and key(f) not in book.naming:
+            out.setdefault(key(f), f)
+    return tuple(out.values())
+
+
+def start_naming(book: FieldBook, fields: Iterable[pg.FieldView]) -> FieldBook:
+    """``fields`` are being named (by one task; they are not offered for naming again)."""
+    return replace(book, naming=frozenset(key(f) for f in fields))
+
+
+def name(book: FieldBook, f: pg.FieldView, wanted: str) -> tuple[FieldBook, FieldSpec]:
+    """Name page field ``f`` ``wanted`` (``wanted_2``, ``wanted_3`` … when taken) and return its spec.
+
+    Raises:
+        FieldBookError: ``f`` is named already.
+    """
+    if name_of(book, f) is not None:
+        raise FieldBookError(f"field {f.ident!r} ({f.label!r}) is named already")
+    unique, n = wanted, 2
+    while get(book, unique) is not None:
+        unique, n = f"{wanted}_{n}", n + 1
+    spec = spec_for(unique, f)
+    return replace(book, entries=book.entries + (Entry(spec, f),)), spec
+
+
+def done_naming(book: FieldBook) -> FieldBook:
+    """The naming task has finished."""
+    return replace(book, naming=frozenset())
+
+
+def queue_announcement(book: FieldBook, spec: FieldSpec) -> FieldBook:
+    """``spec`` goes out with the next ``need_info``."""
+    return replace(book, announce=book.announce + (spec,))
+
+
+def take_announcements(book: FieldBook) -> tuple[FieldBook, tuple[FieldSpec, ...]]:
+    """The specs to announce now (page order), and the book without them."""
+    return replace(book, announce=()), book.announce
+
+
+def see(book: FieldBook, view: pg.PageView) -> tuple[FieldBook, tuple[FillError, ...]]:
+    """A new reading of the page: each named field's view is updated; when a verdict is due
+    (a button was pressed), every error the page shows for a value we entered goes back to
+    the phone agent once per (error, value) as ``fill_error``, and that field is neither
+    filled nor confirmed any more."""
+    fresh = {key(f): f for f in view.fields}
+    entries = tuple(replace(e, view=fresh[e.key]) if e.key in fresh else e for e in book.entries)
+    book = replace(book, entries=entries)
+    if not book.verdict_due:
+        return book, ()
+    book = replace(book, verdict_due=False)
+    errors = []
+    for f in view.live_fields:
+        name = name_of(book, f)
+        e = get(book, name) if name else None
+        if e is None or e.value is None or not f.error or (f.error, e.value) == (e.reported_error, e.error_for):
+            continue
+        book = _put(book, e.spec.name, reported_error=f.error, error_for=e.value, filled=False, confirmed=False)
+        errors.append(FillError(field=e.spec.name, reason=f.error))
+    return book, tuple(errors)
+
+
+def collect(book: FieldBook, p: InfoCollected, ts: int) -> FieldBook:
+    """The phone agent sent ``p`` (in an envelope of ``ts`` ms): the field's value and whether
+    the person confirmed it.
+
+    Raises:
+        FieldBookError: ``p.field`` is not a named field.
+    """
+    entry(book, p.field)
+    return _put(book, p.field, value=p.value, confirmed=p.confirmed, confirmed_ts=ts if p.confirmed else None)
+
+
+def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
+    """The value of ``name`` could not be put in (:class:`~appliance.computer_agent.page.FillProblem`):
+    ``format_invalid`` (a value of the wrong shape; ``expected`` from the problem) or ``fill_error``.
+
+    Raises:
+        FieldBookError: ``name`` is not a named field.
+    """
+    value = entry(book, name).value
+    book = _put(book, name, tried=value, filled=False)
+    if problem.kind == "format":
+        return book, FormatInvalid(field=name, expected=problem.expected, got=str(value))
+    return book, FillError(field=name, reason=problem.reason)
+
+
+def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
+              invalid: str) -> tuple[FieldBook, FieldFilled | FormatInvalid | FillError | None]:
+    """The value of ``name`` was put into page field ``f``, which now holds ``got`` with the
+    browser's validation message ``invalid`` ('' = valid). Returns the book and the message
+    for the phone agent: ``format_invalid`` (invalid), ``fill_error`` (the page holds something
+    else), ``field_filled`` (it holds the confirmed value) or None (it holds an unconfirmed value).
+
+    Raises:
+        FieldBookError: ``name`` is not a named field.
+    """
+    e = entry(book, name)
+    value = e.value
+    if invalid:
+        return (_put(book, name, tried=value, filled=False),
+                FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)))
+    if not same(f, value, got):
+        return (_put(book, name, tried=value, filled=False),
+                FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"))
+    book = _put(book, name, tried=value, filled=True)
+    return book, FieldFilled(field=name, value_read_back=got) if e.confirmed else None
+
+
+def pressed(book: FieldBook) -> FieldBook:
+    """A button was pressed: the next reading of the page is its verdict on the values."""
+    return replace(book, verdict_due=True)
+
+
+def needs_fill(book: FieldBook, name: str, f: pg.FieldView) -> bool:
+    """Whether ``name``'s value must be put into ``f`` (again): it arrived while the field
+    was hidden, or a re-rendered page lost it.
+
+    Raises:
+        FieldBookError: ``name`` is not a named field.
+    """
+    e = entry(book, name)
+    return e.value is not None and (e.value != e.tried or (e.filled and not same(f, e.value, f.value)))
+
+
+def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
+    """Whether ``name`` keeps the agent on this page: not done, or ``f`` shows the error
+    reported for its current value.
+
+    Raises:
+        FieldBookError: ``name`` is not a named field.
+    """
+    e = entry(book, name)
+    return not e.done or bool(f.error and e.value == e.error_for)
+
+
+def summary(book: FieldBook) -> str:
+    """"Label: value; …" of every field with a value, as the person would hear it."""
+    return "; ".join(f"{e.spec.label}: {spoken(e.value)}" for e in book.entries if e.value not in (None, "", ()))
+
+
+def spec_for(name: str, f: pg.FieldView) -> FieldSpec:
+    """The spec announced for page field ``f`` named ``name`` (a date's hint says its range)."""
+    hint = f.hint
+    if not hint and f.kind == "date":
+        hint = "a date, YYYY-MM-DD" + (f" from {f.min}" if f.min else "") + (f" until {f.max}" if f.max else "")
+    return FieldSpec(name=name, label=f.label or f.key, type=f.kind, required=f.required, pattern=f.pattern,
+                     options=tuple(o.label for o in f.options) if f.options else None, format_hint=hint or None)
+
+
+def same(f: pg.FieldView, value: FieldValue, got: object) -> bool:
+    """Whether the page holds what was entered (options compare by value or label)."""
+    if f.kind == "checkbox":
+        return got == value
+    if f.options:
+        wanted = [value] if isinstance(value, str) else list(value)
+        held = [got] if isinstance(got, str) else list(got or ())
+        opts = [pg.match_option(f.options, w) for w in wanted]
+        return None not in opts and sorted(o.value for o in opts) == sorted(held)
+    return str(got) == str(value)
+
+
+def spoken(v: FieldValue | None) -> str:
+    """A value in words: yes / no, a list joined with commas, else the text."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, tuple):
+        return ", ".join(v)
+    return str(v)
+
+
+def _put(book: FieldBook, name: str, **changes: object) -> FieldBook:
+    return replace(book, entries=tuple(replace(e, **changes) if e.spec.name == name else e for e in book.entries))

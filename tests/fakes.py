@@ -1,0 +1,111 @@
+"""Stand-ins for the models and the person, so agent logic is tested in milliseconds.
+
+- :class:`ScriptedLLM` — the interface of :class:`appliance.llm.client.LLM` (``json``,
+  ``text``, ``warm``, ``with_slot``) answering from a script and recording every prompt.
+- :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.agent.Line`:
+  answers each question with the next scripted line; records what the agent said.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from appliance.phone_agent.agent import QueueLine
+
+#: One scripted answer: the answer itself, an exception to raise (e.g. ``LLMError``), or
+#: ``fn(system, user) -> answer``.
+Answer = Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the LLM got: ``kind`` (``json``, ``text`` or ``warm``), the prompts, the
+    slot and the other keyword arguments (``max_tokens``, ``grammar``, ``schema`` …)."""
+
+    kind: str
+    system: str
+    user: str
+    slot: int | None
+    options: dict[str, Any]
+
+
+@dataclass
+class _Script:
+    json: list[Answer]
+    text: list[Answer]
+    calls: list[Call] = field(default_factory=list)
+
+
+class ScriptedLLM:
+    """Answers ``json`` and ``text`` requests in order from two scripts; ``warm`` answers nothing.
+
+    Keyword arguments are recorded, not checked, so the fake follows the client's options.
+    ``json`` answers are returned as given (``on_text`` first receives the answer's JSON text,
+    as a stream would end); ``text`` answers are strings. An exception in a script is raised
+    instead of answering. A request beyond the end of its script fails the test
+    (``AssertionError`` naming the prompt) — nothing is made up. ``calls`` records every
+    request of this LLM and of every :meth:`with_slot` copy (they share the scripts).
+    """
+
+    def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *,
+                 slot: int | None = 0, _script: _Script | None = None):
+        self.slot = slot
+        self._script = _script or _Script(list(json or ()), list(text or ()))
+
+    @property
+    def calls(self) -> list[Call]:
+        return self._script.calls
+
+    @property
+    def unused(self) -> dict[str, list[Answer]]:
+        """What is left of the scripts (a test may assert it is all used)."""
+        return {"json": self._script.json, "text": self._script.text}
+
+    def with_slot(self, slot: int | None) -> "ScriptedLLM":
+        return ScriptedLLM(slot=slot, _script=self._script)
+
+    async def json(self, system: str, user: str, *, on_text: Callable[[str], None] | None = None,
+                   **options: Any) -> Any:
+        answer = self._next("json", system, user, options)
+        if on_text is not None:
+            on_text(jsonlib.dumps(answer))
+        return answer
+
+    async def text(self, system: str, user: str, **options: Any) -> str:
+        return self._next("text", system, user, options)
+
+    async def warm(self, system: str) -> None:
+        self._script.calls.append(Call("warm", system, "", self.slot, {}))
+
+    def _next(self, kind: str, system: str, user: str, options: dict[str, Any]) -> Answer:
+        self._script.calls.append(Call(kind, system, user, self.slot, options))
+        script = self._script.json if kind == "json" else self._script.text
+        assert script, f"unscripted LLM {kind} request (slot {self.slot}): {user!r}"
+        answer = script.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer(system, user) if callable(answer) else answer
+
+
+class ScriptedLine(QueueLine):
+    """The person on the phone agent's line, as text: each time the agent listens, the next
+    scripted answer is heard (None: silence, so the agent's answer timeout passes). After the
+    script, silence. ``said`` keeps everything the agent said, in order."""
+
+    def __init__(self, answers: list[str | None]):
+        super().__init__()
+        self.answers = list(answers)
+        self.said: list[str] = []
+
+    async def say(self, text: str) -> None:
+        self.said.append(text)
+
+    async def hear(self) -> str:
+        if self.answers:
+            answer = self.answers.pop(0)
+            if answer is not None:
+                self.heard(answer)
+        return await super().hear()

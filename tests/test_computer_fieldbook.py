@@ -1,0 +1,147 @@
+"""The computer agent's field book on hand-made page readings: no browser, no LLM, no bus."""
+
+from dataclasses import replace
+
+import pytest
+
+from appliance.computer_agent import fieldbook as fb
+from appliance.computer_agent.page import FieldView, FillProblem, Option, PageView
+from appliance.protocol import FieldFilled, FillError, FormatInvalid, InfoCollected
+
+
+def field(key, label, kind="text", *, value="", error="", required=True, options=None, hint="", **kw):
+    return FieldView(ref=f"r-{key}", kind=kind, key=key, label=label, required=required, pattern=None, hint=hint,
+                     placeholder="", options=options, value=value, visible=True, enabled=True, error=error, **kw)
+
+
+def page(*fields):
+    return PageView(url="http://127.0.0.1/form", title="Form", fields=tuple(fields), buttons=())
+
+
+EMAIL = field("email", "Email", "email")
+PHONE = field("phone", "Phone number", "tel", hint="+44 …")
+SEAT = field("seat", "Seat", "radio", options=(Option("W", "Window"), Option("A", "Aisle")))
+NEWS = field("news", "Newsletter", "checkbox", value=False, required=False)
+
+
+def named(*fields):
+    book = fb.start_naming(fb.FieldBook(), fields)
+    for f in fields:
+        book, _ = fb.name(book, f, f.key)
+    return fb.done_naming(book)
+
+
+def info(name, value, confirmed=True):
+    return InfoCollected(field=name, value=value, confirmed=confirmed)
+
+
+def test_naming_is_once_per_field_with_unique_names_and_specs():
+    book = fb.FieldBook()
+    assert fb.unnamed(book, [EMAIL, PHONE, EMAIL]) == (EMAIL, PHONE)  # one per key
+    book = fb.start_naming(book, [EMAIL, PHONE])
+    assert fb.unnamed(book, [EMAIL, PHONE]) == ()  # being named: not offered again
+    book, spec = fb.name(book, EMAIL, "email")
+    assert (spec.name, spec.label, spec.type, spec.required) == ("email", "Email", "email", True)
+    other = field("email2", "Work email", "email")
+    book, spec2 = fb.name(book, other, "email")
+    assert spec2.name == "email_2" and fb.name_of(book, other) == "email_2"
+    with pytest.raises(fb.FieldBookError, match="named already"):
+        fb.name(book, EMAIL, "mail")
+    book = fb.done_naming(book)
+    assert fb.unnamed(book, [EMAIL, PHONE, other]) == (PHONE,)  # its naming ended without a name
+    date = field("dob", "Date of birth", "date", min="1900-01-01")
+    assert fb.spec_for("date_of_birth", date).format_hint == "a date, YYYY-MM-DD from 1900-01-01"
+    assert fb.spec_for("seat", SEAT).options == ("Window", "Aisle")
+
+
+def test_announcements_wait_for_one_need_info():
+    book = named(EMAIL, PHONE)
+    for f in (EMAIL, PHONE):
+        book = fb.queue_announcement(book, fb.entry(book, f.key).spec)
+    book, specs = fb.take_announcements(book)
+    assert [s.name for s in specs] == ["email", "phone"] and book.announce == ()
+    assert fb.take_announcements(book) == (book, ())
+
+
+def test_a_confirmed_value_the_page_holds_is_filled_and_reported():
+    book = fb.collect(named(EMAIL), info("email", "ada@example.org"), ts=1000)
+    e = fb.entry(book, "email")
+    assert (e.value, e.confirmed, e.confirmed_ts, e.done) == ("ada@example.org", True, 1000, False)
+    assert fb.needs_fill(book, "email", EMAIL)  # not tried yet
+    book, reply = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
+    assert reply == FieldFilled(field="email", value_read_back="ada@example.org")
+    assert fb.entry(book, "email").done and not fb.needs_fill(book, "email", replace(EMAIL, value="ada@example.org"))
+    assert not fb.pending(book, "email", EMAIL)
+    # a re-rendered page lost the value: fill it again
+    assert fb.needs_fill(book, "email", replace(EMAIL, value=""))
+
+
+def test_an_unconfirmed_value_is_filled_silently_and_keeps_the_page_open():
+    book = fb.collect(named(EMAIL), info("email", "ada@example.org", confirmed=False), ts=5)
+    assert fb.entry(book, "email").confirmed_ts is None
+    book, reply = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
+    assert reply is None and fb.entry(book, "email").filled
+    assert fb.pending(book, "email", EMAIL)  # filled, but the person has not confirmed it
+
+
+def test_the_pages_refusals_become_format_invalid_or_fill_error():
+    book = fb.collect(named(PHONE, SEAT), info("phone", "07700900123"), ts=1)
+    book, reply = fb.read_back(book, "phone", PHONE, "07700900123", "Please match the requested format.")
+    assert reply == FormatInvalid(field="phone", expected="+44 …", got="07700900123")  # the hint, when there is one
+    assert not fb.entry(book, "phone").filled and not fb.needs_fill(book, "phone", PHONE)  # tried: not again
+    book = fb.collect(book, info("phone", "+447700900123"), ts=2)
+    assert fb.needs_fill(book, "phone", PHONE)  # a new value is filled
+    book, reply = fb.read_back(book, "phone", PHONE, "+44770", "")
+    assert reply == FillError(field="phone", reason="the page holds '+44770' after entering '+447700900123'")
+    book = fb.collect(book, info("seat", "Windw"), ts=3)
+    book, reply = fb.refused(book, "seat", FillProblem("format", "'Windw' is not one of the choices",
+                                                       "one of: Window, Aisle"))
+    assert reply == FormatInvalid(field="seat", expected="one of: Window, Aisle", got="Windw")
+    book, reply = fb.refused(book, "seat", FillProblem("error", "the field is no longer on the page"))
+    assert reply == FillError(field="seat", reason="the field is no longer on the page")
+    book = fb.collect(book, info("seat", "window"), ts=4)
+    book, reply = fb.read_back(book, "seat", SEAT, "W", "")  # options compare by value or label
+    assert isinstance(reply, FieldFilled) and fb.entry(book, "seat").done
+
+
+def test_after_a_press_each_page_error_for_our_value_is_reported_once():
+    book = fb.collect(named(EMAIL, PHONE), info("email", "taken@example.org"), ts=1)
+    book, _ = fb.read_back(book, "email", EMAIL, "taken@example.org", "")
+    shown = replace(EMAIL, value="taken@example.org", error="This address is already registered")
+    book, errors = fb.see(book, page(shown, PHONE))
+    assert errors == () and fb.entry(book, "email").view == shown  # no press, no verdict
+    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    assert errors == (FillError(field="email", reason="This address is already registered"),)
+    e = fb.entry(book, "email")
+    assert not e.filled and not e.confirmed and fb.pending(book, "email", shown)
+    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    assert errors == ()  # the same error for the same value: said once
+    book = fb.collect(book, info("email", "new@example.org"), ts=2)
+    book, _ = fb.read_back(book, "email", shown, "new@example.org", "")
+    assert not fb.pending(book, "email", shown)  # the error shown was about the old value
+    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    assert errors == (FillError(field="email", reason="This address is already registered"),)
+
+
+def test_done_needs_a_non_empty_required_value_and_skipped_optionals_are_done():
+    book = fb.collect(named(EMAIL, NEWS), info("email", ""), ts=1)
+    book, _ = fb.read_back(book, "email", EMAIL, "", "")
+    assert fb.entry(book, "email").filled and not fb.entry(book, "email").done
+    book = fb.collect(book, info("news", False), ts=2)
+    assert not fb.entry(book, "news").skipped  # a box left unticked is a value
+    book, reply = fb.read_back(book, "news", NEWS, False, "")
+    assert isinstance(reply, FieldFilled) and fb.entry(book, "news").done
+    optional = field("notes", "Notes", required=False)
+    book = fb.collect(named(optional), info("notes", ""), ts=3)
+    assert fb.entry(book, "notes").skipped
+
+
+def test_summary_and_unknown_fields():
+    book = fb.collect(named(EMAIL, NEWS, SEAT), info("email", "ada@example.org"), ts=1)
+    book = fb.collect(book, info("news", True), ts=2)
+    assert fb.summary(book) == "Email: ada@example.org; Newsletter: yes"
+    assert fb.get(book, "nope") is None
+    with pytest.raises(fb.FieldBookError, match="no field named 'nope'"):
+        fb.collect(book, info("nope", "x"), ts=3)
+    with pytest.raises(fb.FieldBookError):
+        fb.read_back(book, "nope", EMAIL, "", "")
