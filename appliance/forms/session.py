@@ -7,8 +7,10 @@ Launch paths (issue 4):
   the computer agent's LLM calls ``initiate_phone_call_agent``, with its own context: the
   call's purpose and ``required_info``, nothing else of the computer agent's.
 
-Every envelope is kept (the session's ``bus.jsonl`` when recording, and in memory for the
-report), and every decision both agents log goes to the session's event log.
+The bus is the configured one (``bus.backend``): in-process, its log is the session's
+``bus.jsonl`` when recording (else ``<bus.log_dir>/form-<task id>.jsonl``); on Redis, the
+session's envelopes go to the stream ``form-<task id>``. Every envelope is also kept in
+memory for the report, and every decision both agents log goes to the session's event log.
 :func:`report` turns a finished session into the ``simulate form`` JSON.
 """
 
@@ -21,19 +23,19 @@ import statistics
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from appliance.bus import Envelope, InProcBus
-from appliance.protocol import FieldSpec
+from appliance.bus import Bus, Envelope, open_bus
 from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.llm.client import LLM
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome
 from appliance.demo.profile import Profile
+from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, SubmitAuthorized,
+                                Terminate)
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,14 @@ class SessionResult:
     folder: Path | None = None
 
 
-async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Callable[..., Any],
+def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
+    """The bus of form task ``task_id`` (not started), as ``cfg.bus`` says: in-process with its
+    log at ``<folder>/bus.jsonl`` (no folder: ``<bus.log_dir>/form-<task_id>.jsonl``), or the
+    Redis stream ``form-<task_id>``."""
+    return open_bus(cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None)
+
+
+async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
                       folder: Path | None = None, stop: asyncio.Event | None = None) -> SessionResult:
     """Run one form task to its end (submitted, declined, failed or past its deadline).
@@ -78,7 +87,7 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Call
     task_id = str(uuid.uuid4())
     seen: list[Envelope] = []
     started: dict[str, Any] = {"task": None, "by": None}
-    async with InProcBus(folder / "bus.jsonl" if folder else None, log_fsync_ms=cfg.bus.log_fsync_ms) as bus:
+    async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
         computer = ComputerAgent(cfg.forms, bus, llm.with_slot(SLOT_COMPUTER), url, task_id=task_id, emit=emit,
                                  autonomous=autonomous, task=task)
@@ -92,8 +101,7 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Call
             async def watch() -> None:
                 async for env in tap:
                     seen.append(env)
-                    if env.type == "initiate_phone_call_agent" and started["task"] is None:
-                        p = env.payload
+                    if isinstance(p := env.payload, InitiatePhoneCallAgent) and started["task"] is None:
                         emit("phone_agent_started", by="initiate_phone_call_agent", purpose=p.purpose,
                              fields=[f.name for f in p.required_info])
                         started.update(task=tg.create_task(phone_agent(p.purpose, p.required_info).run()),
@@ -101,7 +109,7 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Call
 
             async def cancel_on_stop() -> None:
                 await stop.wait()
-                await bus.publish(Envelope.new("terminate", {"reason": "cancelled"}, sender="session", recipient="*"))
+                await bus.publish(Envelope.new(Terminate(reason="cancelled"), sender="session", recipient="*"))
 
             tg.create_task(watch())
             canceller = tg.create_task(cancel_on_stop()) if stop is not None else None
@@ -113,7 +121,7 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Call
                 try:
                     await asyncio.wait_for(asyncio.shield(phone_task), WRAP_UP_S)
                 except TimeoutError:
-                    await bus.publish(Envelope.new("terminate", {"reason": "the call did not end after the form"},
+                    await bus.publish(Envelope.new(Terminate(reason="the call did not end after the form"),
                                                    sender="session", recipient="*"))
                     await phone_task
             if canceller is not None:
@@ -147,7 +155,7 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     envs = result.envelopes
     mine = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
     submitted = bool(mine) if submissions is not None else result.computer.status == "submitted"
-    auth_ts = [e.ts for e in envs if e.type == "submit_authorized"]
+    auth_ts = [e.ts for e in envs if isinstance(e.payload, SubmitAuthorized)]
     sub_ts = [s["ts_ms"] for s in mine] or ([result.computer.submitted_at_ms] if result.computer.submitted_at_ms
                                             else [])
     authorised = all(auth_ts and min(auth_ts) <= t for t in sub_ts)
@@ -175,8 +183,9 @@ def _fill_lags(envs: list[Envelope]) -> list[int]:
     pending: dict[str, int] = {}
     lags = []
     for e in envs:
-        if e.type == "info_collected" and e.payload.confirmed:
-            pending[e.payload.field] = e.ts
-        elif e.type == "field_filled" and e.payload.field in pending:
-            lags.append(e.ts - pending.pop(e.payload.field))
+        match e.payload:
+            case InfoCollected(field=name, confirmed=True):
+                pending[name] = e.ts
+            case FieldFilled(field=name) if name in pending:
+                lags.append(e.ts - pending.pop(name))
     return lags
