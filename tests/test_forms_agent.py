@@ -1,5 +1,5 @@
 """The computer agent alone, in real Chromium with the embedded LLM naming fields; the phone
-side is a scripted stand-in on the bus (conftest ``ScriptedPhone``)."""
+side is a scripted stand-in on the bus (helpers ``ScriptedPhone``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from appliance.computer_agent.agent import ComputerAgent
 from appliance.demo.spec import evaluate, load_specs
 from appliance.llm.client import LLM
 from appliance.demo.profile import load_profile
-from conftest import ScriptedPhone, chromium_processes
+from helpers import ScriptedPhone, chromium_processes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.e2e
 
 FLIGHT = {"Given": "David", "Family": "Miller", "birth": "1990-03-14", "Passport": "512873946",
           "Nationality": "United Kingdom", "Email": "davidmiller@example.com",

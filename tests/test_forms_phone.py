@@ -14,7 +14,7 @@ from appliance.computer_agent.agent import ComputerAgent
 from appliance.llm.client import LLM
 from appliance.phone_agent.agent import PhoneAgent, QueueLine
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True, pattern=r"\+[0-9]{8,15}",
                   format_hint="International format: + and country code")
