@@ -11,6 +11,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+import redis
+
 from appliance import config
 from appliance.bus import Envelope, InProcBus, open_bus
 from appliance.bus.redis_streams import RedisBus
@@ -24,18 +27,30 @@ def info(n: int) -> Envelope:
                         sender="phone", recipient="computer", task_id="t1")
 
 
-async def test_open_bus_builds_the_configured_backend(tmp_path, redis_url):
+async def test_open_bus_builds_the_configured_backend(tmp_path):
     cfg = config.load(overrides={"bus": {"log_dir": str(tmp_path), "log_fsync_ms": 0}})
     bus = open_bus(cfg.bus, session="s1")
     assert isinstance(bus, InProcBus) and bus.log_path == tmp_path / "s1.jsonl"
     async with bus:
         await bus.publish(info(1))
     assert (tmp_path / "s1.jsonl").read_bytes().count(b"\n") == 1
-    rcfg = config.load(overrides={"bus": {"backend": "redis", "redis_url": redis_url}})
-    rbus = open_bus(rcfg.bus)
-    assert isinstance(rbus, RedisBus) and rbus.url == redis_url
+    rcfg = config.load(overrides={"bus": {"backend": "redis", "redis_url": "redis://127.0.0.1:9/0"}})
+    rbus = open_bus(rcfg.bus)  # built, not connected
+    assert isinstance(rbus, RedisBus) and rbus.url == "redis://127.0.0.1:9/0"
+
+
+@pytest.mark.e2e
+async def test_the_redis_bus_open_bus_builds_publishes_to_redis(redis_url):
+    rbus = open_bus(config.load(overrides={"bus": {"backend": "redis", "redis_url": redis_url}}).bus)
+    sent = info(2)
     async with rbus:
-        await rbus.publish(info(2))
+        await rbus.publish(sent)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        entries = client.xrange("appliance:bus")
+    finally:
+        client.close()
+    assert [Envelope.from_json(f[b"e"]) for _, f in entries] == [sent]
 
 
 async def test_tail_pretty_prints_a_log_and_follows_appends(tmp_path):
@@ -77,6 +92,7 @@ async def test_tail_pretty_prints_a_log_and_follows_appends(tmp_path):
     assert lines[0].startswith("!! line 5:") and "operator → *  terminate" in lines[1] and len(lines) == 2
 
 
+@pytest.mark.e2e
 async def test_tail_reads_a_redis_bus(redis_url):
     async with RedisBus(redis_url) as bus:
         await bus.publish_many([info(1), info(2)])
@@ -90,13 +106,18 @@ async def test_tail_reads_a_redis_bus(redis_url):
     assert "interrupt" in out.getvalue() and out.getvalue().count("\n") == 1
 
 
-def test_cli_tail_and_bench_smoke(tmp_path):
+def test_cli_tail_prints_a_log(tmp_path):
     path = tmp_path / "bus.jsonl"
     path.write_bytes(info(1).to_json() + b"\n")
     tail = subprocess.run([sys.executable, "-m", "appliance.cli", "bus", "tail", str(path)], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert tail.returncode == 0, tail.stderr
     assert "info_collected" in tail.stdout
+
+
+@pytest.mark.e2e
+def test_cli_bench_bus_smoke():
+    """Starts its own redis-server."""
     bench = subprocess.run([sys.executable, "-m", "appliance.cli", "bench", "bus", "--json", "--inproc-n", "2000",
                             "--redis-n", "1000", "--paced-s", "0.2", "--kill-n", "500"], cwd=REPO,
                            capture_output=True, text=True, timeout=180)

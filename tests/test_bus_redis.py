@@ -20,6 +20,8 @@ from appliance.bus.redis_streams import RedisBus
 
 REPO = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.e2e  # a real redis-server
+
 
 def work(n: int, sender: str = "phone", recipient: str = "worker") -> Envelope:
     return _work(n, sender, recipient)

@@ -1,5 +1,5 @@
 """The computer agent alone, in real Chromium with the embedded LLM naming fields; the phone
-side is a scripted stand-in on the bus (conftest ``ScriptedPhone``). A page that does not
+side is a scripted stand-in on the bus (helpers ``ScriptedPhone``). A page that does not
 load needs no model (a scripted LLM)."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from appliance.demo.spec import evaluate, load_specs
 from appliance.llm.client import LLM
 from appliance.demo.profile import load_profile
 from appliance.protocol import FillError, StatusUpdate
-from conftest import ScriptedPhone, chromium_processes
 from fakes import ScriptedLLM
+from helpers import ScriptedPhone, chromium_processes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.e2e
 
 FLIGHT = {"Given": "David", "Family": "Miller", "birth": "1990-03-14", "Passport": "512873946",
           "Nationality": "United Kingdom", "Email": "davidmiller@example.com",

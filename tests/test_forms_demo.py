@@ -1,5 +1,5 @@
 """The demo forms in real Chromium: HTML5 validation, server-side errors, a revealed field,
-recorded submissions; profiles and specs load and evaluate."""
+recorded submissions (profiles and specs alone: test_demo_profiles.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from appliance import config
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.page import perceive
 from appliance.demo.site import DemoSite
-from appliance.demo.spec import evaluate, load_specs, spec_for_url
-from appliance.demo.profile import ProfileError, load_profile
+from appliance.demo.spec import evaluate, spec_for_url
+from appliance.demo.profile import load_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -74,20 +74,6 @@ async def test_registration_server_errors_and_revealed_postcode(site_and_page):
     [sub] = site.submissions_of("register")
     results = evaluate(spec_for_url(site.urls["register"]), load_profile("david"), sub.data)
     assert all(r.ok for r in results), results
-
-
-def test_profiles_and_specs():
-    specs = load_specs()
-    assert {"flight", "register", "flight-injected"} <= set(specs)
-    david = load_profile("david")
-    assert david.facts["date_of_birth"] == "1990-03-14" and david.first_answers["username"] == "davidmiller"
-    flight = specs["flight"]
-    exp = {r.name: r.expected(david) for r in flight.fields}
-    assert exp["nationality"] == "GB" and exp["consent"] == "on" and exp["seat"] == "window"
-    assert not any(r.ok for r in evaluate(flight, david, None))
-    assert [r.field for r in evaluate(flight, david, {"agent_notes": "x"}) if r.field == "agent_notes"]
-    with pytest.raises(ProfileError):
-        load_profile("no-such-person")
 
 
 async def test_injected_text_never_reaches_the_prompts(site_and_page):

@@ -6,7 +6,7 @@ import pytest
 
 from appliance.phone_agent import normalise as n, words
 from appliance.simulate.call import asks
-from appliance.simulate.person import _holds, mouth
+from appliance.simulate.person import mouth
 
 
 @pytest.mark.parametrize("said, want", [
@@ -144,15 +144,3 @@ def test_choice():
     assert n.choice("Somewhere warm.", ("United Kingdom", "Ireland")) is None
     assert n.choice("I'd like to fly to roam.", ("Lisbon", "Madrid", "Paris", "Rome")) == "Rome"  # by sound
     assert n.soundex("Robert") == n.soundex("Rupert") == "R163"
-
-
-@pytest.mark.parametrize("heard, value, want", [
-    ("I have M spelled e m m a. Is that right?", "Emma", True),  # the name misheard, its letters not
-    ("I have M spelled E M M. Is that right?", "Emma", False),
-    ("I have David Miller at example.com. Is that right?", "davidmiller@example.com", True),
-    ("I have the 40th of March, 1990. Is that right?", "1990-03-14", True),
-    ("I have plus 447 7000 9000 123 is that right?", "+447700900123", False),
-    ("I have M for Mike, one one for Alpha, he for Echo. Is that right?", "M1 1AE", True),
-])
-def test_simulated_person_checks_a_read_back_by_ear(heard, value, want):
-    assert _holds(heard, value) is want

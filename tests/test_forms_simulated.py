@@ -17,9 +17,9 @@ import pytest
 
 from appliance.simulate.form_run import simulate_form
 from appliance.demo.profile import load_profile
-from conftest import chromium_processes
+from helpers import chromium_processes
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.e2e
 
 REPORT_KEYS = {"fields", "field_accuracy", "submitted", "authorised_before_submit", "fill_lag_ms",
                "phone_waits_on_browser", "duration_s", "messages"}

@@ -10,7 +10,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import loopback_only_network, make_wav, word_recall
+from helpers import loopback_only_network, make_wav, word_recall
 
 from appliance import models
 from appliance.voice.page_client import talk

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import make_wav, word_recall
+import pytest
+from helpers import make_wav, word_recall
 
 from appliance import models
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.session import open_session
 from appliance.voice.transports import WavFileTransport
+
+pytestmark = pytest.mark.e2e  # Whisper, Piper, the LLM and an ARCTIC clip
 
 
 async def test_agent_says_then_hears_the_person(voice_cfg, runtime, arctic, tmp_path):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import read_16k, word_recall
+from helpers import read_16k, word_recall
 
 from appliance import config, models
 from appliance.voice.asr import WhisperASR
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+
+pytestmark = pytest.mark.e2e  # Whisper, Piper, the ARCTIC clips
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,6 @@
-"""The same pipeline over a WebSocket, from a WAV file (replay), and the local sound card's errors."""
+"""The same pipeline over a WebSocket, from a WAV file (replay), and the local sound card's errors.
+
+The two runs of the pipeline are e2e (real models); the transports' errors are fast."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import socket
 import numpy as np
 import pytest
 import websockets
-from conftest import make_wav, read_16k, word_recall
+from helpers import make_wav, read_16k, word_recall
 
 from appliance import models
 from appliance.voice.pipeline import build_task, run_task
@@ -25,6 +27,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.e2e
 async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arctic):
     cfg = voice_cfg.model_copy(update={"server": voice_cfg.server.model_copy(update={"port": _free_port()}),
                                        "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"})})
@@ -64,6 +67,7 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
     assert (np.sqrt((windows ** 2).mean(axis=1)) > 0.01).sum() >= 10, "no audible bot audio over the WebSocket"
 
 
+@pytest.mark.e2e
 async def test_replay_feeds_recorded_input_through_the_pipeline(voice_cfg, runtime, arctic, tmp_path):
     folder = tmp_path / "session"
     folder.mkdir()

@@ -20,7 +20,7 @@ from appliance.werewolf.trace import read_prompts
 SEED = 4
 SEATS = 8
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 def win_rule(alive: set[str], roles: dict[str, str]) -> str | None:

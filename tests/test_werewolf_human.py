@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import loopback_only_network, words
+from helpers import loopback_only_network, words
 
 from appliance.werewolf import mode as page_mode
 from appliance.judge.state import Role, deal

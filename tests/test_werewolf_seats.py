@@ -1,4 +1,5 @@
-"""AI seat plumbing without a model: speech grammar, decoding, prompt fitting, voices, CLI."""
+"""AI seat plumbing without a model: speech grammar, decoding, prompt fitting, voices, CLI;
+and two seats' voices through Piper (e2e)."""
 
 import itertools
 import re
@@ -80,6 +81,7 @@ def test_voice_library_gives_every_seat_its_own_voice():
     assert all(book.descriptions[s] for s in book.descriptions)
 
 
+@pytest.mark.e2e  # Piper
 def test_two_seats_sound_different():
     from appliance.voice.tts import PiperSynth
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from appliance.voice.wav import write_wav
-from appliance.phone_agent.normalise import clean
+from appliance.simulate.hearing import clean
 from appliance.simulate.person import SimulatedPerson, mouth
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient

@@ -7,18 +7,21 @@ person recognises by ear: a value read back ("… Is that right?", about the det
 asked) and a request to submit.
 
 The person then answers from its profile as a person would: the detail in
-a short sentence ("My phone number is …"), "Yes, that's right." when the read-back holds
-its value (compared by meaning: digits, dates, letters), otherwise "No, it's …"; yes or no
+a short sentence ("My phone number is …"), "Yes, that's right." when the read-back states
+exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: the letters
+when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; a profile's ``first_answers`` value the
 first time that key is asked (kept through its read-back, corrected once asked again).
 
 :func:`mouth` turns the written answer into the words a person says (digits one by one,
 "at"/"dot", dates in words), so the phone agent's ASR and normaliser get real speech.
+
+The person shares no code with the phone agent: its ear and its words
+(:mod:`~appliance.simulate.speech`) are its own.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Callable
@@ -26,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appliance.llm.client import LLM, LLMError, gbnf_alternatives
-from appliance.phone_agent import normalise as nz, words
 from appliance.demo.profile import Profile
+from appliance.simulate import hearing, speech
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,10 @@ KEY_WORDS = {
     "city": ("town or city", "My town is {v}."),
     "contact_method": ("how to contact you", "Please contact me by {v}."),
 }
+#: Details whose read-back may name the person's value in the form's own words ("United Kingdom" for
+#: "British"): where the ear cannot tell, the persona's LLM judges the meaning. Every other read-back
+#: (names, codes, digits, dates, e-mails, a choice the form words as the person does) is judged by ear alone.
+WORDED_KEYS = ("nationality", "country")
 #: Dialogue acts the person recognises by ear: a value read back for checking, a request to submit.
 _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got that right)\b", re.I)
 _PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
@@ -173,7 +180,8 @@ class SimulatedPerson:
             return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
         if kind == "check":
             value = self.believed(topic)
-            ok = _holds(heard, value) or (not re.search(r"[\d@]", value) and await self._same(heard, value))
+            ok = hearing.states(heard, value) or (
+                topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value))
             return "Yes, that's right." if ok else f"No, it's {value}."
         if self.profile.facts[topic] in ("yes", "no"):
             return "Yes, I accept." if self.profile.facts[topic] == "yes" else "No, I don't."
@@ -187,36 +195,6 @@ class SimulatedPerson:
 
 
 _FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
-_QUESTION = re.compile(r"[.,?!]?\s*\b(?:is that (?:right|correct)|did i get that right|correct)\b.*$", re.I)
-
-
-def _holds(heard: str, value: str) -> bool:
-    """Whether a read-back ("I have X. Is that right?", as ASR wrote it) says ``value``.
-
-    The value part (between "I have" and the question) is compared by meaning: a date as a
-    date, a number digit for digit, anything else letter for letter from its start
-    ("Miller, spelled M I L L E R" holds "Miller"; "wasdavidmiller" does not hold
-    "davidmiller"). One dropped or doubled letter in a long spelled value is a hearing slip.
-    """
-    part = _QUESTION.sub("", _FRAME.sub("", heard.strip()))
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        return nz.date(part) == value
-    if re.fullmatch(r"\+?[\d ]{6,}", value):
-        return nz.digits(part).lstrip("+") == value.replace(" ", "").lstrip("+")
-
-    def alnum(s: str) -> str:
-        return re.sub(r"[\W_]+", "", s).casefold()
-
-    v = alnum(value)
-    spelled = re.sub(r"\b(\w)[\s,\-]+(?=\w\b)", r"\1", part)  # "M, I, L" → "MIL"
-    said_email = re.sub(r"\s*\bat\b\s*", "@", re.sub(r"\s*\bdot\b\s*", ".", spelled, flags=re.I), flags=re.I)
-    letters = re.search(r"\bspel(?:led|t)\b\W*(.*)$", part, re.I)  # "M, spelled E M M A": the letters say it
-    texts = [alnum(h) for h in (part, spelled, said_email, nz.username(part) or "", nz.code(part) or "",
-                                letters.group(1) if letters else "")]
-    if any(t.startswith(v) for t in texts):
-        return True
-    return len(v) >= 8 and any(t[:1] == v[:1] and difflib.SequenceMatcher(None, v, t[:n]).ratio() >= 0.9
-                               for t in texts for n in range(len(v) - 1, len(v) + 2))
 
 
 # ---- the person's mouth: written → spoken -------------------------------------------------------------
@@ -251,24 +229,24 @@ def mouth(text: str, vocabulary: list[str] = (), spell: bool = False) -> str:
         return f"{said} at {domain.replace('.', ' dot ')}"
 
     def date(m: re.Match) -> str:
-        return words.date(m.group(0))
+        return speech.say_date(m.group(0))
 
     def token(m: re.Match) -> str:
         t = m.group(0)
         if t.startswith("+"):
             d = t[1:]
-            return f"plus {words.digit_groups(d[:2])}, {words.digit_groups(d[2:])}"
+            return f"plus {speech.say_digits(d[:2])}, {speech.say_digits(d[2:])}"
         if t.isdigit():
-            return words.digit_groups(t)
+            return speech.say_digits(t)
         if t.islower():  # a user name: known words, then the number as a person says it
-            return " ".join(_segment(p, vocab) if p.isalpha() else words.number(int(p)) if len(p) <= 2
-                            else words.digit_groups(p) for p in re.findall(r"[a-z]+|\d+", t))
+            return " ".join(_segment(p, vocab) if p.isalpha() else speech.say_number(int(p)) if len(p) <= 2
+                            else speech.say_digits(p) for p in re.findall(r"[a-z]+|\d+", t))
         pieces = re.findall(r"[A-Za-z]+|\d+", t)  # a code: letters one by one, digits in groups
-        return ", ".join(" ".join(p) if p.isalpha() else words.digit_groups(p) for p in pieces)
+        return ", ".join(" ".join(p) if p.isalpha() else speech.say_digits(p) for p in pieces)
 
     if spell:  # a code, with its inner space ("M1 1AE"): letters and digits, at least one of each
         text = re.sub(r"\b(?=[A-Z0-9 ]*\d)(?=[A-Z0-9 ]*[A-Z])[A-Z0-9]+(?: [A-Z0-9]+)?\b",
-                      lambda m: words.spelled_code(m.group(0), say_letter=False), text)
+                      lambda m: speech.say_icao(m.group(0)), text)
     text = re.sub(r"([A-Za-z0-9._\-]+)@([A-Za-z0-9.\-]+\.[A-Za-z]{2,})", email, text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", date, text)
     return re.sub(r"\+\d{6,}|\b(?=[A-Za-z]*\d)[A-Za-z0-9]{2,}\b", token, text)

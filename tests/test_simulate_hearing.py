@@ -1,0 +1,326 @@
+"""The simulated person's ear (the simulation's oracle) and its words, on transcript strings
+as Whisper writes them: exact read-backs are accepted, near misses rejected."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from appliance.demo.profile import load_profile
+from appliance.simulate import hearing, speech
+from appliance.simulate.person import mouth
+
+Q = "Is that right?"
+
+
+@pytest.mark.parametrize("heard, value", [
+    # names: the word, or its letters when spelled (the letters decide)
+    ("I have Miller, spelled M I L L E R. Is that right?", "Miller"),
+    ("I have Miller, spelled M-I-L-L-E-R. Is that right?", "Miller"),
+    ("I have Miller, spelled M.I.L.L.E.R. Is that right?", "Miller"),
+    ("I have Miller, spelt m i l l e r. Is that right?", "Miller"),
+    ("I have M spelled e m m a. Is that right?", "Emma"),  # the name misheard, its letters not
+    ("I have Emma, spelled EMMA. Is that right?", "Emma"),
+    ("I have David, spelled dee A vee I D. Is that right?", "David"),
+    ("I have Miller, spelled M I double L E R. Is that right?", "Miller"),
+    ("I have Emma. Is that right?", "Emma"),
+    ("I have O'Neil-Smith, spelled O N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
+    ("I have O Neil Smith. Is that right?", "O'Neil-Smith"),  # apostrophe and hyphen are not said
+    ("I have New York, spelled N E W, Y O R K. Is that right?", "New York"),
+    ("Thanks. I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchester"),
+    ("I have Wiktor, spelled Whiskey India Kilo Tango Oscar Romeo. Is that right?", "Wiktor"),
+    ("So that's Johnson, spelled J O H N S O N, correct?", "Johnson"),
+    ("I have Manchester,", "Manchester"),  # a read-back whose question Whisper left out
+    # codes: letters as said (ICAO words, "X for W", "as in"), digits in words or numerals
+    ("I have M for Mike, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+    ("I have M for Mike, one one for Alpha, he for Echo. Is that right?", "M1 1AE"),  # "A" unheard
+    ("I have Mike, one, one, Alpha, Echo. Is that right?", "M1 1AE"),
+    ("I have M4 Mike, 1-1, A4 Alpha, E4 Echo. Is that right?", "M1 1AE"),
+    ("I have M as in Mike, 1, 1, A as in apple, E as in Echo. Is that right?", "M1 1AE"),
+    ("I have M1 1AE. Is that right?", "M1 1AE"),
+    ("I have K for Kilo, four seven one, one eight six, three nine. Is that right?", "K47118639"),
+    ("I have K for Kilo, 471, 186, 39. Is that right?", "K47118639"),
+    ("I have five one two, eight seven three, nine four six. Is that right?", "512873946"),
+    ("I have five one two eight seven three nine for six. Is that right?", "512873946"),  # "for": four
+    ("I have one zero one one five. Is that right?", "10115"),
+    ("I have one oh one one five. Is that right?", "10115"),
+    ("I have one double oh, one, one, five? Is that right?", "100115"),
+    ("I have X-ray, Yankee, Zulu, nine. Is that right?", "XYZ9"),
+    # phone numbers
+    ("I have plus four four, seven seven zero zero, nine zero zero, one two three. Is that right?",
+     "+447700900123"),
+    ("I have plus 44 7700 900123. Is that right?", "+447700900123"),
+    ("I have +44 7700 900 123. Is that right?", "+447700900123"),
+    ("I have plus four four, seven seven double zero, nine double zero, one two three. Is that right?",
+     "+447700900123"),
+    ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "07700900123"),
+    ("I have plus four nine, three zero one, two three four, five six. Is that right?", "+4930123456"),
+    # e-mails and user names: at, dot, underscore, dash
+    ("I have David Miller at example.com. Is that right?", "davidmiller@example.com"),
+    ("I have david miller, at example dot com. Is that right?", "davidmiller@example.com"),
+    ("I have D A V I D M I L L E R, at example dot com. Is that right?", "davidmiller@example.com"),
+    ("I have davidmiller@example.com. Is that right?", "davidmiller@example.com"),
+    ("I have anna dot kowalska 7, at mail dot example dot org. Is that right?", "anna.kowalska7@mail.example.org"),
+    ("I have jean dash luc, at example dot fr. Is that right?", "jean-luc@example.fr"),
+    ("I have emma underscore j eighty five, as one word. Is that right?", "emma_j85"),
+    ("I have david miller 84, as one word. Is that right?", "davidmiller84"),
+    ("I have david miller eighty four. Is that right?", "davidmiller84"),
+    ("I have D M I L L E R 8 4. Is that right?", "dmiller84"),
+    # dates, in any form naming the same day
+    ("I have the fourteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
+    ("I have the 14th of March, 1990. Is that right?", "1990-03-14"),
+    ("I have the 40th of March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth"
+    ("I have March fourteenth, nineteen ninety. Is that right?", "1990-03-14"),
+    ("I have March 14, 1990. Is that right?", "1990-03-14"),
+    ("I have 14 March 1990. Is that right?", "1990-03-14"),
+    ("I have 14/03/1990. Is that right?", "1990-03-14"),
+    ("I have 1990-03-14. Is that right?", "1990-03-14"),
+    ("I have the twenty-second of July, nineteen eighty five. Is that right?", "1985-07-22"),
+    ("I have the second of June, twenty twenty seven. Is that right?", "2027-06-02"),
+    ("I have the fifteenth of September, 2027. Is that right?", "2027-09-15"),
+    ("I have the first of January, two thousand and five. Is that right?", "2005-01-01"),
+    ("I have the 3rd of May, nineteen oh five. Is that right?", "1905-05-03"),
+    ("I have the thirty first of December, twenty ten. Is that right?", "2010-12-31"),
+    # choices
+    ("I have window. Is that right?", "window"),
+    ("I have Gluten-free. Is that right?", "gluten free"),
+    ("I have United Kingdom. Is that right?", "British"),
+    ("I have Germany. Is that right?", "German"),
+    ("I have yes. Is that right?", "yes"),
+])
+def test_a_read_back_of_the_value_is_accepted(heard, value):
+    assert hearing.states(heard, value)
+
+
+@pytest.mark.parametrize("heard, value", [
+    # one letter wrong, missing, extra or swapped; the right word with the wrong letters
+    ("I have Miller, spelled M I L E R. Is that right?", "Miller"),
+    ("I have Miller, spelled M I L L A R. Is that right?", "Miller"),
+    ("I have Miller, spelled M I L L E R S. Is that right?", "Miller"),
+    ("I have Miller, spelled M I L L R E. Is that right?", "Miller"),
+    ("I have M spelled E M M. Is that right?", "Emma"),
+    ("I have Emma, spelled E M N A. Is that right?", "Emma"),
+    ("I have David spelled D they V ID is that right", "David"),
+    ("I have David, spelled D A V I T. Is that right?", "David"),
+    ("I have Millar. Is that right?", "Miller"),
+    ("I have Millers. Is that right?", "Miller"),  # a longer word is not the value
+    ("I have Mill. Is that right?", "Miller"),
+    ("I have Miller, spelled. Is that right?", "Miller"),  # the letters were not heard
+    ("Is that right?", "Miller"),
+    ("I have Emma Johnson. Is that right?", "Emma"),
+    ("I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchaster"),
+    # codes
+    ("I have M for Mike, one, one, A for Alpha, F for Foxtrot. Is that right?", "M1 1AE"),
+    ("I have M for Mike, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+    ("I have N for November, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+    ("I have K for Kilo, four seven one, one eight six, three nine, nine. Is that right?", "K47118639"),
+    ("I have K for Kilo, four seven one, one six eight, three nine. Is that right?", "K47118639"),
+    ("I have five one two, eight seven three, nine six four. Is that right?", "512873946"),
+    ("I have five one two, eight seven three, nine four. Is that right?", "512873946"),
+    ("I have five one two, eight seven three, nine four six, six. Is that right?", "512873946"),
+    # phone numbers
+    ("I have plus 447 7000 9000 123 is that right?", "+447700900123"),
+    ("I have plus 44 7700 900132. Is that right?", "+447700900123"),
+    ("I have four four, seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
+    ("I have plus four four, seven seven zero zero, nine zero zero, one two. Is that right?", "+447700900123"),
+    ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
+    # e-mails and user names
+    ("I have david miller, at example dot org. Is that right?", "davidmiller@example.com"),
+    ("I have david miller, at examples dot com. Is that right?", "davidmiller@example.com"),
+    ("I have david, at example dot com. Is that right?", "davidmiller@example.com"),
+    ("I have david miller example dot com. Is that right?", "davidmiller@example.com"),
+    ("I have david dot miller, at example dot com. Is that right?", "davidmiller@example.com"),
+    ("I have emma j 85. Is that right?", "emma_j85"),
+    ("I have emma underscore j eighty six. Is that right?", "emma_j85"),
+    ("I have david miller 48, as one word. Is that right?", "davidmiller84"),
+    ("I have david miller. Is that right?", "davidmiller84"),
+    # dates: a wrong day, month or year; not one clear date
+    ("I have the fifteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
+    ("I have the 4th of March, 1990. Is that right?", "1990-03-14"),
+    ("I have the 13th of March, 1990. Is that right?", "1990-03-14"),
+    ("I have the fourteenth of May, nineteen ninety. Is that right?", "1990-03-14"),
+    ("I have the fourteenth of March, nineteen ninety one. Is that right?", "1990-03-14"),
+    ("I have the fourteenth of March, nineteen nineteen. Is that right?", "1990-03-14"),
+    ("I have the fourteenth of March. Is that right?", "1990-03-14"),
+    ("I have the fourteenth of March, 1990, or the 15th. Is that right?", "1990-03-14"),
+    ("I have 15/03/1990. Is that right?", "1990-03-14"),
+    ("I have 03/04/1990. Is that right?", "1990-03-04"),  # the person writes day first: 3 April
+    ("I have the second of July, twenty twenty seven. Is that right?", "2027-06-02"),
+    ("I have the thirty first of February, twenty ten. Is that right?", "2010-02-28"),
+    # choices
+    ("I have aisle. Is that right?", "window"),
+    ("I have window seat. Is that right?", "window"),
+    ("I have Ireland. Is that right?", "British"),
+    ("I have Germany. Is that right?", "Austrian"),
+    ("I have no. Is that right?", "yes"),
+])
+def test_a_near_miss_is_rejected(heard, value):
+    assert not hearing.states(heard, value)
+
+
+def _near_misses(value: str) -> list[str]:
+    """``value`` with one character changed: each letter or digit replaced by its neighbour."""
+    out = []
+    for i, c in enumerate(value):
+        if c.isdigit():
+            out.append(value[:i] + str((int(c) + 1) % 10) + value[i + 1:])
+        elif c.isalpha():
+            other = "b" if c.lower() == "a" else "a"
+            out.append(value[:i] + (other.upper() if c.isupper() else other) + value[i + 1:])
+    return out
+
+
+_PROFILES = [load_profile(name) for name in ("david", "emma")]
+_EXACT = [(p.name, k, v) for p in _PROFILES for k, v in p.facts.items()
+          if k not in ("consent", "seat_preference", "meal", "contact_method", "nationality", "country",
+                       "destination")]
+
+
+@pytest.mark.parametrize("spell", [False, True])
+@pytest.mark.parametrize("who, key, value", _EXACT)
+def test_the_person_accepts_its_own_words_and_no_value_one_character_off(who, key, value, spell):
+    said = mouth(value, vocabulary=[value] if key in ("given_name", "family_name", "city") else (), spell=spell)
+    assert hearing.states(f"I have {said}. {Q}", value), said
+    if key.endswith("date") or key == "date_of_birth":
+        day = dt.date.fromisoformat(value)
+        misses = [d.isoformat() for d in (day + dt.timedelta(days=1), day - dt.timedelta(days=1),
+                                          day.replace(year=day.year + 1), day.replace(month=day.month % 12 + 1))]
+    else:
+        misses = _near_misses(value)
+        for miss in misses:  # the right word, spelled with one letter or digit wrong
+            assert not hearing.states(f"I have {value}, spelled {' '.join(miss)}. {Q}", value), miss
+    for miss in misses:
+        said = mouth(miss, spell=spell)
+        assert not hearing.states(f"I have {said}. {Q}", value), (miss, said)
+
+
+def test_only_a_choice_in_other_words_goes_to_the_persons_judgement_of_meaning():
+    assert hearing.may_mean("I have United States. Is that right?", "Brazilian") is False  # in the ear's table
+    assert hearing.may_mean("I have Republic of Ruritania. Is that right?", "Ruritanian") is True
+    assert hearing.may_mean("I have Mueller, spelled M U E L L E R. Is that right?", "Müller") is False
+    assert hearing.may_mean("I have K for Kilo. Is that right?", "Kay") is False
+    assert hearing.may_mean("I have 12. Is that right?", "K47118639") is False
+
+
+@pytest.mark.parametrize("heard, want", [
+    ("I have Miller, spelled M I L L E R. Is that right?", "Miller, spelled M I L L E R"),
+    ("Thanks. I have Manchester. Is that right?", "Manchester"),
+    ("Sorry, the form needs a plus. I have plus four four. Is that right?", "plus four four"),
+    ("I have Emma. Is that right? Sorry. I've got Emma, spelled E M M A. Is that correct?", "Emma, spelled E M M A"),
+    ("So Rome, is that right?", "Rome"),
+    ("So that's window, correct?", "window"),
+    ("You said vegetarian. Did I get that right?", "vegetarian"),
+])
+def test_the_value_part_of_a_read_back(heard, want):
+    assert hearing.read_back(heard) == want
+
+
+@pytest.mark.parametrize("said, want", [
+    ("Alice Alice Alice Alice", "Alice"),
+    ("It's Martin. It's Martin. It's Mar", "It's Martin."),
+    ("Yes, that's right. Yes, that right. Yes. That's", "Yes, that's right."),
+    ("Alice Alice", "Alice Alice"),  # a one-word phrase must come three times
+    ("What is your username? It is already taken. Please choose another. What is your username?",
+     "What is your username? It is already taken. Please choose another. What is your username?"),
+    ("  I have Emma. Is that right?  ", "I have Emma. Is that right?"),
+])
+def test_clean_undoes_whisper_repetition_loops_only(said, want):
+    assert hearing.clean(said) == want
+
+
+def test_the_persons_words_for_numbers_dates_and_codes():
+    assert [speech.say_number(n) for n in (0, 7, 13, 40, 84)] == ["zero", "seven", "thirteen", "forty",
+                                                                  "eighty four"]
+    assert [speech.say_ordinal(d) for d in (1, 2, 14, 20, 22, 30, 31)] == [
+        "first", "second", "fourteenth", "twentieth", "twenty second", "thirtieth", "thirty first"]
+    assert [speech.say_year(y) for y in (1990, 1905, 1900, 2000, 2007, 2010, 2027)] == [
+        "nineteen ninety", "nineteen oh five", "nineteen hundred", "two thousand", "two thousand and seven",
+        "twenty ten", "twenty twenty seven"]
+    assert speech.say_digits("512873946") == "five one two, eight seven three, nine four six"
+    assert speech.say_digits("4930") == "four nine three zero"
+    assert speech.say_date("1990-03-14") == "the fourteenth of March, nineteen ninety"
+    assert speech.say_icao("M1 1AE") == "Mike, one, one, Alpha, Echo"
+
+
+def test_the_simulation_shares_no_code_with_the_phone_agent():
+    """The oracle must not import what it checks: no module of appliance/simulate imports
+    appliance.phone_agent."""
+    folder = Path(hearing.__file__).parent
+    offenders = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom)
+                     else [])
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith("appliance.phone_agent")]
+    assert len(list(folder.glob("*.py"))) >= 6 and not offenders, offenders
+
+
+_AGENT_FIELDS = {  # profile key → the field the phone agent reads it back for
+    "given_name": ("given_name", "text"), "family_name": ("family_name", "text"), "city": ("city", "text"),
+    "email": ("email", "email"), "phone": ("phone", "tel"), "date_of_birth": ("date_of_birth", "date"),
+    "travel_date": ("travel_date", "date"), "passport_number": ("passport_number", "text"),
+    "postcode": ("postcode", "text"), "username": ("username", "text"),
+}
+
+
+@pytest.mark.parametrize("who, key, value", [x for x in _EXACT if x[1] in _AGENT_FIELDS])
+def test_the_person_understands_the_phone_agents_read_backs(who, key, value):
+    """The two sides written apart agree on the bundled profiles: the agent's read-back of
+    the value is a yes, its read-back of a value one character off is a no."""
+    from appliance.phone_agent.fields import read_back
+    from appliance.protocol import FieldSpec
+
+    name, type_ = _AGENT_FIELDS[key]
+    spec = FieldSpec(name=name, label=name.replace("_", " ").capitalize(), type=type_, required=True)
+    assert hearing.states(read_back(spec, value), value), read_back(spec, value)
+    if type_ != "date":
+        for miss in _near_misses(value):
+            assert not hearing.states(read_back(spec, miss), value), read_back(spec, miss)
+
+
+class AgreeingLLM:
+    """The persona's LLM at its seam: names the topic it is told to and, asked whether two
+    values mean the same, always says yes (the most lenient judge there is)."""
+
+    def __init__(self, topic: str):
+        self.topic, self.asked_same = topic, 0
+
+    async def json(self, system: str, user: str, **kw) -> dict:
+        if "topic" in kw["schema"]["properties"]:
+            return {"topic": self.topic}
+        self.asked_same += 1
+        return {"same": True}
+
+
+async def _check(facts: dict, topic: str, question: str, read_back: str) -> tuple[str, int]:
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM(topic)
+    person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
+    await person.respond(question)
+    return await person.respond(read_back), llm.asked_same
+
+
+@pytest.mark.parametrize("facts, topic, question, read_back, want, judged_by_llm", [
+    ({"family_name": "Miller"}, "family_name", "What is your last name?",
+     "I have Miller, spelled M I L E R. Is that right?", "No, it's Miller.", 0),
+    ({"family_name": "Miller"}, "family_name", "What is your last name?",
+     "I have Millar. Is that right?", "No, it's Miller.", 0),
+    ({"family_name": "Miller"}, "family_name", "What is your last name?",
+     "I have Miller, spelled M I L L E R. Is that right?", "Yes, that's right.", 0),
+    ({"seat_preference": "window"}, "seat_preference", "What is your seat preference: Window, Aisle or Middle?",
+     "I have Aisle. Is that right?", "No, it's window.", 0),
+    ({"nationality": "British"}, "nationality", "What is your nationality?",
+     "I have United Kingdom. Is that right?", "Yes, that's right.", 0),
+    ({"nationality": "British"}, "nationality", "What is your nationality?",
+     "I have Ireland. Is that right?", "No, it's British.", 0),
+    ({"nationality": "Ruritanian"}, "nationality", "What is your nationality?",
+     "I have Ruritania. Is that right?", "Yes, that's right.", 1),  # a demonym the ear has no table for
+])
+async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question, read_back, want, judged_by_llm):
+    assert await _check(facts, topic, question, read_back) == (want, judged_by_llm)
