@@ -11,7 +11,6 @@ import pytest
 from appliance.bus import Envelope, InProcBus
 from appliance.protocol import FieldSpec
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.llm.client import LLM
 from appliance.phone_agent.agent import PhoneAgent, QueueLine
 
 pytestmark = pytest.mark.slow
@@ -42,12 +41,12 @@ class ScriptedPerson(QueueLine):
         return await super().hear()
 
 
-async def run_phone(forms_cfg, llm_url, fields, answers, on_info):
+async def run_phone(forms_cfg, llm, fields, answers, on_info):
     """Run a PhoneAgent with ``fields`` already known; ``on_info(env, publish)`` plays the computer side."""
     async with InProcBus(None) as bus:
         line = ScriptedPerson(answers)
         seen: list[Envelope] = []
-        agent = PhoneAgent(bus, line, LLM(llm_url, forms_cfg.llm.model, slot=1), task_id="t",
+        agent = PhoneAgent(bus, line, llm, task_id="t",
                            purpose="the test form", emit=lambda *a, **k: None, fields=tuple(fields),
                            answer_timeout_s=5)
         computer = bus.subscribe("computer")
@@ -66,7 +65,7 @@ async def run_phone(forms_cfg, llm_url, fields, answers, on_info):
     return outcome, line, seen
 
 
-async def test_correction_side_question_reask_and_submit(forms_cfg, forms_llm_url):
+async def test_correction_side_question_reask_and_submit(forms_cfg, forms_runtime):
     async def computer(env, publish):
         p = env.payload
         if env.type == "info_collected" and p.field == "phone" and not p.value.startswith("+"):
@@ -80,7 +79,7 @@ async def test_correction_side_question_reask_and_submit(forms_cfg, forms_llm_ur
     answers = ["Why do you need my surname?", "It's Millar.", "No, it's Miller, spelled M I L L E R.", "Yes.",
                "It's 07700 900123.", "Yes, that's right.", "Plus four four, seven seven double zero, "
                "nine zero zero, one two three.", "Yes.", "A window seat, please.", "Yes, go ahead."]
-    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [NAME, PHONE, SEAT], answers, computer)
+    outcome, line, seen = await run_phone(forms_cfg, forms_runtime.llm("phone"), [NAME, PHONE, SEAT], answers, computer)
     assert outcome.status == "submitted" and outcome.waits_on_browser == 0
     confirmed = {e.payload.field: e.payload.value for e in seen if e.type == "info_collected" and e.payload.confirmed}
     assert confirmed == {"family_name": "Miller", "phone": "+447700900123", "seat_preference": "Window"}
@@ -93,12 +92,12 @@ async def test_correction_side_question_reask_and_submit(forms_cfg, forms_llm_ur
     assert kinds[-1] == "task_completed"
 
 
-async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit(forms_cfg, forms_llm_url):
+async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit(forms_cfg, forms_runtime):
     async def computer(env, publish):
         if env.type == "info_collected" and env.payload.confirmed:
             await publish("status_update", {"state": "auth-required", "message": "ready to submit"})
 
-    outcome, line, seen = await run_phone(forms_cfg, forms_llm_url, [SEAT],
+    outcome, line, seen = await run_phone(forms_cfg, forms_runtime.llm("phone"), [SEAT],
                                           [None, "Yes, I'm here.", "Aisle.", "No, don't send it."], computer)
     # "Yes, I'm here." answered "Are you still there?", not the seat question: the question again
     question = "What is your seat preference: Window, Aisle or Middle?"
@@ -111,11 +110,11 @@ async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_
     assert seen[-2].payload.state == "canceled"
 
 
-async def test_page_that_does_not_load_is_reported(forms_cfg, forms_llm_url):
+async def test_page_that_does_not_load_is_reported(forms_cfg, forms_runtime):
     async with InProcBus(None) as bus:
         phone = bus.subscribe("phone")
         agent = ComputerAgent(forms_cfg.forms.model_copy(update={"page_load_timeout_ms": 3000}), bus,
-                              LLM(forms_llm_url, forms_cfg.llm.model, slot=0), "http://127.0.0.1:9/form",
+                              forms_runtime.llm("computer"), "http://127.0.0.1:9/form",
                               task_id="t", emit=lambda *a, **k: None)
         outcome = await asyncio.wait_for(agent.run(), 60)
         got = []
