@@ -50,9 +50,10 @@ class EmbeddedLLMServer:
 
     ``start()`` blocks until the model is loaded (~3 s for 0.5B) and returns ``base_url``
     (``http://127.0.0.1:PORT/v1``). The child's stdout and stderr go to ``log_path``
-    (appended; mirrored to stderr when this module logs at debug level). When the child
-    exits on its own, it is started again once on the same port and every remembered prompt
-    is warmed again (``restarts`` counts the restarts that came up). ``stop()`` ends the
+    (appended; mirrored to stderr when this module logs at debug level). Each time the
+    child exits on its own it is started again (one try) on the same port and every
+    remembered prompt is warmed again (``restarts`` counts the restarts that came up; after
+    a failed one, requests fail until the owner starts a new server). ``stop()`` ends the
     child and reaps it; it is safe to call more than once.
 
     Raises:
@@ -181,7 +182,7 @@ class EmbeddedLLMServer:
                     chunk = ready.read(512)
                     if not chunk:
                         code = proc.wait()
-                        self._pumps[proc.pid].join()
+                        self._join_pump(proc)
                         raise LLMError(f"embedded LLM {self.cfg.model} exited with code {code} before serving"
                                        f"{self._tail()}")
                     got += chunk
@@ -210,6 +211,10 @@ class EmbeddedLLMServer:
             log.warning("embedded LLM (pid %d) did not exit within %.0f s; killing it", proc.pid, STOP_GRACE_S)
             proc.kill()
             proc.wait()
+        self._join_pump(proc)
+
+    def _join_pump(self, proc: subprocess.Popen) -> None:
+        """Wait until the exited child's output is all in the log."""
         pump = self._pumps.pop(proc.pid, None)
         if pump is not None:
             pump.join()
@@ -225,7 +230,7 @@ class EmbeddedLLMServer:
             if self._stopping.is_set():
                 return
             log.warning("embedded LLM (pid %d) exited with code %s; starting it again", proc.pid, code)
-            self._pumps.pop(proc.pid).join()
+            self._join_pump(proc)
             try:
                 self._spawn(self._port)
                 with self._lock:
