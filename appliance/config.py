@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -22,6 +22,22 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.y
 
 class ConfigError(ApplianceError, ValueError):
     """Bad operator configuration: names the file, the key and why."""
+
+
+#: the most seats a Werewolf table has (the user seat included)
+MAX_SEATS = 8
+
+#: llama-server slot of each fixed prompt, by name. llama-server keeps one KV cache per slot;
+#: a request pinned to its own slot finds its prompt prefix still cached after the other
+#: prompts ran (a warm request's first token in ~0.25 s for the 0.5B model on 2 cores).
+#: Form sessions: the computer agent, the phone agent, the simulated person. Werewolf: one
+#: per seat. ``llm.parallel_slots`` must exceed every slot in use (see the ``Config.for_*``).
+LLM_SLOTS: dict[str, int] = {"computer": 0, "phone": 1, "person": 2,
+                             **{f"P{i}": i - 1 for i in range(1, MAX_SEATS + 1)}}
+FORM_SLOTS = ("computer", "phone", "person")
+
+#: forms.answer_timeout_s at least this in a simulated call: the simulated person's LLM shares the CPU with both agents
+SIMULATED_ANSWER_TIMEOUT_S = 20.0
 
 
 class _Section(BaseModel):
@@ -86,6 +102,10 @@ class LLMConfig(_Section):
     parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix (OFFLINE.md §2)
     max_tokens: int = Field(120, ge=1)
     temperature: float = Field(0.7, ge=0, le=2)
+    request_timeout_s: float = Field(60.0, gt=0)  # longest wait for one try of one LLM request
+    max_retries: int = Field(2, ge=0)  # more tries after a transient failure (no connection, timeout, HTTP 5xx/429)
+    retry_backoff_ms: int = Field(250, ge=0)  # wait before the first retry; doubled before each next one
+    start_timeout_s: float = Field(120.0, gt=0)  # embedded: longest wait for llama-server to load the model
     system_prompt: str = (
         "You are a friendly voice assistant running on a local appliance. "
         "Answer in one or two short spoken sentences. No lists, no markdown."
@@ -133,7 +153,7 @@ class BusConfig(_Section):
 class WerewolfConfig(_Section):
     """Werewolf games (``appliance werewolf``): table size, the user seat's retries, seat LLM budgets."""
 
-    seats: int = Field(7, ge=6, le=8)  # seats at the table, the user seat included
+    seats: int = Field(7, ge=6, le=MAX_SEATS)  # seats at the table, the user seat included
     asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
     speech_max_tokens: int = Field(40, ge=8)  # LLM budget for one speech
     temperature: float = Field(0.7, ge=0, le=2)
@@ -172,6 +192,56 @@ class Config(_Section):
     bus: BusConfig = BusConfig()
     forms: FormsConfig = FormsConfig()
     werewolf: WerewolfConfig = WerewolfConfig()
+
+    # ---- derived settings: how each kind of process sizes the shared runtime ----------------
+
+    def for_forms(self) -> "Config":
+        """For a process that runs form sessions: ``llm.parallel_slots`` covers every
+        :data:`FORM_SLOTS` slot and ``llm.threads`` is ``forms.llm_threads`` (Chromium, ASR
+        and TTS share the cores).
+
+        Raises:
+            ConfigError: the derived settings are not valid.
+        """
+        slots = 1 + max(LLM_SLOTS[name] for name in FORM_SLOTS)
+        return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, slots),
+                                 "threads": self.forms.llm_threads})
+
+    def for_simulation(self) -> "Config":
+        """For the voice server a simulated person calls (``simulate form``, ``bench form``):
+        :meth:`for_forms`, on 127.0.0.1 at a free port, loopback ICE candidates only, and a
+        phone agent that waits at least :data:`SIMULATED_ANSWER_TIMEOUT_S` for an answer.
+
+        Raises:
+            ConfigError: the derived settings are not valid.
+        """
+        return self.for_forms()._derive(
+            server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
+            forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})
+
+    def for_werewolf(self, seats: int) -> "Config":
+        """For one Werewolf game of ``seats`` seats: ``werewolf.seats`` is ``seats`` and
+        ``llm.parallel_slots`` gives every seat its own slot.
+
+        Raises:
+            ConfigError: ``seats`` is outside 6–8.
+        """
+        return self._derive(werewolf={"seats": seats}, llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
+
+    def for_werewolf_page(self) -> "Config":
+        """For the voice server of ``werewolf --user human``: the page lets the person pick
+        any table up to :data:`MAX_SEATS` seats, so every one of them gets its own slot."""
+        return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+
+    def _derive(self, **sections: dict[str, Any]) -> "Config":
+        """This config with ``sections`` (section → key → value) changed, validated again."""
+        data = self.model_dump()
+        for name, changes in sections.items():
+            data[name] = {**data[name], **changes}
+        try:
+            return Config.model_validate(data)
+        except ValidationError as e:
+            raise ConfigError("\n".join(_problems(e, "derived settings"))) from None
 
     def check_credentials(self) -> None:
         """A cloud provider whose key variable is unset is an error at start, never a quiet fallback.
@@ -230,9 +300,14 @@ def load(path: str | Path | None = None, overrides: dict | None = None) -> Confi
     try:
         return Config.model_validate(data)
     except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            why = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            problems.append(f"{src}: {key}: {why}")
-        raise ConfigError("\n".join(problems)) from None
+        raise ConfigError("\n".join(_problems(e, src))) from None
+
+
+def _problems(e: ValidationError, src: Path | str) -> list[str]:
+    """"<src>: <dotted.key>: <why>" for each error of ``e``."""
+    problems = []
+    for err in e.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        why = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{src}: {key}: {why}")
+    return problems

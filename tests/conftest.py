@@ -17,7 +17,7 @@ import pytest
 from appliance import config, models
 
 #: Fixtures that load model files or start redis-server: only ``e2e`` tests may ask for them.
-E2E_FIXTURES = frozenset({"arctic", "runtime", "forms_runtime", "forms_llm_url", "redis_server", "redis_url"})
+E2E_FIXTURES = frozenset({"arctic", "runtime", "forms_runtime", "redis_server", "redis_url"})
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -115,10 +115,8 @@ def redis_url(redis_server) -> str:  # noqa: ANN001
 def forms_cfg(tmp_path_factory) -> config.Config:
     """Default config as a form command runs it (one LLM slot per agent prompt and the
     simulated person's, ``forms.llm_threads``) with recordings in a temp folder."""
-    from appliance.forms.session import form_config
-
     rec = tmp_path_factory.mktemp("form-recordings")
-    return form_config(config.load(overrides={"recording": {"dir": str(rec)}}))
+    return config.load(overrides={"recording": {"dir": str(rec)}}).for_forms()
 
 
 @pytest.fixture(scope="session")
@@ -129,12 +127,6 @@ def forms_runtime(forms_cfg):
     rt = VoiceRuntime(forms_cfg).start()
     yield rt
     rt.stop()
-
-
-@pytest.fixture(scope="session")
-def forms_llm_url(forms_runtime) -> str:
-    """base_url of the forms tests' embedded llama-server."""
-    return forms_runtime.llm_base_url
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Stand-ins for the models and the person, so agent logic is tested in milliseconds.
 
-- :class:`ScriptedLLM` — the interface of :class:`appliance.llm.client.LLM` (``json``,
-  ``text``, ``warm``, ``with_slot``) answering from a script and recording every prompt.
+- :class:`ScriptedLLM` — the interface of :class:`appliance.llm.client.LLM` (``decide``,
+  ``json``, ``text``, ``warm``) answering from a script and recording every prompt.
 - :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.agent.Line`:
   answers each question with the next scripted line; records what the agent said.
 """
@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
+from appliance.llm.client import LLMError
 from appliance.phone_agent.agent import QueueLine
 
 #: One scripted answer: the answer itself, an exception to raise (e.g. ``LLMError``), or
@@ -47,13 +50,14 @@ class ScriptedLLM:
     as a stream would end); ``text`` answers are strings. An exception in a script is raised
     instead of answering. A request beyond the end of its script fails the test
     (``AssertionError`` naming the prompt) — nothing is made up. ``calls`` records every
-    request of this LLM and of every :meth:`with_slot` copy (they share the scripts).
+    request. ``decide`` takes its answer from the ``json`` script and validates it as the
+    client does (``LLMError`` when it is not a valid instance).
     """
 
     def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *,
-                 slot: int | None = 0, _script: _Script | None = None):
+                 slot: int | None = 0):
         self.slot = slot
-        self._script = _script or _Script(list(json or ()), list(text or ()))
+        self._script = _Script(list(json or ()), list(text or ()))
 
     @property
     def calls(self) -> list[Call]:
@@ -64,8 +68,12 @@ class ScriptedLLM:
         """What is left of the scripts (a test may assert it is all used)."""
         return {"json": self._script.json, "text": self._script.text}
 
-    def with_slot(self, slot: int | None) -> "ScriptedLLM":
-        return ScriptedLLM(slot=slot, _script=self._script)
+    async def decide(self, system: str, user: str, model_cls: type[BaseModel], **options: Any) -> BaseModel:
+        answer = await self.json(system, user, **options)
+        try:
+            return model_cls.model_validate(answer)
+        except ValidationError as e:
+            raise LLMError(f"scripted answer is not a valid {model_cls.__name__}: {answer!r}") from e
 
     async def json(self, system: str, user: str, *, on_text: Callable[[str], None] | None = None,
                    **options: Any) -> Any:

@@ -12,7 +12,6 @@ import pytest
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.demo.spec import evaluate, load_specs
-from appliance.llm.client import LLM
 from appliance.demo.profile import load_profile
 from appliance.protocol import FillError, StatusUpdate
 from fakes import ScriptedLLM
@@ -30,7 +29,7 @@ REGISTER = {"First": "David", "Last": "Miller", "Username": ["davidmiller", "dav
             "terms": True}
 
 
-async def run_agent(forms_cfg, llm_url, url, answers, authorise, *, until=None):
+async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None):
     """Run the agent against a ScriptedPhone; returns (outcome, phone, events, agent).
 
     ``until(phone)``: when it becomes true, ``terminate`` is published (polling every 0.1 s).
@@ -38,7 +37,7 @@ async def run_agent(forms_cfg, llm_url, url, answers, authorise, *, until=None):
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
         phone = ScriptedPhone(bus, answers, authorise)
-        agent = ComputerAgent(forms_cfg.forms, bus, LLM(llm_url, forms_cfg.llm.model, slot=0), url, task_id="t",
+        agent = ComputerAgent(forms_cfg.forms, bus, llm, url, task_id="t",
                               emit=lambda ev, **kw: events.append((ev, kw)))
         phone_task = asyncio.create_task(phone.run())
         run = asyncio.create_task(agent.run())
@@ -53,8 +52,9 @@ async def run_agent(forms_cfg, llm_url, url, answers, authorise, *, until=None):
     return outcome, phone, events, agent
 
 
-async def test_multistep_server_errors_are_reported_and_fixed(forms_cfg, forms_llm_url, demo_site):
-    outcome, phone, events, _ = await run_agent(forms_cfg, forms_llm_url, demo_site.urls["register"], REGISTER, True)
+async def test_multistep_server_errors_are_reported_and_fixed(forms_cfg, forms_runtime, demo_site):
+    outcome, phone, events, _ = await run_agent(forms_cfg, forms_runtime.llm("computer"), demo_site.urls["register"],
+                                                REGISTER, True)
     assert outcome.status == "submitted", outcome
     errors = {e.payload.field: e.payload.reason for e in phone.seen if e.type == "fill_error"}
     assert "already taken" in errors[next(k for k in errors if "user" in k)]
@@ -67,13 +67,13 @@ async def test_multistep_server_errors_are_reported_and_fixed(forms_cfg, forms_l
     assert all(r.ok for r in results), results
 
 
-async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(forms_cfg, forms_llm_url,
+async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(forms_cfg, forms_runtime,
                                                                                 demo_site):
     def ready(phone):
         return any(e.type == "status_update" and e.payload.state == "auth-required" for e in phone.seen)
 
-    outcome, phone, events, agent = await run_agent(forms_cfg, forms_llm_url, demo_site.urls["flight"], FLIGHT,
-                                                    False, until=ready)
+    outcome, phone, events, agent = await run_agent(forms_cfg, forms_runtime.llm("computer"),
+                                                    demo_site.urls["flight"], FLIGHT, False, until=ready)
     assert outcome.status == "terminated"
     assert demo_site.submissions == []  # everything was filled, but nothing authorised the submit
     filled = {e.payload.field for e in phone.seen if e.type == "field_filled"}
@@ -87,9 +87,9 @@ async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(
     assert time.monotonic() - sent < 10  # 2 s target, 5x margin (CONTRACTS: behaviour deadlines)
 
 
-async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_llm_url, demo_site):
-    outcome, phone, events, _ = await run_agent(forms_cfg, forms_llm_url, demo_site.urls["flight-injected"],
-                                                FLIGHT, True)
+async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_runtime, demo_site):
+    outcome, phone, events, _ = await run_agent(forms_cfg, forms_runtime.llm("computer"),
+                                                demo_site.urls["flight-injected"], FLIGHT, True)
     assert outcome.status == "submitted"
     [sub] = demo_site.submissions_of("flight-injected")
     assert sub.ts_ms >= phone.authorised_at_ms  # submitted only after the authorisation

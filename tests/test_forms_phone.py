@@ -32,7 +32,7 @@ async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5
     async with InProcBus(None) as bus:
         line = ScriptedLine(answers)
         seen: list[Envelope] = []
-        agent = PhoneAgent(bus, line, llm.with_slot(1), task_id="t", purpose="the test form",
+        agent = PhoneAgent(bus, line, llm, task_id="t", purpose="the test form",
                            emit=lambda *a, **k: None, fields=tuple(fields), answer_timeout_s=answer_timeout_s)
         computer = bus.subscribe("computer")
 
@@ -82,7 +82,7 @@ async def test_correction_side_question_reask_and_submit():
     # the side question went to the LLM with the call's purpose and the field, and its answer
     # was said before the question again
     [side] = [c for c in llm.calls if c.kind == "text"]
-    assert side.user == "Why do you need my surname?" and side.slot == 1
+    assert side.user == "Why do you need my surname?"
     assert "Purpose of the call: the test form" in side.system and "Family name" in side.system
     after_side = line.said[line.said.index("What is your family name?") + 1]
     assert after_side == "The form asks for it, and it is needed to book your seat. What is your family name?"
@@ -196,9 +196,9 @@ async def test_a_page_that_does_not_load_is_reported_and_the_call_ends(forms_cfg
     url = "http://127.0.0.1:9/form"
     async with InProcBus(None) as bus:
         browser, llm, line = _Browser(), ScriptedLLM(), ScriptedLine([])
-        computer = ComputerAgent(forms_cfg.forms, bus, llm.with_slot(0), url, task_id="t",
+        computer = ComputerAgent(forms_cfg.forms, bus, llm, url, task_id="t",
                                  emit=lambda *a, **k: None, browser=browser)
-        phone = PhoneAgent(bus, line, llm.with_slot(1), task_id="t", purpose="the test form",
+        phone = PhoneAgent(bus, line, llm, task_id="t", purpose="the test form",
                            emit=lambda *a, **k: None)
         tap = bus.subscribe()
         phone_run = asyncio.create_task(phone.run())

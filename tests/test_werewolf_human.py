@@ -174,10 +174,21 @@ async def _heard_bot(client: WebRTCClient, runtime, first_timeout_s: float) -> s
     return runtime.asr.transcribe(np.concatenate(parts)).text
 
 
+@pytest.fixture(scope="module")
+def werewolf_runtime(voice_cfg):
+    """The real models with one LLM slot per seat, as ``appliance werewolf --user human`` sizes them."""
+    from appliance.voice.runtime import VoiceRuntime
+
+    rt = VoiceRuntime(voice_cfg.for_werewolf_page()).start()
+    yield rt
+    rt.stop()
+
+
 @e2e[0]
 @e2e[1]
-async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(voice_cfg, runtime):
-    server = VoiceServer(voice_cfg, runtime=runtime)
+async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(werewolf_runtime):
+    runtime = werewolf_runtime
+    server = VoiceServer(runtime.cfg, runtime=runtime)
     await page_mode.install(server)
     await server.start()
     client = WebRTCClient(server.url)

@@ -116,3 +116,35 @@ def test_human_user_serves_the_page_with_the_werewolf_mode(monkeypatch, capsys):
     assert "werewolf" in srv.modes and srv.info["werewolf"] == {"seats": 6, "seed": 5}
     assert seen["cfg"].llm.parallel_slots >= 6  # one slot per seat
     assert "Werewolf card" in capsys.readouterr().out
+
+
+async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tmp_path):
+    from fake_openai import FakeOpenAI
+
+    from appliance.llm.client import LLM
+    from appliance.werewolf.seats import SeatLLM
+    from appliance.werewolf.trace import Tracer
+
+    vote = ToolSpec(tools.VOTE, targets=("P2", "P3"), can_abstain=True)
+    speak = ToolSpec(tools.SPEAK, targets=("P2", "P3"))
+    script = ['{"target":"P3"}', '{"target":"P3"}', '{"text":"I suspect P2 because they were quiet. I tr', "nope"]
+    async with FakeOpenAI(script) as fake:
+        llm = LLM(fake.base_url, "m", slot=4, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0)
+        tracer = Tracer(tmp_path)
+        seat = SeatLLM(llm=llm, seat="P5", role=Role.SEER, system="sys", cfg=config.Config().werewolf, tracer=tracer,
+                       seed=7)
+        assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote") == {"target": "P3"}
+        assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote", attempt=1) == {"target": "P3"}
+        assert await seat.call([], "Speak.", speak, round=1, phase="day") == {
+            "text": "I suspect P2 because they were quiet."}
+        with pytest.raises(SeatError, match="not the vote tool's JSON: 'nope'"):
+            await seat.call([], "Vote.", vote, round=2, phase="vote")
+        tracer.close()
+    first, retry, speech, _ = fake.requests
+    assert first["seed"] != retry["seed"] and first["id_slot"] == 4 and first["grammar"] == vote.grammar()
+    assert speech["grammar"] == speech_grammar(speak, Role.SEER)
+    rec = tracer.records[0]
+    assert rec["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "== Vote 1 ==\nVote."}]
+    assert (rec["seat"], rec["tool"], rec["response"], rec["cached_tokens"], rec["grammar"]) == (
+        "P5", "vote", '{"target":"P3"}', 18, vote.grammar())
+    assert len((tmp_path / "P5.jsonl").read_text().splitlines()) == 4

@@ -14,10 +14,12 @@ that submits, navigates or sends data anywhere, so text on a page cannot make it
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
 
 from appliance.computer_agent.page import FieldView, PageView
-from appliance.llm.client import LLM, LLMError, gbnf_alternatives
+from appliance.llm.client import LLM
 
 log = logging.getLogger(__name__)
 
@@ -34,19 +36,17 @@ SYSTEM = (
     + '\nAnswer as JSON: {"tool": name, "argument": "one short sentence"}.'
 )
 
-_GRAMMAR = ('root ::= "{\\"tool\\":" tool ",\\"argument\\":\\"" arg "\\"}"\n'
-            f"tool ::= {gbnf_alternatives(tuple(TOOLS))}\n"
-            'arg ::= [^"\\\\\\n]{3,120}\n')
-_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["tool", "argument"],
-           "properties": {"tool": {"enum": list(TOOLS)}, "argument": {"type": "string", "maxLength": 120}}}
 
+class Decision(BaseModel):
+    """The tool the model called and its one argument (purpose or reason, stripped)."""
 
-@dataclass(frozen=True)
-class Decision:
-    """The tool the model called and its one argument (purpose or reason)."""
+    tool: Literal[tuple(TOOLS)]  # type: ignore[valid-type]  # the keys of TOOLS, in order
+    argument: str = Field(min_length=3, max_length=120)
 
-    tool: str
-    argument: str
+    @field_validator("argument", mode="after")
+    @classmethod
+    def _strip(cls, v: str) -> str:
+        return v.strip()
 
 
 def prompt(task: str, known: dict[str, str], view: PageView, fields: list[FieldView]) -> str:
@@ -67,7 +67,4 @@ async def decide(llm: LLM, task: str, known: dict[str, str], view: PageView, fie
     Raises:
         LLMError: no usable answer (the caller decides what a failed decision means).
     """
-    ans = await llm.json(SYSTEM, prompt(task, known, view, fields), grammar=_GRAMMAR, schema=_SCHEMA, max_tokens=80)
-    if not isinstance(ans, dict) or ans.get("tool") not in TOOLS:
-        raise LLMError(f"not a tool call: {ans!r}")
-    return Decision(ans["tool"], str(ans.get("argument", "")).strip())
+    return await llm.decide(SYSTEM, prompt(task, known, view, fields), Decision, max_tokens=80)

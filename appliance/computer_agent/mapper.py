@@ -19,9 +19,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from typing import Annotated
+
+from pydantic import BaseModel, Field, create_model
 
 from appliance.computer_agent.page import FieldView
-from appliance.llm.client import LLM, gbnf_string
+from appliance.llm.client import LLM, LLMError
 
 log = logging.getLogger(__name__)
 
@@ -66,20 +69,24 @@ def describe(fields: list[FieldView]) -> str:
     return "Fields:\n" + "\n".join(lines)
 
 
-def _grammar(fields: list[FieldView]) -> str:
-    # Each field's label is forced into the answer right before its name, so the model
-    # names the field it has just "written" rather than counting positions.
-    items = ' "," '.join(f"{gbnf_string(_label(f))} \":\" name" for f in fields)
-    return f'root ::= "{{" {items} "}}"\nname ::= "\\"" [a-z] [a-z0-9_]{{1,31}} "\\""\n'
+#: what the model may answer as a name (a non-name such as ``label`` is replaced afterwards)
+NameAnswer = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,31}$")]
 
 
-def _schema(fields: list[FieldView]) -> dict:
-    props = {_label(f): {"type": "string", "pattern": "^[a-z][a-z0-9_]{1,31}$"} for f in fields}
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-
-
-def _label(f: FieldView) -> str:
-    return (f.label or f.key)[:48]
+def naming_model(fields: list[FieldView]) -> type[BaseModel]:
+    """The decision for naming ``fields``: one key per field, its label (cut to 48
+    characters, made unique), in page order. Each label is forced into the answer right
+    before its name, so the model names the field it has just "written" rather than
+    counting positions."""
+    labels: list[str] = []
+    for f in fields:
+        label = base = (f.label or f.key)[:48]
+        n = 1
+        while label in labels:
+            n += 1
+            label = f"{base} ({n})"
+        labels.append(label)
+    return create_model("FieldNames", **{f"f{i}": (NameAnswer, Field(alias=label)) for i, label in enumerate(labels)})
 
 
 def slug(text: str) -> str:
@@ -108,8 +115,6 @@ async def name_fields(llm: LLM, fields: list[FieldView], max_tokens: int,
     Returns the names in field order. Names the model did not give (cut off, an error,
     a non-name) are made from the labels. Never raises for a bad answer.
     """
-    from appliance.llm.client import LLMError
-
     names: list[str | None] = [page_name(f) for f in fields]
     for i, n in enumerate(names):
         if n is not None:
@@ -130,8 +135,7 @@ async def name_fields(llm: LLM, fields: list[FieldView], max_tokens: int,
     if todo:
         asked = [fields[i] for i in todo]
         try:
-            await llm.json(SYSTEM, describe(asked), grammar=_grammar(asked), schema=_schema(asked),
-                           max_tokens=max_tokens, on_text=take)
+            await llm.decide(SYSTEM, describe(asked), naming_model(asked), max_tokens=max_tokens, on_text=take)
         except LLMError as e:
             log.warning("field naming: %s; naming the rest from their labels", e)
     for i in todo[got:]:

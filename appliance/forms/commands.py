@@ -19,9 +19,8 @@ import threading
 from appliance import config
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
-from appliance.forms.session import form_config, run_session
-from appliance.llm.client import LLM
-from appliance.llm.server import EmbeddedLLMServer, endpoint
+from appliance.forms.session import run_session
+from appliance.llm.runtime import LLMRuntime
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.session import open_session
 
@@ -63,14 +62,8 @@ class TerminalLine(QueueLine):
 
 
 def _form(args) -> int:
-    cfg = form_config(config.load(args.config))
-    server = None
-    if cfg.llm.provider == "embedded":
-        server = EmbeddedLLMServer(cfg.llm)
-        llm = LLM(server.start(), cfg.llm.model, slot=0)
-    else:
-        base_url, model, key = endpoint(cfg.llm)
-        llm = LLM(base_url, model, api_key=key)
+    cfg = config.load(args.config).for_forms()
+    llms = LLMRuntime(cfg).start()
 
     async def run() -> int:
         line = TerminalLine()
@@ -85,7 +78,7 @@ def _form(args) -> int:
         try:
             async with site_for(args.url) as site:
                 url = resolve_url(args.url, site)
-                result = await run_session(cfg, url, llm=llm, line=line, emit=session.events.emit,
+                result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
                                            autonomous=args.autonomous, task=args.task, folder=session.folder)
         finally:
             session.events.close()
@@ -96,5 +89,4 @@ def _form(args) -> int:
     try:
         return asyncio.run(run())
     finally:
-        if server is not None:
-            server.stop()
+        llms.stop()

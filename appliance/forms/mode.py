@@ -17,7 +17,6 @@ import logging
 from aiohttp import web
 
 from appliance.demo.site import DemoSite
-from appliance.llm.client import LLM
 from appliance.forms.session import SessionResult, run_session
 
 log = logging.getLogger(__name__)
@@ -66,14 +65,11 @@ class FormFeature:
     async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
         url = body.get("url") or self.site.urls["flight"]
         autonomous = bool(body.get("autonomous"))
-        runtime = srv.runtime
-        llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if runtime.llm_server else None,
-                  api_key=runtime.llm_api_key)
         stop = self._stops.setdefault(pc_id, asyncio.Event())
         result = None
         session.events.emit("form_started", url=url, autonomous=autonomous)
         try:
-            result = await run_session(srv.cfg, url, llm=llm, line=line, emit=session.events.emit,
+            result = await run_session(srv.cfg, url, llms=srv.runtime.llm, line=line, emit=session.events.emit,
                                        autonomous=autonomous, folder=session.folder, stop=stop,
                                        task=str(body.get("task", "")))
             session.events.emit("form_finished", status=result.computer.status, detail=result.computer.detail,

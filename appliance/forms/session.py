@@ -23,6 +23,7 @@ import statistics
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,17 +40,7 @@ from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, Ini
 
 log = logging.getLogger(__name__)
 
-#: llama-server slots: one per distinct prompt prefix in a form session (OFFLINE.md §2).
-SLOT_COMPUTER, SLOT_PHONE, SLOT_PERSON = 0, 1, 2
 WRAP_UP_S = 60.0  # how long the phone agent may take to finish the call once the form is done
-
-
-def form_config(cfg: Config) -> Config:
-    """``cfg`` for a process that runs form sessions: one LLM slot per agent prompt (and the
-    simulated person's) and ``forms.llm_threads`` LLM threads."""
-    llm = cfg.llm.model_copy(update={"parallel_slots": max(cfg.llm.parallel_slots, SLOT_PERSON + 1),
-                                     "threads": cfg.forms.llm_threads})
-    return cfg.model_copy(update={"llm": llm})
 
 
 @dataclass
@@ -73,12 +64,13 @@ def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
     return open_bus(cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None)
 
 
-async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Emit,
+async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line: Line, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
                       folder: Path | None = None, stop: asyncio.Event | None = None) -> SessionResult:
     """Run one form task to its end (submitted, declined, failed or past its deadline).
 
-    ``llm`` is the shared endpoint; each agent pins its own slot. ``line`` is the phone
+    ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
+    ``"phone"`` (``cfg`` sized with :meth:`~appliance.config.Config.for_forms`). ``line`` is the phone
     agent's audio side. Setting ``stop`` (e.g. Cancel on the person's page) publishes
     ``terminate``: both agents stop, the browser is closed. Returns when both agents have
     stopped.
@@ -89,11 +81,11 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Emit
     started: dict[str, Any] = {"task": None, "by": None}
     async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
-        computer = ComputerAgent(cfg.forms, bus, llm.with_slot(SLOT_COMPUTER), url, task_id=task_id, emit=emit,
+        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
                                  autonomous=autonomous, task=task)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
-            return PhoneAgent(bus, line, llm.with_slot(SLOT_PHONE), task_id=task_id, purpose=purpose_, emit=emit,
+            return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
                               fields=fields, date_order=cfg.forms.date_order,
                               answer_timeout_s=cfg.forms.answer_timeout_s)
 

@@ -1,7 +1,13 @@
 """The LLM floor, beneath every agent, seat and simulated person.
 
-- :mod:`~appliance.llm.client` — ``LLM``: one constrained JSON (or short text) answer from an
-  OpenAI-compatible endpoint, pinned to a llama-server slot on the embedded server.
-- :mod:`~appliance.llm.server` — the embedded llama.cpp server (xllamacpp) on 127.0.0.1,
-  endpoint and key resolution for ``openai_compatible``, prompt warming.
+- :mod:`~appliance.llm.decision` — one pydantic model per decision → its JSON schema and
+  its GBNF grammar (compact JSON, keys in field order).
+- :mod:`~appliance.llm.client` — ``LLM``: one constrained JSON (``decide``, ``json``) or short
+  text answer from an OpenAI-compatible endpoint, pinned to a llama-server slot on the
+  embedded server; transient failures retried with doubling backoff.
+- :mod:`~appliance.llm.runtime` — ``LLMRuntime``: the one place that decides "embedded or
+  remote, slot N"; hands out clients by slot name (``llm("phone")``, ``llm("P3")``).
+- :mod:`~appliance.llm.server` — the embedded llama.cpp server in a child process: its log
+  off the console, restarted and re-warmed when it exits; endpoint and key resolution.
+- :mod:`~appliance.llm.process` — the child's entry point (``python -m appliance.llm.process``).
 """

@@ -1,9 +1,18 @@
-"""One small constrained LLM call, shared by the computer agent, the phone agent and the simulated person.
+"""One small constrained LLM call, shared by every agent, seat and simulated person.
 
 Each caller owns a fixed system prompt and, on the embedded llama-server, a slot of its
-own (``slot``), so its prompt prefix stays cached (OFFLINE.md §2). Output is constrained:
-a GBNF grammar on the embedded server (no free whitespace, so the 0.5B model wastes no
-tokens), the equivalent JSON schema on any other OpenAI-compatible server.
+own (``slot``), so its prompt prefix stays cached (one KV cache per slot; llama-server
+otherwise reuses the slot with the longest common prefix). Output is constrained: a GBNF
+grammar on the embedded server (no free whitespace, so the 0.5B model wastes no tokens),
+the equivalent JSON schema on any other OpenAI-compatible server. :meth:`LLM.decide` takes
+both from one pydantic model (:mod:`appliance.llm.decision`); :meth:`LLM.json` takes a
+grammar and a schema its caller already owns (a Werewolf turn tool).
+
+**Retries.** A transient failure — no connection, a timeout, HTTP 5xx or 429 — is tried
+again up to ``max_retries`` times, after ``retry_backoff_ms``, then twice that, and so on.
+A 4xx, an answer that is not the requested JSON, and a failure after ``on_text`` has seen
+part of the answer (the caller may have acted on it) are never retried. The last failure
+raises :class:`LLMError` naming the endpoint and the cause.
 
 Requests to one embedded server are serialised (one at a time per ``base_url`` in this
 process). Measured here (2 cores, xllamacpp, grammar sampling): two concurrent requests in
@@ -20,8 +29,16 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from appliance.errors import ApplianceError
+from appliance.llm import decision
+# re-exported: simulate/person.py writes its own grammars with it
+from appliance.llm.decision import gbnf_alternatives  # noqa: F401
 
 log = logging.getLogger(__name__)
 for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at INFO: one line per LLM call
@@ -31,83 +48,102 @@ for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at IN
 # belongs to one loop; tests and tools may run several loops one after another)
 _LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = weakref.WeakKeyDictionary()
 
-
-class LLMError(RuntimeError):
-    """The LLM gave no usable answer (unreachable, timed out, or not the constrained JSON)."""
+D = TypeVar("D", bound=BaseModel)
 
 
-def gbnf_string(s: str) -> str:
-    """A GBNF literal matching the JSON string ``s`` (quotes included)."""
-    return json.dumps(json.dumps(s))
+class LLMError(ApplianceError, RuntimeError):
+    """The LLM gave no usable answer (unreachable, timed out, refused, or not the constrained JSON)."""
 
 
-def gbnf_alternatives(values: list[str] | tuple[str, ...]) -> str:
-    """GBNF alternatives matching any of ``values`` as JSON strings."""
-    return " | ".join(gbnf_string(v) for v in values)
+@dataclass(frozen=True)
+class Reply:
+    """One answer: its raw text, token counts (None where the server does not report
+    them; ``cached_tokens``: prompt tokens reused from the slot's cache) and wall time in ms."""
+
+    text: str
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+    ms: int
 
 
 @dataclass
 class LLM:
-    """An OpenAI-compatible chat endpoint. ``slot``: the llama-server slot to pin (embedded
-    server; enables GBNF grammars) or None (any other server: JSON schema)."""
+    """An OpenAI-compatible chat endpoint (see the module docstring).
+
+    ``slot``: the llama-server slot to pin (embedded server; enables GBNF grammars) or None
+    (any other server: JSON schema). ``timeout_s``: longest wait for one try.
+    ``max_retries``/``retry_backoff_ms``: see *Retries*. ``on_warm(system, slot)``: called
+    after each successful :meth:`warm`, so the server's owner can warm it again after a restart.
+    Build one with :meth:`appliance.llm.runtime.LLMRuntime.llm` (by slot name), not by hand.
+    """
 
     base_url: str
     model: str
-    slot: int | None = None
-    api_key: str = "none"
-    timeout_s: float = 60.0
+    slot: int | None
+    api_key: str
+    timeout_s: float
+    max_retries: int
+    retry_backoff_ms: int
+    on_warm: Callable[[str, int | None], None] | None = None
+    _client: openai.AsyncOpenAI = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from openai import AsyncOpenAI
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                                          max_retries=0)  # our own retries: the policy above, one log line each
 
+    async def decide(self, system: str, user: str, model_cls: type[D], *, max_tokens: int,
+                     temperature: float = 0.0, on_text: Callable[[str], None] | None = None) -> D:
+        """One decision: the answer constrained by ``model_cls``'s grammar (embedded) or
+        schema (other servers), validated into an instance of it.
 
-        self._client = AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                                   max_retries=0)
+        ``on_text`` (optional) receives the growing raw text while it streams.
 
-    def _serialised(self):
-        if self.slot is None:  # not the embedded server: no need to queue
-            return contextlib.nullcontext()
-        locks = _LOCKS.setdefault(asyncio.get_running_loop(), {})
-        return locks.setdefault(self.base_url, asyncio.Lock())
-
-    def with_slot(self, slot: int | None) -> "LLM":
-        """The same endpoint pinned to another slot."""
-        return LLM(self.base_url, self.model, slot if self.slot is not None else None, self.api_key, self.timeout_s)
+        Raises:
+            LLMError: request failed, the text is not JSON (e.g. cut off by ``max_tokens``),
+                or it does not validate as ``model_cls``.
+            TypeError, ValueError: ``model_cls`` is not a supported decision model.
+        """
+        ans = await self.json(system, user, grammar=decision.grammar(model_cls), schema=decision.json_schema(model_cls),
+                              max_tokens=max_tokens, temperature=temperature, on_text=on_text)
+        try:
+            return model_cls.model_validate(ans)
+        except ValidationError as e:
+            raise LLMError(f"LLM at {self.base_url}: answer is not a valid {model_cls.__name__}: {ans!r} "
+                           f"({e.error_count()} errors: {e.errors()[0]['msg']})") from None
 
     async def json(self, system: str, user: str, *, grammar: str, schema: dict[str, Any], max_tokens: int,
-                   temperature: float = 0.0, on_text: Callable[[str], None] | None = None) -> Any:
+                   temperature: float = 0.0, seed: int | None = None,
+                   on_text: Callable[[str], None] | None = None) -> Any:
         """Ask for one constrained JSON answer and return it decoded.
-
-        ``on_text`` (optional) receives the growing raw text while it streams, so a caller
-        can act on a prefix (e.g. publish each mapped field as soon as it is complete).
 
         Raises:
             LLMError: request failed, or the text is not JSON (e.g. cut off by ``max_tokens``).
         """
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        reply = await self.complete(system, user, grammar=grammar, schema=schema, max_tokens=max_tokens,
+                                    temperature=temperature, seed=seed, on_text=on_text)
+        try:
+            return json.loads(reply.text)
+        except json.JSONDecodeError:
+            raise LLMError(f"LLM at {self.base_url}: not the requested JSON (cut off by max_tokens={max_tokens}?): "
+                           f"{reply.text!r}") from None
+
+    async def complete(self, system: str, user: str, *, grammar: str, schema: dict[str, Any], max_tokens: int,
+                       temperature: float = 0.0, seed: int | None = None,
+                       on_text: Callable[[str], None] | None = None) -> Reply:
+        """One constrained answer as raw text, for a caller that decodes it itself.
+
+        ``seed``: the sampling seed (None: the server's); ``on_text``: the growing text.
+
+        Raises:
+            LLMError: request failed.
+        """
         if self.slot is not None:
-            extra = {"grammar": grammar, "id_slot": self.slot, "cache_prompt": True}
+            extra: dict[str, Any] = {"grammar": grammar}
         else:
             extra = {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}}
-        t0 = time.monotonic()
-        text = ""
-        try:
-            async with self._serialised():
-                stream = await self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=temperature, max_tokens=max_tokens,
-                    stream=True, extra_body=extra)
-                async for chunk in stream:
-                    if chunk.choices and chunk.choices[0].delta.content:
-                        text += chunk.choices[0].delta.content
-                        if on_text is not None:
-                            on_text(text)
-        except Exception as e:  # the openai client raises many types; all mean "no answer"
-            raise LLMError(f"LLM request failed: {e!r}") from e
-        log.debug("llm slot=%s %.0f ms: %s", self.slot, (time.monotonic() - t0) * 1000, text)
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            raise LLMError(f"not the requested JSON (cut off by max_tokens={max_tokens}?): {text!r}") from None
+        return await self._request(system, user, extra, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                                   on_text=on_text)
 
     async def text(self, system: str, user: str, *, max_tokens: int, temperature: float = 0.3) -> str:
         """One short free-text answer (no grammar), stripped.
@@ -115,16 +151,8 @@ class LLM:
         Raises:
             LLMError: request failed.
         """
-        extra = {"id_slot": self.slot, "cache_prompt": True} if self.slot is not None else {}
-        try:
-            async with self._serialised():
-                resp = await self._client.chat.completions.create(
-                    model=self.model, messages=[{"role": "system", "content": system},
-                                                {"role": "user", "content": user}],
-                    temperature=temperature, max_tokens=max_tokens, extra_body=extra)
-        except Exception as e:  # the openai client raises many types; all mean "no answer"
-            raise LLMError(f"LLM request failed: {e!r}") from e
-        return (resp.choices[0].message.content or "").strip()
+        reply = await self._request(system, user, {}, max_tokens=max_tokens, temperature=temperature)
+        return reply.text.strip()
 
     async def warm(self, system: str) -> None:
         """Evaluate ``system`` once so this slot holds its prefix (later calls start fast).
@@ -133,3 +161,88 @@ class LLM:
             LLMError: request failed.
         """
         await self.text(system, "Hello.", max_tokens=1)
+        if self.on_warm is not None:
+            self.on_warm(system, self.slot)
+
+    # ---- one request, with retries -----------------------------------------------------
+
+    async def _request(self, system: str, user: str, extra: dict[str, Any], *, max_tokens: int,
+                       temperature: float, seed: int | None = None,
+                       on_text: Callable[[str], None] | None = None) -> Reply:
+        if self.slot is not None:
+            extra = {**extra, "id_slot": self.slot, "cache_prompt": True}
+        kwargs: dict[str, Any] = {
+            "model": self.model, "temperature": temperature, "max_tokens": max_tokens, "stream": True,
+            "stream_options": {"include_usage": True}, "extra_body": extra,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+        if seed is not None:
+            kwargs["seed"] = seed
+        seen: list[str] = []  # the text on_text has been given (a failure after it is not retried)
+
+        def shown(text: str) -> None:
+            seen[:] = [text]
+            on_text(text)
+
+        attempt = 0
+        while True:
+            try:
+                async with self._serialised():
+                    return await self._stream(kwargs, shown if on_text is not None else None)
+            except openai.OpenAIError as e:  # every failure of the request itself; on_text's own errors propagate
+                why = _transient(e)
+                if why is None or seen or attempt == self.max_retries:
+                    tries = f" after {attempt + 1} tries" if attempt else ""
+                    raise LLMError(f"LLM at {self.base_url} failed{tries}: {why or _describe(e)}") from e
+                delay_s = self.retry_backoff_ms * 2 ** attempt / 1000
+                attempt += 1
+                log.warning("LLM at %s: %s; try %d of %d in %.2f s", self.base_url, why, attempt + 1,
+                            self.max_retries + 1, delay_s)
+                await asyncio.sleep(delay_s)
+
+    async def _stream(self, kwargs: dict[str, Any], on_text: Callable[[str], None] | None) -> Reply:
+        t0 = time.monotonic()
+        text, usage = "", None
+        stream = await self._client.chat.completions.create(**kwargs)
+        async for chunk in stream:
+            if chunk.usage is not None:
+                usage = chunk.usage
+            if chunk.choices and chunk.choices[0].delta.content:
+                text += chunk.choices[0].delta.content
+                if on_text is not None:
+                    on_text(text)
+        ms = int((time.monotonic() - t0) * 1000 + 0.5)
+        log.debug("llm slot=%s %d ms: %s", self.slot, ms, text)
+        details = usage.prompt_tokens_details if usage is not None else None
+        return Reply(text, usage.prompt_tokens if usage else None, details.cached_tokens if details else None,
+                     usage.completion_tokens if usage else None, ms)
+
+    def _serialised(self):
+        if self.slot is None:  # not the embedded server: no need to queue
+            return contextlib.nullcontext()
+        locks = _LOCKS.setdefault(asyncio.get_running_loop(), {})
+        return locks.setdefault(self.base_url, asyncio.Lock())
+
+
+def _transient(e: BaseException) -> str | None:
+    """Why ``e`` is worth another try (no connection, timeout, HTTP 5xx or 429), or None."""
+    if isinstance(e, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(e, openai.APIConnectionError):
+        return f"no connection ({e.__cause__ or e})"
+    if isinstance(e, openai.APIStatusError) and (e.status_code >= 500 or e.status_code == 429):
+        return f"HTTP {e.status_code}: {_body(e)}"
+    return None
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, openai.APIStatusError):
+        return f"HTTP {e.status_code}: {_body(e)}"
+    return repr(e)
+
+
+def _body(e: openai.APIStatusError) -> str:
+    body = e.body  # the error object of the answer ({"code", "message", ...}), or its text
+    if isinstance(body, dict):
+        body = body.get("error", body)
+        return str(body.get("message", body) if isinstance(body, dict) else body)
+    return str(body if body is not None else e.message)

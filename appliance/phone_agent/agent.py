@@ -36,7 +36,8 @@ from typing import Protocol
 
 from appliance.bus import Bus, Envelope
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.llm.client import LLM, LLMError, gbnf_alternatives
+from appliance.llm.client import LLM, LLMError
+from appliance.llm.decision import choices
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
@@ -276,18 +277,16 @@ class PhoneAgent:
         opts = tuple(spec.options or ())
         none = "none of them"
         try:
-            ans = await self.llm.json(
+            ans = await self.llm.decide(
                 "Pick the option the person means. Answer with the option, or \"none of them\" when the person "
                 'named none of them. Example: options Germany, France, Spain; the person said "I\'m French" → '
                 '{"option":"France"}.',
                 f'Options: {", ".join(opts)}\nQuestion: {fl.question(spec)}\nThe person said: "{text}"',
-                grammar=f'root ::= "{{\\"option\\":" opt "}}"\nopt ::= {gbnf_alternatives((*opts, none))}\n',
-                schema={"type": "object", "properties": {"option": {"enum": [*opts, none]}}, "required": ["option"]},
-                max_tokens=30)
+                choices("OptionPick", option=(*opts, none)), max_tokens=30)
         except LLMError as e:
             self.emit("decision", agent=self.id, what="pick_option_failed", error=str(e))
             return None
-        pick = ans.get("option") if isinstance(ans, dict) else None
+        pick = ans.option
         self.emit("decision", agent=self.id, what="pick_option", field=spec.name, heard=text, option=pick)
         return pick if pick in opts else None
 

@@ -17,7 +17,6 @@ from appliance import config
 from appliance.config import add_config_arg
 from appliance.demo.profile import load_profile
 from appliance.demo.site import DemoSite, resolve_url, site_for
-from appliance.forms.session import form_config
 from appliance.simulate.form_run import simulate_form
 from appliance.voice.runtime import VoiceRuntime
 
@@ -46,7 +45,7 @@ def _progress(msg: str) -> None:
 
 def _with_runtime(args, body: Callable[[config.Config, VoiceRuntime], Awaitable[dict]]) -> int:
     """Start the form runtime, run ``body(cfg, runtime)``, print its JSON, stop the runtime."""
-    cfg = form_config(config.load(args.config))
+    cfg = config.load(args.config).for_forms()
     runtime = VoiceRuntime(cfg).start(_progress)
     try:
         out = asyncio.run(body(cfg, runtime))

@@ -15,9 +15,8 @@ import aiohttp
 from appliance.config import Config
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
-from appliance.llm.client import LLM
 from appliance.forms.mode import FormFeature
-from appliance.forms.session import SLOT_PERSON, SessionResult, fetch_submissions, report
+from appliance.forms.session import SessionResult, fetch_submissions, report
 from appliance.simulate.call import PersonOnCall
 from appliance.simulate.person import SimulatedPerson
 from appliance.demo.profile import Profile
@@ -25,8 +24,6 @@ from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
-
-SIMULATED_ANSWER_TIMEOUT_S = 20.0
 
 
 @dataclass
@@ -41,19 +38,18 @@ class RunOutput:
     audio_s: dict[str, float]
 
 
-
-
 async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, autonomous: bool = False,
                         site: DemoSite | None = None, stop: asyncio.Event | None = None,
                         progress: Callable[[str], None] | None = None) -> RunOutput:
     """Run one simulated session on ``url`` and report it.
 
     The appliance's voice server (form mode) runs in this process on 127.0.0.1 with
-    ``runtime`` (a started :class:`~appliance.voice.pipeline.VoiceRuntime`: ASR, Piper, LLM
-    endpoint); the simulated person joins it over WebRTC (:mod:`appliance.simulate.call`)
-    and the session runs in real time. ``site``: the demo site serving ``url`` when it is
-    local (its own record of submissions is then used; otherwise the URL's
-    ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
+    ``runtime`` (a started :class:`~appliance.voice.runtime.VoiceRuntime` sized with
+    :meth:`~appliance.config.Config.for_forms`: ASR, Piper, LLM slots; the person uses the
+    ``"person"`` slot) and ``cfg.for_simulation()``; the simulated person joins it over
+    WebRTC (:mod:`appliance.simulate.call`) and the session runs in real time. ``site``:
+    the demo site serving ``url`` when it is local (its own record of submissions is then
+    used; otherwise the URL's ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
     ``progress``: called with each line of the conversation as the person heard and said it.
     The person's side is recorded in its own folder (``…-form-<profile>/events.jsonl``);
     the appliance's side in the server session's folder (``RunOutput.session.folder``).
@@ -64,12 +60,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     from appliance.voice.session import open_session
     from appliance.voice.server import VoiceServer
 
-    # The simulated person's LLM shares the CPU with both agents: give it a person's patience and more.
-    cfg = cfg.model_copy(update={
-        "forms": cfg.forms.model_copy(update={"answer_timeout_s": max(cfg.forms.answer_timeout_s,
-                                                                      SIMULATED_ANSWER_TIMEOUT_S)}),
-        "server": cfg.server.model_copy(update={"host": "127.0.0.1", "port": 0}),
-        "transport": cfg.transport.model_copy(update={"loopback_only": True})})
+    cfg = cfg.for_simulation()
     person_side = open_session(cfg, f"form-{profile.name}")
 
     def emit(event: str, **fields) -> None:
@@ -77,9 +68,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         if progress is not None and event in ("person_heard", "person_said"):
             progress(f"  bot (as heard): {fields['text']}" if event == "person_heard" else
                      f"  person: {fields['written']}")
-    llm = LLM(runtime.llm_base_url, runtime.llm_model, slot=0 if cfg.llm.provider == "embedded" else None,
-              api_key=runtime.llm_api_key)
-    person = SimulatedPerson(profile, llm.with_slot(SLOT_PERSON), emit)
+    person = SimulatedPerson(profile, runtime.llm("person"), emit)
     style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
     await person.warm()

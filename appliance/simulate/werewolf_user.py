@@ -13,7 +13,7 @@ import asyncio
 import logging
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,7 +21,6 @@ from appliance.bus import Bus, Subscription
 from appliance.judge import tools
 from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.judge.strategy import RULES, STRATEGIES
-from appliance.werewolf.seats import SeatLLM
 from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
 from appliance.voice.wav import write_wav
@@ -40,6 +39,18 @@ _PHRASES = {
 }
 _ABSTAIN = ("I abstain.", "I abstain this round.")
 _SAVE = {True: "I save the victim.", False: "I do not save."}
+
+
+class TurnLLM(Protocol):
+    """The seat's own LLM conversation, as the game gives it (a Werewolf ``SeatLLM``)."""
+
+    async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
+                   round: int, phase: str, attempt: int = 0) -> dict[str, Any]:
+        """The turn tool's arguments, legal by construction.
+
+        Raises:
+            SeatError: the LLM gave no usable answer.
+        """
 
 
 def system_prompt(seat: str, role: Role, n_seats: int) -> str:
@@ -77,7 +88,7 @@ class SimulatedUserSeat:
     ``audio_dir``: where each spoken attempt is saved as a WAV (None: not saved).
     """
 
-    def __init__(self, seat: str, llm: SeatLLM, synth: PiperSynth, style: VoiceStyle, asr: WhisperASR,
+    def __init__(self, seat: str, llm: TurnLLM, synth: PiperSynth, style: VoiceStyle, asr: WhisperASR,
                  seed: int, audio_dir: Path | None = None):
         self.seat = seat
         self.llm = llm

@@ -8,7 +8,8 @@ import time
 from typing import Callable
 
 from appliance.config import Config
-from appliance.llm.server import EmbeddedLLMServer, endpoint, warm
+from appliance.llm.client import LLM
+from appliance.llm.runtime import LLMRuntime
 from appliance.voice.asr import WhisperASR
 from appliance.voice.tts import PiperSynth
 
@@ -16,25 +17,46 @@ log = logging.getLogger(__name__)
 
 
 class VoiceRuntime:
-    """Models shared by every session: ASR, TTS voice, and the LLM endpoint.
+    """Models shared by every session: ASR, TTS voice, and the LLM endpoint with its slots.
 
     ``start`` loads them (and, for the embedded LLM, starts llama-server and warms the
-    system prompt into its cache); ``stop`` releases them.
+    voice assistant's system prompt into its cache); ``llm(name)`` hands out the client of
+    one prompt by slot name (see :class:`~appliance.llm.runtime.LLMRuntime`); ``stop``
+    releases them. Size ``cfg`` with the ``Config.for_*`` derivation of the command.
 
     Raises:
         ConfigError: a cloud provider's key variable is unset.
         ModelError: a model file is missing or has the wrong size.
+        LLMError: the embedded LLM did not come up.
     """
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self.asr: WhisperASR | None = None
         self.synth: PiperSynth | None = None
-        self.llm_server: EmbeddedLLMServer | None = None
-        self.llm_base_url = ""
-        self.llm_model = cfg.llm.model
-        self.llm_api_key = "none"
+        self.llms = LLMRuntime(cfg)
         self.fish_api_key = ""
+
+    @property
+    def llm_base_url(self) -> str:
+        """The OpenAI-compatible base URL (the voice loop's pipecat LLM service uses it)."""
+        return self.llms.base_url
+
+    @property
+    def llm_model(self) -> str:
+        return self.llms.model
+
+    @property
+    def llm_api_key(self) -> str:
+        return self.llms.api_key
+
+    def llm(self, name: str) -> LLM:
+        """The client of the prompt ``name`` (``"phone"``, ``"computer"``, ``"person"``, ``"P3"``…).
+
+        Raises:
+            ValueError: no such slot, or the config has too few slots for it.
+        """
+        return self.llms.llm(name)
 
     def start(self, progress: Callable[[str], None] = log.info) -> "VoiceRuntime":
         cfg = self.cfg
@@ -47,18 +69,11 @@ class VoiceRuntime:
             self.synth = PiperSynth(cfg.tts.voice)
         else:
             self.fish_api_key = os.environ[cfg.tts.api_key_env]
-        if cfg.llm.provider == "embedded":
-            progress(f"starting embedded LLM ({cfg.llm.model})")
-            self.llm_server = EmbeddedLLMServer(cfg.llm)
-            self.llm_base_url = self.llm_server.start()
-        else:
-            self.llm_base_url, self.llm_model, self.llm_api_key = endpoint(cfg.llm)
+        self.llms.start(progress)
         progress("warming the system prompt into the LLM cache")
-        warm(self.llm_base_url, self.llm_model, cfg.llm.system_prompt, self.llm_api_key)
+        self.llms.warm(cfg.llm.system_prompt)
         progress(f"ready in {time.monotonic() - t0:.1f} s")
         return self
 
     def stop(self) -> None:
-        if self.llm_server:
-            self.llm_server.stop()
-            self.llm_server = None
+        self.llms.stop()

@@ -50,7 +50,7 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
     """Serve the page with the ``werewolf`` mode: the person plays the user seat by voice.
 
     ``--seats``/``--seed`` become the page's defaults (``/api/status`` → ``werewolf``).
-    One llama-server slot per seat, as in a simulated game.
+    One llama-server slot per seat of the largest table the page offers.
     """
     import asyncio
 
@@ -61,8 +61,7 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
         print("error: --user human needs transport.kind: webrtc (the page)", file=sys.stderr)
         return 2
     seats = cfg.werewolf.seats
-    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"parallel_slots": max(cfg.llm.parallel_slots,
-                                                                                          seats)})})
+    cfg = cfg.for_werewolf_page()
 
     async def install(server):
         await page_mode.install(server)

@@ -13,7 +13,8 @@ times; then the game stops with status ``failed_closed``.
 (a transcript that did not parse or differed from the tool call) and ``failed_closed``
 (actions given up on after the last retry; the game stops at the first).
 
-:func:`run_game` plays a whole simulated game with the embedded models and records it
+:func:`run_game` plays a whole simulated game on a :class:`~appliance.voice.runtime.VoiceRuntime`
+(Whisper, Piper, and one LLM slot per seat) and records it
 under ``<recording.dir>/werewolf/<time>-seed<S>-n<N>/``: ``config.json``,
 ``events.jsonl`` (every judge event with its audience), ``bus.jsonl`` (every envelope),
 ``trace/`` (every seat prompt, unless ``--trace`` points elsewhere), ``audio/`` (the
@@ -31,13 +32,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from appliance.bus import Bus, Envelope, open_bus
-from appliance.config import Config
+from appliance.config import Config, ConfigError
 from appliance.judge import isolation, rules, tools, views
-from appliance.protocol.werewolf import ACTION, JUDGE, TURN, ActionPayload, SeatViewPayload, TurnPayload
-from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import Action, GameState, IllegalAction, Phase
-from appliance.werewolf.trace import Tracer
 from appliance.judge.transcript import TranscriptRejected, parse
+from appliance.protocol.werewolf import ACTION, JUDGE, TURN, ActionPayload, SeatViewPayload, TurnPayload
+from appliance.simulate.werewolf_user import SimulatedUserSeat
+from appliance.simulate.werewolf_user import system_prompt as user_prompt
+from appliance.voice.runtime import VoiceRuntime
+from appliance.werewolf import voices as voice_lib
+from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
+from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +207,9 @@ def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path
     loading the models to the isolation audit.
 
     Raises:
+        ConfigError: ``n_seats`` is outside 6–8, or ``tts.provider`` is not piper.
         ModelError: a model file is missing.
+        LLMError: the embedded LLM did not come up.
         SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
     """
     return asyncio.run(_run_game(cfg, seed, n_seats or cfg.werewolf.seats, trace_dir, ai_voices))
@@ -210,16 +217,10 @@ def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path
 
 async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None,
                     ai_voices: bool) -> tuple[GameResult, GameState, Path]:
-    from openai import AsyncOpenAI
-
-    from appliance.werewolf import voices as voice_lib
-    from appliance.simulate.werewolf_user import SimulatedUserSeat
-    from appliance.simulate.werewolf_user import system_prompt as user_prompt
-    from appliance.voice.asr import WhisperASR
-    from appliance.llm.server import EmbeddedLLMServer, endpoint
-    from appliance.voice.tts import PiperSynth
-
     t0 = time.monotonic()
+    cfg = cfg.for_werewolf(n_seats)
+    if cfg.tts.provider != "piper":
+        raise ConfigError("werewolf --user sim: the simulated user speaks with Piper; set tts.provider: piper")
     ww = cfg.werewolf
     state = rules.new_game(seed, n_seats)
     folder = game_dir(cfg, seed, n_seats)
@@ -228,36 +229,27 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
         indent=2))
     book = voice_lib.load(ww.voices)
     tracer = Tracer(trace_dir or folder / "trace")
-    server = None
-    if cfg.llm.provider == "embedded":
-        server = EmbeddedLLMServer(cfg.llm.model_copy(update={"parallel_slots": n_seats}))
-        base_url, model, key = await asyncio.to_thread(server.start), cfg.llm.model, "none"
-    else:
-        base_url, model, key = endpoint(cfg.llm)
-    synth = await asyncio.to_thread(PiperSynth, cfg.tts.voice)
-    asr = await asyncio.to_thread(WhisperASR, cfg.asr)
-    log.info("werewolf: models ready in %.1f s; seed %d, %d seats, user seat %s (%s)", time.monotonic() - t0,
-             seed, n_seats, state.user_seat, state.role(state.user_seat).value)
-    client = AsyncOpenAI(base_url=base_url, api_key=key, timeout=ww.turn_timeout_s, max_retries=0)
-    game_id = folder.name
-    audio = folder / "audio"
+    runtime = VoiceRuntime(cfg)
     try:
+        await asyncio.to_thread(runtime.start)
+        log.info("werewolf: models ready in %.1f s; seed %d, %d seats, user seat %s (%s)", time.monotonic() - t0,
+                 seed, n_seats, state.user_seat, state.role(state.user_seat).value)
+        audio = folder / "audio"
         agents: dict[str, Any] = {}
-        for i, seat in enumerate(state.seats):
+        for seat in state.seats:
             role = state.role(seat)
             user = seat == state.user_seat
-            llm = SeatLLM(client=client, model=model, seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
-                          system=(user_prompt if user else system_prompt)(seat, role, n_seats),
-                          slot=i if server is not None else None)
+            llm = SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
+                          system=(user_prompt if user else system_prompt)(seat, role, n_seats))
             if user:
-                agents[seat] = SimulatedUserSeat(seat, llm, synth, book.user_sim, asr, seed, audio)
+                agents[seat] = SimulatedUserSeat(seat, llm, runtime.synth, book.user_sim, runtime.asr, seed, audio)
             else:
-                agents[seat] = AISeat(seat, llm, (synth, book.seats[seat], audio) if ai_voices else None)
+                agents[seat] = AISeat(seat, llm, (runtime.synth, book.seats[seat], audio) if ai_voices else None)
         bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})
         with open(folder / "events.jsonl", "w", encoding="utf-8") as events_out:
             async with open_bus(bus_cfg, session="bus") as bus:
                 subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
-                judge = Judge(bus, state, game_id, ww.asr_retry_limit, ww.turn_timeout_s, events_out)
+                judge = Judge(bus, state, folder.name, ww.asr_retry_limit, ww.turn_timeout_s, events_out)
                 try:
                     async with asyncio.TaskGroup() as tg:
                         seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}")
@@ -269,9 +261,7 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
                     raise _first(eg) from eg
     finally:
         tracer.close()
-        await client.close()
-        if server is not None:
-            server.stop()
+        runtime.stop()
     user_prompts, system_prompts = tracer.prompts()
     n_bad, bad = isolation.count_violations(judge.sent + user_prompts, final, static=system_prompts)
     for seat, sentence in bad:

@@ -194,29 +194,27 @@ async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Em
 async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, seed: int, folder=None) -> dict:
     """Play one game with the user seat on ``line``; returns the ``ww_over`` fields.
 
+    ``runtime``: a started :class:`~appliance.voice.runtime.VoiceRuntime` whose config has
+    a slot per seat (:meth:`~appliance.config.Config.for_werewolf_page`).
+
     Raises:
+        ValueError: the runtime has no LLM slot for one of the seats.
         SeatError, BusTimeoutError, IllegalAction: an AI seat failed (see :meth:`Judge.play`).
     """
-    from openai import AsyncOpenAI
-
     ww = cfg.werewolf
     state = rules.new_game(seed, seats)
     user = state.user_seat
-    client = AsyncOpenAI(base_url=runtime.llm_base_url, api_key=runtime.llm_api_key or "none",
-                         timeout=ww.turn_timeout_s, max_retries=0)
-    n_slots = cfg.llm.parallel_slots if runtime.llm_server is not None else 0
     tracer = Tracer(folder / "werewolf-trace" if folder is not None else None)
     game_id = f"werewolf-seed{seed}-n{seats}"
     emit("ww_started", seat=user, role=state.role(user).value, seats=list(state.seats), seed=seed)
     agents: dict[str, Any] = {}
-    for i, seat in enumerate(state.seats):
+    for seat in state.seats:
         if seat == user:
             agents[seat] = HumanSeat(seat, line, emit)
         else:
             role = state.role(seat)
-            agents[seat] = AISeat(seat, SeatLLM(client=client, model=runtime.llm_model, seat=seat, role=role, cfg=ww,
-                                                tracer=tracer, seed=seed, system=system_prompt(seat, role, seats),
-                                                slot=i % n_slots if n_slots else None))
+            agents[seat] = AISeat(seat, SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer,
+                                                seed=seed, system=system_prompt(seat, role, seats)))
     told: list[asyncio.Task] = []
 
     def user_out(lines: list[str]) -> None:
@@ -231,7 +229,6 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
                                     max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out)
     finally:
         tracer.close()
-        await client.close()
         if told:
             await asyncio.gather(*told, return_exceptions=True)
     final = judge.state

@@ -1,8 +1,8 @@
 """AI seats: one LLM conversation per seat with a role strategy, answering the judge's turns.
 
 Each seat has a fixed system prompt (its seat and role first, so no two seats share a
-long prefix) and its own llama-server slot (``id_slot``), so its cached prefix survives
-the other seats' requests. The user message is the seat's log (append-only, from
+long prefix) and its own llama-server slot (``runtime.llm(seat)``), so its cached prefix
+survives the other seats' requests. The user message is the seat's log (append-only, from
 :mod:`appliance.judge.views`) plus the turn instruction; the answer is decoded under the
 turn tool's GBNF, so it can only be legal.
 """
@@ -13,17 +13,15 @@ import asyncio
 import json
 import logging
 import re
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openai import AsyncOpenAI
-
 from appliance.bus import Bus, Subscription
 from appliance.config import WerewolfConfig
 from appliance.judge import tools
+from appliance.llm.client import LLM, LLMError
 from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.judge.state import IllegalAction, Role
 from appliance.judge.strategy import RULES, STRATEGIES
@@ -49,23 +47,20 @@ class SeatError(RuntimeError):
 
 @dataclass
 class SeatLLM:
-    """One seat's LLM conversation on an OpenAI-compatible server.
-
-    ``slot``: the llama-server slot pinned to this seat (``None`` for a server that is not
-    the embedded llama-server; then JSON-schema ``response_format`` replaces the GBNF).
-    ``seed``: the game seed; each request's sampling seed derives from it, the seat and
-    the turn, so a game replays the same way on the same machine.
+    """One seat's LLM conversation: its fixed system prompt on its own client (``llm``,
+    from ``runtime.llm(seat)``: the seat's slot on the embedded server, where GBNF
+    grammars apply; JSON schema elsewhere). ``seed``: the game seed; each request's
+    sampling seed derives from it, the seat and the turn, so a game replays the same way
+    on the same machine. Every request is recorded in ``tracer``.
     """
 
-    client: AsyncOpenAI
-    model: str
+    llm: LLM
     seat: str
     role: Role
     system: str
     cfg: WerewolfConfig
     tracer: Tracer
     seed: int
-    slot: int | None = None
 
     async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
                    round: int, phase: str, attempt: int = 0) -> dict[str, Any]:
@@ -76,33 +71,22 @@ class SeatLLM:
             IllegalAction: the decoded arguments are not legal (only without a grammar).
         """
         user = "\n".join([*fit(lines, self.cfg.prompt_max_chars), instruction])
-        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
         speak = tool.name == tools.SPEAK
         grammar = speech_grammar(tool, self.role) if speak else tool.grammar()
-        if self.slot is not None:
-            extra: dict[str, Any] = {"grammar": grammar, "id_slot": self.slot, "cache_prompt": True}
-        else:
-            extra = {"response_format": {"type": "json_schema",
-                                         "json_schema": {"name": tool.name, "schema": tool.schema()}}}
         seed = zlib.crc32(f"{self.seed}:{self.seat}:{round}:{phase}:{tool.name}:{attempt}".encode())
-        t0 = time.monotonic()
         try:
-            resp = await self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=self.cfg.temperature, seed=seed,
-                max_tokens=self.cfg.speech_max_tokens if speak else 40, extra_body=extra)
-        except Exception as e:  # the openai client raises many types; all mean "no answer"
-            raise SeatError(f"{self.seat}: LLM request failed: {e}") from e
-        content = resp.choices[0].message.content or ""
-        usage = resp.usage
+            reply = await self.llm.complete(self.system, user, grammar=grammar, schema=tool.schema(),
+                                            max_tokens=self.cfg.speech_max_tokens if speak else 40,
+                                            temperature=self.cfg.temperature, seed=seed)
+        except LLMError as e:
+            raise SeatError(f"{self.seat}: {e}") from e
         self.tracer.record(self.seat, {
-            "round": round, "phase": phase, "tool": tool.name, "attempt": attempt, "messages": messages,
-            "grammar": grammar if self.slot is not None else None, "response": content,
-            "prompt_tokens": usage.prompt_tokens if usage else None,
-            "cached_tokens": (usage.prompt_tokens_details.cached_tokens
-                              if usage and usage.prompt_tokens_details else None),
-            "completion_tokens": usage.completion_tokens if usage else None,
-            "ms": _ms(time.monotonic() - t0)})
-        args = decode(content, tool)
+            "round": round, "phase": phase, "tool": tool.name, "attempt": attempt,
+            "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": user}],
+            "grammar": grammar if self.llm.slot is not None else None, "response": reply.text,
+            "prompt_tokens": reply.prompt_tokens, "cached_tokens": reply.cached_tokens,
+            "completion_tokens": reply.completion_tokens, "ms": reply.ms})
+        args = decode(reply.text, tool)
         tool.to_action(args)
         return args
 
@@ -133,10 +117,6 @@ def _gbnf_seq(template: str) -> str:
     head, sep, tail = template.partition("{seat}")
     parts = [f'"{head}"'] + (["seat"] if sep else []) + ([f'"{tail}"'] if tail else [])
     return "(" + " ".join(parts) + ")"
-
-
-def _ms(seconds: float) -> int:
-    return int(seconds * 1000 + 0.5)
 
 
 def decode(content: str, tool: ToolSpec) -> dict[str, Any]:

@@ -1,0 +1,40 @@
+"""The named derivations that size a command's runtime (``Config.for_*``), and the slot table."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance import config
+from appliance.config import FORM_SLOTS, LLM_SLOTS, MAX_SEATS, SIMULATED_ANSWER_TIMEOUT_S, ConfigError
+
+
+def test_forms_get_a_slot_per_prompt_and_their_llm_threads():
+    cfg = config.load(overrides={"llm": {"parallel_slots": 1, "threads": 2}, "forms": {"llm_threads": 1}}).for_forms()
+    assert all(LLM_SLOTS[name] < cfg.llm.parallel_slots for name in FORM_SLOTS)
+    assert cfg.llm.threads == 1
+    assert config.load(overrides={"llm": {"parallel_slots": 6}}).for_forms().llm.parallel_slots == 6  # never fewer
+
+
+def test_simulation_is_loopback_on_a_free_port_with_a_patient_phone_agent():
+    cfg = config.load(overrides={"server": {"host": "0.0.0.0", "port": 8765}, "forms": {"answer_timeout_s": 5}})
+    sim = cfg.for_simulation()
+    assert (sim.server.host, sim.server.port, sim.transport.loopback_only) == ("127.0.0.1", 0, True)
+    assert sim.forms.answer_timeout_s == SIMULATED_ANSWER_TIMEOUT_S and sim.llm == cfg.for_forms().llm
+
+
+@pytest.mark.parametrize("seats", [6, 7, 8])
+def test_werewolf_gets_a_slot_per_seat(seats):
+    cfg = config.Config().for_werewolf(seats)
+    assert cfg.werewolf.seats == seats
+    assert all(LLM_SLOTS[f"P{i}"] < cfg.llm.parallel_slots for i in range(1, seats + 1))
+
+
+def test_werewolf_page_has_slots_for_the_largest_table():
+    cfg = config.Config().for_werewolf_page()
+    assert cfg.llm.parallel_slots >= MAX_SEATS and cfg.werewolf.seats == config.Config().werewolf.seats
+
+
+@pytest.mark.parametrize("seats", [5, 9])
+def test_a_table_size_outside_the_rules_is_one_clear_error(seats):
+    with pytest.raises(ConfigError, match="werewolf.seats: Input should be"):
+        config.Config().for_werewolf(seats)
