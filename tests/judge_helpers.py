@@ -1,6 +1,9 @@
-"""Shared by the judge's strategy tests: scripted games (no LLM)."""
+"""Shared by the judge's strategy tests: scripted games and seeded self-play (no LLM)."""
 
-from appliance.judge import views
+from functools import cache
+from typing import NamedTuple
+
+from appliance.judge import policy, tools, views
 from appliance.judge.beliefs import Beliefs, beliefs_of
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import GameState, Phase, Role, Speak
@@ -29,3 +32,34 @@ def settle(s: GameState) -> GameState:
 
 def beliefs(state: GameState, seat: str) -> Beliefs:
     return beliefs_of(views.view(state, seat))
+
+
+class CodeGame(NamedTuple):
+    final: GameState
+    briefs: tuple[tuple[str, str], ...]   # (seat, the brief its LLM would get), every day speech
+    misfits: tuple[tuple[str, str, str], ...]  # (seat, template speech, why it does not conform)
+
+
+@cache
+def code_games(n: int = 1000) -> tuple[CodeGame, ...]:
+    """Seeds 1..n (6–8 seats) with every seat on the code policy."""
+    out = []
+    for seed in range(1, n + 1):
+        s = new_game(seed, 6 + seed % 3)
+        known: dict[str, Beliefs] = {}
+        briefs, misfits = [], []
+        while s.phase is not Phase.OVER:
+            turn = next_turn(s)
+            if turn is None:
+                s = advance(s)
+                continue
+            b = known[turn.seat] = beliefs_of(views.view(s, turn.seat), known.get(turn.seat))
+            action = policy.choose(b, turn.tool, seed)
+            if turn.tool.name == tools.SPEAK:
+                pos = policy.position(b, turn.tool, seed)
+                briefs.append((turn.seat, policy.brief(pos, b)))
+                if (why := policy.conforms(action.text, pos, b, turn.tool)) is not None:
+                    misfits.append((turn.seat, action.text, why))
+            s = act(s, turn.seat, action)
+        out.append(CodeGame(s, tuple(briefs), tuple(misfits)))
+    return tuple(out)
