@@ -1,5 +1,7 @@
 """Shared by the judge's strategy tests: scripted games and seeded self-play (no LLM)."""
 
+import json
+import re
 from functools import cache
 from typing import NamedTuple
 
@@ -63,3 +65,29 @@ def code_games(n: int = 1000) -> tuple[CodeGame, ...]:
             s = act(s, turn.seat, action)
         out.append(CodeGame(s, tuple(briefs), tuple(misfits)))
     return tuple(out)
+
+
+def gbnf_regex(grammar: str) -> re.Pattern:
+    """A regex for the small GBNF subset our grammars use (literals, character classes,
+    groups, ``|``, ``?``/``*``/``+``/``{m,n}``, non-recursive rule references)."""
+    rules = dict(line.split(" ::= ", 1) for line in grammar.strip().splitlines())
+    token = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|\{\d+,\d+\}|[()|?*+]|[a-z][a-z0-9_-]*|\s+')
+
+    def conv(expr: str) -> str:
+        out = []
+        for t in token.findall(expr):
+            if t.isspace():
+                continue
+            if t.startswith('"'):
+                out.append(re.escape(json.loads(t)))
+            elif t.startswith("["):
+                out.append(t.replace("\\n", "\n"))
+            elif t == "(":
+                out.append("(?:")
+            elif t.startswith("{") or t in ")|?*+":
+                out.append(t)
+            else:
+                out.append("(?:" + conv(rules[t]) + ")")
+        return "".join(out)
+
+    return re.compile(conv(rules["root"]), re.DOTALL)

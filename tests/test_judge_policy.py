@@ -1,7 +1,9 @@
 """Role strategies in code: scripted scenarios and properties over seeded self-play."""
 
+import json
+
 import pytest
-from judge_helpers import beliefs, code_games, scripted
+from judge_helpers import beliefs, code_games, gbnf_regex, scripted
 
 from appliance.judge import claims as cl
 from appliance.judge import policy, tools
@@ -220,3 +222,32 @@ def test_template_speeches_conform_to_their_positions_over_1000_games():
     games = code_games()
     assert sum(len(g.briefs) for g in games) > 10_000
     assert [m for g in games for m in g.misfits] == []
+
+
+def compact(args):
+    return json.dumps(args, separators=(",", ":"))
+
+
+def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
+    tool = turn_of(s, "P3")
+    seer = beliefs(s, "P3")
+    pos = policy.position(seer, tool, 7)
+    g = gbnf_regex(policy.speech_grammar(pos, seer, tool))
+    ok = "I am the seer. My check found P2 is a werewolf. I checked P2 last night, so vote P2 out, P1 too maybe."
+    assert g.fullmatch(compact({"text": ok}))
+    assert policy.conforms(ok, pos, seer, tool) is None
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they are quiet."}))  # no claim
+    assert not g.fullmatch(compact({"text": ok + " P9 too."}))                       # no such seat
+    wolf = beliefs(s, "P1")
+    wpos = policy.Position(ACCUSE, "P6")
+    g = gbnf_regex(policy.speech_grammar(wpos, wolf, tool, max_chars=80))
+    assert g.fullmatch(compact({"text": "I suspect P6 because they voted for P4 and P5."}))
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they voted for P2."}))  # the partner
+    assert not g.fullmatch(compact({"text": "I suspect P6 because " + "x" * 80}))       # too long
+    # whatever it allows is a legal speech
+    longest = "I suspect P6 because " + "P3" * ((80 - 21) // 2)
+    assert g.fullmatch(compact({"text": longest})) and tool.to_action({"text": longest})
+    empty = policy.Position(ACCUSE, None)
+    g = gbnf_regex(policy.speech_grammar(empty, seer, tool))
+    assert g.fullmatch('{"text":"Nothing yet."}') and not g.fullmatch('{"text":" "}')

@@ -346,6 +346,48 @@ def template(p: Position, max_chars: int = 200, salt: int = 0) -> str:
     return text or parts[0][:max_chars]
 
 
+def opening(p: Position) -> str:
+    """The words a speech of ``p`` must start with (its claim), ending in a space for the
+    LLM to go on: ``I am the seer. My check found P2 is a werewolf. `` or
+    ``I suspect P4 because ``; empty when the position names nobody."""
+    if p.stance in (CLAIM_SEER, COUNTER_CLAIM):
+        found = [s for s, wolf in p.checks if wolf]
+        text = "I am the real seer. " if p.stance == COUNTER_CLAIM else "I am the seer. "
+        text += "".join(f"My check found {s} is a werewolf. " for s in found)
+        if p.target and p.target not in found:
+            text += f"I suspect {p.target} because "
+        return text
+    if not p.target:
+        return ""
+    return f"I {'trust' if p.stance == DEFEND else 'suspect'} {p.target} because "
+
+
+def speech_grammar(p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None) -> str:
+    """GBNF for the ``speak`` tool's arguments that words ``p``: the speech starts with
+    :func:`opening` and goes on in the model's own words, in which the only seat ids are
+    seats of the table — for a werewolf, never a partner. Every speech it allows is a
+    legal ``speak`` argument within ``max_chars`` (default: the tool's limit); check it
+    with :func:`conforms` all the same (a seat can be named in words)."""
+    start = opening(p)
+    limit = min(tool.max_chars, max_chars or tool.max_chars)
+    if len(start) >= limit:
+        raise IllegalAction(f"the opening of this position is longer than {limit} characters")
+    seats = [s for s in b.seats if s not in b.partners]
+    room = (limit - len(start)) // 2  # a seat id is one step of two characters
+    first = "step" if start else "[A-Za-z]"  # a speech must have a letter
+    return "\n".join([
+        'root ::= "{\\"text\\":\\"" ' + (_gbnf_text(start) + " " if start else "") + f"first step{{0,{room - 1}}}"
+        + ' "\\"}"',
+        f"first ::= {first}",
+        'step ::= [^"\\\\\\nP] | "P" [^"\\\\\\n0-9P] | seat',
+        "seat ::= " + " | ".join(f'"{s}"' for s in seats),
+    ])
+
+
+def _gbnf_text(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 _VAGUE = ("I suspect {seat}, but I have no proof yet.", "I suspect {seat} for now; tell me why I am wrong.",
           "I suspect {seat}, it is only a feeling so far.", "I suspect {seat} until I hear better.")
 
