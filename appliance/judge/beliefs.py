@@ -40,7 +40,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
-from types import SimpleNamespace
+from collections.abc import Mapping
+from types import MappingProxyType, SimpleNamespace
 
 from appliance.judge import claims as cl
 from appliance.judge.claims import Claim
@@ -211,9 +212,9 @@ class Assessment:
     """Suspicion per seat (chance of being a werewolf, 0–1), each seat's reasons with
     their weights (strongest first), and each seer claimant's credibility."""
 
-    score: dict[str, float] = field(hash=False)
-    reasons: dict[str, tuple[tuple[float, Evidence], ...]] = field(hash=False)
-    credibility: dict[str, float] = field(hash=False)
+    score: Mapping[str, float] = field(hash=False)
+    reasons: Mapping[str, tuple[tuple[float, Evidence], ...]] = field(hash=False)
+    credibility: Mapping[str, float] = field(hash=False)
 
     def ranked(self, seats) -> list[str]:
         """``seats`` most suspicious first (ties in seat order)."""
@@ -277,7 +278,7 @@ def _caught(b: Beliefs, x: str, known: dict[str, bool]) -> Claim | None:
     return None
 
 
-@lru_cache(maxsize=512)  # a seat's turn asks for it several times; treat the result as read-only
+@lru_cache(maxsize=512)  # a seat's turn asks for it several times (the result is read-only)
 def assess(b: Beliefs, public: bool = False) -> Assessment:
     """Suspicion of every living seat as ``b``'s seat reasons it (see the module docstring).
 
@@ -317,7 +318,8 @@ def assess(b: Beliefs, public: bool = False) -> Assessment:
         moves = hard[s] + [(0.25 * w, ev) for w, ev in soft[s] if w]
         moves.sort(key=lambda m: -abs(m[0]))
         reasons[s] = tuple(([_fact(b, s)] if s in known else []) + moves)
-    return Assessment({s: p[s] for s in scored}, reasons, cred)
+    return Assessment(MappingProxyType({s: p[s] for s in scored}), MappingProxyType(reasons),
+                      MappingProxyType(cred))
 
 
 def _prior(b: Beliefs, known: dict[str, bool]) -> float:
