@@ -1,12 +1,15 @@
-"""Isolation: no seat's view or turn prompt states another seat's private facts.
+"""Isolation: no seat's view, turn prompt or beliefs state another seat's private facts.
 
-Property test over 1,000+ seeded games with random legal actions (no LLM), plus positive
-controls showing the checker does catch each kind of leak.
+Property tests over 1,000+ seeded games with random legal actions and with the code
+policy (no LLM), plus positive controls showing the checker does catch each kind of leak.
 """
 
 import random
 
+from judge_helpers import code_games
+
 from appliance.judge import isolation, tools, views
+from appliance.judge.beliefs import beliefs_of
 from appliance.judge.rules import act, advance, check_win, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct
 
@@ -99,3 +102,52 @@ def test_table_line_does_not_hint_at_the_deal():
     lines = {views.view(new_game(seed, 8), "P1").lines()[0] for seed in range(30)}
     assert lines == {"Table: P1, P2, P3, P4, P5, P6, P7, P8. "
                      "Roles in play: 2 werewolves, 1 seer, 1 witch, 4 villagers."}
+
+
+def _entitled_facts(final, seat):
+    """What ``seat`` may know for certain, from the roles and the events, independently of
+    the view builder: seat → is a werewolf."""
+    role = final.role(seat)
+    facts = {seat: role is Role.WEREWOLF}
+    if role is Role.WEREWOLF:
+        facts.update({s: final.role(s) is Role.WEREWOLF for s in final.seats})
+    for e in final.events:
+        if role is Role.SEER and e.kind == "seer_result":
+            facts[e.data["target"]] = final.role(e.data["target"]) is Role.WEREWOLF
+        if role is Role.WITCH and e.kind == "witch_info":
+            facts[e.data["victim"]] = False
+    return facts
+
+
+def test_beliefs_hold_no_other_seats_private_fact_in_1000_games():
+    for seed in range(1000):
+        final, _ = random_game(seed)
+        wolves = final.seats_with(Role.WEREWOLF)
+        public = None
+        for seat in final.seats:
+            role = final.role(seat)
+            log = views.view(final, seat).lines()
+            b = beliefs_of(views.view(final, seat))
+            # the beliefs come from the seat's text log alone, which the audit above scans
+            assert beliefs_of(views.from_lines(seat, log)) == b
+            assert b.role is role
+            assert b.known() == _entitled_facts(final, seat), (seed, seat)
+            assert b.team == (wolves if role is Role.WEREWOLF else ())
+            assert bool(b.proposals) == (role is Role.WEREWOLF)
+            assert bool(b.checks) == (role is Role.SEER and any(e.kind == "seer_result" for e in final.events))
+            if role is not Role.WITCH:
+                assert (b.antidote, b.poison, b.saved, b.poisoned) == (None, None, (), ())
+            if role not in (Role.WEREWOLF, Role.WITCH):
+                assert b.attacked == ()
+            record = (b.speeches, b.claims, b.ballots, b.night_deaths, b.exiled, b.dead, b.winner)
+            assert public is None or record == public  # the public record is the same for every seat
+            public = record
+
+
+def test_position_briefs_state_no_private_fact_in_1000_code_games():
+    total = 0
+    for game in code_games():
+        n, found = isolation.count_violations(game.briefs, game.final)
+        assert n == 0, (game.final.seed, found)
+        total += len(game.briefs)
+    assert total > 10_000

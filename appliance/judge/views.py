@@ -8,17 +8,22 @@ line per event), so a seat's prompt only ever grows and its cached prefix stays 
 
 Speech is always rendered as ``P3 said: "…"`` with the text JSON-quoted: the isolation
 checker relies on that to tell the seats' own words from the judge's statements.
+
+:func:`from_lines` is the inverse of :meth:`SeatView.lines`: a seat that receives only
+its log (a ``werewolf_turn``'s ``view``) rebuilds its :class:`SeatView` from it. Lines
+keep what a seat needs; an ``eliminated`` event comes back without the full tally.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from appliance.judge import tools
 from appliance.judge.rules import Turn
-from appliance.judge.state import Event, GameState, Phase, Role
+from appliance.judge.state import PUBLIC, Event, GameState, Phase, Role
 
 
 @dataclass(frozen=True)
@@ -120,3 +125,125 @@ def instruction(turn: Turn, round_: int) -> str:
     if t.name == tools.SPEAK:
         return f"Day {round_}: your turn to speak to the table. One or two short sentences, under 25 words."
     return f"Vote {round_}: vote to eliminate one of {choices}, or abstain."
+
+
+# --- lines → events (the inverse of render_event) ----------------------------------------
+
+_SEATS = r"P\d+(?:, P\d+)*"
+_LINES: list[tuple[re.Pattern, str, bool]] = [(re.compile(p), kind, private) for p, kind, private in (
+    (rf"Table: (?P<seats>{_SEATS})\. Roles in play: (?P<counts>.*)\.", "table", False),
+    (r"You are (?P<seat>P\d+), the (?P<role>\w+)\.", "role", True),
+    (rf"Werewolf team: (?P<seats>{_SEATS})\.", "wolf_team", True),
+    (r"== (?P<phase>\w+) (?P<round>\d+) ==", "phase", False),
+    (r"Werewolf (?P<seat>P\d+) proposes to attack (?P<target>P\d+)\.", "wolf_proposal", True),
+    (r"The werewolves attack (?P<target>P\d+) tonight\.", "wolf_victim", True),
+    (r"The werewolves attacked (?P<victim>P\d+) tonight\.", "witch_info", True),
+    (r"Your check: (?P<target>P\d+) is (?P<not>not )?a werewolf\.", "seer_result", True),
+    (r"(?:You saved (?P<victim>P\d+) with your antidote|You kept your antidote)\. "
+     r"(?:You poisoned (?P<poison>P\d+)|You poisoned nobody)\.", "witch_action", True),
+    (r"Dawn: (?P<who>.+) died during the night\.", "deaths", False),
+    (r'(?P<seat>P\d+) said: (?P<text>".*")', "speech", False),
+    (r"(?:You voted for (?P<target>P\d+)|You abstained)\.", "vote_cast", True),
+    (r"Ballots: (?P<ballots>.*)\.", "votes", False),
+    (r"(?P<seat>P\d+) was voted out with (?P<n>\d+) votes\.", "eliminated", False),
+    (r"(?P<tie>Tie: nobody was voted out|Everyone abstained: nobody was voted out)\.", "eliminated", False),
+    (r"Game over: the (?P<winner>\w+) win\.", "game_over", False),
+)]
+
+
+def parse_line(line: str, seat: str, round_: int, phase: Phase) -> Event:
+    """One line of ``seat``'s log back into its event (``round_``/``phase``: the last
+    phase line before it; Night 1 before the first). Private events come back with
+    ``seat`` as their only audience.
+
+    Raises:
+        ValueError: a line :func:`render_event` does not write.
+    """
+    for pattern, kind, private in _LINES:
+        m = pattern.fullmatch(line)
+        if m:
+            g = m.groupdict()
+            data = _data(kind, g)
+            if kind == "phase":
+                round_, phase = int(g["round"]), Phase(data["phase"])
+            elif kind == "vote_cast":
+                data["seat"] = seat
+            return Event(round_, phase, kind, (seat,) if private else PUBLIC, data)
+    raise ValueError(f"not a line of a seat's view: {line!r}")
+
+
+def from_lines(seat: str, lines: list[str] | tuple[str, ...]) -> SeatView:
+    """``seat``'s view rebuilt from its log (:meth:`SeatView.lines`).
+
+    Raises:
+        ValueError: a line that no event renders to, or a log without the seat's role.
+    """
+    events: list[Event] = []
+    round_, phase = 1, Phase.NIGHT
+    seats: list[str] = []
+    dead: list[str] = []
+    role: Role | None = None
+    for line in lines:
+        e = parse_line(line, seat, round_, phase)
+        if e.kind == "phase":
+            round_, phase = e.round, e.phase
+        elif e.kind == "table":
+            seats = e.data["seats"]
+        elif e.kind == "role":
+            role = Role(e.data["role"])
+        elif e.kind == "deaths":
+            dead += e.data["seats"]
+        elif e.kind == "eliminated" and e.data["seat"]:
+            dead.append(e.data["seat"])
+        events.append(e)
+    if role is None:
+        raise ValueError(f"{seat}'s log does not say its role")
+    over = any(e.kind == "game_over" for e in events)
+    return SeatView(seat=seat, role=role, round=round_, phase=Phase.OVER if over else phase,
+                    alive=tuple(s for s in seats if s not in dead), dead=tuple(s for s in seats if s in dead),
+                    events=tuple(events))
+
+
+_SINGULAR = {v: k for k, v in _PLURAL.items()}
+
+
+def _data(kind: str, g: dict) -> dict:
+    if kind == "table":
+        counts = {}
+        for part in g["counts"].split(", "):
+            n, name = part.split(" ", 1)
+            counts[_SINGULAR.get(name, name[:-1] if int(n) > 1 else name)] = int(n)
+        return {"seats": g["seats"].split(", "), "roles_in_play": counts}
+    if kind == "role":
+        return {"seat": g["seat"], "role": g["role"]}
+    if kind == "wolf_team":
+        return {"seats": g["seats"].split(", ")}
+    if kind == "phase":
+        return {"phase": g["phase"].lower()}
+    if kind == "wolf_proposal":
+        return {"seat": g["seat"], "target": g["target"]}
+    if kind == "wolf_victim":
+        return {"target": g["target"]}
+    if kind == "witch_info":
+        return {"victim": g["victim"]}
+    if kind == "seer_result":
+        return {"target": g["target"], "werewolf": g["not"] is None}
+    if kind == "witch_action":
+        return {"save": g["victim"] is not None, "victim": g["victim"], "poison": g["poison"]}
+    if kind == "deaths":
+        return {"seats": [] if g["who"] == "nobody" else g["who"].split(" and ")}
+    if kind == "speech":
+        return {"seat": g["seat"], "text": json.loads(g["text"])}
+    if kind == "vote_cast":
+        return {"seat": None, "target": g["target"]}
+    if kind == "votes":
+        votes: dict[str, str | None] = {}
+        for ballot in g["ballots"].split(", "):
+            voter, _, rest = ballot.partition(" ")
+            votes[voter] = None if rest == "abstained" else rest.removeprefix("for ")
+        return {"votes": votes}
+    if kind == "eliminated":
+        if g.get("seat"):
+            return {"seat": g["seat"], "reason": "most votes", "tally": {g["seat"]: int(g["n"])}}
+        return {"seat": None, "reason": "tie" if g["tie"].startswith("Tie") else "no votes", "tally": {}}
+    return {"winner": g["winner"]}

@@ -1,0 +1,393 @@
+"""What one seat believes, built only from its own :class:`~appliance.judge.views.SeatView`.
+
+:func:`beliefs_of` folds the view's events, oldest first, through :func:`update`; both are
+pure and return a new frozen :class:`Beliefs`. Nothing here reads a :class:`GameState`:
+a seat's beliefs hold its own role, its own private results and the public record, and
+nothing else (the isolation property test checks it over 1,000 seeded games).
+
+**Facts** (certain, from the seat's own view): its role; for a werewolf the team, the
+night proposals and victims; for the Seer her checks; for the Witch the night's victim
+while she held the antidote (never a werewolf: werewolves cannot attack their own) and
+her potions. **The public record**: seats and roles in play, night deaths (who, never
+how), exiles, ballots, speeches and the :mod:`~appliance.judge.claims` they make.
+
+**Suspicion** (:func:`assess`): for each seat, the chance that it is a werewolf as this
+seat can reason it.
+
+- *Seer claims.* Each claimant gets a credibility, its chance of being the seer: 0.85
+  when it is the only claimant; for several, 0.6 for the first and 0.4 for each later
+  one, shared so that they sum to 1 (one of them is the seer); up when the claimant
+  died at night (werewolves attack seers), down when it named a seat killed at night a
+  werewolf; ≈ 0 when this seat *caught* it: it named a werewolf a seat this seat knows
+  is none (this seat itself included), cleared a known werewolf, or it is not this seat
+  when this seat is the Seer. Under "claimant h is the seer" h is no werewolf, what h
+  reported is true and the other claimants lie (a liar is a werewolf with 0.9); the
+  suspicion is the mix of these cases by credibility, the rest meaning "none is".
+  A claimant under 0.15 counts as caught.
+- *Accusations and defences* ("I suspect P4", "I trust P2") move the seat a little,
+  more when the speaker looks honest; accusing a likely villager (a credible seer, say)
+  or defending a likely werewolf moves the speaker.
+- *Votes.* A ballot for a likely werewolf makes the voter less suspicious, a ballot for
+  a likely villager more.
+
+The last two set each seat's own lean (from a prior of unknown werewolves ÷ unknown
+seats), which the claims cases keep where they say nothing; the facts override all.
+Each move is kept as :class:`Evidence`, so a position can cite why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from collections.abc import Mapping
+from types import MappingProxyType, SimpleNamespace
+
+from appliance.judge import claims as cl
+from appliance.judge.claims import Claim
+from appliance.judge.state import Event, Phase, Role
+from appliance.judge.views import SeatView
+
+# evidence kinds
+CHECK = "check"        # this seat's own check (Seer)
+TEAM = "team"          # the werewolf team (werewolves)
+ATTACKED = "attacked"  # a night victim this seat was told of (werewolves, Witch)
+CLAIM = "claim"        # something a seat said (``claim`` holds the claims.Claim)
+VOTE = "vote"          # a ballot
+CAUGHT = "caught"      # a seer claim this seat knows to be false
+NIGHT_DEATH = "night_death"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One reason for a belief: ``seat`` did something (a check, a ballot, a claim) about
+    ``target`` in ``round``. ``claim`` is the claim, for ``CLAIM`` and ``CAUGHT``."""
+
+    kind: str
+    round: int
+    seat: str
+    target: str | None = None
+    claim: Claim | None = None
+    wolf: bool | None = None  # CHECK: the result
+
+
+@dataclass(frozen=True)
+class Beliefs:
+    """One seat's facts and public record (see the module docstring). Never mutated.
+
+    ``seen``: how many of the view's events are folded in, so :func:`beliefs_of` can
+    continue from an earlier state of the same seat's append-only view.
+    """
+
+    seat: str
+    role: Role | None = None
+    round: int = 1
+    phase: Phase = Phase.NIGHT
+    seats: tuple[str, ...] = ()
+    wolves_in_play: int = 2
+    dead: tuple[str, ...] = ()
+    # facts of this seat's own
+    team: tuple[str, ...] = ()                          # werewolves: the whole team
+    proposals: tuple[tuple[int, str, str], ...] = ()    # werewolves: (round, proposer, target)
+    attacked: tuple[tuple[int, str], ...] = ()          # werewolves, Witch: (round, victim)
+    checks: tuple[tuple[int, str, bool], ...] = ()      # Seer: (round, target, is werewolf)
+    antidote: bool | None = None                        # Witch: potions still held
+    poison: bool | None = None
+    saved: tuple[tuple[int, str], ...] = ()             # Witch: (round, seat saved)
+    poisoned: tuple[tuple[int, str], ...] = ()          # Witch: (round, seat poisoned)
+    # the public record
+    speeches: tuple[tuple[int, str, str], ...] = ()     # (round, speaker, text)
+    claims: tuple[Claim, ...] = ()
+    ballots: tuple[tuple[int, str, str | None], ...] = ()  # (round, voter, target or None)
+    night_deaths: tuple[tuple[int, str], ...] = ()
+    exiled: tuple[tuple[int, str], ...] = ()
+    winner: str | None = None
+    seen: int = 0
+
+    @property
+    def alive(self) -> tuple[str, ...]:
+        return tuple(s for s in self.seats if s not in self.dead)
+
+    @property
+    def partners(self) -> tuple[str, ...]:
+        """The other werewolves (werewolves only), dead or alive."""
+        return tuple(s for s in self.team if s != self.seat)
+
+    def seer_claimants(self) -> tuple[str, ...]:
+        """Seats that claimed to be the seer, in the order they first did."""
+        out: list[str] = []
+        for c in self.claims:
+            if c.kind == cl.SEER and c.speaker not in out:
+                out.append(c.speaker)
+        return tuple(out)
+
+    def known(self) -> dict[str, bool]:
+        """Seats whose faction this seat knows for certain → ``True`` for a werewolf.
+        Itself included. Werewolves know every seat; the Seer her checks; the Witch the
+        victims she was told of."""
+        out = {self.seat: self.role is Role.WEREWOLF}
+        if self.role is Role.WEREWOLF:
+            out.update({s: s in self.team for s in self.seats})
+        for _, seat in self.attacked:
+            out[seat] = False
+        for _, seat, wolf in self.checks:
+            out[seat] = wolf
+        return out
+
+    def votes_in(self, round_: int) -> dict[str, str | None]:
+        return {v: t for r, v, t in self.ballots if r == round_}
+
+
+def update(b: Beliefs, e: Event) -> Beliefs:
+    """``b`` after this seat learns event ``e`` (one of its view's events)."""
+    return replace(b, seen=b.seen + 1, round=e.round, **_changes(b, e))
+
+
+def _changes(b: Beliefs, e: Event) -> dict:
+    d, k = e.data, e.kind
+    if k == "table":
+        return {"seats": tuple(d["seats"]), "wolves_in_play": d["roles_in_play"].get(Role.WEREWOLF.value, 0)}
+    if k == "role":
+        return {"role": Role(d["role"])} if d["seat"] == b.seat else {}
+    if k == "wolf_team":
+        return {"team": tuple(d["seats"])}
+    if k == "phase":
+        return {"phase": Phase(d["phase"])}
+    if k == "wolf_proposal":
+        return {"proposals": b.proposals + ((e.round, d["seat"], d["target"]),)}
+    if k == "wolf_victim":
+        return {"attacked": b.attacked + ((e.round, d["target"]),)}
+    if k == "witch_info":
+        return {"attacked": b.attacked + ((e.round, d["victim"]),),
+                "antidote": True if b.antidote is None else b.antidote,
+                "poison": True if b.poison is None else b.poison}
+    if k == "seer_result":
+        return {"checks": b.checks + ((e.round, d["target"], bool(d["werewolf"])),)}
+    if k == "witch_action":
+        return {"antidote": (b.antidote is not False) and not d["save"],
+                "poison": (b.poison is not False) and d["poison"] is None,
+                "saved": b.saved + (((e.round, d["victim"]),) if d["save"] else ()),
+                "poisoned": b.poisoned + (((e.round, d["poison"]),) if d["poison"] else ())}
+    if k == "deaths":
+        dead = tuple(d["seats"])
+        return {"dead": b.dead + dead, "night_deaths": b.night_deaths + tuple((e.round, s) for s in dead)}
+    if k == "speech":
+        return {"speeches": b.speeches + ((e.round, d["seat"], d["text"]),),
+                "claims": b.claims + tuple(c for c in cl.read(d["seat"], d["text"], e.round)
+                                           if c.target is None or c.target in b.seats)}
+    if k == "votes":
+        return {"ballots": b.ballots + tuple((e.round, v, t) for v, t in d["votes"].items())}
+    if k == "eliminated":
+        if d["seat"] is None:
+            return {}
+        return {"dead": b.dead + (d["seat"],), "exiled": b.exiled + ((e.round, d["seat"]),)}
+    if k == "game_over":
+        return {"winner": d["winner"]}
+    return {}  # vote_cast: the ballots event reveals it with all the others
+
+
+def beliefs_of(view: SeatView, prior: Beliefs | None = None) -> Beliefs:
+    """The beliefs of ``view.seat`` from its view alone. ``prior``: an earlier result for
+    the same seat, so only the events it has not seen are folded (views only grow).
+
+    Raises:
+        ValueError: ``prior`` belongs to another seat or has seen more than ``view``.
+    """
+    b = prior or Beliefs(seat=view.seat)
+    if b.seat != view.seat or b.seen > len(view.events):
+        raise ValueError(f"prior beliefs of {b.seat} ({b.seen} events) do not fit {view.seat}'s view")
+    # the same fold as update(), on one scratch copy rather than a new Beliefs per event
+    f = SimpleNamespace(**{x.name: getattr(b, x.name) for x in fields(Beliefs)})
+    for e in view.events[b.seen:]:
+        f.__dict__.update(_changes(f, e))
+        f.seen += 1
+    f.round, f.phase = view.round, view.phase
+    return Beliefs(**vars(f))
+
+
+# --- suspicion --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Assessment:
+    """Suspicion per seat (chance of being a werewolf, 0–1), each seat's reasons with
+    their weights (strongest first), and each seer claimant's credibility."""
+
+    score: Mapping[str, float] = field(hash=False)
+    reasons: Mapping[str, tuple[tuple[float, Evidence], ...]] = field(hash=False)
+    credibility: Mapping[str, float] = field(hash=False)
+
+    def ranked(self, seats) -> list[str]:
+        """``seats`` most suspicious first (ties in seat order)."""
+        seats = list(seats)
+        return sorted(seats, key=lambda s: (-self.score.get(s, 0.0), seats.index(s)))
+
+
+#: weights (log-odds) of the soft evidence; tuned on self-play (``appliance.judge.selfplay``)
+W_SUSPECT = 0.4     # a plain accusation or defence, by the speaker's trustworthiness
+W_STANCE = 1.5      # the speaker of an accusation or a defence, by its target's suspicion
+W_VOTE = 1.5        # a voter, by its target's suspicion
+
+SINGLE_CLAIM = 0.85
+FIRST_OF_SEVERAL = 0.6
+LATER_CLAIM = 0.4
+#: a seer claimant below this credibility counts as caught lying
+LIAR = 0.15
+#: chance that a false seer claimant is a werewolf (a villager may bluff, rarely)
+LIAR_IS_WOLF = 0.9
+
+
+def credibility(b: Beliefs, public: bool = False) -> dict[str, float]:
+    """Each seer claimant's chance of being the real seer, as ``b``'s seat sees it
+    (``public``: as any seat sees it, from the public record alone). Several claimants'
+    chances sum to 1 (one of them is the seer); a single claimant's is at most 0.85."""
+    claimants = b.seer_claimants()
+    known = {} if public else b.known()
+    night_dead = {s for _, s in b.night_deaths}
+    out: dict[str, float] = {}
+    for i, x in enumerate(claimants):
+        # one claimant: log-odds of being the seer; several: log of a share of one chance
+        lo = _logit(SINGLE_CLAIM) if len(claimants) == 1 else math.log(FIRST_OF_SEVERAL if i == 0 else LATER_CLAIM)
+        if x in night_dead:
+            lo += 1.5  # werewolves attack seers
+        for c in b.claims:  # a seat killed at night was (nearly always) no werewolf
+            if c.speaker == x and c.kind == cl.WOLF and c.target in night_dead:
+                lo -= 1.5
+        if not public:
+            if b.role is Role.SEER:
+                lo = 30.0 if x == b.seat else -30.0
+            elif x in known and known[x] or _caught(b, x, known) or x == b.seat:
+                lo = -30.0  # a werewolf's claim, a claim this seat knows is false, or its own bluff
+        out[x] = lo
+    if len(out) <= 1:
+        return {x: _sigmoid(lo) for x, lo in out.items()}
+    top = max(out.values())
+    odds = {x: math.exp(lo - top) for x, lo in out.items()}
+    total = sum(odds.values())
+    return {x: o / total for x, o in odds.items()}
+
+
+def _caught(b: Beliefs, x: str, known: dict[str, bool]) -> Claim | None:
+    """A claim of ``x`` that contradicts this seat's facts (``x`` is then lying)."""
+    if x == b.seat:
+        return None
+    for c in b.claims:
+        if c.speaker != x or c.target not in known:
+            continue
+        if (c.kind == cl.WOLF and not known[c.target]) or (c.kind == cl.CLEAR and c.checked and known[c.target]):
+            return c
+    return None
+
+
+@lru_cache(maxsize=512)  # a seat's turn asks for it several times (the result is read-only)
+def assess(b: Beliefs, public: bool = False) -> Assessment:
+    """Suspicion of every living seat as ``b``'s seat reasons it (see the module docstring).
+
+    ``public``: reason as a seat with no private facts would (a werewolf uses it to see
+    how the table sees it); then the seat itself is scored too.
+    """
+    known = {} if public else b.known()
+    cred = credibility(b, public)
+    p0 = _prior(b, known)
+    soft: dict[str, list[tuple[float, Evidence]]] = {s: [] for s in b.seats}
+    p1, hard = _mixture(b, cred, known, {s: p0 for s in b.seats}, public)
+
+    # accusations, defences and votes, weighed by what the claims already say
+    for c in b.claims:
+        if c.speaker == b.seat and not public:
+            continue
+        if not (c.kind in (cl.SUSPECT, cl.TRUST) or (c.kind == cl.WOLF and c.speaker not in cred)):
+            continue
+        ev = Evidence(CLAIM, c.round, c.speaker, c.target, c)
+        sign = -1 if c.kind == cl.TRUST else 1
+        weight = 1.5 * W_SUSPECT if c.kind == cl.WOLF else W_SUSPECT
+        if c.target in soft:
+            soft[c.target].append((sign * weight * (1.5 - 2 * p1[c.speaker]), ev))
+        # accusing a likely villager or defending a likely werewolf says something
+        lean = W_STANCE * sign * (p0 - p1.get(c.target, p0))
+        soft[c.speaker].append((lean, ev))
+    for r, voter, target in b.ballots:
+        if target is None or (voter == b.seat and not public):
+            continue
+        soft[voter].append((W_VOTE * (p0 - p1.get(target, p0)), Evidence(VOTE, r, voter, target)))
+    base = {s: _sigmoid(_logit(p0) + sum(w for w, _ in soft[s])) for s in b.seats}
+    p, hard = _mixture(b, cred, known, base, public)
+
+    scored = [s for s in b.alive if public or s != b.seat]
+    reasons = {}
+    for s in scored:
+        moves = hard[s] + [(0.25 * w, ev) for w, ev in soft[s] if w]
+        moves.sort(key=lambda m: -abs(m[0]))
+        reasons[s] = tuple(([_fact(b, s)] if s in known else []) + moves)
+    return Assessment(MappingProxyType({s: p[s] for s in scored}), MappingProxyType(reasons),
+                      MappingProxyType(cred))
+
+
+def _prior(b: Beliefs, known: dict[str, bool]) -> float:
+    """Unknown werewolves ÷ unknown seats (the living, and half of the exiled)."""
+    unknown_alive = [s for s in b.alive if s not in known]
+    wolves_known = sum(1 for w in known.values() if w)
+    exiled_unknown = [s for _, s in b.exiled if s not in known]
+    p0 = (b.wolves_in_play - wolves_known) / max(1.0, len(unknown_alive) + 0.5 * len(exiled_unknown))
+    return min(0.9, max(0.05, p0))
+
+
+def _mixture(b: Beliefs, cred: dict[str, float], known: dict[str, bool], base: dict[str, float],
+             public: bool) -> tuple[dict[str, float], dict[str, list[tuple[float, Evidence]]]]:
+    """P(werewolf) per seat over the hypotheses "claimant h is the seer" (weight: its
+    credibility) and "no claimant is" (the rest): under h, h is no werewolf, the seats h
+    reported are what h said, the other claimants lie (werewolves with
+    :data:`LIAR_IS_WOLF`), the other seats keep ``base``. Facts override. Also returns,
+    per seat, how each seer claim moved it, as evidence."""
+    reports: dict[str, dict[str, tuple[bool, Claim]]] = {x: {} for x in cred}
+    for c in b.claims:
+        if c.speaker in cred and c.kind in (cl.WOLF, cl.CLEAR) and c.target is not None:
+            reports[c.speaker][c.target] = (c.kind == cl.WOLF, c)  # the latest report stands
+    hypotheses = list(cred.items()) + [(None, max(0.0, 1.0 - sum(cred.values())))]
+    p: dict[str, float] = {}
+    hard: dict[str, list[tuple[float, Evidence]]] = {s: [] for s in b.seats}
+    for s in b.seats:
+        if s in known:
+            p[s] = 1.0 if known[s] else 0.0
+            continue
+        total = 0.0
+        for h, w in hypotheses:
+            if s == h:
+                q = 0.0
+            elif s in cred:
+                q = LIAR_IS_WOLF
+            elif h is not None and s in reports[h]:
+                q = 1.0 if reports[h][s][0] else 0.0
+            else:
+                q = base[s]
+            total += w * q
+        p[s] = total
+        if s in cred:
+            first = next(c for c in b.claims if c.speaker == s and c.kind == cl.SEER)
+            caught = None if public else _caught(b, s, known)
+            kind = CAUGHT if caught or cred[s] < LIAR else CLAIM
+            hard[s].append((total - base[s], Evidence(kind, first.round, s, None, caught or first)))
+        for h, w in cred.items():
+            if s != h and s not in cred and s in reports[h]:
+                wolf, c = reports[h][s]
+                hard[s].append((w * ((1.0 if wolf else 0.0) - base[s]), Evidence(CLAIM, c.round, h, s, c)))
+    return p, hard
+
+
+def _fact(b: Beliefs, s: str) -> tuple[float, Evidence]:
+    for r, t, wolf in b.checks:
+        if t == s:
+            return (1.0 if wolf else -1.0), Evidence(CHECK, r, b.seat, s, wolf=wolf)
+    for r, t in b.attacked:
+        if t == s:
+            return -1.0, Evidence(ATTACKED, r, b.seat, s)
+    wolf = s in b.team
+    return (1.0 if wolf else -1.0), Evidence(TEAM, 1, b.seat, s, wolf=wolf)
+
+
+def _logit(p: float) -> float:
+    p = min(1 - 1e-6, max(1e-6, p))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, x))))

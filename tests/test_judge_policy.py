@@ -1,0 +1,253 @@
+"""Role strategies in code: scripted scenarios and properties over seeded self-play."""
+
+import json
+
+import pytest
+from judge_helpers import beliefs, code_games, gbnf_regex, scripted
+
+from appliance.judge import claims as cl
+from appliance.judge import policy, tools
+from appliance.judge.policy import ACCUSE, CLAIM_SEER, COUNTER_CLAIM, DEFEND
+from appliance.judge.rules import next_turn
+from appliance.judge.state import IllegalAction, NightKill, Role, SeerCheck, Vote, WitchAct
+from appliance.judge.tools import ToolSpec
+
+# ROLES_8: P1, P2 werewolves; P3 seer; P4 witch; P5–P8 villagers
+NIGHT_1 = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P2")),
+           ("P4", WitchAct(save=True, poison=None)))
+
+
+def turn_of(state, seat):
+    turn = next_turn(state)
+    assert turn is not None and turn.seat == seat, turn
+    return turn.tool
+
+
+def speak(state, seat):
+    tool = turn_of(state, seat)
+    b = beliefs(state, seat)
+    return policy.position(b, tool, 7), policy.choose(b, tool, 7)
+
+
+def test_seer_with_a_found_wolf_claims_accuses_and_votes_it_the_next_day():
+    s = scripted(*NIGHT_1, ("P1", "I suspect P6."), ("P2", "I suspect P6."))
+    pos, action = speak(s, "P3")
+    assert (pos.stance, pos.target, pos.checks) == (CLAIM_SEER, "P2", (("P2", True),))
+    said = cl.read("P3", action.text, 1)
+    assert cl.Claim(1, "P3", cl.SEER) in said and cl.Claim(1, "P3", cl.WOLF, "P2", True) in said
+    s = scripted(*NIGHT_1, *[(f"P{i}", "Hmm.") for i in range(1, 9)])
+    vote = ToolSpec(tools.VOTE, targets=("P1", "P2", "P4", "P5", "P6", "P7", "P8"), can_abstain=True)
+    assert policy.choose(beliefs(s, "P3"), vote, 7) == Vote("P2")
+
+
+def test_seer_reveals_her_earlier_checks_with_the_wolf():
+    night_2 = (("P1", NightKill("P6")), ("P2", NightKill("P6")), ("P3", SeerCheck("P2")),
+               ("P4", WitchAct(save=False, poison=None)))
+    day_1 = [(f"P{i}", "Hmm.") for i in range(1, 9)]
+    votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
+    s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
+                 ("P4", WitchAct(save=True, poison=None)), *day_1, *votes, *night_2)
+    assert s.round == 2 and next_turn(s).seat == "P2"  # day 2 starts one seat later
+    s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
+                 ("P4", WitchAct(save=True, poison=None)), *day_1, *votes, *night_2, ("P2", "Hmm."))
+    pos, action = speak(s, "P3")
+    assert pos.stance == CLAIM_SEER and pos.target == "P2" and pos.checks == (("P7", False), ("P2", True))
+    said = cl.read("P3", action.text, 2)
+    assert {(c.kind, c.target) for c in said} >= {(cl.SEER, None), (cl.WOLF, "P2"), (cl.CLEAR, "P7")}
+
+
+def test_seer_without_a_find_keeps_quiet_until_accused():
+    night = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
+             ("P4", WitchAct(save=True, poison=None)))
+    quiet = scripted(*night, ("P1", "Hmm."), ("P2", "Hmm."))
+    pos, action = speak(quiet, "P3")
+    assert pos.stance == ACCUSE and not any(c.kind == cl.SEER for c in cl.read("P3", action.text, 1))
+    pressed = scripted(*night, ("P1", "I suspect P3."), ("P2", "P3 is a werewolf."))
+    pos, _ = speak(pressed, "P3")
+    assert pos.stance == CLAIM_SEER and pos.checks == (("P7", False),)
+
+
+def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."),
+                 ("P3", "I am the seer. My check found P2 is a werewolf. Vote P2 out."),
+                 ("P4", "I trust P3."), ("P5", "I suspect P2."), ("P6", "I suspect P2."), ("P7", "Hmm."),
+                 ("P8", "Hmm."))
+    vote = turn_of(s, "P1")
+    for wolf in ("P1", "P2"):
+        target = policy.choose(beliefs(s, wolf), ToolSpec(vote.name, tuple(t for t in s.seats if t != wolf),
+                                                            can_abstain=True), 7)
+        assert target == Vote("P3")  # the claimant who named a werewolf; never the partner
+    # on the next day the named wolf's partner counter-claims (P2 is still alive here: nobody voted yet)
+    b = beliefs(s, "P1")
+    pos = policy.position(b, ToolSpec(tools.SPEAK, targets=("P2", "P3", "P4", "P5", "P6", "P7", "P8")), 7)
+    assert (pos.stance, pos.target) == (COUNTER_CLAIM, "P3")
+    said = cl.read("P1", policy.template(pos), 2)
+    assert {(c.kind, c.target) for c in said} >= {(cl.SEER, None), (cl.WOLF, "P3")}
+    assert not any(c.target == "P2" for c in said)
+
+
+def test_wolves_attack_a_claimed_seer_first_and_follow_a_partners_proposal():
+    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check cleared P6."),
+           *[(f"P{i}", "Hmm.") for i in range(4, 9)]]
+    votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
+    s = scripted(*NIGHT_1, *day, *votes)
+    kill = turn_of(s, "P1")
+    assert policy.choose(beliefs(s, "P1"), kill, 7) == NightKill("P3")
+    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P7")))
+    assert policy.choose(beliefs(s, "P2"), turn_of(s, "P2"), 7) == NightKill("P7")
+
+
+def test_witch_saves_on_night_1_and_poisons_nobody_without_evidence():
+    s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P6")))
+    assert policy.choose(beliefs(s, "P4"), turn_of(s, "P4"), 7) == WitchAct(save=True, poison=None)
+
+
+def test_witch_poisons_the_wolf_a_credible_seer_named_when_it_survives_the_vote():
+    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
+           *[(f"P{i}", "Hmm.") for i in range(4, 9)]]
+    votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]  # nobody voted P2 out
+    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P6")), ("P2", NightKill("P6")),
+                 ("P3", SeerCheck("P1")))
+    tool = turn_of(s, "P4")
+    assert tool.victim is None and tool.can_poison
+    assert policy.choose(beliefs(s, "P4"), tool, 7) == WitchAct(save=False, poison="P2")
+
+
+def test_witch_never_poisons_on_a_plain_accusation():
+    day = [("P1", "P6 is a werewolf."), ("P2", "I suspect P6."), ("P3", "I suspect P6."),
+           *[(f"P{i}", "I suspect P6.") for i in range(4, 9) if i != 6], ("P6", "Hmm.")]
+    day.sort(key=lambda x: int(x[0][1:]))
+    votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
+    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P7")), ("P2", NightKill("P7")),
+                 ("P3", SeerCheck("P1")))
+    assert policy.choose(beliefs(s, "P4"), turn_of(s, "P4"), 7).poison is None
+
+
+def test_villagers_follow_the_first_claimant_over_the_counter_claim():
+    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
+           ("P4", "Hmm."), ("P5", "Hmm."), ("P6", "Hmm."), ("P7", "Hmm."), ("P8", "Hmm.")]
+    s = scripted(*NIGHT_1, *day[:2])
+    s = scripted(*NIGHT_1, *day[:3], ("P4", "Hmm."), ("P5", "Hmm."), ("P6", "Hmm."),
+                 ("P7", "I am the seer. My check found P3 is a werewolf."), ("P8", "Hmm."))
+    vote = ToolSpec(tools.VOTE, targets=tuple(t for t in s.seats if t != "P8"), can_abstain=True)
+    assert policy.choose(beliefs(s, "P8"), vote, 7) == Vote("P2")
+    pos = policy.position(beliefs(s, "P6"), ToolSpec(tools.SPEAK, targets=("P1", "P2", "P3", "P4", "P5", "P7")), 7)
+    assert pos.stance in (ACCUSE, DEFEND) and pos.target == "P2"
+    assert pos.evidence and pos.evidence[0].seat == "P3"  # cites the seer's claim
+
+
+def test_every_choice_is_checked_and_nothing_illegal_is_guessed():
+    s = scripted(("P1", NightKill("P5")))
+    only_partner = ToolSpec(tools.NIGHT_KILL, targets=("P1",))
+    with pytest.raises(IllegalAction):
+        policy.choose(beliefs(s, "P2"), only_partner, 7)
+    nobody = ToolSpec(tools.VOTE, targets=("P2",), can_abstain=False)
+    with pytest.raises(IllegalAction):
+        policy.choose(beliefs(s, "P1"), nobody, 7)  # a werewolf's only choice is its partner
+
+
+def test_conforms_accepts_wordings_of_the_position_and_rejects_others():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
+    tool = turn_of(s, "P3")
+    b = beliefs(s, "P3")
+    pos = policy.position(b, tool, 7)
+    assert policy.conforms("As the seer I checked P2 and they are a werewolf. Vote P2 out!", pos, b, tool) is None
+    assert policy.conforms(policy.template(pos), pos, b, tool) is None
+    assert policy.conforms("I suspect P2.", pos, b, tool) == "does not claim the seer"
+    assert policy.conforms("I am the seer. I trust P6.", pos, b, tool) == "does not accuse P2"
+    assert "not at the table" in policy.conforms("I am the seer. P9 is a werewolf. P2 is a wolf.", pos, b, tool)
+    wolf = beliefs(s, "P1")
+    wpos = policy.Position(ACCUSE, "P6")
+    assert policy.conforms("I suspect P6. I trust P2.", wpos, wolf, tool) == "names a partner"
+    assert policy.conforms("I am the seer. I suspect P6.", wpos, wolf, tool) == "claims the seer without that stance"
+
+
+def test_brief_states_the_position_without_private_words_about_others():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
+    b = beliefs(s, "P3")
+    text = policy.brief(policy.position(b, turn_of(s, "P3"), 7), b)
+    assert text.startswith("Your position today: say you are the seer")
+    assert "Your check: P2 is a werewolf." in text and "Your target: P2." in text
+    wolf = beliefs(s, "P1")
+    text = policy.brief(policy.Position(ACCUSE, "P6"), wolf)
+    reads = text.split("Your reads, most doubtful first: ")[1]
+    assert "P2" not in reads  # a werewolf is never nudged towards its partner
+
+
+# --- properties over seeded self-play -------------------------------------------------------
+
+def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games():
+    votes = 0
+    for final, *_ in code_games():
+        wolves = set(final.seats_with(Role.WEREWOLF))
+        for e in final.events:
+            if e.kind == "vote_cast" and e.data["seat"] in wolves:
+                votes += 1
+                assert e.data["target"] not in wolves, (final.seed, e)
+            if e.kind == "speech" and e.data["seat"] in wolves:
+                said = cl.read(e.data["seat"], e.data["text"], e.round)
+                assert not any(c.target in wolves and c.kind in (cl.WOLF, cl.SUSPECT) for c in said), (final.seed, e)
+        proposals = {}
+        for e in final.events:
+            if e.kind == "wolf_proposal":
+                proposals.setdefault(e.round, set()).add(e.data["target"])
+        assert all(len(t) == 1 for t in proposals.values()), final.seed  # the pack agrees every night
+    assert votes > 3000
+
+
+def test_the_witch_never_poisons_without_evidence_over_1000_games():
+    """Independent oracle on the public record before the poisoning night: a seat that
+    claimed the seer named the target a werewolf, or the target claimed the seer against
+    another claimant, or the target named the Witch or her saved seat a werewolf."""
+    poisons = 0
+    for final, *_ in code_games():
+        witch = final.seats_with(Role.WITCH)[0]
+        for i, e in enumerate(final.events):
+            if e.kind != "witch_action" or not e.data["poison"]:
+                continue
+            poisons += 1
+            target = e.data["poison"]
+            said = [c for x in final.events[:i] if x.kind == "speech"
+                    for c in cl.read(x.data["seat"], x.data["text"], x.round)]
+            claimants = {c.speaker for c in said if c.kind == cl.SEER}
+            clear = {witch} | {x.data["victim"] for x in final.events[:i] if x.kind == "witch_info"}
+            named_by_claimant = any(c.kind == cl.WOLF and c.target == target and c.speaker in claimants for c in said)
+            counter = target in claimants and len(claimants) > 1
+            caught = any(c.speaker == target and c.kind == cl.WOLF and c.target in clear for c in said)
+            assert named_by_claimant or counter or caught, (final.seed, target)
+    assert poisons > 20
+
+
+def test_template_speeches_conform_to_their_positions_over_1000_games():
+    games = code_games()
+    assert sum(len(g.briefs) for g in games) > 10_000
+    assert [m for g in games for m in g.misfits] == []
+
+
+def compact(args):
+    return json.dumps(args, separators=(",", ":"))
+
+
+def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
+    tool = turn_of(s, "P3")
+    seer = beliefs(s, "P3")
+    pos = policy.position(seer, tool, 7)
+    g = gbnf_regex(policy.speech_grammar(pos, seer, tool))
+    ok = "I am the seer. My check found P2 is a werewolf. I checked P2 last night, so vote P2 out, P1 too maybe."
+    assert g.fullmatch(compact({"text": ok}))
+    assert policy.conforms(ok, pos, seer, tool) is None
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they are quiet."}))  # no claim
+    assert not g.fullmatch(compact({"text": ok + " P9 too."}))                       # no such seat
+    wolf = beliefs(s, "P1")
+    wpos = policy.Position(ACCUSE, "P6")
+    g = gbnf_regex(policy.speech_grammar(wpos, wolf, tool, max_chars=80))
+    assert g.fullmatch(compact({"text": "I suspect P6 because they voted for P4 and P5."}))
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they voted for P2."}))  # the partner
+    assert not g.fullmatch(compact({"text": "I suspect P6 because " + "x" * 80}))       # too long
+    # whatever it allows is a legal speech
+    longest = "I suspect P6 because " + "P3" * ((80 - 21) // 2)
+    assert g.fullmatch(compact({"text": longest})) and tool.to_action({"text": longest})
+    empty = policy.Position(ACCUSE, None)
+    g = gbnf_regex(policy.speech_grammar(empty, seer, tool))
+    assert g.fullmatch('{"text":"Nothing yet."}') and not g.fullmatch('{"text":" "}')
