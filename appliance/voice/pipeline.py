@@ -37,12 +37,14 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from appliance.voice.events import TurnObserver
+from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
 from appliance.voice.markers import SpeakableTextProcessor
+from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.runtime import VoiceRuntime
-from appliance.voice.services import FishClauseTTSService, PiperClauseTTSService, StreamingWhisperSTTService
 from appliance.voice.session import Session
 from appliance.voice.wav import write_wav
+from appliance.voice.whisper_stt import StreamingWhisperSTTService
 
 log = logging.getLogger(__name__)
 
