@@ -60,7 +60,8 @@ class TurnConfig(_Section):
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
     user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript
     barge_in: bool = True
-    barge_in_min_words: int = Field(0, ge=0)  # 0: any detected speech interrupts
+    # 0: VAD speech interrupts the bot; N: a transcript of N words does (shorter ones are dropped)
+    barge_in_min_words: int = Field(0, ge=0)
 
 
 class ASRConfig(_Section):
