@@ -53,7 +53,7 @@ async def _on_a_fake_line(synth: FakeSynth, agent, cfg: config.Config | None = N
     cfg = cfg or config.load()
     line = LineProcessor(cfg.turn)
     pipeline = Pipeline([line, SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
-                         PiperClauseTTSService(synth, cfg.tts), line.played])
+                         PiperClauseTTSService(synth, cfg.tts, stop_frame_timeout_s=0.1), line.played])
     context = LLMContext(messages=[{"role": "user", "content": "Book me a seat."}])
 
     async def drive():
@@ -93,7 +93,12 @@ async def test_say_cut_off_by_barge_in_tells_what_was_heard():
     assert outcome == SayOutcome(interrupted=True, heard="Hello there.")
 
 
-async def test_say_without_any_audio_is_an_error_after_the_configured_wait():
-    cfg = config.load(overrides={"turn": {"say_timeout_s": 0.3, "say_timeout_per_char_ms": 0}})
-    with pytest.raises(RuntimeError, match="no audio was played for 'Hello.'"):
-        await _on_a_fake_line(FakeSynth(fail=True), lambda line: line.say("Hello."), cfg)
+async def test_say_is_an_error_when_tts_fails():
+    with pytest.raises(RuntimeError, match="no audio was played for 'Hello.': is TTS working"):
+        await _on_a_fake_line(FakeSynth(fail=True), lambda line: line.say("Hello."))
+
+
+async def test_say_gives_up_after_the_configured_wait_for_audio():
+    cfg = config.load(overrides={"turn": {"say_timeout_s": 0.3, "say_timeout_per_char_ms": 100}})
+    with pytest.raises(RuntimeError, match="no audio was played for 'Hello.' in 0.9 s"):
+        await _on_a_fake_line(FakeSynth(hold_from=1), lambda line: line.say("Hello."), cfg)

@@ -28,6 +28,7 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
+    OutputAudioRawFrame,
     TTSTextFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
@@ -87,13 +88,14 @@ class LineProcessor(FrameProcessor):
         interrupted, saying which and what was heard.
 
         Raises:
-            RuntimeError: no audio at all within ``turn.say_timeout_s`` plus
-                ``turn.say_timeout_per_char_ms`` per character of ``text``.
+            RuntimeError: nothing of ``text`` was played: the reply ended without audio (TTS
+                failed; its ``ErrorFrame`` went upstream), or no audio began within
+                ``turn.say_timeout_s`` plus ``turn.say_timeout_per_char_ms`` per character.
         """
         self._done.clear()
         self._started.clear()
         self._interrupted = False
-        self.played.texts.clear()
+        self.played.reset()
         await self.push_frame(LLMFullResponseStartFrame())
         await self.push_frame(LLMTextFrame(text))
         await self.push_frame(LLMFullResponseEndFrame())
@@ -102,8 +104,11 @@ class LineProcessor(FrameProcessor):
             await asyncio.wait_for(self._done.wait(), timeout_s)
         except TimeoutError:
             if not self._started.is_set():
-                raise RuntimeError(f"no audio was played for {text!r}: is TTS working?") from None
+                raise RuntimeError(f"no audio was played for {text!r} in {timeout_s:.1f} s: is TTS working?") from None
             log.warning("gave up waiting %.1f s for the end of %r", timeout_s, text)
+        else:
+            if not self._interrupted and not self.played.texts:
+                raise RuntimeError(f"no audio was played for {text!r}: is TTS working?")
         return SayOutcome(interrupted=self._interrupted, heard=" ".join(self.played.texts))
 
     def forget(self) -> None:
@@ -117,19 +122,30 @@ class LineProcessor(FrameProcessor):
 
 
 class _PlayedProbe(FrameProcessor):
-    """After the output transport: keeps the text of each clause played (``texts``) and
-    sets ``done`` when the reply's end frame comes through."""
+    """After the output transport: keeps the text of each clause played (``texts``: a
+    clause's text that came after some of its audio; TTS passes the text of a clause it
+    failed to say too) and sets ``done`` when the reply's end frame comes through."""
 
     def __init__(self, done: asyncio.Event, **kwargs):
         super().__init__(**kwargs)
         self._done = done
         self.texts: list[str] = []
+        self._audio = False  # audio came since the last clause's text
+
+    def reset(self) -> None:
+        """Before a reply: nothing of it played yet."""
+        self.texts.clear()
+        self._audio = False
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
         if direction == FrameDirection.DOWNSTREAM:
-            if isinstance(frame, TTSTextFrame):
-                self.texts.append(frame.text)
+            if isinstance(frame, OutputAudioRawFrame):
+                self._audio = True
+            elif isinstance(frame, TTSTextFrame):
+                if self._audio:
+                    self.texts.append(frame.text)
+                self._audio = False
             elif isinstance(frame, LLMFullResponseEndFrame):
                 self._done.set()
         await self.push_frame(frame, direction)
