@@ -41,9 +41,17 @@ class Parsers:
     serve_modes: tuple[str, ...] = SERVE_MODES
 
 
+def _global_options() -> argparse.ArgumentParser:
+    """The options every command takes, before its name (``appliance -v serve``)."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="debug logging, every library's included (pipecat, aiortc, llama-server ...)")
+    return ap
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="appliance", description="Offline voice and computer-use agent appliance.")
-    ap.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    ap = argparse.ArgumentParser(prog="appliance", description="Offline voice and computer-use agent appliance.",
+                                 parents=[_global_options()])
     top = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     bench = top.add_parser("bench", help="benchmarks that print JSON").add_subparsers(dest="bench", required=True)
     simulate = top.add_parser("simulate", help="simulated users for CI and evaluation").add_subparsers(
@@ -54,19 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
-    from appliance.errors import ApplianceError
-
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+def configure_logging(verbose: bool) -> None:
+    """The console (stderr) shows the appliance's own progress (INFO) and every library's
+    warnings and errors; ``verbose``: everything at DEBUG. Call it before pipecat is first
+    imported: pipecat logs its banner through loguru at import."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    if not args.verbose:  # every ICE check at INFO: noise in a command's progress
-        for name in ("aioice", "aiortc"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+    if not verbose:
+        logging.getLogger("appliance").setLevel(logging.INFO)
     from loguru import logger  # pipecat and browser-use log through loguru
 
     logger.remove()
-    logger.add(sys.stderr, level="DEBUG" if args.verbose else "WARNING")
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from appliance.errors import ApplianceError
+
+    argv = sys.argv[1:] if argv is None else argv
+    configure_logging(_global_options().parse_known_args(argv)[0].verbose)  # before the commands import pipecat
+    args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ApplianceError as e:

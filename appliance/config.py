@@ -76,11 +76,15 @@ class TurnConfig(_Section):
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
     user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript
     barge_in: bool = True
-    barge_in_min_words: int = Field(0, ge=0)  # 0: any detected speech interrupts
+    # 0: VAD speech interrupts the bot; N: a transcript of N words does (shorter ones are dropped)
+    barge_in_min_words: int = Field(0, ge=0)
+    say_timeout_s: float = Field(8.0, gt=0)  # an agent's line gives up waiting for its audio after this
+    say_timeout_per_char_ms: float = Field(80.0, ge=0)  # ... plus this per character said
 
 
 class ASRConfig(_Section):
-    provider: Literal["whisper"] = "whisper"
+    """faster-whisper's CTranslate2 Whisper (``voice/asr.py``)."""
+
     model: str = "tiny.en"  # "tiny.en" = the bundled model, or a CTranslate2 folder path
     beam_size: int = Field(1, ge=1, le=10)
     cpu_threads: int = Field(2, ge=1)
@@ -121,8 +125,7 @@ class LLMConfig(_Section):
 class TTSConfig(_Section):
     provider: Literal["piper", "fish"] = "piper"
     voice: str = "piper-joe"  # piper: model name in the cache
-    length_scale: float = Field(1.0, gt=0.2, lt=3)
-    sample_rate_hz: int = 22050  # Piper joe-medium's rate
+    length_scale: float = Field(1.0, gt=0.2, lt=3)  # piper: >1 slower speech
     api_key_env: str = "FISH_API_KEY"  # fish only
     reference_id: str | None = None  # fish only: the voice's reference id
     base_url: str | None = None  # fish only: override the API address (tests use a local fake)

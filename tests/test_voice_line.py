@@ -1,25 +1,32 @@
-"""An agent speaking and listening through the voice pipeline (LineProcessor)."""
+"""An agent speaking and listening through the voice pipeline (LineProcessor): by pushing
+frames with a fake synth, and on the real models."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from fakes import FakeSynth
 from helpers import make_wav, word_recall
+from pipecat.frames.frames import EndWorkerFrame, InterruptionFrame, LLMContextFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.tests.utils import run_test
 
-from appliance import models
-from appliance.voice.line import LineProcessor
+from appliance import config, models
+from appliance.voice.line import LineProcessor, SayOutcome
+from appliance.voice.markers import SpeakableTextProcessor
+from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.session import open_session
 from appliance.voice.transports import WavFileTransport
 
-pytestmark = pytest.mark.e2e  # Whisper, Piper, the LLM and an ARCTIC clip
-
-
+@pytest.mark.e2e  # Whisper, Piper, the LLM and an ARCTIC clip
 async def test_agent_says_then_hears_the_person(voice_cfg, runtime, arctic, tmp_path):
     clip = "arctic_a0009.wav"
     wav = make_wav(tmp_path / "mic.wav", [4.0, arctic[clip], 1.0], rate_hz=16_000)
-    line = LineProcessor()
+    line = LineProcessor(voice_cfg.turn)
     session = open_session(voice_cfg, "line-test")
     transport = WavFileTransport(wav)
     task = build_task(runtime, transport, session, line=line)
@@ -37,3 +44,61 @@ async def test_agent_says_then_hears_the_person(voice_cfg, runtime, arctic, tmp_
     spoken = " ".join(e["text"] for e in session.events.events if e["event"] == "bot_text")
     assert "Please say something" in spoken and "EMO" not in spoken
     assert any(e["event"] == "tts_first_audio" for e in session.events.events)
+
+
+async def _on_a_fake_line(synth: FakeSynth, agent, cfg: config.Config | None = None):
+    """Run ``agent(line)`` on line → clauses → Piper (``synth``) → line.played, once the
+    person said "Book me a seat."; returns what ``agent`` returned and the frames that
+    left the line's pipeline."""
+    cfg = cfg or config.load()
+    line = LineProcessor(cfg.turn)
+    pipeline = Pipeline([line, SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
+                         PiperClauseTTSService(synth, cfg.tts, stop_frame_timeout_s=0.1), line.played])
+    context = LLMContext(messages=[{"role": "user", "content": "Book me a seat."}])
+
+    async def drive():
+        assert await line.hear() == "Book me a seat."  # the pipeline runs
+        try:
+            return await agent(line)
+        finally:
+            synth.release()
+            await line.queue_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)  # the line ends the pipeline
+
+    ran, result = await asyncio.gather(  # both to their end, whatever the agent raised
+        run_test(pipeline, frames_to_send=[LLMContextFrame(context)], send_end_frame=False), drive(),
+        return_exceptions=True)
+    for outcome in (ran, result):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return result, ran[0]
+
+
+async def test_say_returns_when_played_with_what_was_heard_and_hear_takes_the_turn():
+    outcome, down = await _on_a_fake_line(FakeSynth(), lambda line: line.say("Hello there. [EMO:happy] How are you?"))
+    assert outcome == SayOutcome(interrupted=False, heard="Hello there. How are you?")
+    assert not [f for f in down if isinstance(f, LLMContextFrame)]  # no LLM behind a line: the context stops there
+
+
+async def test_say_cut_off_by_barge_in_tells_what_was_heard():
+    synth = FakeSynth(hold_from=2)  # the second clause is still being synthesised
+
+    async def agent(line):
+        say = asyncio.create_task(line.say("Hello there. How are you today?"))
+        while len(synth.calls) < 2 or not line.played.texts:  # the first clause played, the second not yet
+            await asyncio.sleep(0.01)
+        await line.queue_frame(InterruptionFrame())  # as the user aggregator broadcasts it
+        return await say
+
+    outcome, _ = await _on_a_fake_line(synth, agent)
+    assert outcome == SayOutcome(interrupted=True, heard="Hello there.")
+
+
+async def test_say_is_an_error_when_tts_fails():
+    with pytest.raises(RuntimeError, match="no audio was played for 'Hello.': is TTS working"):
+        await _on_a_fake_line(FakeSynth(fail=True), lambda line: line.say("Hello."))
+
+
+async def test_say_gives_up_after_the_configured_wait_for_audio():
+    cfg = config.load(overrides={"turn": {"say_timeout_s": 0.3, "say_timeout_per_char_ms": 100}})
+    with pytest.raises(RuntimeError, match="no audio was played for 'Hello.' in 0.9 s"):
+        await _on_a_fake_line(FakeSynth(hold_from=1), lambda line: line.say("Hello."), cfg)

@@ -8,14 +8,17 @@ Werewolf judge talking to a human seat.
       → transport.output → LineProcessor.played
 
 The agent calls :meth:`LineProcessor.say` (returns once the bot's audio has been played
-or cut off by barge-in) and :meth:`LineProcessor.hear` (the person's next turn, the final
-transcript the user aggregator committed). VAD, barge-in, captions, latency events and
+or cut off by barge-in, with a :class:`SayOutcome`: which of the two, and what was heard)
+and :meth:`LineProcessor.hear` (the person's next turn, the final transcript the user
+aggregator committed). VAD, barge-in, captions, latency events and
 recording are the pipeline's as for the plain assistant.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from dataclasses import dataclass
 
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -25,24 +28,46 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
+    OutputAudioRawFrame,
+    TTSTextFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-#: ``say`` gives up waiting for the audio after this long plus ~80 ms per character.
-SAY_TIMEOUT_BASE_S = 8.0
+from appliance.config import TurnConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SayOutcome:
+    """What became of one :meth:`LineProcessor.say`.
+
+    ``interrupted``: the person barged in before the end (False: played to the end).
+    ``heard``: the clauses whose audio was played, markers removed, joined by spaces
+    (``''`` when none was).
+    """
+
+    interrupted: bool
+    heard: str
 
 
 class LineProcessor(FrameProcessor):
-    """The agent's side of a voice session: ``say(text)`` and ``hear()``."""
+    """The agent's side of a voice session: ``say(text)`` and ``hear()``.
 
-    def __init__(self, **kwargs):
+    ``cfg``: ``turn.say_timeout_s`` and ``turn.say_timeout_per_char_ms`` bound how long
+    ``say`` waits for its audio to be played.
+    """
+
+    def __init__(self, cfg: TurnConfig, **kwargs):
         super().__init__(**kwargs)
+        self._cfg = cfg
         self._heard: asyncio.Queue[str] = asyncio.Queue()
-        self._spoken = asyncio.Event()
+        self._done = asyncio.Event()
         self._started = asyncio.Event()
-        #: goes after ``transport.output()``: the output transport lets a reply's end
-        #: frame through only after the reply's audio, so seeing it means "played".
-        self.played = _PlayedProbe(self._spoken)
+        self._interrupted = False
+        #: goes after ``transport.output()``: the output transport lets a clause's text and
+        #: the reply's end frame through only after their audio, so what it sees was played.
+        self.played = _PlayedProbe(self._done)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
@@ -54,21 +79,37 @@ class LineProcessor(FrameProcessor):
         if isinstance(frame, BotStartedSpeakingFrame):
             self._started.set()
         elif isinstance(frame, InterruptionFrame):
-            self._spoken.set()
+            self._interrupted = True
+            self._done.set()
         await self.push_frame(frame, direction)
 
-    async def say(self, text: str) -> None:
-        """Speak ``text`` (markers allowed); return when it was played or interrupted."""
-        self._spoken.clear()
+    async def say(self, text: str) -> SayOutcome:
+        """Speak ``text`` (markers allowed); return when it was played to the end or
+        interrupted, saying which and what was heard.
+
+        Raises:
+            RuntimeError: nothing of ``text`` was played: the reply ended without audio (TTS
+                failed; its ``ErrorFrame`` went upstream), or no audio began within
+                ``turn.say_timeout_s`` plus ``turn.say_timeout_per_char_ms`` per character.
+        """
+        self._done.clear()
         self._started.clear()
+        self._interrupted = False
+        self.played.reset()
         await self.push_frame(LLMFullResponseStartFrame())
         await self.push_frame(LLMTextFrame(text))
         await self.push_frame(LLMFullResponseEndFrame())
+        timeout_s = self._cfg.say_timeout_s + self._cfg.say_timeout_per_char_ms * len(text) / 1000
         try:
-            await asyncio.wait_for(self._spoken.wait(), SAY_TIMEOUT_BASE_S + 0.08 * len(text))
+            await asyncio.wait_for(self._done.wait(), timeout_s)
         except TimeoutError:
             if not self._started.is_set():
-                raise RuntimeError(f"no audio was played for {text!r}: is TTS working?") from None
+                raise RuntimeError(f"no audio was played for {text!r} in {timeout_s:.1f} s: is TTS working?") from None
+            log.warning("gave up waiting %.1f s for the end of %r", timeout_s, text)
+        else:
+            if not self._interrupted and not self.played.texts:
+                raise RuntimeError(f"no audio was played for {text!r}: is TTS working?")
+        return SayOutcome(interrupted=self._interrupted, heard=" ".join(self.played.texts))
 
     def forget(self) -> None:
         """Drop transcripts not yet taken by :meth:`hear` (talk that answered no question)."""
@@ -81,14 +122,32 @@ class LineProcessor(FrameProcessor):
 
 
 class _PlayedProbe(FrameProcessor):
-    def __init__(self, spoken: asyncio.Event, **kwargs):
+    """After the output transport: keeps the text of each clause played (``texts``: a
+    clause's text that came after some of its audio; TTS passes the text of a clause it
+    failed to say too) and sets ``done`` when the reply's end frame comes through."""
+
+    def __init__(self, done: asyncio.Event, **kwargs):
         super().__init__(**kwargs)
-        self._spoken = spoken
+        self._done = done
+        self.texts: list[str] = []
+        self._audio = False  # audio came since the last clause's text
+
+    def reset(self) -> None:
+        """Before a reply: nothing of it played yet."""
+        self.texts.clear()
+        self._audio = False
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
-        if isinstance(frame, LLMFullResponseEndFrame) and direction == FrameDirection.DOWNSTREAM:
-            self._spoken.set()
+        if direction == FrameDirection.DOWNSTREAM:
+            if isinstance(frame, OutputAudioRawFrame):
+                self._audio = True
+            elif isinstance(frame, TTSTextFrame):
+                if self._audio:
+                    self.texts.append(frame.text)
+                self._audio = False
+            elif isinstance(frame, LLMFullResponseEndFrame):
+                self._done.set()
         await self.push_frame(frame, direction)
 
 

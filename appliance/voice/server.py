@@ -225,7 +225,7 @@ class VoiceServer:
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
             audio_out_sample_rate=24_000))
         mode = body.get("mode")
-        line = LineProcessor() if mode else None
+        line = LineProcessor(self.cfg.turn) if mode else None
         if line is not None:
             task = build_task(self.runtime, transport, session, line=line)
         else:

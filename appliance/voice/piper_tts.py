@@ -1,0 +1,88 @@
+"""Piper as a pipecat TTS service: in-process, one clause at a time, markers as voice settings."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import AsyncGenerator
+
+from pipecat.frames.frames import ErrorFrame, Frame
+
+from appliance.config import TTSConfig
+from appliance.voice.clause_tts import ClauseTTSService, silence
+from appliance.voice.markers import SpeechStyle
+from appliance.voice.tts import PiperSynth, VoiceStyle
+
+log = logging.getLogger(__name__)
+
+# Piper settings per emotion marker: (length_scale factor, noise_scale, pitch semitones).
+PIPER_EMOTIONS: dict[str, tuple[float, float, float]] = {
+    "neutral": (1.0, 0.667, 0.0),
+    "happy": (0.95, 0.75, 1.0),
+    "excited": (0.88, 0.8, 1.5),
+    "sad": (1.15, 0.5, -1.0),
+    "calm": (1.08, 0.5, -0.5),
+    "serious": (1.05, 0.55, -0.5),
+    "angry": (0.92, 0.8, 0.5),
+}
+
+_CHUNK_MS = 40  # audio is handed to the transport in pieces this long
+
+
+def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> VoiceStyle:
+    """The Piper settings for one clause: this speaker's ``voice``, ``tts.length_scale``
+    (>1 slower) and the clause's marker ``style`` (emotion from :data:`PIPER_EMOTIONS`,
+    speed divides the length scale; the emotion's noise scale replaces the voice's)."""
+    length, noise, pitch = PIPER_EMOTIONS[style.emotion]
+    return VoiceStyle(length_scale=voice.length_scale * length_scale * length / style.speed,
+                      pitch_semitones=voice.pitch_semitones + pitch, noise_scale=noise,
+                      noise_w_scale=voice.noise_w_scale)
+
+
+class PiperClauseTTSService(ClauseTTSService):
+    """Piper, in-process, one clause at a time, streamed to the transport in 40 ms chunks.
+
+    ``synth``: anything with ``sample_rate_hz`` and ``synthesize(text, VoiceStyle) -> int16
+    samples`` (blocking; run on this service's own worker thread). ``voice_style`` sets
+    this speaker's own voice (Werewolf seats); markers adjust it. A synthesis failure is
+    pushed as an ``ErrorFrame``, never silence.
+    """
+
+    def __init__(self, synth: PiperSynth, cfg: TTSConfig, voice_style: VoiceStyle = VoiceStyle(), **kwargs):
+        super().__init__(**kwargs)
+        self._synth = synth
+        self._cfg = cfg
+        self._voice_style = voice_style
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts")
+
+    def can_generate_metrics(self) -> bool:
+        return True
+
+    async def cleanup(self):
+        await super().cleanup()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        style = self.next_style()
+        rate = self._synth.sample_rate_hz
+        loop = asyncio.get_running_loop()
+        t0 = time.monotonic()
+        try:
+            audio = await loop.run_in_executor(self._executor, self._synth.synthesize, text,
+                                               piper_style(self._voice_style, self._cfg.length_scale, style))
+        except Exception as e:  # a synthesis failure is reported, never silent
+            yield ErrorFrame(error=f"Piper failed on {text!r}: {e}")
+            return
+        log.debug("piper %.0f ms for %r", (time.monotonic() - t0) * 1000, text)
+        pcm = silence(style.pause_before_ms, rate) + audio.tobytes()
+
+        async def chunks():
+            step = rate * 2 * _CHUNK_MS // 1000
+            for i in range(0, len(pcm), step):
+                yield pcm[i: i + step]
+
+        async for frame in self._stream_audio_frames_from_iterator(chunks(), in_sample_rate=rate,
+                                                                   context_id=context_id):
+            yield frame

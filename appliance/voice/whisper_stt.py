@@ -1,0 +1,169 @@
+"""Whisper as a pipecat STT service: interim transcripts while the person speaks, the final
+one at the VAD stop, and that final often ready *at* the VAD stop.
+
+Pure helpers on 16 kHz s16 mono PCM (how loud each 20 ms window is; whether the person has
+probably stopped) under one ``SegmentedSTTService`` subclass, which only schedules
+transcriptions of the utterance so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import AsyncGenerator, Callable
+
+import numpy as np
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    InterimTranscriptionFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.settings import STTSettings
+from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.utils.time import time_now_iso8601
+
+from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to_float
+
+_WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
+_PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
+
+
+def window_rms(pcm: bytes) -> np.ndarray:
+    """RMS of each whole 20 ms window of 16 kHz s16 mono ``pcm``: shape ``(n_windows,)``,
+    in int16 units (0–32768); a partial last window is left out."""
+    a = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    n = len(a) // _WINDOW_SAMPLES
+    if not n:
+        return np.zeros(0, np.float32)
+    return np.sqrt((a[: n * _WINDOW_SAMPLES].reshape(n, _WINDOW_SAMPLES) ** 2).mean(axis=1))
+
+
+def trailing_silence(pcm: bytes, window_ms: int = 120) -> bool:
+    """Whether the last ``window_ms`` of an utterance (16 kHz s16 mono, ≥ 200 ms long) stay
+    under 1/8 of its loudest 20 ms window (RMS): the person has probably stopped."""
+    rms = window_rms(pcm)
+    if len(rms) < 10:
+        return False
+    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() / 8)
+
+
+def quiet_after(pcm: bytes, offset: int) -> bool:
+    """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under 1/8
+    of the loudest 20 ms window before it; nothing after ``offset`` counts as quiet."""
+    before, after = window_rms(pcm[:offset]), window_rms(pcm[offset - offset % 2:])
+    return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() / 8))
+
+
+class StreamingWhisperSTTService(SegmentedSTTService):
+    """Whisper STT with interim transcripts while the person speaks and a final one at
+    the VAD stop. Input audio: 16 kHz mono s16.
+
+    Interims: every ``interim_every_ms`` the utterance so far is re-transcribed and an
+    ``InterimTranscriptionFrame`` pushed when its text changed. Final: a
+    ``TranscriptionFrame`` (``finalized``) for the whole VAD segment; an empty final
+    (silence, noise) is not pushed. Early final: once the end of the utterance has been
+    quiet for ~120 ms (the VAD needs ``vad.stop_ms`` of silence to decide), it is
+    transcribed at once; if the segment pipecat hands over at the VAD stop begins with
+    exactly that audio and the rest is still quiet, that transcript *is* the final one
+    (the same speech, less trailing silence), ready at the VAD stop instead of one ASR call
+    later. ``on_final`` (optional) receives each final's
+    :class:`~appliance.voice.asr.Transcript`, empty ones included.
+
+    The utterance so far is this service's own copy, kept from pipecat's public hooks
+    (``process_audio_frame`` and the VAD frames) by the rule ``SegmentedSTTService``
+    applies to its private buffer: grow while the person speaks, else keep the last second.
+    """
+
+    _TICK_S = 0.04
+
+    def __init__(self, asr: WhisperASR, interim_every_ms: int,
+                 on_final: Callable[[Transcript], None] | None = None, **kwargs):
+        super().__init__(sample_rate=SAMPLE_RATE_HZ, trailing_silence_secs=0.0,
+                         settings=STTSettings(model=asr.cfg.model, language=None), **kwargs)
+        self._asr = asr
+        self._interim_every_s = interim_every_ms / 1000
+        self._on_final = on_final
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
+        self._utterance = bytearray()
+        self._speaking = False
+        self._interim_task: asyncio.Task | None = None
+        self._early: tuple[bytes, asyncio.Future] | None = None  # (audio covered, its transcription)
+        self._early_final: tuple[bytes, asyncio.Future] | None = None  # the early one at the last VAD stop
+
+    @property
+    def wants_wav_segments(self) -> bool:
+        return False
+
+    async def cleanup(self):
+        await super().cleanup()
+        self._early = self._drop(self._early)
+        self._early_final = self._drop(self._early_final)
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    @staticmethod
+    def _drop(early: tuple[bytes, asyncio.Future] | None) -> None:
+        """Cancel ``early``'s transcription (if any); returns None, for the slot that held it."""
+        if early is not None:
+            early[1].cancel()
+
+    def _transcribe(self, pcm: bytes) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._executor, self._asr.transcribe, pcm16_to_float(pcm))
+
+    async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection):
+        await super().process_audio_frame(frame, direction)
+        self._utterance += frame.audio
+        if not self._speaking:
+            del self._utterance[:-_PREROLL_BYTES]
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        if isinstance(frame, VADUserStoppedSpeakingFrame):
+            if self._interim_task is not None:
+                await self.cancel_task(self._interim_task)
+                self._interim_task = None
+            self._speaking = False
+            self._utterance.clear()
+            self._drop(self._early_final)  # not taken by its run_stt: a segment was not transcribed yet
+            self._early_final, self._early = self._early, None
+        await super().process_frame(frame, direction)
+        if isinstance(frame, VADUserStartedSpeakingFrame) and self._interim_task is None:
+            self._speaking = True
+            self._early = self._drop(self._early)
+            self._interim_task = self.create_task(self._interims())
+
+    async def _interims(self):
+        loop = asyncio.get_running_loop()
+        last_text, last_t = "", loop.time()
+        while True:
+            await asyncio.sleep(self._TICK_S)
+            pcm = bytes(self._utterance)
+            if len(pcm) < SAMPLE_RATE_HZ:  # < 0.5 s: nothing useful yet
+                continue
+            if trailing_silence(pcm):
+                if self._early is None:  # the person has probably stopped: start the final now
+                    self._early = (pcm, self._transcribe(pcm))
+                continue
+            self._early = self._drop(self._early)  # speech went on: that early transcript is stale
+            if loop.time() - last_t < self._interim_every_s:
+                continue
+            last_t = loop.time()
+            result = await self._transcribe(pcm)
+            if result.text and result.text != last_text and self._speaking:
+                last_text = result.text
+                await self.push_frame(InterimTranscriptionFrame(result.text, self._user_id, time_now_iso8601()))
+
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame, None]:
+        early, self._early_final = self._early_final, None
+        if early is not None and audio.startswith(early[0]) and quiet_after(audio, len(early[0])):
+            result = await early[1]
+        else:
+            self._drop(early)
+            result = await self._transcribe(audio)
+        if self._on_final:
+            self._on_final(result)
+        if result.text:
+            yield TranscriptionFrame(result.text, self._user_id, time_now_iso8601(), finalized=True)

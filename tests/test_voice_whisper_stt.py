@@ -1,0 +1,90 @@
+"""StreamingWhisperSTTService by pushing frames (pipecat's run_test), Whisper replaced by a stub."""
+
+from __future__ import annotations
+
+import numpy as np
+from fakes import FakeASR
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    InterimTranscriptionFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.tests.utils import SleepFrame, run_test
+
+from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
+from appliance.voice.whisper_stt import StreamingWhisperSTTService, quiet_after, trailing_silence
+
+
+class StopProbe(FrameProcessor):
+    """Notes how many ASR calls had been made when the VAD stop came through."""
+
+    def __init__(self, asr: FakeASR):
+        super().__init__()
+        self.asr, self.calls_at_stop = asr, None
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, VADUserStoppedSpeakingFrame):
+            self.calls_at_stop = len(self.asr.calls)
+        await self.push_frame(frame, direction)
+
+
+def tone(seconds: float, level: float = 0.3) -> bytes:
+    t = np.arange(int(seconds * SAMPLE_RATE_HZ)) / SAMPLE_RATE_HZ
+    return (np.sin(2 * np.pi * 220 * t) * level * 32767).astype(np.int16).tobytes()
+
+
+def silence(seconds: float) -> bytes:
+    return bytes(int(seconds * SAMPLE_RATE_HZ) * 2)
+
+
+def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
+    step = SAMPLE_RATE_HZ * 2 // 50  # 20 ms
+    return [InputAudioRawFrame(pcm[i:i + step], SAMPLE_RATE_HZ, 1) for i in range(0, len(pcm), step)]
+
+
+async def _run(frames: list[Frame]) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
+    asr, finals = FakeASR(), []
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    probe = StopProbe(asr)
+    down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
+        VADUserStartedSpeakingFrame(), *frames, VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    return [f for f in down if isinstance(f, (InterimTranscriptionFrame, TranscriptionFrame))], asr, probe, finals
+
+
+async def test_interim_transcripts_while_speaking_then_the_final_one():
+    got, asr, probe, finals = await _run([*audio_frames(tone(0.6)), SleepFrame(0.4),
+                                          *audio_frames(tone(0.6)), SleepFrame(0.4)])
+    interims = [f.text for f in got if isinstance(f, InterimTranscriptionFrame)]
+    assert interims == ["one two", "one two three four"]
+    final = got[-1]
+    assert isinstance(final, TranscriptionFrame) and final.finalized and final.text == "one two three four"
+    assert len(asr.calls) == probe.calls_at_stop + 1  # the final is its own ASR call on the whole segment
+    assert asr.calls[-1] == int(1.2 * SAMPLE_RATE_HZ) and finals[0].audio_s == 1.2
+
+
+async def test_silence_gives_no_transcript():
+    got, asr, _probe, finals = await _run([*audio_frames(silence(1.2)), SleepFrame(0.4)])
+    assert got == []
+    assert asr.calls and [f.text for f in finals] == [""]  # transcribed, found empty, not pushed
+
+
+async def test_an_early_final_on_the_trailing_quiet_is_the_final():
+    got, asr, probe, _finals = await _run([*audio_frames(tone(1.2)), SleepFrame(0.3),
+                                           *audio_frames(silence(0.3)), SleepFrame(0.4)])
+    assert [f.text for f in got if isinstance(f, TranscriptionFrame)] == ["one two three four"]
+    assert len(asr.calls) == probe.calls_at_stop  # no ASR call after the VAD stop
+
+
+def test_the_person_has_stopped_when_the_end_is_quiet():
+    speech = tone(1.0)
+    assert not trailing_silence(speech)
+    assert trailing_silence(speech + silence(0.14))
+    assert not trailing_silence(speech + silence(0.14) + tone(0.04))
+    assert quiet_after(speech + silence(0.3), len(speech)) and quiet_after(speech, len(speech))
+    assert not quiet_after(speech + silence(0.1) + tone(0.1), len(speech))
