@@ -12,6 +12,15 @@ processes and hosts. Agents never call each other; they publish and subscribe en
                     case InfoCollected(field=name, value=value): ...
 
 Envelope payload types live one floor below, in :mod:`appliance.protocol`.
+
+- :mod:`~appliance.bus.envelope` — the envelope (UUIDv7 id, ms timestamp, typed payload).
+- :mod:`~appliance.bus.base` — the API every backend implements, delivery semantics, errors.
+- :mod:`~appliance.bus.inproc`, :mod:`~appliance.bus.log` — the in-process bus and its JSONL write-ahead log.
+- :mod:`~appliance.bus.redis_streams`, :mod:`~appliance.bus.redis_server` — Redis Streams with
+  consumer groups; a throw-away redis-server for tests and the benchmark.
+- :mod:`~appliance.bus.inbox` — ``AgentInbox``: an agent's envelopes, taken at safe points.
+- :mod:`~appliance.bus.tail`, :mod:`~appliance.bus.bench`, :mod:`~appliance.bus.commands`,
+  :mod:`~appliance.bus.echo_worker` — ``appliance bus tail``, ``appliance bench bus``, the kill-test worker.
 """
 
 from __future__ import annotations

@@ -1,2 +1,7 @@
-"""Form filling by voice: the session that runs the computer agent and the phone agent on
-one bus (fixed or autonomous launch), its CLI commands, and the small shared LLM helper."""
+"""The form-filling feature: both agents wired on one bus, on the page and on the terminal.
+
+- :mod:`~appliance.forms.session` — one form task: the computer agent and the phone agent on
+  the bus ``cfg.bus`` names (fixed or autonomous launch), every envelope kept.
+- :mod:`~appliance.forms.mode` — the page's "Fill a form by voice": the voice server's ``form`` mode.
+- :mod:`~appliance.forms.commands` — ``appliance demo`` and ``appliance form``.
+"""

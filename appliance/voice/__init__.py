@@ -1,0 +1,30 @@
+"""The shared audio stack: pipecat processors and services, transports, the server, benchmarks.
+
+Models and the session:
+
+- :mod:`~appliance.voice.runtime` — ``VoiceRuntime``: ASR, TTS voice and LLM clients by slot name, loaded once.
+- :mod:`~appliance.voice.asr` — faster-whisper fed only the audio there is; the silence rule.
+- :mod:`~appliance.voice.tts` — Piper synthesis, voice styles (length, noise, pitch), resampling.
+- :mod:`~appliance.voice.session` — one conversation: event log, recording folder, LLM context.
+- :mod:`~appliance.voice.events` — ``EventLog`` and ``TurnObserver`` (per-turn latency events).
+- :mod:`~appliance.voice.wav` — writing mono 16-bit WAV files.
+
+pipecat extensions (each a processor or service):
+
+- :mod:`~appliance.voice.pipeline` — the flat processor list (``build_task``) and turn strategies.
+- :mod:`~appliance.voice.whisper_stt` — streaming Whisper STT: interims, the early final.
+- :mod:`~appliance.voice.markers` — control markers and the clause chunker (``SpeakableTextProcessor``).
+- :mod:`~appliance.voice.clause_tts`, :mod:`~appliance.voice.piper_tts`, :mod:`~appliance.voice.fish_tts` —
+  clause-level TTS with per-clause style; Piper (embedded) and Fish Audio (cloud).
+- :mod:`~appliance.voice.line` — ``LineProcessor``: an agent speaks and hears in the LLM's place.
+
+Transports, server and clients:
+
+- :mod:`~appliance.voice.server` — the page, WebRTC signalling, per-session event streams, modes.
+- :mod:`~appliance.voice.transports` — WebSocket, the local sound card, a WAV file.
+- :mod:`~appliance.voice.ice` — the loopback ICE host-candidate adapter (aioice skips 127.0.0.1).
+- :mod:`~appliance.voice.webrtc_client` — an aiortc client that joins as a browser would.
+- :mod:`~appliance.voice.page_client` — headless Chromium at the page, its microphone a WAV.
+- :mod:`~appliance.voice.replay`, :mod:`~appliance.voice.bench`, :mod:`~appliance.voice.commands` —
+  ``appliance replay``, ``appliance bench voice``, ``appliance serve``.
+"""
