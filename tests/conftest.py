@@ -121,7 +121,7 @@ def forms_cfg(tmp_path_factory) -> config.Config:
     from appliance.forms.session import form_config
 
     rec = tmp_path_factory.mktemp("form-recordings")
-    return form_config(config.load(overrides={"recording": {"dir": str(rec)}}))
+    return form_config(config.load(overrides={"recording": {"dir": str(rec)}})).loopback()
 
 
 @pytest.fixture(scope="session")

@@ -39,7 +39,7 @@ from appliance.bus.inbox import Inbox, Terminated
 from appliance.computer_agent import mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
-from appliance.config import FormsConfig
+from appliance.config import BrowserConfig, FormsConfig
 from appliance.llm.client import LLM, LLMError
 
 log = logging.getLogger(__name__)
@@ -99,17 +99,18 @@ class ComputerAgent:
         autonomous: decide with the LLM whether to call the phone agent (``initiate_phone_call_agent``)
             instead of announcing fields with ``need_info`` straight away.
         task: the task in words (autonomous decision prompt).
+        browser: the ``browser`` section (Chromium path, network); none given: loopback only.
     """
 
     def __init__(self, cfg: FormsConfig, bus: Bus, llm: LLM, url: str, *, task_id: str, emit: Emit,
                  autonomous: bool = False, task: str = "", agent_id: str = "computer", phone_id: str = "phone",
-                 map_max_tokens: int | None = None):
+                 map_max_tokens: int | None = None, browser: BrowserConfig | None = None):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
         self.task = task or f"Fill in the web form at {url} for the person and submit it once they allow it."
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
-        self.browser = Browser(cfg.chromium_path)
+        self.browser = Browser(browser or BrowserConfig(network="loopback"))
         self._fields: dict[str, _Field] = {}  # by spec name
         self._by_ident: dict[tuple[str, str], str] = {}  # (ident, label) → spec name
         self._wake = asyncio.Event()

@@ -33,6 +33,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from appliance.chromium import URLRefused
+
 log = logging.getLogger(__name__)
 
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -319,16 +321,17 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 def resolve_url(url: str, site: DemoSite | None) -> str:
-    """``demo:NAME`` → that form on ``site``; any other URL unchanged.
+    """``demo:NAME`` → that form on ``site``; any other URL unchanged (the ``browser``
+    settings judge it next: :meth:`appliance.config.BrowserConfig.check_url`).
 
     Raises:
-        ValueError: ``demo:NAME`` without a site, or an unknown demo form.
+        URLRefused: ``demo:NAME`` without a site, or an unknown demo form (the message lists them).
     """
     if not url.startswith("demo:"):
         return url
     name = url[5:]
     if site is None or name not in site.urls:
-        raise ValueError(f"--url {url}: demo forms are {', '.join('demo:' + n for n in FORMS)}")
+        raise URLRefused(f"form URL {url!r} refused: the demo forms are {', '.join('demo:' + n for n in FORMS)}")
     return site.urls[name]
 
 

@@ -64,31 +64,30 @@ class TerminalLine(QueueLine):
 
 def _form(args) -> int:
     cfg = form_config(config.load(args.config))
-    server = None
-    if cfg.llm.provider == "embedded":
-        server = EmbeddedLLMServer(cfg.llm)
-        llm = LLM(server.start(), cfg.llm.model, slot=0)
-    else:
-        base_url, model, key = endpoint(cfg.llm)
-        llm = LLM(base_url, model, api_key=key)
+    server = EmbeddedLLMServer(cfg.llm) if cfg.llm.provider == "embedded" else None
 
     async def run() -> int:
-        line = TerminalLine()
-        loop = asyncio.get_running_loop()
+        async with site_for(args.url) as site:
+            url = cfg.browser.check_url(resolve_url(args.url, site))  # refused before any model loads
+            if server is not None:
+                llm = LLM(server.start(), cfg.llm.model, slot=0)
+            else:
+                base_url, model, key = endpoint(cfg.llm)
+                llm = LLM(base_url, model, api_key=key)
+            line = TerminalLine()
+            loop = asyncio.get_running_loop()
 
-        def read_stdin() -> None:
-            for raw in sys.stdin:
-                loop.call_soon_threadsafe(line.heard, raw.strip())
+            def read_stdin() -> None:
+                for raw in sys.stdin:
+                    loop.call_soon_threadsafe(line.heard, raw.strip())
 
-        threading.Thread(target=read_stdin, daemon=True).start()
-        session = open_session(cfg, "form")
-        try:
-            async with site_for(args.url) as site:
-                url = resolve_url(args.url, site)
+            threading.Thread(target=read_stdin, daemon=True).start()
+            session = open_session(cfg, "form")
+            try:
                 result = await run_session(cfg, url, llm=llm, line=line, emit=session.events.emit,
                                            autonomous=args.autonomous, task=args.task, folder=session.folder)
-        finally:
-            session.events.close()
+            finally:
+                session.events.close()
         print(json.dumps({"status": result.computer.status, "detail": result.computer.detail,
                           "phone_started_by": result.phone_started_by, "recording": str(result.folder)}), flush=True)
         return 0 if result.computer.status == "submitted" else 1

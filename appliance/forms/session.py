@@ -81,7 +81,7 @@ async def run_session(cfg: Config, url: str, *, llm: LLM, line: Line, emit: Call
     async with InProcBus(folder / "bus.jsonl" if folder else None, log_fsync_ms=cfg.bus.log_fsync_ms) as bus:
         tap = bus.subscribe()
         computer = ComputerAgent(cfg.forms, bus, llm.with_slot(SLOT_COMPUTER), url, task_id=task_id, emit=emit,
-                                 autonomous=autonomous, task=task)
+                                 autonomous=autonomous, task=task, browser=cfg.browser)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
             return PhoneAgent(bus, line, llm.with_slot(SLOT_PHONE), task_id=task_id, purpose=purpose_, emit=emit,
