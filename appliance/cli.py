@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:  # every ICE check at INFO: noise in a command's progress
         for name in ("aioice", "aiortc"):
             logging.getLogger(name).setLevel(logging.WARNING)
-    from loguru import logger  # pipecat and browser-use log through loguru
+    from loguru import logger  # pipecat logs through loguru
 
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if args.verbose else "WARNING")

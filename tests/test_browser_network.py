@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -81,14 +80,31 @@ def test_demo_names_resolve_before_the_check():
         resolve_url("demo:nope", site)
 
 
-def test_form_command_refuses_file_urls_before_loading_anything(tmp_path):
-    cli = Path(sys.executable).with_name("appliance")
-    proc = subprocess.run([str(cli), "form", "--url", "file:///etc/passwd"], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
+def test_form_command_refuses_file_urls_before_loading_anything(capsys):
+    from appliance.cli import main
+
+    assert main(["form", "--url", "file:///etc/passwd"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: form URL 'file:///etc/passwd' refused: the file: scheme is not allowed "
         "(browser.allowed_schemes: http, https)")
+
+
+async def test_the_pages_form_offer_with_a_refused_url_is_a_400_error_event():
+    from types import SimpleNamespace
+
+    from appliance.forms.mode import FormFeature
+
+    events, said = [], []
+
+    async def say(text: str) -> None:
+        said.append(text)
+
+    session = SimpleNamespace(events=SimpleNamespace(emit=lambda ev, **kw: events.append((ev, kw))), folder=None)
+    srv = SimpleNamespace(cfg=config.Config())
+    await FormFeature(site=DemoSite())._run(srv, "pc1", session, SimpleNamespace(say=say), {"url": "javascript:alert(1)"})
+    assert events == [("error", {"status": 400, "error": "form URL 'javascript:alert(1)' refused: the javascript: "
+                                                         "scheme is not allowed (browser.allowed_schemes: http, https)"})]
+    assert said and "javascript:" in said[0]
 
 
 # --- real Chromium -------------------------------------------------------------------------------
@@ -215,3 +231,4 @@ async def test_open_resolves_a_real_hostname_through_the_hosts_file(tmp_path):
             out[network] = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
     assert "TITLE SkyLoop Air" in out["open"], out
     assert "FAILED" in out["loopback"] and "ERR_NAME_NOT_RESOLVED" in out["loopback"], out
+

@@ -281,7 +281,7 @@ async def _pick(t: Target, opts: list[_Option], value: str, timeout_ms: int) -> 
         labels = tuple(o.label for o in (hits or opts))
         reason = (f"{value!r} fits several of the page's choices" if hits
                   else f"none of the page's choices is {value!r}")
-        raise FillProblem("format", reason, "one of: " + ", ".join(labels), labels if hits else ())
+        raise FillProblem("format", reason, " or ".join(labels), labels if hits else ())
     await t.frame.locator(f'[data-ap-opt="{hits[0].index}"]').click(timeout=timeout_ms)
 
 
