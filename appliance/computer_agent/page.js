@@ -190,10 +190,8 @@
   if (arg.op === "options") {
     const [el] = membersOf(arg.ref);
     if (!el) return null;
-    const lb = listboxOf(el);
-    let opts = lb ? optionsIn(lb) : [];
-    if (!opts.some(seen)) opts = all.filter((o) => roleOf(o) === "option");  // a list not tied to the field
-    opts = opts.filter(seen);
+    const lb = listboxOf(el);  // else: the list that appeared, not tied to the field by ARIA
+    const opts = (lb ? optionsIn(lb) : all.filter((o) => roleOf(o) === "option")).filter(seen);
     all.forEach((o) => o.removeAttribute("data-ap-opt"));
     return opts.map((o, i) => { o.setAttribute("data-ap-opt", String(i)); return {value: optionValue(o), label: visText(o)}; });
   }

@@ -173,17 +173,25 @@ class PageView:
         return (path, tuple(sorted((f.ident, f.kind, f.label) for f in self.live_fields)))
 
 
+def _shaped(v: object, widget: str, format_hint: str) -> object:
+    """A value from ``page.js`` as :attr:`FieldView.value`: lists as tuples, a calendar
+    input's shown date as ISO (``format_hint``: its placeholder and hint, for ``mm/dd``)."""
+    if isinstance(v, list):
+        return tuple(v)
+    if widget == "date_picker" and isinstance(v, str):
+        return widgets.read_date(v, format_hint) or v
+    return v
+
+
 def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
     out = []
     for f in d["fields"]:
         opts = tuple(Option(o["value"], o["label"]) for o in f["options"]) if f["options"] is not None else None
-        v = f["value"]
-        if f["widget"] == "date_picker" and isinstance(v, str):
-            v = widgets.read_date(v, f["placeholder"] + " " + f["hint"]) or v
         out.append(FieldView(ref=f["ref"], kind=f["kind"], key=key_prefix + f["key"] if f["key"] else "",
                              label=f["label"], required=f["required"], pattern=f["pattern"], hint=f["hint"],
                              placeholder=f["placeholder"], options=opts,
-                             value=tuple(v) if isinstance(v, list) else v, visible=f["visible"],
+                             value=_shaped(f["value"], f["widget"], f"{f['placeholder']} {f['hint']}"),
+                             visible=f["visible"],
                              enabled=f["enabled"], error=f["error"], min=f["min"], max=f["max"],
                              autocomplete=f["autocomplete"], widget=f["widget"], frame=frame))
     return out
@@ -251,7 +259,8 @@ async def perceive(page) -> PageView:
 
 
 def locate(page, item: FieldView | ButtonView):
-    """The Playwright locator of a field (its first element) or a button, in its own frame."""
+    """The Playwright locator of a field or a button, in its own frame (a group's members are
+    ``{ref}.N``: :meth:`widgets.Target.member`)."""
     return (item.frame or page.main_frame).locator(f'[data-ap-ref="{item.ref}"]')
 
 
@@ -262,10 +271,7 @@ async def read_back(page, f: FieldView) -> tuple[object, str] | None:
                                                                 "widget": f.widget})
     if got is None:
         return None
-    v = got["value"]
-    if f.widget == "date_picker" and isinstance(v, str):
-        v = widgets.read_date(v, f"{f.placeholder} {f.hint}") or v
-    return (tuple(v) if isinstance(v, list) else v), got["msg"]
+    return _shaped(got["value"], f.widget, f"{f.placeholder} {f.hint}"), got["msg"]
 
 
 async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_ms: int) -> tuple[object, str]:
