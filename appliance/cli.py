@@ -70,7 +70,7 @@ def configure_logging(verbose: bool) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if not verbose:
         logging.getLogger("appliance").setLevel(logging.INFO)
-    from loguru import logger  # pipecat and browser-use log through loguru
+    from loguru import logger  # pipecat logs through loguru
 
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING")

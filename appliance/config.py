@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from appliance.chromium import check_form_url
 from appliance.errors import ApplianceError
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
@@ -165,10 +166,34 @@ class WerewolfConfig(_Section):
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
 
 
+class BrowserConfig(_Section):
+    """The computer agent's Chromium (see :mod:`appliance.chromium` for its switches).
+
+    ``network: open`` uses Chromium's normal DNS (a real site); ``loopback`` adds the
+    resolver rule under which only 127.0.0.1/localhost resolve (tests, ``bench``,
+    ``simulate``: :meth:`Config.loopback`). Telemetry, sync, component updates and
+    extension downloads are off in both. A form URL must use one of ``allowed_schemes``
+    and, when ``allowed_domains`` is not empty, have one of those hosts or a subdomain.
+    """
+
+    chromium_path: str | None = None  # None: Debian's /usr/lib/chromium/chromium (appliance/chromium.py), else PATH
+    network: Literal["open", "loopback"] = "open"
+    allowed_schemes: tuple[str, ...] = ("http", "https")
+    allowed_domains: tuple[str, ...] = ()  # empty: any host
+
+    def check_url(self, url: str) -> str:
+        """``url`` if the agent may open it under these settings.
+
+        Raises:
+            appliance.chromium.URLRefused: naming the URL and why (scheme, domain, loopback).
+        """
+        return check_form_url(url, network=self.network, allowed_schemes=self.allowed_schemes,
+                              allowed_domains=self.allowed_domains)
+
+
 class FormsConfig(_Section):
     """Form filling by voice (``appliance form``, ``appliance demo``, ``simulate form``, ``bench form``)."""
 
-    chromium_path: str = "/usr/lib/chromium/chromium"  # the real binary, not Debian's /usr/bin wrapper
     demo_port: int = Field(8770, ge=0, le=65535)  # ``appliance demo`` listens here on 127.0.0.1; 0 = any
     page_load_timeout_ms: int = Field(15000, ge=500)  # one navigation (goto, Next, submit)
     action_timeout_ms: int = Field(3000, ge=100)  # one fill / select / check / click
@@ -193,6 +218,7 @@ class Config(_Section):
     tts: TTSConfig = TTSConfig()
     recording: RecordingConfig = RecordingConfig()
     bus: BusConfig = BusConfig()
+    browser: BrowserConfig = BrowserConfig()
     forms: FormsConfig = FormsConfig()
     werewolf: WerewolfConfig = WerewolfConfig()
 
@@ -212,13 +238,13 @@ class Config(_Section):
 
     def for_simulation(self) -> "Config":
         """For the voice server a simulated person calls (``simulate form``, ``bench form``):
-        :meth:`for_forms`, on 127.0.0.1 at a free port, loopback ICE candidates only, and a
+        :meth:`for_forms` and :meth:`loopback`, on 127.0.0.1 at a free port, loopback ICE candidates only, and a
         phone agent that waits at least :data:`SIMULATED_ANSWER_TIMEOUT_S` for an answer.
 
         Raises:
             ConfigError: the derived settings are not valid.
         """
-        return self.for_forms()._derive(
+        return self.for_forms().loopback()._derive(
             server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
             forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})
 
@@ -235,6 +261,11 @@ class Config(_Section):
         """For the voice server of ``werewolf --user human``: the page lets the person pick
         any table up to :data:`MAX_SEATS` seats, so every one of them gets its own slot."""
         return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+
+    def loopback(self) -> "Config":
+        """This config with ``browser.network: loopback``: what tests, benchmarks and
+        simulations run under, whatever the operator's file says."""
+        return self._derive(browser={"network": "loopback"})
 
     def _derive(self, **sections: dict[str, Any]) -> "Config":
         """This config with ``sections`` (section → key → value) changed, validated again."""

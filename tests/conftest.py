@@ -116,7 +116,7 @@ def forms_cfg(tmp_path_factory) -> config.Config:
     """Default config as a form command runs it (one LLM slot per agent prompt and the
     simulated person's, ``forms.llm_threads``) with recordings in a temp folder."""
     rec = tmp_path_factory.mktemp("form-recordings")
-    return config.load(overrides={"recording": {"dir": str(rec)}}).for_forms()
+    return config.load(overrides={"recording": {"dir": str(rec)}}).for_forms().loopback()
 
 
 @pytest.fixture(scope="session")

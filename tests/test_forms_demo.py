@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 async def site_and_page():
     async with DemoSite() as site:
-        b = Browser(config.Config().forms.chromium_path)
+        b = Browser(config.Config().loopback().browser)
         page = await b.start()
         try:
             yield site, page

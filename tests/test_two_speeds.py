@@ -35,7 +35,7 @@ async def test_starts_chromium():
     from appliance.computer_agent.browser import Browser
     from appliance import config
 
-    browser = Browser(config.Config().forms.chromium_path)
+    browser = Browser(config.Config().browser)
     await browser.start()
     await browser.close()
 

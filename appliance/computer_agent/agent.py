@@ -39,7 +39,7 @@ from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.computer_agent import fieldbook as fb, mapper, page as pg
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
-from appliance.config import FormsConfig
+from appliance.config import BrowserConfig, FormsConfig
 from appliance.llm.client import LLM, LLMError
 from appliance.protocol import (Emit, FieldSpec, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
                                 Interrupt, NeedInfo, Payload, StatusUpdate, SubmitAuthorized, Submitted,
@@ -78,19 +78,21 @@ class ComputerAgent:
         autonomous: decide with the LLM whether to call the phone agent (``initiate_phone_call_agent``)
             instead of announcing fields with ``need_info`` straight away.
         task: the task in words (autonomous decision prompt).
+        browser_cfg: the ``browser`` section (Chromium path, network); none given: loopback only.
         browser: the browser to drive (tests pass a stand-in); by default a headless Chromium
-            at ``cfg.chromium_path``.
+            as ``browser_cfg`` says.
     """
 
     def __init__(self, cfg: FormsConfig, bus: Bus, llm: LLM, url: str, *, task_id: str, emit: Emit,
                  autonomous: bool = False, task: str = "", agent_id: str = "computer", phone_id: str = "phone",
-                 map_max_tokens: int | None = None, browser: Browser | None = None):
+                 map_max_tokens: int | None = None, browser_cfg: BrowserConfig | None = None,
+                 browser: Browser | None = None):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
         self.task = task or f"Fill in the web form at {url} for the person and submit it once they allow it."
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
-        self.browser = browser or Browser(cfg.chromium_path)
+        self.browser = browser or Browser(browser_cfg or BrowserConfig(network="loopback"))
         self.book = fb.FieldBook()
         self._wake = asyncio.Event()
         self._inbox = AgentInbox(self.id, emit, self._wake)
@@ -374,7 +376,7 @@ class ComputerAgent:
     async def _press(self, page, button: pg.ButtonView) -> None:
         from playwright.async_api import Error as PlaywrightError
 
-        loc = page.locator(f'[data-ap-ref="{button.ref}"]')
+        loc = pg.locate(page, button)
         self.book = fb.pressed(self.book)
         try:
             # click() waits for a navigation it starts to commit; then wait for the new page's load

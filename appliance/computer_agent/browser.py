@@ -1,7 +1,7 @@
-"""Headless Debian Chromium through Playwright, offline, with a guaranteed clean stop.
+"""Headless Debian Chromium through Playwright, with a guaranteed clean stop.
 
-Flags are OFFLINE.md §4's, including ``--host-resolver-rules`` (without it Chromium looks
-up Google and DuckDuckGo hosts even with every other switch). :meth:`Browser.close`
+Its path and switches come from :mod:`appliance.chromium` (``browser.network`` picks
+``open`` or ``loopback``). :meth:`Browser.close`
 closes Playwright's browser and then makes sure no process of this launch survives:
 it finds the browser's process tree (by the launch's own PID, never by name) and kills
 what is left, so after ``close()`` returns no Chromium process of ours exists.
@@ -15,14 +15,10 @@ import os
 import signal
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from appliance import chromium
+from appliance.config import BrowserConfig
 
-OFFLINE_ARGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--no-pings", "--dns-prefetch-disable",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
-)
+log = logging.getLogger(__name__)
 
 
 def descendants(pid: int) -> list[int]:
@@ -57,15 +53,15 @@ class Browser:
     """One headless Chromium (Playwright). ``await start()`` then ``page``; ``await close()``.
 
     Args:
-        executable: the Chromium binary (Debian: ``/usr/lib/chromium/chromium``).
-        extra_args: more command-line switches (appended to :data:`OFFLINE_ARGS`).
+        cfg: the ``browser`` section (binary, ``network``).
+        extra_args: more command-line switches (after :func:`appliance.chromium.launch_args`).
 
     Raises (from ``start``):
         FileNotFoundError: the binary does not exist.
     """
 
-    def __init__(self, executable: str, extra_args: tuple[str, ...] = ()):
-        self.executable = executable
+    def __init__(self, cfg: BrowserConfig, extra_args: tuple[str, ...] = ()):
+        self.cfg = cfg
         self.extra_args = extra_args
         self._pw = None
         self._browser = None
@@ -75,18 +71,18 @@ class Browser:
 
     async def start(self):
         """Launch Chromium and open one page; returns the Playwright ``Page``."""
-        if not Path(self.executable).is_file():
-            raise FileNotFoundError(f"forms.chromium_path: no Chromium at {self.executable}")
+        executable = chromium.executable(self.cfg.chromium_path)
         from playwright.async_api import async_playwright
 
         self._pw = await async_playwright().start()
         before = set(descendants(os.getpid()))
-        self._browser = await self._pw.chromium.launch(executable_path=self.executable,
-                                                       args=[*OFFLINE_ARGS, *self.extra_args])
+        self._browser = await self._pw.chromium.launch(
+            executable_path=executable, headless=True,
+            args=[*chromium.launch_args(self.cfg.network), *self.extra_args])
         self.pids = [p for p in descendants(os.getpid()) if p not in before]
         self.context = await self._browser.new_context()
         self.page = await self.context.new_page()
-        log.info("chromium started (%d processes)", len(self.pids))
+        log.info("chromium started (%d processes, network %s)", len(self.pids), self.cfg.network)
         return self.page
 
     def processes(self) -> list[int]:

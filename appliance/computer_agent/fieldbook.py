@@ -224,7 +224,7 @@ def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
     if invalid:
         return (_put(book, name, tried=value, filled=False),
                 FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)))
-    if not same(f, value, got):
+    if not pg.same_value(f, value, got):
         return (_put(book, name, tried=value, filled=False),
                 FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"))
     book = _put(book, name, tried=value, filled=True)
@@ -244,7 +244,7 @@ def needs_fill(book: FieldBook, name: str, f: pg.FieldView) -> bool:
         FieldBookError: ``name`` is not a named field.
     """
     e = entry(book, name)
-    return e.value is not None and (e.value != e.tried or (e.filled and not same(f, e.value, f.value)))
+    return e.value is not None and (e.value != e.tried or (e.filled and not pg.same_value(f, e.value, f.value)))
 
 
 def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
@@ -270,18 +270,6 @@ def spec_for(name: str, f: pg.FieldView) -> FieldSpec:
         hint = "a date, YYYY-MM-DD" + (f" from {f.min}" if f.min else "") + (f" until {f.max}" if f.max else "")
     return FieldSpec(name=name, label=f.label or f.key, type=f.kind, required=f.required, pattern=f.pattern,
                      options=tuple(o.label for o in f.options) if f.options else None, format_hint=hint or None)
-
-
-def same(f: pg.FieldView, value: FieldValue, got: object) -> bool:
-    """Whether the page holds what was entered (options compare by value or label)."""
-    if f.kind == "checkbox":
-        return got == value
-    if f.options:
-        wanted = [value] if isinstance(value, str) else list(value)
-        held = [got] if isinstance(got, str) else list(got or ())
-        opts = [pg.match_option(f.options, w) for w in wanted]
-        return None not in opts and sorted(o.value for o in opts) == sorted(held)
-    return str(got) == str(value)
 
 
 def spoken(v: FieldValue | None) -> str:

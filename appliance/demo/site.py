@@ -13,9 +13,32 @@ Pages (paths under the site's base URL):
 * ``/flight-injected`` — the flight form with text that tries to steer an agent (submit
   now, send the data to ``/api/collect``) and a hidden field asking for the data.
 
-Every submission and every hit on ``/api/collect`` is kept in :attr:`DemoSite.submissions`
-and :attr:`DemoSite.collected` (also ``GET /api/submissions`` as JSON), so tests and the
-benchmark can check what the page really received and when.
+Pages of the widgets real forms use, one difficulty each (written from common public
+patterns; each has its spec in ``specs/``):
+
+* ``/city-autocomplete`` — a town field whose suggestions come 800 ms after typing pauses,
+  with near-duplicates ("Manchester, United Kingdom", "Manchester, New Hampshire, …"); a
+  town not picked from the list is refused;
+* ``/custom-dropdown`` — a div and a button that open ARIA listboxes (nationality, meal);
+* ``/hotel-calendar`` — read-only check-in/check-out inputs that open a JS calendar (month
+  arrows, a year list, past days disabled); the check-out's label is nearby text only;
+* ``/companion-dob`` — a date of birth as day/month/year selects under a fieldset legend;
+* ``/shadow-iframe`` — fields in nested open shadow roots, a same-origin iframe and a
+  cross-origin iframe (``localhost`` ↔ ``127.0.0.1``) that reports by ``postMessage``;
+* ``/wizard`` — two steps in one page, autosaving a draft (its task: fill, do not submit);
+* ``/id-check`` — server-side validation after submit: an ID number must have 9 digits;
+* ``/contact-reveal`` — fields revealed by a radio choice;
+* ``/masked-phone`` — a phone input mask that regroups the digits as they are typed;
+* ``/aria-widgets`` — an ARIA radio group, a switch, a spin button and a contenteditable box;
+* ``/injected-contact`` — instructions aimed at agents in visible, ``display:none`` and
+  screen-reader-only text, a hidden field and an off-screen honeypot.
+
+Instrumentation (for tests and the benchmark; the agent never reads it): every submit a
+page's own handler saw, with its verdict, is an :class:`Attempt` in
+:attr:`DemoSite.attempts` (client-side handlers report through ``/static/record.js`` →
+``POST /api/record``; server-side ones record themselves); what a handler *accepted* is
+also a :class:`Submission` in :attr:`DemoSite.submissions`. Hits on ``/api/collect`` are
+in :attr:`DemoSite.collected`. ``GET /api/submissions`` returns all three as JSON.
 """
 
 from __future__ import annotations
@@ -33,6 +56,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from appliance.chromium import URLRefused
+
 log = logging.getLogger(__name__)
 
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -48,8 +73,26 @@ COUNTRIES = {  # code → (label, postcode label, postcode regex, example)
     "FR": ("France", "Code postal (postcode)", r"[0-9]{5}", "75001"),
     "PT": ("Portugal", "Código postal (postcode)", r"[0-9]{4}-[0-9]{3}", "1100-148"),
 }
+#: static pages of one difficulty each (``pages/NAME.html`` served at ``/NAME``)
+WIDGET_PAGES = ("city-autocomplete", "custom-dropdown", "hotel-calendar", "companion-dob", "shadow-iframe", "wizard",
+                "contact-reveal", "masked-phone", "aria-widgets", "injected-contact")
 #: demo form name → path of its first page
-FORMS = {"flight": "/flight", "register": "/register", "flight-injected": "/flight-injected"}
+FORMS = {"flight": "/flight", "register": "/register", "flight-injected": "/flight-injected",
+         **{name: f"/{name}" for name in WIDGET_PAGES}, "id-check": "/id-check"}
+#: the town list behind ``/city-autocomplete``'s suggestions: id → label
+CITIES = {
+    "gb-man": "Manchester, United Kingdom", "us-nh-man": "Manchester, New Hampshire, United States",
+    "us-ct-man": "Manchester, Connecticut, United States", "us-ma-mbs": "Manchester-by-the-Sea, Massachusetts, United States",
+    "de-ber": "Berlin, Germany", "us-nh-ber": "Berlin, New Hampshire, United States",
+    "us-ct-ber": "Berlin, Connecticut, United States", "ch-brn": "Bern, Switzerland",
+    "fr-par": "Paris, France", "us-tx-par": "Paris, Texas, United States", "ca-on-par": "Paris, Ontario, Canada",
+    "pt-lis": "Lisbon, Portugal", "us-oh-lis": "Lisbon, Ohio, United States", "pt-opo": "Porto, Portugal",
+    "it-rom": "Rome, Italy", "us-ga-rom": "Rome, Georgia, United States", "es-mad": "Madrid, Spain",
+    "ie-dub": "Dublin, Ireland", "us-oh-dub": "Dublin, Ohio, United States", "gb-lon": "London, United Kingdom",
+    "ca-on-lon": "London, Ontario, Canada", "gb-ldy": "Londonderry, United Kingdom",
+    "gb-cam": "Cambridge, United Kingdom", "us-ma-cam": "Cambridge, Massachusetts, United States",
+}
+_ID_DIGITS = 9
 CONTACT_METHODS = {"email": "Email", "phone": "Phone", "post": "Post"}
 _EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 _USERNAME_RE = re.compile(r"[a-z0-9_]{3,20}")
@@ -78,6 +121,19 @@ class Submission:
 
 
 @dataclass
+class Attempt:
+    """One submit a page's own handler saw: ``outcome`` is ``accepted``, ``refused`` (then
+    ``reason`` says why) or ``draft`` (an autosave, not a submit); ``data`` as the handler
+    read the fields; ``ts_ms`` ms since the Unix epoch."""
+
+    form: str
+    outcome: str
+    data: dict[str, str]
+    reason: str
+    ts_ms: int
+
+
+@dataclass
 class _Registration:
     values: dict[str, str] = field(default_factory=dict)
     step: int = 1
@@ -92,6 +148,7 @@ class DemoSite:
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
         self.host, self.port = host, port
         self.submissions: list[Submission] = []
+        self.attempts: list[Attempt] = []
         self.collected: list[dict] = []
         self.base_url: str = ""
         self._regs: dict[str, _Registration] = {}
@@ -114,6 +171,11 @@ class DemoSite:
             web.get("/register", self._register_start),
             web.get(r"/register/{step:\d}", self._register_get),
             web.post(r"/register/{step:\d}", self._register_post),
+            *[web.get(f"/{name}", self._static_page) for name in WIDGET_PAGES],
+            web.get("/frames/address", self._frame), web.get("/frames/phone", self._frame),
+            web.get("/id-check", self._id_check_get), web.post("/id-check", self._id_check_post),
+            web.get("/api/cities", self._api_cities),
+            web.post("/api/record", self._api_record),
             web.get("/api/submissions", self._api_submissions),
             web.route("*", "/api/collect", self._api_collect),
             web.static("/static", PAGES),
@@ -142,6 +204,10 @@ class DemoSite:
     def submissions_of(self, form: str) -> list[Submission]:
         return [s for s in self.submissions if s.form == form]
 
+    def attempts_of(self, form: str, outcome: str | None = None) -> list[Attempt]:
+        """``form``'s attempts (of one ``outcome`` when given), oldest first."""
+        return [a for a in self.attempts if a.form == form and outcome in (None, a.outcome)]
+
     # ---- handlers -------------------------------------------------------------------------------
 
     async def _index(self, request: web.Request) -> web.Response:
@@ -162,8 +228,48 @@ class DemoSite:
         return _page("Booking confirmed", f"<h2>Booking confirmed</h2><p>Your booking reference is <b>{ref}</b>.</p>"
                                           f"<p>Thank you, {html.escape(data.get('given_name', ''))}.</p>")
 
+    async def _static_page(self, request: web.Request) -> web.Response:
+        text = (PAGES / f"{request.path.strip('/')}.html").read_text()
+        if "$phone_frame" in text:  # the same server under the other loopback name: another origin
+            other = "localhost" if request.url.host != "localhost" else "127.0.0.1"
+            text = text.replace("$phone_frame", f"http://{other}:{request.url.port}/frames/phone")
+        return web.Response(text=text, content_type="text/html")
+
+    async def _frame(self, request: web.Request) -> web.Response:
+        return web.FileResponse(PAGES / f"frame-{request.path.rsplit('/', 1)[1]}.html")
+
+    async def _api_cities(self, request: web.Request) -> web.Response:
+        q = request.query.get("q", "").strip().casefold()
+        hits = [{"id": k, "label": v} for k, v in CITIES.items() if q and v.casefold().startswith(q)]
+        return web.json_response(hits[:8])
+
+    async def _api_record(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            form, outcome = str(body["form"]), str(body["outcome"])
+            data = {str(k): str(v) for k, v in dict(body.get("data") or {}).items()}
+        except (ValueError, KeyError, TypeError) as e:
+            return web.json_response({"error": f"bad record: {e!r}"}, status=400)
+        if form not in FORMS or outcome not in ("accepted", "refused", "draft"):
+            return web.json_response({"error": f"unknown form {form!r} or outcome {outcome!r}"}, status=400)
+        self._attempt(form, outcome, data, str(body.get("reason", "")))
+        return web.json_response({"ok": True})
+
+    async def _id_check_get(self, request: web.Request) -> web.Response:
+        return _id_check_page({}, {})
+
+    async def _id_check_post(self, request: web.Request) -> web.Response:
+        data = {k: str(v).strip() for k, v in (await request.post()).items()}
+        errors = _id_check_errors(data)
+        self._attempt("id-check", "refused" if errors else "accepted", data, "; ".join(errors.values()))
+        if errors:
+            return _id_check_page(data, errors)
+        return _page("Application received", "<h2>Application received</h2><p>We will post your new permit "
+                                             "within ten working days.</p>")
+
     async def _api_submissions(self, request: web.Request) -> web.Response:
-        return web.json_response({"submissions": [asdict(s) for s in self.submissions], "collected": self.collected})
+        return web.json_response({"submissions": [asdict(s) for s in self.submissions],
+                                  "attempts": [asdict(a) for a in self.attempts], "collected": self.collected})
 
     async def _api_collect(self, request: web.Request) -> web.Response:
         body = await request.text()
@@ -209,6 +315,42 @@ class DemoSite:
     def _record(self, form: str, data: dict[str, str]) -> None:
         self.submissions.append(Submission(form, data, _now_ms()))
         log.info("demo site: %s submitted (%d fields)", form, len(data))
+
+    def _attempt(self, form: str, outcome: str, data: dict[str, str], reason: str) -> None:
+        self.attempts.append(Attempt(form, outcome, data, reason, _now_ms()))
+        if outcome == "accepted":
+            self._record(form, data)
+        elif outcome == "refused":
+            log.info("demo site: %s refused: %s", form, reason)
+
+
+# ---- the ID check: server-side validation after submit ------------------------------------------------
+
+_ID_FIELDS = (("given_name", "First name", "text"), ("family_name", "Last name", "text"),
+              ("id_number", "National ID number", "text"), ("date_of_birth", "Date of birth", "date"))
+
+
+def _id_check_errors(v: dict[str, str]) -> dict[str, str]:
+    """The server's verdict on the ID check form → field name → message."""
+    err = {k: f"Enter your {label.lower()}." for k, label, _ in _ID_FIELDS if not v.get(k)}
+    digits = v.get("id_number", "")
+    if digits and not (digits.isdigit() and len(digits) == _ID_DIGITS):
+        err["id_number"] = (f"A national ID number has {_ID_DIGITS} digits; you entered "
+                            f"{sum(c.isdigit() for c in digits)}" + ("" if digits.isdigit() else " and other characters")
+                            + ".")
+    return err
+
+
+def _id_check_page(values: dict[str, str], errors: dict[str, str]) -> web.Response:
+    rows = []
+    for name, label, type_ in _ID_FIELDS:
+        extra = ' inputmode="numeric" autocomplete="off"' if name == "id_number" else ""
+        err = f'<p class="error">{html.escape(errors[name])}</p>' if name in errors else ""
+        rows.append(f'<div class="row"><label for="{name}">{label}</label><input id="{name}" name="{name}" '
+                    f'type="{type_}" value="{html.escape(values.get(name, ""))}" required{extra}>{err}</div>')
+    summary = ('<div class="error" role="alert">There is a problem with your application.</div>' if errors else "")
+    return _page("Renew your residence permit", f"{summary}<form method=\"post\" action=\"/id-check\">"
+                 + "".join(rows) + '<button type="submit">Send application</button></form>')
 
 
 # ---- registration: fields, validation, rendering -----------------------------------------------------
@@ -319,16 +461,17 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 def resolve_url(url: str, site: DemoSite | None) -> str:
-    """``demo:NAME`` → that form on ``site``; any other URL unchanged.
+    """``demo:NAME`` → that form on ``site``; any other URL unchanged (the ``browser``
+    settings judge it next: :meth:`appliance.config.BrowserConfig.check_url`).
 
     Raises:
-        ValueError: ``demo:NAME`` without a site, or an unknown demo form.
+        URLRefused: ``demo:NAME`` without a site, or an unknown demo form (the message lists them).
     """
     if not url.startswith("demo:"):
         return url
     name = url[5:]
     if site is None or name not in site.urls:
-        raise ValueError(f"--url {url}: demo forms are {', '.join('demo:' + n for n in FORMS)}")
+        raise URLRefused(f"form URL {url!r} refused: the demo forms are {', '.join('demo:' + n for n in FORMS)}")
     return site.urls[name]
 
 

@@ -1,7 +1,11 @@
 """Demo form specs: which profile key each page field takes and the value the page must hold.
 
 A spec (``specs/NAME.yaml``) is used only to *check* a run — the agents never read it.
-:func:`evaluate` compares what the site recorded as submitted with what the profile says.
+:func:`evaluate` compares what the site recorded as submitted (or, for a form whose task
+is not to submit, its last autosaved draft) with what the profile says. A rule may also
+say what a person sees (``label``) and which widget operates the field (``widget``), which
+the perception tests check, and ``when`` (profile key → value) for a field the page only
+shows after another answer.
 """
 
 from __future__ import annotations
@@ -26,6 +30,13 @@ class FieldRule:
     key: str
     values: dict[str, str] = field(default_factory=dict)
     compare: Literal["exact", "casefold", "alnum"] = "exact"
+    label: str = ""  # the label a person reads on the page ('' = not checked)
+    widget: str = "native"  # the FieldView.widget that operates it
+    when: dict[str, str] = field(default_factory=dict)  # profile key → value for the rule to apply
+
+    def applies(self, profile: Profile) -> bool:
+        """Whether this person's answers make the page show (and send) this field."""
+        return all(_norm(profile.facts.get(k, ""), "casefold") == _norm(v, "casefold") for k, v in self.when.items())
 
     def expected(self, profile: Profile) -> str:
         """The value the page must hold for this person ('' when the profile lacks the key)."""
@@ -41,12 +52,20 @@ class FieldRule:
 
 @dataclass(frozen=True)
 class FormSpec:
-    """One demo form: its ``name`` (as the site records submissions), ``path`` and field rules."""
+    """One demo form: its ``name`` (as the site records submissions), ``path``, field rules,
+    fields that must stay empty, whether the task is to ``submit`` it, and the ``task`` in
+    the person's words ('' = the default "fill it in and submit it")."""
 
     name: str
     path: str
     fields: tuple[FieldRule, ...]
     must_be_empty: tuple[str, ...] = ()
+    submit: bool = True
+    task: str = ""
+
+    def rules_for(self, profile: Profile) -> tuple[FieldRule, ...]:
+        """The rules that apply to this person (see :meth:`FieldRule.applies`)."""
+        return tuple(r for r in self.fields if r.applies(profile))
 
 
 @dataclass(frozen=True)
@@ -78,16 +97,19 @@ def load_specs() -> dict[str, FormSpec]:
     """
     out: dict[str, FormSpec] = {}
     for p in sorted(SPECS_DIR.glob("*.yaml")):
-        data = yaml.safe_load(p.read_text())
         try:
+            data = yaml.safe_load(p.read_text())
             rules = tuple(FieldRule(name=n, key=r["key"], compare=r.get("compare", "exact"),
-                                    values={_yaml_key(k): str(v) for k, v in (r.get("values") or {}).items()})
+                                    values={_yaml_key(k): str(v) for k, v in (r.get("values") or {}).items()},
+                                    label=str(r.get("label", "")), widget=str(r.get("widget", "native")),
+                                    when={str(k): _yaml_key(v) for k, v in (r.get("when") or {}).items()})
                           for n, r in data["fields"].items())
-            empty = tuple(data.get("must_be_empty") or ())
-            out[data["form"]] = FormSpec(data["form"], data["path"], rules, empty)
+            extra = {"must_be_empty": tuple(data.get("must_be_empty") or ()), "submit": bool(data.get("submit", True)),
+                     "task": str(data.get("task", ""))}
+            out[data["form"]] = FormSpec(data["form"], data["path"], rules, **extra)
             for name, path in (data.get("variants") or {}).items():
-                out[name] = FormSpec(name, path, rules, empty)
-        except (KeyError, TypeError, AttributeError) as e:
+                out[name] = FormSpec(name, path, rules, **extra)
+        except (KeyError, TypeError, AttributeError, ValueError, yaml.YAMLError) as e:
             raise ValueError(f"{p}: malformed form spec: {e!r}") from None
     return out
 
@@ -102,11 +124,11 @@ def spec_for_url(url: str) -> FormSpec | None:
 
 
 def evaluate(spec: FormSpec, profile: Profile, submitted: dict[str, str] | None) -> list[FieldResult]:
-    """One result per spec field (``filled`` = '' when nothing was submitted), then one per
-    ``must_be_empty`` field that received data (``expected`` = '')."""
+    """One result per spec field that applies to ``profile`` (``filled`` = '' when nothing was
+    submitted), then one per ``must_be_empty`` field that received data (``expected`` = '')."""
     data = submitted or {}
     results = []
-    for rule in spec.fields:
+    for rule in spec.rules_for(profile):
         exp = rule.expected(profile)
         got = data.get(rule.name, "")
         results.append(FieldResult(rule.name, exp, got, bool(submitted) and rule.matches(exp, got)))

@@ -63,6 +63,8 @@ class TerminalLine(QueueLine):
 
 def _form(args) -> int:
     cfg = config.load(args.config).for_forms()
+    if not args.url.startswith("demo:"):
+        cfg.browser.check_url(args.url)  # refused before any model loads
     llms = LLMRuntime(cfg).start()
 
     async def run() -> int:
@@ -77,7 +79,7 @@ def _form(args) -> int:
         session = open_session(cfg, "form")
         try:
             async with site_for(args.url) as site:
-                url = resolve_url(args.url, site)
+                url = cfg.browser.check_url(resolve_url(args.url, site))
                 result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
                                            autonomous=args.autonomous, task=args.task, folder=session.folder)
         finally:

@@ -5,6 +5,9 @@ as ``demo_forms``). When the page connects with ``{"mode": "form", "url": …,
 "autonomous": bool}`` in its offer, the session's voice pipeline gets a line in the LLM's
 place and :func:`appliance.forms.session.run_session` runs the computer agent (Chromium)
 and the phone agent on it: the person is interviewed by voice while the form fills.
+A URL the ``browser`` settings refuse (scheme, domain, loopback; see
+:meth:`appliance.config.BrowserConfig.check_url`) ends the mode at once with an ``error``
+event carrying ``status: 400`` and the reason, which the page shows and the line says.
 ``POST /api/form/cancel?pc_id=…`` cancels (``terminate`` on the bus: browser closed, call
 ended). Every decision and message goes to the session's event log, which the page shows.
 """
@@ -16,6 +19,7 @@ import logging
 
 from aiohttp import web
 
+from appliance.chromium import URLRefused
 from appliance.demo.site import DemoSite
 from appliance.forms.session import SessionResult, run_session
 
@@ -63,7 +67,12 @@ class FormFeature:
                 self._waiters.pop(pc_id, None)
 
     async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
-        url = body.get("url") or self.site.urls["flight"]
+        try:
+            url = srv.cfg.browser.check_url(str(body.get("url") or self.site.urls["flight"]))
+        except URLRefused as e:
+            session.events.emit("error", error=str(e), status=400)
+            await line.say(f"I cannot open that address: {e}")
+            return
         autonomous = bool(body.get("autonomous"))
         stop = self._stops.setdefault(pc_id, asyncio.Event())
         result = None

@@ -82,7 +82,7 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
     async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
         computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
-                                 autonomous=autonomous, task=task)
+                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
             return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,

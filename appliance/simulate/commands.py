@@ -44,8 +44,9 @@ def _progress(msg: str) -> None:
 
 
 def _with_runtime(args, body: Callable[[config.Config, VoiceRuntime], Awaitable[dict]]) -> int:
-    """Start the form runtime, run ``body(cfg, runtime)``, print its JSON, stop the runtime."""
-    cfg = config.load(args.config).for_forms()
+    """Start the form runtime, run ``body(cfg, runtime)``, print its JSON, stop the runtime.
+    Simulations and benchmarks run with ``browser.network: loopback``."""
+    cfg = config.load(args.config).for_forms().loopback()
     runtime = VoiceRuntime(cfg).start(_progress)
     try:
         out = asyncio.run(body(cfg, runtime))
@@ -60,7 +61,7 @@ def _simulate(args) -> int:
 
     async def run(cfg, runtime) -> dict:
         async with site_for(args.url) as site:
-            url = resolve_url(args.url, site)
+            url = cfg.browser.check_url(resolve_url(args.url, site))
             out = await simulate_form(cfg, runtime, url, profile, autonomous=args.autonomous, site=site,
                                       progress=_progress)
             return out.report

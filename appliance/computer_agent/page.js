@@ -1,0 +1,436 @@
+// The computer agent's reader of one frame: the form as a person sees it, in one call.
+// Evaluated by Playwright as `(arg) => …` (appliance/computer_agent/page.py); `arg.op` picks the entry:
+//   perceive {prefix}          → {url, title, fields, buttons, alerts, headings, text}
+//   read {ref, kind, widget}    → {value, msg} of one field, or null when it is gone
+//   options {ref}               → the visible options of a field's list, tagged data-ap-opt="N" to click
+//   calendar {ref}              → the open date picker: {month, year, days, prev, next, year_select}, tagged data-ap-cal
+// Nothing here knows a site: every rule reads roles, labels, styles and layout.
+(arg) => {
+  const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+  const SKIP_TYPES = new Set(["hidden", "submit", "button", "reset", "image", "file"]);
+  const CONTROL = "input:not([type=hidden]),select,textarea,[role=combobox],[role=listbox],[role=radiogroup]," +
+                  "[role=switch],[role=spinbutton],[role=textbox],[role=checkbox],[role=radio],[contenteditable]";
+  const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+
+  // ---- the composed tree: the document and every open shadow root, in document order ----
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  const tagged = (attr, value) => all.filter((el) => el.getAttribute(attr) === value);
+
+  // ---- what a person sees ----
+  const styleHidden = (el) => {
+    const st = getComputedStyle(el);
+    return st.display === "none" || st.visibility === "hidden" || st.visibility === "collapse";
+  };
+  const clipped = (el) => {  // the screen-reader-only pattern, fully transparent, or off the page
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 && r.height <= 1) return true;
+    if (r.right + scrollX <= 0 || r.bottom + scrollY <= 0) return true;
+    const st = getComputedStyle(el);
+    return st.clip === "rect(0px, 0px, 0px, 0px)" || st.clipPath === "inset(50%)" || parseFloat(st.opacity) === 0;
+  };
+  const seen = (el) => !!el && el.isConnected && el.getClientRects().length > 0 && !styleHidden(el) && !clipped(el);
+  const visText = (node) => {  // the text a person can read in node (controls and hidden parts left out)
+    let out = "";
+    for (const c of node.childNodes) {
+      if (c.nodeType === 3) { out += c.data; continue; }
+      if (c.nodeType !== 1 || c.matches("input,select,textarea,script,style,template,[role=listbox]")) continue;
+      if (getComputedStyle(c).display !== "contents" && !seen(c)) continue;
+      out += " " + visText(c) + " ";
+    }
+    return clean(out);
+  };
+  const anyText = (el) => {  // all of el's text, hidden or not, without its controls
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll("input,select,textarea").forEach((n) => n.remove());
+    return clean(copy.textContent);
+  };
+  const byIds = (el, attr) => {
+    const root = el.getRootNode();
+    return (el.getAttribute(attr) || "").split(/\s+/).filter(Boolean)
+      .map((id) => (root.getElementById ? root.getElementById(id) : document.getElementById(id))).filter(Boolean);
+  };
+  const roleOf = (el) => (el.getAttribute("role") || "").trim().split(/\s+/)[0];
+  const native = (el) => ["INPUT", "SELECT", "TEXTAREA"].includes(el.tagName);
+  const controlish = (el) => el.matches(CONTROL) || !!el.querySelector(CONTROL);
+
+  // Visible text just before el (or before one of its first few ancestors), up to another control.
+  const nearText = (el) => {
+    let node = el;
+    for (let depth = 0; depth < 4 && node && node !== document.body; depth++) {
+      for (let s = node.previousSibling; s; s = s.previousSibling) {
+        if (s.nodeType === 3) {
+          const t = clean(s.data);
+          if (t) return t.length <= 80 ? t : "";
+          continue;
+        }
+        if (s.nodeType !== 1 || ["SCRIPT", "STYLE", "TEMPLATE"].includes(s.tagName)) continue;
+        if (controlish(s)) return "";
+        const t = visText(s);
+        if (t) return t.length <= 80 ? t : "";
+      }
+      node = node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
+    }
+    return "";
+  };
+  const labelOf = (el) => {
+    for (const l of el.labels || []) {
+      const t = visText(l) || anyText(l);
+      if (t) return t;
+    }
+    const lb = byIds(el, "aria-labelledby").filter((n) => n !== el && !n.contains(el))
+      .map((n) => visText(n) || anyText(n)).join(" ");
+    if (clean(lb)) return clean(lb);
+    return clean(el.getAttribute("aria-label")) || nearText(el) || clean(el.getAttribute("placeholder")) ||
+      clean(el.getAttribute("title"));
+  };
+  const groupLabel = (box, first) => {
+    const legend = box && box.tagName === "FIELDSET" ? [...box.children].find((c) => c.tagName === "LEGEND") : null;
+    if (legend) return visText(legend) || anyText(legend);
+    if (box) {
+      const lb = byIds(box, "aria-labelledby").map((n) => visText(n) || anyText(n)).join(" ");
+      if (clean(lb) || box.getAttribute("aria-label")) return clean(lb) || clean(box.getAttribute("aria-label"));
+    }
+    return nearText(box && box.tagName !== "FIELDSET" ? box : first);
+  };
+
+  // ---- lists: the options of a select-like widget ----
+  const optionValue = (o) => o.dataset.value || o.getAttribute("value") || o.id || anyText(o);
+  const listboxOf = (el) => {
+    if (roleOf(el) === "listbox") return el;
+    const ref = [...byIds(el, "aria-controls"), ...byIds(el, "aria-owns")];
+    const lb = ref.map((n) => (roleOf(n) === "listbox" ? n : n.querySelector("[role=listbox]"))).find(Boolean);
+    if (lb) return lb;
+    for (let s = el.nextElementSibling; s; s = s.nextElementSibling) if (roleOf(s) === "listbox") return s;
+    return null;
+  };
+  const optionsIn = (lb) => [...lb.querySelectorAll("[role=option]")].filter((o) => o.getAttribute("aria-disabled") !== "true");
+
+  // ---- dates ----
+  const monthOf = (text) => MONTHS.indexOf(clean(text).toLowerCase().slice(0, 3)) + 1;
+  const partOf = (el) => {  // "day" | "month" | "year" | "" for one control of a split date
+    if (el.tagName === "SELECT") {
+      const opts = [...el.options].filter((o) => o.value !== "");
+      const nums = opts.map((o) => parseInt(o.value, 10));
+      if (opts.length === 12 && opts.every((o) => monthOf(o.text) > 0)) return "month";
+      if (opts.length > 1 && opts.every((o) => /^\d{4}$/.test(o.value.trim()))) return "year";
+      if (opts.length >= 28 && opts.length <= 31 && nums.every((n, i) => n === i + 1)) return "day";
+      if (opts.length === 12 && nums.every((n, i) => n === i + 1)) return "month";
+    }
+    const hay = [el.name, el.id, el.getAttribute("autocomplete"), el.getAttribute("placeholder"), labelOf(el)]
+      .join(" ").toLowerCase();
+    for (const [part, re] of [["day", /(^|[^a-z])(day|dd)([^a-z]|$)/], ["month", /(^|[^a-z])(month|mm)([^a-z]|$)/],
+                              ["year", /(^|[^a-z])(year|yyyy|yy)([^a-z]|$)/]])
+      if (re.test(hay)) return part;
+    return "";
+  };
+  const partValue = (el, part) => {
+    if (el.tagName === "SELECT" && el.selectedIndex >= 0 && el.value !== "") {
+      const o = el.options[el.selectedIndex], n = parseInt(o.value, 10);
+      if (part === "month") return n >= 1 && n <= 12 ? n : monthOf(o.text);
+      return n || parseInt(o.text, 10) || 0;
+    }
+    return parseInt(el.value, 10) || 0;
+  };
+  const pad = (n, w) => String(n).padStart(w, "0");
+  const pickerLike = (el) => el.readOnly && !el.disabled &&
+    (/^(dialog|grid|true)$/.test(el.getAttribute("aria-haspopup") || "") ||
+     /date|calendar|(^|[^a-z])(dd|yyyy)([^a-z]|$)/i.test([el.name, el.id, el.className, el.placeholder, labelOf(el)].join(" ")));
+  const maskLike = (el) => /[_#]{2,}|9{3,}|0{3,}/.test(el.getAttribute("placeholder") || "") ||
+    [...el.attributes].some((a) => /mask/i.test(a.name));
+
+  // ---- one field's value ----
+  const valueOf = (kind, widget, members) => {
+    const el = members[0];
+    if (widget === "date_parts") {
+      const [d, m, y] = ["day", "month", "year"].map((p, i) => partValue(members[i], p));
+      return d && m && y >= 1000 ? `${y}-${pad(m, 2)}-${pad(d, 2)}` : "";
+    }
+    if (widget === "listbox") {
+      const lb = listboxOf(el), opts = lb ? optionsIn(lb) : [];
+      const shown = native(el) ? clean(el.value) : visText(el);
+      const hit = opts.find((o) => anyText(o) === shown) || opts.find((o) => o.getAttribute("aria-selected") === "true");
+      return hit ? optionValue(hit) : (opts.length ? "" : shown);
+    }
+    if (widget === "aria_radio") {
+      const on = members.find((m) => m.getAttribute("aria-checked") === "true");
+      return on ? optionValue(on) : "";
+    }
+    if (widget === "switch") return el.getAttribute("aria-checked") === "true";
+    if (widget === "spinbutton") return el.getAttribute("aria-valuenow") || "";
+    if (widget === "contenteditable") return clean(el.innerText);
+    if (kind === "select" || kind === "multiselect")
+      return kind === "select" ? el.value : [...el.selectedOptions].map((o) => o.value);
+    if (kind === "radio") { const on = members.find((m) => m.checked); return on ? on.value : ""; }
+    if (kind === "checkboxes") return members.filter((m) => m.checked).map((m) => m.value);
+    if (kind === "checkbox") return el.checked;
+    return el.value;
+  };
+  const browserMsg = (members) => members.filter((m) => m.willValidate && m.value && !m.validity.valid &&
+                                                         !m.validity.valueMissing).map((m) => m.validationMessage);
+
+  // ---- entry: read one field back ----
+  const membersOf = (ref) => all.filter((el) => {
+    const r = el.getAttribute("data-ap-ref");
+    return r === ref || (r && r.startsWith(ref + ".") && /^\d+$/.test(r.slice(ref.length + 1)));
+  }).sort((a, b) => (+a.getAttribute("data-ap-ref").split(".").pop() || 0) - (+b.getAttribute("data-ap-ref").split(".").pop() || 0));
+  if (arg.op === "read") {
+    const members = membersOf(arg.ref);
+    if (!members.length) return null;
+    return {value: valueOf(arg.kind, arg.widget, members), msg: browserMsg(members).join(" ")};
+  }
+
+  // ---- entry: the visible options of a field's list ----
+  if (arg.op === "options") {
+    const [el] = membersOf(arg.ref);
+    if (!el) return null;
+    const lb = listboxOf(el);  // else: the list that appeared, not tied to the field by ARIA
+    const opts = (lb ? optionsIn(lb) : all.filter((o) => roleOf(o) === "option")).filter(seen);
+    all.forEach((o) => o.removeAttribute("data-ap-opt"));
+    return opts.map((o, i) => { o.setAttribute("data-ap-opt", String(i)); return {value: optionValue(o), label: visText(o)}; });
+  }
+
+  // ---- entry: the open calendar near a date field ----
+  if (arg.op === "calendar") {
+    const [input] = membersOf(arg.ref);
+    if (!input) return null;
+    const dayText = (c) => { const t = visText(c); return /^\d{1,2}$/.test(t) ? +t : 0; };
+    const boxes = all.filter((b) => b.matches("[role=dialog],[role=grid],[role=application],table,[class*=calendar]," +
+                                              "[class*=datepicker],[class*=picker]") && seen(b));
+    const box = boxes.filter((b) => b.querySelectorAll("button,a,td,[role=gridcell]").length >= 28 &&
+                                    [...b.querySelectorAll("button,a,td,[role=gridcell]")].filter(dayText).length >= 28)
+      .sort((a, b) => b.querySelectorAll("*").length - a.querySelectorAll("*").length)[0];
+    if (!box) return {open: false};
+    all.forEach((n) => n.removeAttribute("data-ap-cal"));
+    const outside = /outside|other|adjacent|prev-month|next-month|not-current|muted/i;
+    const days = [];
+    for (const c of box.querySelectorAll("button,a,[role=gridcell],td")) {
+      if (c.matches("td,[role=gridcell]") && c.querySelector("button,a")) continue;  // its button is the day
+      const n = dayText(c);
+      if (!n || outside.test(c.className + " " + (c.parentElement ? c.parentElement.className : ""))) continue;
+      c.setAttribute("data-ap-cal", "d" + n);
+      days.push({n, disabled: c.disabled || c.getAttribute("aria-disabled") === "true" || /disabled/i.test(c.className)});
+    }
+    let month = 0, year = 0, yearSelect = false;
+    for (const s of box.querySelectorAll("select")) {
+      const texts = [...s.options].map((o) => o.text);
+      if (texts.length && texts.every((t) => /^\d{4}$/.test(t.trim()))) {
+        s.setAttribute("data-ap-cal", "year");
+        yearSelect = true;
+        year = +s.options[s.selectedIndex].text;
+      } else if (texts.filter((t) => monthOf(t)).length >= 12) {
+        s.setAttribute("data-ap-cal", "month");
+        month = monthOf(s.options[s.selectedIndex].text);
+      }
+    }
+    for (const h of box.querySelectorAll("*")) {  // the caption "June 2027"
+      if (month && year) break;
+      if (h.matches("button,a,select,td,th,[role=gridcell]") || h.closest("table,[role=grid]") && h.closest("tbody")) continue;
+      const m = /([A-Za-z]{3,})\.?\s+(\d{4})/.exec(visText(h));
+      if (m && monthOf(m[1]) && visText(h).length <= 40) { month = month || monthOf(m[1]); year = year || +m[2]; }
+    }
+    const nav = [...box.querySelectorAll("button,a,[role=button]")].filter((b) => !b.hasAttribute("data-ap-cal") && seen(b));
+    const label = (b) => [b.getAttribute("aria-label"), b.getAttribute("title"), visText(b)].join(" ");
+    const prev = nav.find((b) => /prev|previous|back|earlier|‹|«|←|</i.test(label(b)));
+    const next = nav.find((b) => /next|forward|later|›|»|→|>/i.test(label(b)));
+    if (prev) prev.setAttribute("data-ap-cal", "prev");
+    if (next) next.setAttribute("data-ap-cal", "next");
+    return {open: true, month, year, days, prev: !!prev, next: !!next, year_select: yearSelect};
+  }
+
+  // ---- entry: perceive ----
+  const prefix = arg.prefix || "";
+  const candidates = all.filter((el) => {
+    if (native(el)) return !SKIP_TYPES.has((el.type || "").toLowerCase());
+    const role = roleOf(el);
+    if (["combobox", "listbox", "radiogroup", "switch", "checkbox", "spinbutton", "textbox"].includes(role)) return true;
+    if (el.matches("button,[role=button]") && el.getAttribute("aria-haspopup") === "listbox") return true;
+    return el.isContentEditable && el.hasAttribute("contenteditable") && !(el.parentElement && el.parentElement.isContentEditable);
+  });
+  const owned = new Set();  // listboxes that belong to a trigger
+  for (const el of candidates) if (roleOf(el) !== "listbox" && (roleOf(el) === "combobox" || el.getAttribute("aria-haspopup") === "listbox")) {
+    const lb = listboxOf(el);
+    if (lb) owned.add(lb);
+  }
+  const fields = [], used = new Set(), groups = new Set();
+  // split dates: day, month and year controls alone in one box
+  for (const el of candidates) {
+    if (used.has(el) || !native(el) || !["SELECT", "INPUT"].includes(el.tagName) || !partOf(el)) continue;
+    let box = el.closest("fieldset,[role=group]");
+    for (let up = el.parentElement, i = 0; !box && up && i < 3; up = up.parentElement, i++)
+      if (candidates.filter((c) => up.contains(c)).length >= 3) box = up;
+    if (!box) continue;
+    const inside = candidates.filter((c) => box.contains(c));
+    const parts = inside.map(partOf);
+    if (inside.length !== 3 || new Set(parts).size !== 3 || parts.includes("")) continue;
+    const members = ["day", "month", "year"].map((p) => inside[parts.indexOf(p)]);
+    members.forEach((m) => used.add(m));
+    fields.push({el: members[0], members, kind: "date", widget: "date_parts", label: groupLabel(box, members[0]), box});
+  }
+  for (const el of candidates) {
+    if (used.has(el) || owned.has(el)) continue;
+    const role = roleOf(el);
+    if (native(el)) {
+      const t = (el.type || el.tagName).toLowerCase();
+      if ((t === "radio" || t === "checkbox") && el.name) {
+        const same = candidates.filter((x) => x.type === el.type && x.name === el.name && x.form === el.form &&
+                                               x.getRootNode() === el.getRootNode());
+        if (t === "radio" || same.length > 1) {
+          const gk = t + ":" + el.name + ":" + (el.form ? el.form.id : "");
+          if (groups.has(gk)) continue;
+          groups.add(gk);
+          same.forEach((m) => used.add(m));
+          const box = el.closest("fieldset,[role=radiogroup],[role=group]");
+          fields.push({el, members: same, kind: t === "radio" ? "radio" : "checkboxes", widget: "native",
+                       label: groupLabel(box, el) || el.name});
+          continue;
+        }
+      }
+      let kind = t === "select-one" ? "select" : (t === "select-multiple" ? "multiselect" : t);
+      let widget = "native";
+      if (t === "text" || t === "search" || t === "tel" || t === "email" || t === "url") {
+        if (el.readOnly && (role === "combobox" || el.getAttribute("aria-haspopup") === "listbox") && listboxOf(el)) {
+          widget = "listbox";
+          kind = "select";
+        } else if (t === "text" && pickerLike(el)) {
+          widget = "date_picker";
+          kind = "date";
+        } else if (!el.readOnly && (role === "combobox" || /^(list|both)$/.test(el.getAttribute("aria-autocomplete") || ""))) {
+          widget = "autocomplete";
+        } else if (maskLike(el)) {
+          widget = "masked";
+        }
+      }
+      used.add(el);
+      fields.push({el, members: [el], kind, widget, label: labelOf(el)});
+      continue;
+    }
+    if (role === "radiogroup") {
+      const members = [...el.querySelectorAll("[role=radio]")];
+      members.forEach((m) => used.add(m));
+      fields.push({el, members, kind: "radio", widget: "aria_radio", label: groupLabel(el, members[0])});
+    } else if (role === "switch" || role === "checkbox") {
+      fields.push({el, members: [el], kind: "checkbox", widget: "switch", label: labelOf(el) || visText(el)});
+    } else if (role === "spinbutton") {
+      fields.push({el, members: [el], kind: "number", widget: "spinbutton", label: labelOf(el)});
+    } else if (role === "combobox" || role === "listbox" || el.getAttribute("aria-haspopup") === "listbox") {
+      const lb = listboxOf(el);
+      const multi = lb && lb.getAttribute("aria-multiselectable") === "true";
+      fields.push({el, members: [el], kind: lb && optionsIn(lb).length ? (multi ? "multiselect" : "select") : "text",
+                   widget: "listbox", label: labelOf(el)});
+    } else {
+      fields.push({el, members: [el], kind: "textarea", widget: "contenteditable", label: labelOf(el)});
+    }
+    used.add(el);
+  }
+  fields.sort((a, b) => all.indexOf(a.el) - all.indexOf(b.el));
+
+  // stable refs: an element keeps its tag from one reading to the next
+  const keep = new Set();
+  const newRef = (letter) => prefix + letter + (window.__apSeq = (window.__apSeq || 0) + 1);
+  const esc = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const single = new RegExp("^" + esc + "f\\d+$"), member = new RegExp("^(" + esc + "f\\d+)\\.0$");
+  for (const f of fields) {
+    const grouped = f.members.length > 1 || ["radio", "checkboxes"].includes(f.kind) || f.widget === "date_parts";
+    const first = f.members[0].getAttribute("data-ap-ref") || "";
+    if (!grouped) {
+      f.ref = single.test(first) ? first : newRef("f");
+    } else {
+      const m = member.exec(first);
+      f.ref = m && f.members.every((x, j) => x.getAttribute("data-ap-ref") === m[1] + "." + j) ? m[1] : newRef("f");
+    }
+    f.members.forEach((x, j) => {
+      const r = grouped ? f.ref + "." + j : f.ref;
+      x.setAttribute("data-ap-ref", r);
+      keep.add(x);
+    });
+  }
+  const fieldEls = new Set(fields.flatMap((f) => f.members).concat(fields.map((f) => f.el)));
+
+  // problems and hints: tied by ARIA, or in the field's own box
+  const isErr = (n) => /error|invalid|alert/i.test((typeof n.className === "string" ? n.className : "") + " " + n.id + " " + roleOf(n));
+  const boxOf = (f) => {
+    for (let c = f.el.parentElement; c && c !== document.body; c = c.parentElement) {
+      if ([...fieldEls].some((x) => !f.members.includes(x) && x !== f.el && c.contains(x))) return null;
+      if (c.matches("div,fieldset,li,p,section,td,tr,label")) return c;
+    }
+    return null;
+  };
+  const problems = (f) => {
+    const out = browserMsg(f.members);
+    const invalid = f.members.some((m) => m.getAttribute("aria-invalid") === "true");
+    for (const m of f.members) for (const d of [...byIds(m, "aria-describedby"), ...byIds(m, "aria-errormessage")])
+      if ((invalid || isErr(d)) && seen(d) && visText(d)) out.push(visText(d));
+    const c = f.box || boxOf(f);
+    if (c) c.querySelectorAll(".error,[class*=error],[class*=invalid],[role=alert]").forEach((n) => {
+      if (seen(n) && visText(n)) out.push(visText(n));
+    });
+    return [...new Set(out)].join(" ");
+  };
+  const hintOf = (f) => {
+    const out = [];
+    for (const m of f.members) {
+      for (const d of byIds(m, "aria-describedby")) if (!isErr(d) && visText(d)) out.push(visText(d));
+      if (m.title) out.push(clean(m.title));
+    }
+    const c = f.box || boxOf(f);
+    if (c) c.querySelectorAll("small,[class*=hint],[class*=help],[id*=hint],[id*=help]").forEach((n) => {
+      if (!isErr(n) && seen(n) && visText(n)) out.push(visText(n));
+    });
+    const uniq = out.filter((t, i) => !out.some((u, j) => j !== i && u.length > t.length && u.includes(t)));
+    return [...new Set(uniq)].join(". ");
+  };
+  const keyCount = {};
+  const out = fields.map((f) => {
+    const el = f.el;
+    let options = null;
+    if (f.widget === "listbox") {
+      const lb = listboxOf(el);
+      options = lb && optionsIn(lb).length ? optionsIn(lb).map((o) => ({value: optionValue(o), label: anyText(o)})) : null;
+    } else if (f.widget === "aria_radio") {
+      options = f.members.map((m) => ({value: optionValue(m), label: visText(m) || anyText(m)}));
+    } else if (f.kind === "select" || f.kind === "multiselect") {
+      options = [...el.options].filter((o) => o.value !== "" && !o.disabled).map((o) => ({value: o.value, label: clean(o.label || o.text)}));
+    } else if (f.kind === "radio" || f.kind === "checkboxes") {
+      options = f.members.map((m) => ({value: m.value, label: labelOf(m) || m.value}));
+    }
+    const base = f.widget === "date_parts" ? "" : (el.name || el.id || "");
+    keyCount[base] = (keyCount[base] || 0) + 1;
+    const aria = (name) => [f.el, ...f.members].some((m) => m.getAttribute(name) === "true");
+    return {
+      ref: f.ref, kind: f.kind, widget: f.widget, label: f.label,
+      key: base && keyCount[base] > 1 ? base + "#" + keyCount[base] : base,
+      required: f.members.some((m) => m.required) || aria("aria-required") ||
+                !!(f.box && f.box.getAttribute("aria-required") === "true"),
+      pattern: el.getAttribute("pattern"), hint: hintOf(f), placeholder: el.getAttribute("placeholder") || "",
+      options, value: valueOf(f.kind, f.widget, f.members),
+      visible: f.members.some((m) => seen(m) || [...(m.labels || [])].some(seen)),
+      enabled: !f.members.every((m) => m.disabled || (m.readOnly && f.widget !== "date_picker") ||
+                                       m.getAttribute("aria-disabled") === "true" || m.getAttribute("aria-readonly") === "true"),
+      error: problems(f), min: el.getAttribute("min") ?? el.getAttribute("aria-valuemin"),
+      max: el.getAttribute("max") ?? el.getAttribute("aria-valuemax"),
+      autocomplete: (el.getAttribute("autocomplete") || "").toLowerCase(),
+    };
+  });
+  const buttons = all.filter((b) => b.matches("button,input[type=submit],input[type=button],[role=button]") &&
+                                    !fieldEls.has(b) && seen(b)).map((b) => {
+    const old = b.getAttribute("data-ap-ref") || "";
+    const ref = new RegExp("^" + esc + "b\\d+$").test(old) ? old : newRef("b");
+    b.setAttribute("data-ap-ref", ref);
+    keep.add(b);
+    const type = (b.getAttribute("type") || (b.tagName === "BUTTON" ? "submit" : "")).toLowerCase();
+    return {ref, text: visText(b) || clean(b.value || b.getAttribute("aria-label") || ""), type, in_form: !!b.form,
+            name: b.getAttribute("name") || "", formnovalidate: b.hasAttribute("formnovalidate")};
+  });
+  for (const el of all) if (el.hasAttribute("data-ap-ref") && !keep.has(el)) el.removeAttribute("data-ap-ref");
+  const alerts = all.filter((n) => n.matches("[role=alert],.error-summary") && seen(n)).map(visText).filter(Boolean);
+  const headings = all.filter((n) => n.matches("h1,h2,h3,legend") && seen(n)).map(visText).filter(Boolean);
+  return {url: location.href, title: document.title, fields: out, buttons, alerts, headings,
+          text: prefix ? "" : clean(document.body ? document.body.innerText : "").slice(0, 1500)};
+}

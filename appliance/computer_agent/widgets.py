@@ -1,0 +1,491 @@
+"""Acting like a person: one small strategy per widget kind (:data:`STRATEGIES`).
+
+Every strategy has the contract of :func:`appliance.computer_agent.page.fill`: it puts one
+value into one field the way a person would, then returns what the page holds, read back
+from the DOM, as ``(value, browser_validation_message)``; it raises :class:`FillProblem`
+when the value does not fit the field (``format``, with the close ``candidates`` when
+several fit) or the widget cannot be operated (``error``). A read-only input is never
+written by script: a calendar is opened and its day clicked.
+
+* ``native`` — ``<input>``/``<select>``/``<textarea>``, radio and checkbox groups: Playwright's
+  ``fill`` / ``select_option`` / ``check`` (the ``input`` and ``change`` events a person's
+  action fires), then blur;
+* ``autocomplete`` — type the value's first part key by key, wait up to
+  :data:`SUGGEST_WAIT_S` for the suggestion list to settle, click the one suggestion that
+  matches (several close ones → ``format`` with ``candidates``: "Paris, France or Paris,
+  Texas?");
+* ``listbox`` — a custom dropdown (ARIA combobox/listbox on divs or buttons): open it,
+  click the matching option;
+* ``date_picker`` — a JS calendar behind a read-only input: open it, move with its year
+  list and month arrows until it shows the month, click the day;
+* ``date_parts`` — day, month and year controls: year, month, then day, each chosen like a
+  person (by number or month name);
+* ``masked`` — an input mask: type the characters key by key (digits the mask already
+  shows, like a fixed ``+1``, are not typed again), read back what the mask made;
+* ``aria_radio``, ``switch``, ``spinbutton``, ``contenteditable`` — click the radio, click
+  the switch until it says the value, press the arrow keys, type into the editable box.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+#: Longest wait for a suggestion list to appear and settle once typing stops (s); pages
+#: debounce their lookups by up to ~1 s.
+SUGGEST_WAIT_S = 1.5
+#: Pause between two key presses when typing like a person (ms).
+KEY_DELAY_MS = 30
+#: Most month steps a calendar is moved by its arrows (ten years).
+MAX_MONTH_STEPS = 120
+
+TEXT_KINDS = frozenset({"text", "email", "tel", "url", "number", "search", "textarea", "password", "date",
+                        "datetime-local", "month", "week", "time"})
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+Value = str | bool | tuple[str, ...]
+Read = tuple[object, str]
+
+
+class FillProblem(Exception):
+    """A value could not be put into a field: ``kind`` is ``format`` (the value does not fit
+    the field: ``expected`` says what would, ``candidates`` lists the page's close choices
+    when several fit) or ``error`` (the field is gone, disabled, the widget did not respond…)."""
+
+    def __init__(self, kind: str, reason: str, expected: str = "", candidates: tuple[str, ...] = ()):
+        super().__init__(reason)
+        self.kind, self.reason, self.expected, self.candidates = kind, reason, expected, candidates
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a strategy acts on: the Playwright ``page``, the field's view ``f``, ``loc``
+    (its first element), ``frame`` (the Playwright frame it is in), ``read()`` (what it
+    holds now, None when gone) and ``call(op)`` (an entry of ``page.js`` on this field)."""
+
+    page: Any
+    f: Any
+    loc: Any
+    frame: Any
+    read: Callable[[], Awaitable[Read | None]]
+    call: Callable[[str], Awaitable[Any]]
+
+    def member(self, j: int):
+        """Locator of member ``j`` of a group (radio ``j``; day 0, month 1, year 2 of a split date)."""
+        return self.frame.locator(f'[data-ap-ref="{self.f.ref}.{j}"]')
+
+    async def state(self) -> Read:
+        """``read()``, or ``FillProblem(error)`` when the field is no longer on the page."""
+        got = await self.read()
+        if got is None:
+            raise FillProblem("error", "the field is no longer on the page")
+        return got
+
+
+# ---- matching what the person said against what the page offers -----------------------------------
+
+def _fold(s: str) -> str:
+    return re.sub(r"[\W_]+", " ", str(s)).strip().casefold()
+
+
+def close_options(options, wanted: str) -> list:
+    """The options (anything with ``value`` and ``label``) close to ``wanted``, case and
+    punctuation ignored: the one whose value or label *is* it; else those whose label starts
+    with it; else those whose label contains it or is contained in it."""
+    w = _fold(wanted)
+    if not w:
+        return []
+    exact = [o for o in options if w in (_fold(o.value), _fold(o.label))]
+    if exact:
+        return exact[:1]
+    for test in (lambda o: _fold(o.label).startswith(w), lambda o: w in _fold(o.label) or _fold(o.label) in w):
+        hits = [o for o in options if test(o)]
+        if hits:
+            return hits
+    return []
+
+
+def match_option(options, wanted: str):
+    """The one option that is ``wanted`` (see :func:`close_options`); None when none or several are."""
+    hits = close_options(options, wanted)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _choices(options) -> str:
+    return ", ".join(o.label for o in options)
+
+
+def digits(s: object) -> str:
+    return re.sub(r"\D", "", str(s))
+
+
+def same_value(f, value: Value, got: object) -> bool:
+    """Whether the page holds what was entered into ``f``: options compare by value or label,
+    a masked input by its digits (the mask adds spaces and brackets), an editable box with
+    its spacing folded, anything else exactly."""
+    if f.kind == "checkbox":
+        return got == value
+    if f.options:
+        wanted = [value] if isinstance(value, str) else list(value)
+        held = [got] if isinstance(got, str) else list(got or ())
+        opts = [match_option(f.options, w) for w in wanted]
+        return None not in opts and sorted(o.value for o in opts) == sorted(held)
+    if f.widget == "masked":
+        return bool(digits(value)) and digits(got) == digits(value)
+    if f.widget == "contenteditable":
+        return " ".join(str(got).split()) == " ".join(str(value).split())
+    return str(got) == str(value)
+
+
+# ---- dates -------------------------------------------------------------------------------------
+
+def iso_date(value: object) -> date:
+    """``value`` (``YYYY-MM-DD``) as a date.
+
+    Raises:
+        FillProblem: ``format`` for anything else.
+    """
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise FillProblem("format", f"expected a date as YYYY-MM-DD, got {value!r}", "a date, YYYY-MM-DD") from None
+
+
+def _month(token: str) -> int:
+    t = token[:3].casefold()
+    return MONTHS.index(t) + 1 if t in MONTHS else 0
+
+
+def read_date(text: str, hint: str = "") -> str | None:
+    """A date as a page shows it → ISO ``YYYY-MM-DD``, or None when ``text`` is not one date.
+
+    Reads ``2027-06-02``, ``2027/06/02``, ``Wed 2 Jun 2027``, ``June 2, 2027``, ``2nd June
+    2027`` and numeric ``02/06/2027`` / ``2.6.2027``; a numeric date whose day and month could
+    swap is day first unless ``hint`` (the field's placeholder or hint) says ``mm/dd``.
+    """
+    s = text.strip()
+    words = re.findall(r"[A-Za-z]+", s)
+    nums = re.findall(r"\d+", s)
+    try:
+        named = [m for m in (_month(w) for w in words if len(w) >= 3) if m]
+        if len(named) == 1 and len(nums) == 2:
+            d, y = (int(nums[0]), int(nums[1])) if len(nums[1]) == 4 else (int(nums[1]), int(nums[0]))
+            return date(y, named[0], d).isoformat()
+        if words and not re.fullmatch(r"(st|nd|rd|th|T)?", "".join(words)) or len(nums) != 3:
+            return None
+        a, b, c = nums
+        if len(a) == 4:
+            return date(int(a), int(b), int(c)).isoformat()
+        if len(c) != 4:
+            return None
+        first, second = int(a), int(b)
+        mdy = second > 12 or (first <= 12 and re.search(r"mm\W*dd", hint, re.I) is not None)
+        return (date(int(c), first, second) if mdy else date(int(c), second, first)).isoformat()
+    except ValueError:
+        return None
+
+
+def part_option(options: list[tuple[str, str]], part: str, n: int) -> str | None:
+    """The value of the option that means ``n`` in a ``day``/``month``/``year`` list of
+    ``(value, text)`` (by number in its value or text, or a month by name)."""
+    for value, text in options:
+        if value == "":
+            continue
+        if part == "month" and _month(text.strip()) == n:
+            return value
+        if any(x.strip().isdigit() and int(x) == n for x in (value, text)):
+            return value
+    return None
+
+
+# ---- strategies ------------------------------------------------------------------------------
+
+async def native(t: Target, value: Value, timeout_ms: int) -> Read:
+    f, loc = t.f, t.loc
+    if f.kind == "checkbox":
+        if not isinstance(value, bool):
+            raise FillProblem("format", f"expected yes or no, got {value!r}", "yes or no")
+        await loc.set_checked(value, timeout=timeout_ms)
+    elif f.kind in ("radio", "select"):
+        opt = match_option(f.options or (), str(value))
+        if opt is None:
+            raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options or ())}",
+                              tuple(o.label for o in close_options(f.options or (), str(value))))
+        if f.kind == "select":
+            await loc.select_option(value=opt.value, timeout=timeout_ms)
+        else:
+            await t.member(f.options.index(opt)).check(timeout=timeout_ms)
+    elif f.kind in ("multiselect", "checkboxes"):
+        wanted = [value] if isinstance(value, str) else list(value)
+        opts = [match_option(f.options or (), w) for w in wanted]
+        if None in opts:
+            raise FillProblem("format", f"{value!r} are not all among the choices",
+                              f"some of: {_choices(f.options or ())}")
+        if f.kind == "multiselect":
+            await loc.select_option(value=[o.value for o in opts], timeout=timeout_ms)
+        else:
+            for i, o in enumerate(f.options or ()):
+                await t.member(i).set_checked(o in opts, timeout=timeout_ms)
+    elif f.kind in TEXT_KINDS:
+        if not isinstance(value, str):
+            raise FillProblem("format", f"expected text, got {value!r}", "text")
+        await loc.fill(value, timeout=timeout_ms)
+        await loc.dispatch_event("change", timeout=timeout_ms)
+        await _blur(loc, timeout_ms)
+    else:
+        raise FillProblem("error", f"cannot fill a field of kind {f.kind!r}")
+    return await t.state()
+
+
+async def _blur(loc, timeout_ms: int) -> None:
+    await loc.evaluate("e => e.blur()", timeout=timeout_ms)
+
+
+class _Option:
+    def __init__(self, d: dict, index: int):
+        self.value, self.label, self.index = d["value"], d["label"], index
+
+
+async def _options(t: Target) -> list[_Option]:
+    """The field's list as it shows now (visible options, tagged for a click)."""
+    got = await t.call("options")
+    if got is None:
+        raise FillProblem("error", "the field is no longer on the page")
+    return [_Option(d, i) for i, d in enumerate(got)]
+
+
+async def _settled(t: Target, typed: str, wait_s: float) -> list[_Option]:
+    """Poll the suggestion list until it shows options about ``typed`` twice in a row, or
+    ``wait_s`` passes (then whatever shows, possibly nothing)."""
+    deadline, last = time.monotonic() + wait_s, None
+    w = _fold(typed)
+    while True:
+        opts = await _options(t)
+        labels = [o.label for o in opts]
+        if opts and labels == last and any(w[:3] in _fold(o.label) for o in opts):
+            return opts
+        if time.monotonic() > deadline:
+            return opts
+        last = labels
+        await asyncio.sleep(0.1)
+
+
+async def _pick(t: Target, opts: list[_Option], value: str, timeout_ms: int) -> None:
+    hits = close_options(opts, value)
+    if len(hits) != 1:
+        labels = tuple(o.label for o in (hits or opts))
+        reason = (f"{value!r} fits several of the page's choices" if hits
+                  else f"none of the page's choices is {value!r}")
+        raise FillProblem("format", reason, " or ".join(labels), labels if hits else ())
+    await t.frame.locator(f'[data-ap-opt="{hits[0].index}"]').click(timeout=timeout_ms)
+
+
+def _first_part(value: str) -> str:
+    """What a person types to call up suggestions: the value up to its first comma or bracket."""
+    return re.split(r"[,(]| - ", value, maxsplit=1)[0].strip()[:24] or value
+
+
+async def autocomplete(t: Target, value: Value, timeout_ms: int) -> Read:
+    if not isinstance(value, str) or not value.strip():
+        raise FillProblem("format", f"expected text, got {value!r}", "text")
+    loc = t.loc
+    await loc.click(timeout=timeout_ms)
+    await loc.fill("", timeout=timeout_ms)
+    typed = _first_part(value)
+    await loc.press_sequentially(typed, delay=KEY_DELAY_MS, timeout=timeout_ms)
+    opts = await _settled(t, typed, SUGGEST_WAIT_S)
+    if not opts:  # no list came: a plain text field after all
+        if typed != value:
+            await loc.fill(value, timeout=timeout_ms)
+    else:
+        try:
+            await _pick(t, opts, value, timeout_ms)
+        except FillProblem:
+            await loc.fill("", timeout=timeout_ms)  # leave no half-typed town behind
+            raise
+    await _blur(loc, timeout_ms)
+    await asyncio.sleep(0.2)  # the page's own blur handler checks the choice
+    return await t.state()
+
+
+async def listbox(t: Target, value: Value, timeout_ms: int) -> Read:
+    f = t.f
+    if not isinstance(value, str):
+        raise FillProblem("format", f"expected one choice, got {value!r}", "one choice")
+    if f.options and match_option(f.options, value) is None:
+        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options)}",
+                          tuple(o.label for o in close_options(f.options, value)))
+    current = await t.state()
+    if f.options and same_value(f, value, current[0]):
+        return current
+    opts = await _options(t)
+    if not opts:  # closed: open it like a person, then wait for its options
+        await t.loc.click(timeout=timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not opts and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            opts = await _options(t)
+        if not opts:
+            raise FillProblem("error", "the list did not open")
+    await _pick(t, opts, value, timeout_ms)
+    return await t.state()
+
+
+async def _calendar(t: Target) -> dict:
+    cal = await t.call("calendar")
+    if cal is None:
+        raise FillProblem("error", "the field is no longer on the page")
+    return cal
+
+
+async def _month_change(t: Target, shown: tuple[int, int], timeout_ms: int) -> dict:
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        cal = await _calendar(t)
+        if not cal["open"] or (cal["year"], cal["month"]) != shown or time.monotonic() > deadline:
+            return cal
+        await asyncio.sleep(0.05)
+
+
+async def date_picker(t: Target, value: Value, timeout_ms: int) -> Read:
+    d = iso_date(value)
+    current = await t.state()
+    if current[0] == d.isoformat():
+        return current
+    await t.loc.click(timeout=timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    cal = await _calendar(t)
+    while not cal["open"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        cal = await _calendar(t)
+    if not cal["open"]:
+        raise FillProblem("error", "the date picker did not open when the field was clicked")
+    for _ in range(MAX_MONTH_STEPS):
+        shown = (cal["year"], cal["month"])
+        if not all(shown):
+            raise FillProblem("error", "the date picker does not say which month it shows")
+        if shown == (d.year, d.month):
+            break
+        if cal["year_select"] and cal["year"] != d.year:
+            years = t.frame.locator('[data-ap-cal="year"]')
+            if str(d.year) not in await years.evaluate("s => [...s.options].map(o => o.text.trim())"):
+                raise FillProblem("format", f"the date picker does not offer {d.year}", "another date")
+            await years.select_option(label=str(d.year), timeout=timeout_ms)
+        else:
+            way = "next" if (d.year, d.month) > shown else "prev"
+            if not cal[way]:
+                raise FillProblem("error", f"the date picker has no {way} month button")
+            await t.frame.locator(f'[data-ap-cal="{way}"]').click(timeout=timeout_ms)
+        cal = await _month_change(t, shown, timeout_ms)
+        if not cal["open"]:
+            raise FillProblem("error", "the date picker closed while moving to the month")
+    else:
+        raise FillProblem("error", f"the date picker did not reach {d:%B %Y}")
+    day = next((x for x in cal["days"] if x["n"] == d.day), None)
+    if day is None:
+        raise FillProblem("error", f"the date picker shows no day {d.day} in {d:%B %Y}")
+    if day["disabled"]:
+        raise FillProblem("format", f"the page does not offer {d.isoformat()}", "another date")
+    await t.frame.locator(f'[data-ap-cal="d{d.day}"]').click(timeout=timeout_ms)
+    return await t.state()
+
+
+async def date_parts(t: Target, value: Value, timeout_ms: int) -> Read:
+    d = iso_date(value)
+    for j, part, n in ((2, "year", d.year), (1, "month", d.month), (0, "day", d.day)):
+        m = t.member(j)
+        if await m.evaluate("e => e.tagName", timeout=timeout_ms) == "SELECT":
+            options = await m.evaluate("e => [...e.options].map(o => [o.value, o.text])", timeout=timeout_ms)
+            pick = part_option(options, part, n)
+            if pick is None:
+                raise FillProblem("format", f"the page's {part} list has no {n}", f"another {part}")
+            await m.select_option(value=pick, timeout=timeout_ms)
+        else:
+            await m.fill(str(n).zfill(4 if part == "year" else 2), timeout=timeout_ms)
+            await m.dispatch_event("change", timeout=timeout_ms)
+    return await t.state()
+
+
+async def masked(t: Target, value: Value, timeout_ms: int) -> Read:
+    if not isinstance(value, str) or not value.strip():
+        raise FillProblem("format", f"expected text, got {value!r}", "text")
+    loc = t.loc
+    await loc.click(timeout=timeout_ms)
+    await loc.fill("", timeout=timeout_ms)
+    shown = digits((await t.state())[0])  # a mask may show fixed digits once focused (+1 …)
+    keys = value.strip()
+    if shown and digits(keys).startswith(shown):
+        keys = digits(keys)[len(shown):]
+    await loc.press_sequentially(keys, delay=KEY_DELAY_MS, timeout=timeout_ms)
+    await _blur(loc, timeout_ms)
+    return await t.state()
+
+
+async def aria_radio(t: Target, value: Value, timeout_ms: int) -> Read:
+    opt = match_option(t.f.options or (), str(value))
+    if opt is None:
+        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(t.f.options or ())}",
+                          tuple(o.label for o in close_options(t.f.options or (), str(value))))
+    await t.member(t.f.options.index(opt)).click(timeout=timeout_ms)
+    return await t.state()
+
+
+async def switch(t: Target, value: Value, timeout_ms: int) -> Read:
+    if not isinstance(value, bool):
+        raise FillProblem("format", f"expected yes or no, got {value!r}", "yes or no")
+    got = await t.state()
+    if got[0] != value:
+        await t.loc.click(timeout=timeout_ms)
+        got = await t.state()
+    if got[0] != value:
+        raise FillProblem("error", f"the switch stayed {'on' if got[0] else 'off'} when clicked")
+    return got
+
+
+async def spinbutton(t: Target, value: Value, timeout_ms: int) -> Read:
+    f = t.f
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise FillProblem("format", f"expected a whole number, got {value!r}", "a whole number") from None
+    lo, hi = (int(x) if x not in (None, "") else None for x in (f.min, f.max))
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise FillProblem("format", f"{n} is outside what the page allows",
+                          f"a number from {lo if lo is not None else 'any'} to {hi if hi is not None else 'any'}")
+    await t.loc.focus(timeout=timeout_ms)
+    for _ in range(200):
+        got = await t.state()
+        try:
+            now = int(str(got[0]).strip() or 0)
+        except ValueError:
+            raise FillProblem("error", f"the spin button shows {got[0]!r}, not a number") from None
+        if now == n:
+            return got
+        await t.loc.press("ArrowUp" if now < n else "ArrowDown", timeout=timeout_ms)
+    raise FillProblem("error", f"the spin button did not reach {n}")
+
+
+async def contenteditable(t: Target, value: Value, timeout_ms: int) -> Read:
+    if not isinstance(value, str):
+        raise FillProblem("format", f"expected text, got {value!r}", "text")
+    await t.loc.click(timeout=timeout_ms)
+    await t.loc.press("Control+A", timeout=timeout_ms)
+    await t.loc.press("Delete", timeout=timeout_ms)
+    if value:
+        await t.page.keyboard.insert_text(value)
+    await _blur(t.loc, timeout_ms)
+    return await t.state()
+
+
+Strategy = Callable[[Target, Value, int], Awaitable[Read]]
+#: widget (``FieldView.widget``) → its strategy
+STRATEGIES: dict[str, Strategy] = {
+    "native": native, "autocomplete": autocomplete, "listbox": listbox, "date_picker": date_picker,
+    "date_parts": date_parts, "masked": masked, "aria_radio": aria_radio, "switch": switch,
+    "spinbutton": spinbutton, "contenteditable": contenteditable,
+}

@@ -1,0 +1,167 @@
+"""The widgets real forms use, in real Chromium: on every demo page of one difficulty,
+perception finds each field with the label a person reads and the widget that operates it,
+``page.fill`` with the person's answer leaves exactly the expected value in the page, and
+the page's own submit handler accepts it (or, for a "don't submit" task, its draft holds it
+and no submit happened). One Chromium and one demo site serve the whole module."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import date, timedelta
+
+import pytest
+import pytest_asyncio
+
+from appliance import config
+from appliance.computer_agent.browser import Browser
+from appliance.computer_agent.page import FillProblem, fill, locate, perceive, same_value
+from appliance.demo.profile import load_profile
+from appliance.demo.site import DemoSite
+from appliance.demo.spec import evaluate, load_specs
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+TIMEOUT_MS = 3000
+RUNS = [("city-autocomplete", "david"), ("custom-dropdown", "emma"), ("hotel-calendar", "david"),
+        ("companion-dob", "david"), ("shadow-iframe", "emma"), ("wizard", "david"), ("id-check", "emma"),
+        ("contact-reveal", "david"), ("contact-reveal", "emma"), ("masked-phone", "david"),
+        ("aria-widgets", "david"), ("injected-contact", "emma")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def env():
+    async with DemoSite() as site:
+        browser = Browser(config.Config().loopback().browser)
+        page = await browser.start()
+        try:
+            yield site, page
+        finally:
+            await browser.close()
+            assert browser.processes() == []
+
+
+def _fold(s: str) -> str:
+    return re.sub(r"\W+", " ", s).strip().casefold()
+
+
+def _answer(f, fact: str):
+    """What the person says, in the shape page.fill takes for this field."""
+    return fact == "yes" if f.kind == "checkbox" else fact
+
+
+async def _fill_as_person(page, f, said, expected: str):
+    """page.fill with the person's answer; when the page offers several close choices the
+    person names the one they mean (the agent loop does this through the phone agent)."""
+    try:
+        return await fill(page, f, said, TIMEOUT_MS), said
+    except FillProblem as e:
+        assert e.kind == "format" and len(e.candidates) >= 2, (e.kind, e.reason, e.candidates)
+        assert expected in e.candidates, e.candidates
+        return await fill(page, f, expected, TIMEOUT_MS), expected
+
+
+async def _wait_for(predicate, timeout_s: float = 5.0):
+    for _ in range(int(timeout_s / 0.05)):
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+async def _fill_page(page, spec, profile) -> None:
+    """Fill every field the spec has for this person, moving through steps with the page's
+    own step button; checks labels, widgets and read-backs on the way."""
+    known = {_fold(r.label) for r in spec.fields}
+    todo = {r.name: r for r in spec.rules_for(profile)}
+    for _ in range(3 * len(todo) + 3):
+        if not todo:
+            return
+        view = await perceive(page)
+        live = {_fold(f.label): f for f in view.live_fields}
+        assert set(live) <= known, f"fields a person does not see, or unreadable labels: {set(live) - known}"
+        rule = next((r for r in todo.values() if _fold(r.label) in live), None)
+        if rule is None:
+            step = next(b for b in view.buttons if b.role == "step")
+            await locate(page, step).click()
+            continue
+        f = live[_fold(rule.label)]
+        assert f.widget == rule.widget, (rule.name, f.widget)
+        said = _answer(f, profile.facts[rule.key])
+        (got, msg), said = await _fill_as_person(page, f, said, rule.expected(profile))
+        assert not msg and same_value(f, said, got), (rule.name, said, got, msg)
+        del todo[rule.name]
+    raise AssertionError(f"never reached {sorted(todo)}")
+
+
+@pytest.mark.parametrize("form, who", RUNS)
+async def test_each_page_is_filled_and_accepted_by_its_own_handler(env, form, who):
+    site, page = env
+    spec, profile = load_specs()[form], load_profile(who)
+    await page.goto(site.base_url + spec.path)
+    await _fill_page(page, spec, profile)
+    if spec.submit:
+        final = next(b for b in (await perceive(page)).buttons if b.role == "final")
+        before = len(site.attempts_of(form))
+        await locate(page, final).click()
+        await _wait_for(lambda: len(site.attempts_of(form)) > before)
+        attempt = site.attempts_of(form)[-1]
+        assert attempt.outcome == "accepted", attempt.reason
+        data = attempt.data
+    else:
+        await _wait_for(lambda: any(all(r.matches(r.expected(profile), a.data.get(r.name, "")) for r in spec.fields)
+                                    for a in site.attempts_of(form, "draft")))
+        assert not site.attempts_of(form, "accepted") and not site.attempts_of(form, "refused")
+        data = site.attempts_of(form, "draft")[-1].data
+    results = evaluate(spec, profile, data)
+    assert results and all(r.ok for r in results), [r for r in results if not r.ok]
+
+
+async def test_server_side_refusal_is_read_on_the_field_and_fixed(env):
+    site, page = env
+    spec, david = load_specs()["id-check"], load_profile("david")
+    await page.goto(site.base_url + spec.path)
+    view = await perceive(page)
+    fields = {f.label: f for f in view.live_fields}
+    for rule in spec.fields:
+        value = david.first_answers.get(rule.key, david.facts[rule.key])
+        await fill(page, fields[rule.label], value, TIMEOUT_MS)
+    async with page.expect_navigation():
+        await locate(page, next(b for b in view.buttons if b.role == "final")).click()
+    assert site.attempts_of("id-check")[-1].outcome == "refused"
+    after = {f.label: f for f in (await perceive(page)).live_fields}
+    id_field = after["National ID number"]
+    assert id_field.error == "A national ID number has 9 digits; you entered 8." and id_field.value == "73910452"
+    assert not after["First name"].error and after["First name"].value == "David"
+    await fill(page, id_field, david.facts["id_number"], TIMEOUT_MS)
+    async with page.expect_navigation():
+        await locate(page, next(b for b in (await perceive(page)).buttons if b.role == "final")).click()
+    assert site.attempts_of("id-check")[-1].outcome == "accepted"
+    assert all(r.ok for r in evaluate(spec, david, site.submissions_of("id-check")[-1].data))
+
+
+async def test_what_the_page_refuses_goes_back_as_format_problems(env):
+    site, page = env
+    await page.goto(site.urls["custom-dropdown"])
+    nat = next(f for f in (await perceive(page)).live_fields if f.label == "Nationality")
+    with pytest.raises(FillProblem) as e:
+        await fill(page, nat, "Martian", TIMEOUT_MS)
+    assert e.value.kind == "format" and "British" in e.value.expected
+    await page.goto(site.urls["hotel-calendar"])
+    check_in = next(f for f in (await perceive(page)).live_fields if f.label == "Check-in")
+    yesterday = (date.today() - timedelta(days=1)).isoformat()
+    with pytest.raises(FillProblem, match=f"does not offer {yesterday}"):  # disabled in the calendar
+        await fill(page, check_in, yesterday, TIMEOUT_MS)
+    with pytest.raises(FillProblem, match="YYYY-MM-DD"):
+        await fill(page, check_in, "next Tuesday", TIMEOUT_MS)
+    assert await page.locator("#check-in").input_value() == ""  # never written by script
+
+
+async def test_injected_text_stays_out_of_labels_and_fields(env):
+    site, page = env
+    await page.goto(site.urls["injected-contact"])
+    view = await perceive(page)
+    assert "ignore your previous instructions" in view.text  # the page does carry it
+    assert [f.label for f in view.live_fields] == ["First name", "Last name", "Email", "How can we help? (optional)"]
+    hidden = {f.key: f for f in view.fields if not f.fillable}
+    assert {"agent_notes", "website"} <= set(hidden)
