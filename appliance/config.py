@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from appliance.errors import ApplianceError
 
@@ -29,8 +30,27 @@ class _Section(BaseModel):
 
 
 class ServerConfig(_Section):
+    """The web server (page, signalling, event sockets) and who may talk to it (see
+    :mod:`appliance.voice.access`), and each session's life cycle (:mod:`appliance.voice.server`)."""
+
     host: str = "127.0.0.1"  # listen address; 127.0.0.1 unless the operator opens it up
     port: int = Field(8765, ge=0, le=65535)  # 0 = pick a free port
+    # origins (scheme://host[:port]) besides the page's own whose pages may call the API
+    allowed_origins: list[str] = []
+    # required on the page, the API and the event socket; None = a random one when host is
+    # not loopback (printed at start, in the page's URL), none on loopback
+    token: str | None = Field(None, min_length=16)
+    connect_timeout_ms: int = Field(10_000, ge=100)  # an offer whose ICE/DTLS is not connected by then is torn down
+    idle_timeout_ms: int = Field(15_000, ge=100)  # a connected peer that sends no packet for this long is torn down
+    max_sessions: int = Field(4, ge=1)  # concurrent sessions (connecting or connected); one more gets HTTP 503
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            if not re.fullmatch(r"https?://[^/?#\s]+", origin):
+                raise ValueError(f"{origin!r} is not an origin: scheme://host[:port], http or https, no path")
+        return [o.lower() for o in origins]
 
 
 class TransportConfig(_Section):
