@@ -148,6 +148,12 @@ class BusConfig(_Section):
     redis_url: str = "redis://127.0.0.1:6379/0"
     log_dir: str = "~/.cache/appliance/bus"
     log_fsync_ms: int = Field(100, ge=0)  # 0 = fsync every envelope
+    # redis: keep about this many entries per stream, never trimming one a durable group has
+    # not acknowledged (trimmed by MINID; see appliance.bus.redis_streams); 0 = never trim
+    redis_maxlen: int = Field(100_000, ge=0)
+    # redis: an envelope delivered this many times to a durable group without being
+    # acknowledged goes to the dead stream (S:dead) with the reason
+    max_deliveries: int = Field(5, ge=1)
 
 
 class WerewolfConfig(_Section):
