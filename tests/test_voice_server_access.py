@@ -3,9 +3,12 @@ real VoiceServer on loopback (no model: a stand-in runtime and a bare pipeline).
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import pytest
-from server_helpers import bare_pipeline, real_offer, stub_runtime
+from conftest import loopback_only_network
+from server_helpers import bare_pipeline, eventually, real_offer, stub_runtime
 
 from appliance import config
 from appliance.voice.server import VoiceServer
@@ -123,5 +126,30 @@ async def test_on_a_non_loopback_host_everything_but_the_page_code_needs_the_tok
             ws = await browser.ws_connect(base + "/api/events?pc_id=x", origin=base)
             assert (await ws.receive_json(timeout=10))["error"] == "no session 'x'"
             await ws.close()
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not loopback_only_network(),
+                    reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")
+async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
+    """Off loopback, the URL printed at start is all the person needs: the page's own
+    requests (status, offer, event socket) carry the token from its cookie."""
+    import numpy as np
+    import soundfile as sf
+
+    from appliance.voice.page_client import talk
+
+    wav = tmp_path / "mic.wav"
+    sf.write(wav, np.zeros(48_000, np.int16), 48_000)
+    srv = await _server(tmp_path, host="0.0.0.0")
+    try:
+        page = asyncio.create_task(talk(f"http://127.0.0.1:{srv.port}/?token={srv.token}", wav, listen_s=3.0))
+        await eventually(lambda: any(s.events.listeners for s in srv.sessions.values()) or page.done(), 60,
+                         "the page's event socket is open")
+        assert not page.done(), page.exception()  # the page's event socket got through
+        run = await page
+        assert "Connected" in run.status, run.status  # offer answered, ICE and DTLS up
     finally:
         await srv.stop()
