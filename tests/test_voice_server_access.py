@@ -153,3 +153,26 @@ async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
         assert "Connected" in run.status, run.status  # offer answered, ICE and DTLS up
     finally:
         await srv.stop()
+
+
+@pytest.mark.parametrize("server, key, why", [
+    ({"allowed_origins": ["http://tools.example/app"]}, "server.allowed_origins", "is not an origin"),
+    ({"allowed_origins": ["file://x"]}, "server.allowed_origins", "is not an origin"),
+    ({"token": "short"}, "server.token", "at least 16"),
+    ({"max_sessions": 0}, "server.max_sessions", "greater than or equal to 1"),
+])
+def test_bad_server_keys_are_refused_at_start_naming_the_key(server, key, why):
+    with pytest.raises(config.ConfigError) as e:
+        config.load(overrides={"server": server})
+    assert key in str(e.value) and why in str(e.value)
+
+
+async def test_a_configured_token_is_required_even_on_loopback(tmp_path, http):
+    srv = await _server(tmp_path, token="t" * 20)
+    try:
+        async with http.get(_base(srv) + "/api/status") as r:
+            assert r.status == 401
+        async with http.get(_base(srv) + "/api/status", params={"token": "t" * 20}) as r:
+            assert r.status == 200
+    finally:
+        await srv.stop()
