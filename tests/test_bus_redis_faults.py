@@ -20,6 +20,8 @@ from appliance.bus.redis_streams import RedisBus
 
 REPO = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.e2e  # a real redis-server: not one of the fast tests (CONTRACTS.md)
+
 
 class Poisoned(Exception):
     """What the failing handler raises."""
