@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from appliance.chromium import check_form_url
 from appliance.errors import ApplianceError
@@ -46,8 +47,27 @@ class _Section(BaseModel):
 
 
 class ServerConfig(_Section):
+    """The web server (page, signalling, event sockets) and who may talk to it (see
+    :mod:`appliance.voice.access`), and each session's life cycle (:mod:`appliance.voice.server`)."""
+
     host: str = "127.0.0.1"  # listen address; 127.0.0.1 unless the operator opens it up
     port: int = Field(8765, ge=0, le=65535)  # 0 = pick a free port
+    # origins (scheme://host[:port]) besides the page's own whose pages may call the API
+    allowed_origins: list[str] = []
+    # required on the page, the API and the event socket; None = a random one when host is
+    # not loopback (printed at start, in the page's URL), none on loopback
+    token: str | None = Field(None, min_length=16)
+    connect_timeout_ms: int = Field(10_000, ge=100)  # an offer whose ICE/DTLS is not connected by then is torn down
+    idle_timeout_ms: int = Field(15_000, ge=100)  # a connected peer that sends no packet for this long is torn down
+    max_sessions: int = Field(4, ge=1)  # concurrent sessions (connecting or connected); one more gets HTTP 503
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            if not re.fullmatch(r"https?://[^/?#\s]+", origin):
+                raise ValueError(f"{origin!r} is not an origin: scheme://host[:port], http or https, no path")
+        return [o.lower() for o in origins]
 
 
 class TransportConfig(_Section):
@@ -152,6 +172,12 @@ class BusConfig(_Section):
     redis_url: str = "redis://127.0.0.1:6379/0"
     log_dir: str = "~/.cache/appliance/bus"
     log_fsync_ms: int = Field(100, ge=0)  # 0 = fsync every envelope
+    # redis: keep about this many entries per stream, never trimming one a durable group has
+    # not acknowledged (trimmed by MINID; see appliance.bus.redis_streams); 0 = never trim
+    redis_maxlen: int = Field(100_000, ge=0)
+    # redis: an envelope delivered this many times to a durable group without being
+    # acknowledged goes to the dead stream (S:dead) with the reason
+    max_deliveries: int = Field(5, ge=1)
 
 
 class WerewolfConfig(_Section):

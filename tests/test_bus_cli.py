@@ -119,12 +119,16 @@ def test_cli_tail_prints_a_log(tmp_path):
 def test_cli_bench_bus_smoke():
     """Starts its own redis-server."""
     bench = subprocess.run([sys.executable, "-m", "appliance.cli", "bench", "bus", "--json", "--inproc-n", "2000",
-                            "--redis-n", "1000", "--paced-s", "0.2", "--kill-n", "500"], cwd=REPO,
-                           capture_output=True, text=True, timeout=180)
+                            "--redis-n", "1000", "--paced-s", "0.2", "--kill-n", "500", "--restart-n", "2000",
+                            "--rounds", "1"], cwd=REPO, capture_output=True, text=True, timeout=180)
     assert bench.returncode == 0, bench.stderr
     result = json.loads(bench.stdout)
-    assert set(result) == {"inproc", "redis", "lost", "duplicated"}
-    for backend in ("inproc", "redis"):
-        assert set(result[backend]) == {"envelopes_per_s", "p99_ms", "p99_ms_at_1000_per_s"}
+    assert set(result) == {"inproc", "redis", "lost", "duplicated", "restart"}
+    for backend, extra in (("inproc", "queue_only_envelopes_per_s"), ("redis", "trim")):
+        assert set(result[backend]) == {"envelopes_per_s", "p99_ms", "p99_ms_at_1000_per_s", "baseline", "ratio",
+                                        extra}
         assert result[backend]["envelopes_per_s"] > 0 and result[backend]["p99_ms"] > 0
+        assert result[backend]["baseline"]["envelopes_per_s"] > 0 and result[backend]["ratio"] > 0
     assert (result["lost"], result["duplicated"]) == (0, 0)
+    assert {k: result["restart"][k] for k in ("lost", "duplicated", "handled_twice")} == dict.fromkeys(
+        ("lost", "duplicated", "handled_twice"), 0)

@@ -25,6 +25,7 @@ Envelope payload types live one floor below, in :mod:`appliance.protocol`.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -50,12 +51,17 @@ def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False
     else ``<cfg.log_dir>/<session>.jsonl``, ``session`` defaulting to ``bus-<UTC
     yyyymmdd-hhmmss>``; pass the same log with ``resume=True`` to resume an agent from it.
     Redis: ``cfg.redis_url``; the stream is the log (``session`` names the stream when
-    given, else ``appliance:bus``; ``log_path`` does not apply).
+    given, else ``appliance:bus``; ``log_path`` does not apply), trimmed to ``cfg.redis_maxlen`` and
+    dead-lettering after ``cfg.max_deliveries``; this process's publisher log, re-sent from
+    after a server restart, is ``<cfg.log_dir>/<stream>-<UTC time>-<pid>.jsonl``.
     """
     if cfg.backend == "redis":
         from appliance.bus.redis_streams import RedisBus
 
-        return RedisBus(cfg.redis_url, stream=session or "appliance:bus")
+        stream = session or "appliance:bus"
+        own_log = f"{stream.replace(':', '-')}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}.jsonl"
+        return RedisBus(cfg.redis_url, stream=stream, maxlen=cfg.redis_maxlen, max_deliveries=cfg.max_deliveries,
+                        log_path=Path(cfg.log_dir).expanduser() / own_log, log_fsync_ms=cfg.log_fsync_ms)
     if log_path is None:
         name = session or time.strftime("bus-%Y%m%d-%H%M%S", time.gmtime())
         log_path = Path(cfg.log_dir).expanduser() / f"{name}.jsonl"

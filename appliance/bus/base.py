@@ -15,6 +15,8 @@ Delivery semantics (both backends):
   the next envelope, or explicitly with :meth:`Subscription.ack`. Unacknowledged envelopes
   are redelivered (after a restart, or to another member when one dies) and de-duplicated by
   envelope id, so a handler sees each id at most once per group unless it died before acking.
+  On Redis, an envelope given to a group ``max_deliveries`` times without an acknowledgement
+  (its handler keeps failing) goes to the dead stream instead (:mod:`appliance.bus.redis_streams`).
   :meth:`Subscription.ack` with ``publish=[...]`` commits the handler's output envelopes
   atomically with the acknowledgement, so those effects happen exactly once.
 * **Bounds.** Every subscription holds at most ``maxsize`` ordinary and ``maxsize`` urgent

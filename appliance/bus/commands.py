@@ -27,15 +27,19 @@ def register(parsers) -> None:  # noqa: ANN001  (appliance.cli.Parsers; imported
     tail.set_defaults(func=_tail)
 
     bench = parsers.bench.add_parser(
-        "bus", help="bus throughput, latency and delivery under a consumer kill",
-        description="In-process and Redis throughput with one publisher and one subscriber, p99 publish→handled "
-                    "latency in that run and in a 1,000 envelope/s paced run, and lost/duplicated envelopes when "
-                    "a Redis consumer is killed with SIGKILL mid-stream. Starts its own redis-server on 127.0.0.1.")
+        "bus", help="bus throughput and latency against a bare baseline, and delivery under faults",
+        description="In-process and Redis throughput with one publisher and one subscriber, each against a bare "
+                    "baseline doing only the contract's per-envelope work in the same run (and our ratio), p99 "
+                    "publish→handled latency in that run and in a 1,000 envelope/s paced run, the cost of a trim, "
+                    "and lost/duplicated envelopes when a Redis consumer is SIGKILLed mid-stream and when "
+                    "redis-server is. Starts its own redis-servers on 127.0.0.1.")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--inproc-n", type=int, default=100_000, help="envelopes in the in-process run")
     bench.add_argument("--redis-n", type=int, default=20_000, help="envelopes in the Redis run")
     bench.add_argument("--paced-s", type=float, default=2.0, help="seconds of the 1,000 envelope/s runs")
     bench.add_argument("--kill-n", type=int, default=3_000, help="envelopes in the consumer-kill run")
+    bench.add_argument("--restart-n", type=int, default=3_000, help="envelopes in the redis-server restart run (≥ 2000)")
+    bench.add_argument("--rounds", type=int, default=3, help="alternate ours and the bare baseline this many times")
     bench.set_defaults(func=_bench)
 
 
@@ -68,13 +72,23 @@ def _newest_log(config_path: str | None) -> Path:
 def _bench(args: argparse.Namespace) -> int:
     from appliance.bus.bench import run
 
-    result = run(inproc_n=args.inproc_n, redis_n=args.redis_n, paced_s=args.paced_s, kill_n=args.kill_n)
+    try:
+        result = run(inproc_n=args.inproc_n, redis_n=args.redis_n, paced_s=args.paced_s, kill_n=args.kill_n,
+                     restart_n=args.restart_n, rounds=args.rounds)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result))
     else:
         for backend in ("inproc", "redis"):
-            r = result[backend]
+            r, b = result[backend], result[backend]["baseline"]
             print(f"{backend:7} {r['envelopes_per_s']:>9,} envelopes/s   p99 {r['p99_ms']:.3f} ms   "
-                  f"p99 at 1,000/s {r['p99_ms_at_1000_per_s']:.3f} ms")
+                  f"p99 at 1,000/s {r['p99_ms_at_1000_per_s']:.3f} ms   bare baseline {b['envelopes_per_s']:>9,}/s "
+                  f"p99 {b['p99_ms']:.3f} ms   ratio {r['ratio']:.2f}")
+        t, k = result["redis"]["trim"], result["restart"]
+        print(f"trim {t['entries']:,} → {t['maxlen']:,}: {t['removed']:,} removed in {t['ms']:.2f} ms")
         print(f"consumer killed mid-stream: lost {result['lost']}, duplicated {result['duplicated']}")
+        print(f"redis-server killed mid-stream: lost {k['lost']}, duplicated {k['duplicated']}, handled twice "
+              f"{k['handled_twice']}, re-sent from the logs {k['resent']}")
     return 0

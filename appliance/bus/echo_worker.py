@@ -6,29 +6,36 @@ joins durable group ``G`` on the bus at ``URL`` and answers every envelope addre
 published atomically with the acknowledgement — so each envelope's effect appears exactly
 once however the worker dies. Prints ``ready`` once subscribed, then ``handled <id>`` per
 envelope; with ``--hold-after N`` it prints ``holding <id>`` on envelope N+1 and keeps it
-unacknowledged until killed.
+unacknowledged until killed. ``--log PATH``: the bus's publisher log, from which it re-sends
+the answers a restarted redis-server lost; it prints ``resent N`` on exit if it re-sent any.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 
 from appliance.bus.redis_streams import RedisBus
 
 
 async def run(args: argparse.Namespace) -> None:
-    async with RedisBus(args.url, stream=args.stream, claim_idle_ms=args.claim_idle_ms) as bus:
+    bus = RedisBus(args.url, stream=args.stream, claim_idle_ms=args.claim_idle_ms, log_path=args.log)
+    async with bus:
         sub = bus.subscribe(args.recipient, group=args.group, consumer=args.consumer, maxsize=args.maxsize)
         print("ready", flush=True)
         handled = 0
-        async for env in sub:
-            if args.hold_after is not None and handled == args.hold_after:
-                print("holding", env.id, flush=True)
-                await asyncio.Event().wait()
-            await sub.ack(env, publish=[env.reply("ack", sender=args.consumer)])
-            handled += 1
-            print("handled", env.id, flush=True)
+        try:
+            async for env in sub:
+                if args.hold_after is not None and handled == args.hold_after:
+                    print("holding", env.id, flush=True)
+                    await asyncio.Event().wait()
+                await sub.ack(env, publish=[env.reply("ack", sender=args.consumer)])
+                handled += 1
+                print("handled", env.id, flush=True)
+        finally:
+            if bus.resent:
+                print("resent", bus.resent, flush=True)
 
 
 def main() -> None:
@@ -41,7 +48,10 @@ def main() -> None:
     ap.add_argument("--claim-idle-ms", type=int, default=500)
     ap.add_argument("--maxsize", type=int, default=256)
     ap.add_argument("--hold-after", type=int, default=None)
-    asyncio.run(run(ap.parse_args()))
+    ap.add_argument("--log", default=None, help="the bus's publisher log (JSONL)")
+    args = ap.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -1,20 +1,33 @@
 """Start and stop a throw-away ``redis-server`` on 127.0.0.1 (tests and ``appliance bench bus``).
 
-The server keeps nothing on disk (``--save '' --appendonly no``) and listens on a free
-loopback port::
+By default the server keeps nothing on disk (``--save '' --appendonly no``) and listens on
+a free loopback port::
 
     with RedisServer() as server:
         bus = RedisBus(server.url)
+
+``RedisServer(appendonly=True)`` keeps an append-only file (``appendfsync everysec``, the
+set-up the restart fault test and benchmark kill): :meth:`RedisServer.kill` SIGKILLs it
+and :meth:`RedisServer.restart` starts it again on the same port from the same directory.
+
+A SIGKILL alone loses nothing Redis acknowledged: it ``write(2)``s the AOF before it
+replies, and the kernel keeps what was written (measured: 0 envelopes to re-send). What
+``everysec`` risks is a power cut or kernel crash, which loses what was written since the
+last fsync; ``kill(keep_aof_bytes=…)`` emulates that by cutting the AOF back to a size
+read earlier with :meth:`RedisServer.aof_bytes` (Redis loads a truncated AOF,
+``aof-load-truncated yes``).
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +42,18 @@ def free_port() -> int:
 class RedisServer:
     """A ``redis-server`` child process on 127.0.0.1.
 
+    Args:
+        binary: the ``redis-server`` to run (default: the one on ``PATH``).
+        ready_timeout_s: how long to wait for it to answer PING, in seconds.
+        appendonly: keep an AOF with ``appendfsync everysec`` (else nothing is persisted).
+
     Attributes: ``port`` (int), ``url`` (``redis://127.0.0.1:PORT/0``), ``process``.
     """
 
-    def __init__(self, binary: str | None = None, ready_timeout_s: float = 10.0) -> None:
+    def __init__(self, binary: str | None = None, ready_timeout_s: float = 10.0, appendonly: bool = False) -> None:
         self.binary = binary or shutil.which("redis-server") or "/usr/bin/redis-server"
         self.ready_timeout_s = ready_timeout_s
+        self.appendonly = appendonly
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
@@ -55,16 +74,69 @@ class RedisServer:
         last = ""
         for _ in range(3):
             self.port = free_port()
-            self.process = subprocess.Popen(
-                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                 "--dir", self._dir.name, "--daemonize", "no", "--loglevel", "warning"],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if self._wait_ready():
-                log.info("redis-server pid %d on %s", self.process.pid, self.url)
+            if self._spawn():
                 return self
-            last = self._kill()
+            last = self._kill(signal.SIGTERM)
         self._dir.cleanup()
         raise RuntimeError(f"redis-server did not start on 127.0.0.1: {last.strip()[-500:]}")
+
+    def aof_bytes(self) -> int:
+        """The size of the AOF's current incremental file, in bytes (``appendonly`` only).
+
+        Raises:
+            RuntimeError: the server keeps no AOF.
+        """
+        return self._incr_aof().stat().st_size
+
+    def kill(self, keep_aof_bytes: int | None = None) -> None:
+        """SIGKILL the server; :meth:`restart` brings it back.
+
+        ``keep_aof_bytes``: then cut the AOF's incremental file back to this size, as a power
+        cut would lose the writes not yet fsynced (see the module docstring).
+
+        Raises:
+            RuntimeError: ``keep_aof_bytes`` without ``appendonly``.
+        """
+        self._kill(signal.SIGKILL)
+        if keep_aof_bytes is not None:
+            aof = self._incr_aof()
+            with aof.open("r+b") as f:
+                f.truncate(min(keep_aof_bytes, aof.stat().st_size))
+
+    def _incr_aof(self) -> Path:
+        """The incremental AOF file Redis appends to now (the last ``type i`` one in its manifest)."""
+        if not self.appendonly or self._dir is None:
+            raise RuntimeError("this redis-server keeps no AOF (start it with appendonly=True)")
+        folder = Path(self._dir.name) / "appendonlydir"
+        incr = [line.split()[1] for line in (folder / "appendonly.aof.manifest").read_text().splitlines()
+                if line.split()[-1:] == ["i"]]
+        return folder / incr[-1]
+
+    def restart(self) -> None:
+        """Start the server again on the same port, from its directory (its AOF, if any).
+
+        Raises:
+            RuntimeError: it did not come up (the port was taken meanwhile, or the AOF is unreadable).
+        """
+        if self.process is not None:
+            self._kill(signal.SIGTERM)
+        if not self._spawn():
+            raise RuntimeError(f"redis-server did not restart on port {self.port}: "
+                               f"{self._kill(signal.SIGTERM).strip()[-500:]}")
+
+    def _spawn(self) -> bool:
+        """Start the process on ``self.port``; whether it answered PING in time."""
+        assert self._dir is not None
+        persistence = (["--appendonly", "yes", "--appendfsync", "everysec"] if self.appendonly
+                       else ["--appendonly", "no"])
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
+             "--dir", self._dir.name, "--daemonize", "no", "--loglevel", "warning"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if self._wait_ready():
+            log.info("redis-server pid %d on %s", self.process.pid, self.url)
+            return True
+        return False
 
     def _wait_ready(self) -> bool:
         deadline = time.monotonic() + self.ready_timeout_s
@@ -81,13 +153,13 @@ class RedisServer:
             time.sleep(0.02)
         return False
 
-    def _kill(self) -> str:
-        """Kill the process; return what it printed."""
+    def _kill(self, sig: signal.Signals) -> str:
+        """Stop the process with ``sig`` (SIGTERM: SIGKILL after 5 s); return what it printed."""
         p, self.process = self.process, None
         if p is None:
             return ""
         if p.poll() is None:
-            p.terminate()
+            p.send_signal(sig)
             try:
                 p.wait(5)
             except subprocess.TimeoutExpired:
@@ -100,7 +172,7 @@ class RedisServer:
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s) and remove its directory."""
-        self._kill()
+        self._kill(signal.SIGTERM)
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None

@@ -1,10 +1,11 @@
-"""CLI: ``appliance serve``, ``appliance replay``, ``appliance bench voice``."""
+"""CLI: ``appliance serve``, ``appliance replay``, ``appliance bench voice``, ``appliance bench soak``."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
 import json
+import sys
 
 from appliance import config
 from appliance.config import add_config_arg
@@ -33,6 +34,14 @@ def register(parsers) -> None:
     p.add_argument("--turns", type=int, default=10, help="utterances per pipeline (≥ 10)")
     p.add_argument("--skip-stock", action="store_true", help="measure ours only")
     p.set_defaults(func=_bench)
+
+    p = parsers.bench.add_parser("soak", help="many sessions and bad offers against one server: RSS, fds, threads, "
+                                              "Chromium at start and end")
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--sessions", type=int, default=50, help="sessions, alternating plain and form (default 50)")
+    p.add_argument("--bad-offers", type=int, default=200, help="garbage and abandoned offers (default 200)")
+    p.set_defaults(func=_soak)
 
 
 def _load(args) -> config.Config:
@@ -68,3 +77,15 @@ def _bench(args) -> int:
     result = asyncio.run(run_bench(_load(args), turns=args.turns, stock=not args.skip_stock))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
     return 0
+
+
+def _soak(args) -> int:
+    from appliance.voice.soak import run_soak
+
+    try:
+        result = asyncio.run(run_soak(args.config, sessions=args.sessions, bad_offers=args.bad_offers))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0 if all(result["targets"].values()) else 1
