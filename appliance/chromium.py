@@ -91,7 +91,7 @@ def executable(path: str | None = None) -> str:
 
 def fake_microphone_args(wav: str | Path) -> list[str]:
     """Flags that make ``wav`` the microphone, played once (``%noloop``), with WebRTC on
-    loopback allowed and autoplay on (OFFLINE.md §3–4)."""
+    loopback allowed (Chromium gathers loopback ICE candidates only with it) and autoplay on."""
     return ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             f"--use-file-for-fake-audio-capture={Path(wav).resolve()}%noloop",
             "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection"]

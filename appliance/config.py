@@ -124,7 +124,7 @@ class LLMConfig(_Section):
     api_key_env: str | None = None  # name of the env var holding the key (openai_compatible)
     threads: int = Field(2, ge=1)
     ctx_tokens: int = Field(4096, ge=512)  # per slot
-    parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix (OFFLINE.md §2)
+    parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix: llama-server keeps one KV cache per slot
     max_tokens: int = Field(120, ge=1)
     temperature: float = Field(0.7, ge=0, le=2)
     request_timeout_s: float = Field(60.0, gt=0)  # longest wait for one try of one LLM request

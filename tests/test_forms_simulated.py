@@ -60,7 +60,7 @@ async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(for
 
 
 def test_registration_by_cli_server_errors_and_revealed_field(forms_cfg, tmp_path):
-    """``appliance simulate form --json`` on the multi-step form: one JSON object as in issue 4."""
+    """``appliance simulate form --json`` on the multi-step form: one JSON object (the report keys)."""
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(f"recording:\n  dir: {tmp_path / 'rec'}\n")
     cli = Path(sys.executable).with_name("appliance")

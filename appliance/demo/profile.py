@@ -1,4 +1,4 @@
-"""Simulated persons' profiles: YAML with semantic keys (CONTRACTS.md "Forms" → Profiles).
+"""Simulated persons' profiles: YAML with semantic keys.
 
 A profile is a flat mapping ``key → value`` (``given_name``, ``family_name``,
 ``date_of_birth`` ISO, ``passport_number``, ``nationality``, ``email``, ``phone`` E.164,
