@@ -59,6 +59,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import redis.asyncio as aioredis
@@ -67,6 +68,7 @@ from appliance.bus.envelope import Envelope
 from appliance.bus.inproc import InProcBus
 from appliance.bus.redis_server import RedisServer
 from appliance.bus.redis_streams import RedisBus
+from appliance.config import BusConfig
 from appliance.protocol import StatusUpdate
 from appliance.protocol.registry import Payload, register_type
 
@@ -214,11 +216,23 @@ async def _inproc(n: int, paced_s: float, rounds: int) -> dict:
 
 def _redis_bus(url: str, stream: str, log_dir: Path, name: str) -> RedisBus:
     """A RedisBus as ``open_bus`` makes one by default: its own publisher log, trimming on."""
-    from appliance.config import BusConfig
-
     cfg = BusConfig()
     return RedisBus(url, stream=stream, maxlen=cfg.redis_maxlen, max_deliveries=cfg.max_deliveries,
                     log_path=log_dir / f"{name}.jsonl", log_fsync_ms=cfg.log_fsync_ms)
+
+
+async def _publish_windowed(meter: "_Meter", n: int, send: Callable[[list[Envelope]], Awaitable[None]]) -> None:
+    """Publish ``n`` pings in batches of ``REDIS_BATCH`` with ``send``, never more than
+    ``REDIS_WINDOW`` ahead of what the consumer handled; stamps each one's send time."""
+    for first in range(0, n, REDIS_BATCH):
+        while first - meter.handled >= REDIS_WINDOW:
+            meter.progress.clear()
+            await meter.progress.wait()
+        batch = [_ping(seq) for seq in range(first, min(n, first + REDIS_BATCH))]
+        now = time.perf_counter_ns()
+        for env in batch:
+            meter.sent[env.payload.seq] = now
+        await send(batch)
 
 
 async def _redis_throughput(url: str, n: int, stream: str, log_dir: Path) -> tuple[int, float]:
@@ -227,15 +241,7 @@ async def _redis_throughput(url: str, n: int, stream: str, log_dir: Path) -> tup
         meter = _Meter(n)
         consumer = asyncio.create_task(meter.collect(cons.subscribe("bench", group="bench", maxsize=REDIS_WINDOW)))
         t0 = time.perf_counter_ns()
-        for first in range(0, n, REDIS_BATCH):
-            while first - meter.handled >= REDIS_WINDOW:
-                meter.progress.clear()
-                await meter.progress.wait()
-            batch = [_ping(seq) for seq in range(first, min(n, first + REDIS_BATCH))]
-            now = time.perf_counter_ns()
-            for env in batch:
-                meter.sent[env.payload.seq] = now
-            await pub.publish_many(batch)
+        await _publish_windowed(meter, n, pub.publish_many)
         t1 = await consumer
     return int(n / ((t1 - t0) / 1e9)), meter.p99_ms()
 
@@ -264,19 +270,15 @@ async def _redis_baseline(url: str, n: int, stream: str) -> tuple[int, float]:
                 await pipe.execute()
             return time.perf_counter_ns()
 
-        consumer = asyncio.create_task(consume())
-        t0 = time.perf_counter_ns()
-        for first in range(0, n, REDIS_BATCH):
-            while first - meter.handled >= REDIS_WINDOW:
-                meter.progress.clear()
-                await meter.progress.wait()
-            batch = [_ping(seq) for seq in range(first, min(n, first + REDIS_BATCH))]
-            now = time.perf_counter_ns()
+        async def xadd(batch: list[Envelope]) -> None:
             pipe = r.pipeline(transaction=False)
             for env in batch:
-                meter.sent[env.payload.seq] = now
                 pipe.xadd(stream, {b"e": env.to_json()})
             await pipe.execute()
+
+        consumer = asyncio.create_task(consume())
+        t0 = time.perf_counter_ns()
+        await _publish_windowed(meter, n, xadd)
         t1 = await consumer
     finally:
         await r.aclose()
