@@ -7,6 +7,9 @@
 - ``moonshine`` — :class:`MoonshineASR`, Moonshine base-en as plain ONNX on onnxruntime
   (``engine: moonshine``), and the set-up step that converts its shipped ``.ort`` files.
 - ``wer`` — word error rate after normalising (case, punctuation, numbers as digits).
+- ``accuracy`` — the word-accuracy set: utterances with their reference text, rendered
+  with Piper and espeak-ng voices, clean and in noise.
+- ``bench`` and ``commands`` — ``appliance bench asr``: WER and latency per engine on that set.
 """
 
 from __future__ import annotations
