@@ -9,7 +9,7 @@ import pytest
 from appliance import config, models
 from appliance.config import ConfigError
 from appliance.voice import asr as asr_pkg
-from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, load_asr
+from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr
 from appliance.voice.asr import moonshine
 
 SR = SAMPLE_RATE_HZ
