@@ -16,6 +16,7 @@ from dataclasses import dataclass
 # Modules that define ``register(parsers: Parsers)``.
 COMMAND_MODULES = (
     "appliance.voice.commands",
+    "appliance.voice.asr.commands",
     "appliance.bus.commands",
     "appliance.forms.commands",
     "appliance.werewolf.commands",

@@ -104,14 +104,16 @@ class TurnConfig(_Section):
 
 
 class ASRConfig(_Section):
-    """faster-whisper's CTranslate2 Whisper (``voice/asr.py``)."""
+    """Speech recognition (``voice/asr/``): ``engine`` picks the engine; the other keys
+    are faster-whisper's (``engine: whisper``), except ``cpu_threads``, which both use."""
 
-    model: str = "tiny.en"  # "tiny.en" = the bundled model, or a CTranslate2 folder path
+    engine: Literal["whisper", "moonshine"] = "whisper"  # moonshine = Moonshine base-en on onnxruntime
+    model: str = "tiny.en"  # whisper: "tiny.en" = the bundled model, or a CTranslate2 folder path
     beam_size: int = Field(1, ge=1, le=10)
     cpu_threads: int = Field(2, ge=1)
     compute_type: str = "int8"
     # silence = no-speech probability above this and average token log-probability below
-    # logprob_threshold (openai-whisper's transcribe() defaults; see voice/asr.py)
+    # logprob_threshold (openai-whisper's transcribe() defaults; see voice/asr/whisper.py)
     no_speech_prob: float = Field(0.6, gt=0, le=1)
     logprob_threshold: float = Field(-1.0, lt=0)
     language: str = "en"
@@ -292,6 +294,14 @@ class Config(_Section):
         """This config with ``browser.network: loopback``: what tests, benchmarks and
         simulations run under, whatever the operator's file says."""
         return self._derive(browser={"network": "loopback"})
+
+    def for_asr_engine(self, engine: str) -> "Config":
+        """With ``asr.engine`` set to ``engine`` (``bench asr`` runs each engine on one config).
+
+        Raises:
+            ConfigError: no such engine.
+        """
+        return self._derive(asr={"engine": engine})
 
     def _derive(self, **sections: dict[str, Any]) -> "Config":
         """This config with ``sections`` (section → key → value) changed, validated again."""

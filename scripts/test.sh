@@ -5,7 +5,7 @@
 # WebRTC pairs 127.0.0.1 with 127.0.0.1 (see appliance/voice/ice.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh
+bash scripts/install.sh --with moonshine-base-en  # the tests run every ASR engine
 run=(.venv/bin/python -m pytest -q "$@")
 set +e
 if [ "$(id -u)" -eq 0 ] && unshare -n true 2>/dev/null; then

@@ -10,14 +10,16 @@ from typing import Callable
 from appliance.config import Config
 from appliance.llm.client import LLM
 from appliance.llm.runtime import LLMRuntime
-from appliance.voice.asr import WhisperASR
+from appliance.voice.asr import ASREngine, load_asr
 from appliance.voice.tts import PiperSynth
 
 log = logging.getLogger(__name__)
 
+_ASR_NAMES = {"whisper": "Whisper tiny.en", "moonshine": "Moonshine base-en"}
+
 
 class VoiceRuntime:
-    """Models shared by every session: ASR, TTS voice, and the LLM endpoint with its slots.
+    """Models shared by every session: ASR (``asr.engine``), TTS voice, and the LLM endpoint with its slots.
 
     ``start`` loads them (and, for the embedded LLM, starts llama-server and warms the
     voice assistant's system prompt into its cache); ``llm(name)`` hands out the client of
@@ -32,7 +34,7 @@ class VoiceRuntime:
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        self.asr: WhisperASR | None = None
+        self.asr: ASREngine | None = None
         self.synth: PiperSynth | None = None
         self.llms = LLMRuntime(cfg)
         self.fish_api_key = ""
@@ -62,8 +64,8 @@ class VoiceRuntime:
         cfg = self.cfg
         cfg.check_credentials()
         t0 = time.monotonic()
-        progress("loading ASR (Whisper tiny.en)")
-        self.asr = WhisperASR(cfg.asr)
+        progress(f"loading ASR ({_ASR_NAMES[cfg.asr.engine]})")
+        self.asr = load_asr(cfg.asr)
         if cfg.tts.provider == "piper":
             progress("loading TTS (Piper)")
             self.synth = PiperSynth(cfg.tts.voice)

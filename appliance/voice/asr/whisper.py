@@ -1,4 +1,4 @@
-"""Speech recognition: faster-whisper's CTranslate2 model, fed only the audio there is.
+"""ASR engine ``whisper``: faster-whisper's CTranslate2 model, fed only the audio there is.
 
 faster-whisper pads every call to Whisper's 30 s window, so tiny.en costs ~0.5–0.65 s
 per call whatever the clip length (OFFLINE.md §1). CTranslate2's Whisper encoder also
@@ -20,37 +20,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from appliance import models
 from appliance.config import ASRConfig
+from appliance.voice.asr.base import SAMPLE_RATE_HZ, Transcript
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE_HZ = 16_000
 _TAIL_S = 0.5  # silence appended so the last word is finished (pipecat's trailing_silence_secs)
 _MIN_WINDOW_S = 10.0  # shortest encoder window (see above)
 _FRAMES_PER_S = 100  # Whisper mel frames (10 ms hop)
 _MAX_FRAMES = 3000  # Whisper's 30 s window
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """One ASR result: ``text`` ('' when nothing was said), ``no_speech_prob`` in [0, 1],
-    ``audio_s`` seconds of input and ``compute_s`` seconds spent."""
-
-    text: str
-    no_speech_prob: float
-    audio_s: float
-    compute_s: float
-
-
-def pcm16_to_float(pcm: bytes) -> np.ndarray:
-    """16-bit little-endian mono PCM → float32 in [-1, 1]."""
-    return np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
 
 
 class WhisperASR:
@@ -62,6 +45,8 @@ class WhisperASR:
     Raises:
         ModelError: the bundled model files are missing or have the wrong size.
     """
+
+    name = "whisper"
 
     def __init__(self, cfg: ASRConfig):
         from faster_whisper import WhisperModel

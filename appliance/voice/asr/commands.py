@@ -1,0 +1,29 @@
+"""CLI: ``appliance bench asr``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from appliance import config
+from appliance.config import add_config_arg
+
+
+def register(parsers) -> None:
+    p = parsers.bench.add_parser("asr", help="word error rate and latency of each ASR engine on generated speech")
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--engines", default="whisper,moonshine",
+                   help="comma-separated asr.engine names (default: whisper,moonshine)")
+    p.add_argument("--clips", type=Path, help="folder for the rendered clips (default: a temp folder, reused)")
+    p.set_defaults(func=_bench)
+
+
+def _bench(args) -> int:
+    from appliance.voice.asr.bench import run_bench
+
+    cfg = config.load(args.config)
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    result = run_bench(cfg, engines, args.clips)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0

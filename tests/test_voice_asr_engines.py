@@ -1,0 +1,57 @@
+"""Every ASR engine on real speech: the ARCTIC clips, Piper one-word answers framed as the
+pipeline hands them over, and silence and steady noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import read_16k
+
+from appliance import config, models
+from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
+from appliance.voice.asr.wer import normalise, wer
+from appliance.voice.tts import PiperSynth, resample
+
+pytestmark = pytest.mark.e2e  # the engines' model files, Piper, the ARCTIC clips
+
+
+@pytest.fixture(scope="module", params=sorted(ENGINES))
+def engine(request):
+    return load_asr(config.load().for_asr_engine(request.param).asr)
+
+
+@pytest.fixture(scope="module")
+def answers() -> dict[str, np.ndarray]:
+    """Piper's "Yes." / "No." / "Stop." at 16 kHz with 0.8 s of silence before and 0.3 s
+    after: the VAD segment the STT gets (its pre-roll, the VAD's stop)."""
+    synth = PiperSynth()
+    out = {}
+    for text in ("Yes.", "No.", "Stop."):
+        speech = resample(synth.synthesize(text), synth.sample_rate_hz, SAMPLE_RATE_HZ).astype(np.float32) / 32768
+        out[text] = np.concatenate([np.zeros(int(0.8 * SAMPLE_RATE_HZ), np.float32), speech,
+                                    np.zeros(int(0.3 * SAMPLE_RATE_HZ), np.float32)])
+    return out
+
+
+@pytest.mark.parametrize("clip", sorted(models.ARCTIC_TEXT))
+def test_engine_transcribes_real_speech(engine, arctic, clip):
+    result = engine.transcribe(read_16k(arctic[clip]))
+    assert wer([(models.ARCTIC_TEXT[clip], result.text)]) <= 0.2, (engine.name, result)
+    assert result.compute_s > 0 and result.audio_s == pytest.approx(len(read_16k(arctic[clip])) / SAMPLE_RATE_HZ)
+
+
+def test_engine_never_drops_a_one_word_answer(engine, answers):
+    for text, audio in answers.items():
+        heard = engine.transcribe(audio)
+        assert normalise(heard.text) == normalise(text), (engine.name, text, heard)
+        quiet = engine.transcribe(audio * 0.1)  # −20 dB
+        assert normalise(quiet.text) == normalise(text), (engine.name, text, "quiet", quiet)
+
+
+def test_engine_hears_nothing_in_silence_and_steady_noise(engine):
+    rng = np.random.default_rng(7)
+    assert engine.transcribe(np.zeros(32_000, np.float32)).text == ""
+    for level in (0.02, 0.1):
+        assert engine.transcribe((rng.standard_normal(48_000) * level).astype(np.float32)).text == "", level
+    hum = (0.2 * np.sin(2 * np.pi * 120 * np.arange(48_000) / SAMPLE_RATE_HZ)).astype(np.float32)
+    assert engine.transcribe(hum).text == ""
