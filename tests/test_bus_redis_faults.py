@@ -58,7 +58,7 @@ async def test_envelopes_fetched_but_never_handled_do_not_count_as_deliveries(re
                     await bus.publish_many(sent)
                 await take(sub, 1)
                 async with asyncio.timeout(10):
-                    while len(sub.inbox) < len(sent) - 1 - _:
+                    while len(sub.lanes) < len(sent) - 1 - _:
                         await asyncio.sleep(0.01)
         assert await bus._r.xlen(bus._dead_key) == 0
         async with bus.subscribe("worker", group="workers") as sub:
