@@ -16,7 +16,9 @@ the test and benchmark page clients — gets its switches from :func:`launch_arg
   simulations use it; ``open`` (``appliance serve``/``form`` on a real site) leaves
   Chromium's normal DNS in place.
 
-:func:`check_form_url` is where a form's address is judged before Chromium sees it.
+:func:`check_form_url` is where a form's address is judged before Chromium sees it;
+:func:`descendants` and :func:`alive` read a launch's process tree from ``/proc`` (the
+browser's clean stop, the soak benchmark's Chromium count).
 """
 
 from __future__ import annotations
@@ -144,3 +146,31 @@ def check_form_url(url: str, *, network: Network, allowed_schemes: Sequence[str]
     if network == "loopback" and host and not _loopback(host):
         raise refuse(f"browser.network is loopback: only 127.0.0.1 and localhost resolve, not {host}")
     return url
+
+
+def descendants(pid: int) -> list[int]:
+    """All descendants of ``pid`` (from /proc; Linux)."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie counts as gone)."""
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -105,7 +105,7 @@ class ScriptedPhone:
 
 def chromium_processes() -> list[int]:
     """Live descendants of this test process whose command line is Chromium's."""
-    from appliance.computer_agent.browser import alive, descendants
+    from appliance.chromium import alive, descendants
 
     out = []
     for pid in descendants(os.getpid()):

@@ -13,40 +13,12 @@ import asyncio
 import logging
 import os
 import signal
-from pathlib import Path
 
 from appliance import chromium
+from appliance.chromium import alive, descendants
 from appliance.config import BrowserConfig
 
 log = logging.getLogger(__name__)
-
-
-def descendants(pid: int) -> list[int]:
-    """All descendants of ``pid`` (from /proc; Linux)."""
-    kids: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        kids.setdefault(ppid, []).append(int(d.name))
-    out, todo = [], [pid]
-    while todo:
-        for c in kids.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie counts as gone)."""
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 class Browser:

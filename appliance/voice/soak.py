@@ -17,7 +17,7 @@ offers are reaped within seconds. Then, with :class:`~appliance.voice.webrtc_cli
 
 Figures, read from ``/proc`` of the server process: ``rss_mb`` (VmRSS), ``fds`` (open file
 descriptors), ``threads``, and ``chromium``: its live descendant processes whose command line
-is Chromium's (:func:`appliance.computer_agent.browser.descendants`). Result::
+is Chromium's (:func:`appliance.chromium.descendants`). Result::
 
     {"sessions": {"run": int, "completed": int, "errors": [str]},
      "bad_offers": {"garbage": {"sent": int, "refused_400": int},
@@ -46,7 +46,7 @@ import yaml
 from aiortc import RTCConfiguration, RTCPeerConnection
 from aiortc.mediastreams import AudioStreamTrack
 
-from appliance.computer_agent.browser import alive, descendants
+from appliance.chromium import alive, descendants
 from appliance.voice import ice
 from appliance.voice.tts import PiperSynth
 from appliance.voice.webrtc_client import WebRTCClient
