@@ -1,7 +1,7 @@
 // The appliance's voice page: WebRTC to the local server, live transcript, captions and latencies.
 "use strict";
 const $ = (id) => document.getElementById(id);
-const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" threshold (CONTRACTS.md)
+const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" threshold (one 20 ms window)
 const meter = { mic: [], bot: [] };  // [t_ms, rms] per 20 ms window, read by `appliance bench voice`
 window.applianceMeter = meter;
 let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0, mode = null;

@@ -21,7 +21,7 @@ message, by the field-naming task, or every ``forms.poll_ms``):
 What the agent knows about each field is the pure :mod:`~appliance.computer_agent.fieldbook`;
 this loop reads the page, acts on it and sends what the field book says to send.
 
-The LLM is never between a confirmed value and its fill (CONTRACTS.md ``fill_lag_ms``):
+The LLM is never between a confirmed value and its fill (what keeps ``fill_lag_ms`` low):
 it only names fields, once per page state, and (autonomous launch) decides whether to
 call the phone agent. Page text is data: it reaches the LLM only as field labels (and, for
 the launch decision, as an excerpt marked as data), and no LLM answer can press a button.

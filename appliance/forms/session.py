@@ -1,6 +1,6 @@
 """One form-filling session: the computer agent and the phone agent on one bus.
 
-Launch paths (issue 4):
+Launch paths:
 
 * **fixed** — both agents start together;
 * **autonomous** — only the computer agent starts; the phone agent starts when (and if)
@@ -136,7 +136,7 @@ def fetch_submissions(url: str) -> list[dict] | None:
 
 def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None,
            submissions: list[dict] | None) -> dict:
-    """The ``simulate form --json`` object (issue 4):
+    """The ``simulate form --json`` object:
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
     else [] and null); ``submitted``; ``authorised_before_submit`` (every submission the

@@ -19,7 +19,7 @@ word for word, picks the option the person meant); its state and rules are the p
 * with nothing left to ask the agent says what is happening (the form is loading, the next
   page is opening) and waits for the computer agent — at such a *step boundary* that is not
   a wait; any other hold of its next utterance counts in ``waits_on_browser``
-  (CONTRACTS.md ``phone_waits_on_browser``);
+  (reported as ``phone_waits_on_browser``);
 * after ``status_update{auth-required}`` it asks for explicit authorisation: "yes" sends
   ``submit_authorized``, "no" ends the task unsent; ``submitted`` → it tells the person and
   sends ``task_completed``.
@@ -84,7 +84,8 @@ class _HungUp(Exception):
 @dataclass
 class PhoneOutcome:
     """``status``: ``submitted``, ``not_submitted`` (declined), ``failed`` (the form could not
-    be done), ``no_answer`` or ``terminated``; ``waits_on_browser`` as in CONTRACTS.md."""
+    be done), ``no_answer`` or ``terminated``; ``waits_on_browser``: holds of its next utterance
+    waiting for the computer agent, step boundaries excepted."""
 
     status: str
     waits_on_browser: int

@@ -5,12 +5,12 @@ the same page and WebRTC transport; only the pipeline differs:
 
 - **ours**: :func:`appliance.voice.pipeline.build_task` (short-window Whisper, interim
   transcripts, end of turn at the final transcript, clause-level TTS).
-- **stock**: pipecat 1.14 defaults (CONTRACTS.md): ``WhisperSTTService`` with the same
+- **stock**: pipecat 1.14 defaults: ``WhisperSTTService`` with the same
   tiny.en, ``SileroVADAnalyzer()`` with default ``VADParams``, default user-turn strategies
   (smart-turn v3), ``OpenAILLMService`` against the same llama-server and model,
   ``PiperTTSService`` with the same voice and default sentence aggregation.
 
-Measured at the page (CONTRACTS.md "Voice benchmark"): a 20 ms window is audible when
+Measured at the page: a 20 ms window is audible when
 its RMS > 0.01 (−40 dBFS). ``v2v`` = first audible bot window of the reply − last audible
 mic window of the utterance. ``barge_in`` = last audible bot window − onset of the
 interrupting speech. A turn with no reply before the next utterance counts at the
@@ -183,7 +183,7 @@ async def _measure(server: VoiceServer, wav: Path, listen_s: float):
 
 
 async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
-    """Run the benchmark; returns the JSON object described in issue 2.
+    """Run the benchmark; returns its JSON object (ours, stock, the v2v ratio).
 
     Raises:
         ValueError: ``turns`` < 10 or more than the bench's utterances.

@@ -6,7 +6,7 @@ aioice's ``get_host_addresses`` deliberately skips 127.0.0.1 (aioice 0.13,
 with ``transport.loopback_only`` aiortc offers exactly 127.0.0.1 (tests and benchmarks,
 which run in a loopback-only namespace), otherwise the machine's addresses plus
 127.0.0.1. Chromium needs
-``--allow-loopback-in-peer-connection`` to pair with it (OFFLINE.md §3). This is the one
+``--allow-loopback-in-peer-connection`` to pair with it. This is the one
 place the workaround lives; ``tests/test_ice.py`` checks it.
 """
 

