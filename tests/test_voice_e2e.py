@@ -67,17 +67,19 @@ async def test_barge_in_stops_bot_audio_and_cuts_the_context(server, arctic, tmp
     question = tmp_path / "question.wav"
     sf.write(question, synth.synthesize("Tell me a long story about a brave knight and a green dragon."),
              synth.sample_rate_hz)
-    # The reply (a story, up to llm.max_tokens) starts ~1.5-4 s after the question and lasts
-    # longer than that: the interruption 6 s after the question lands while the bot talks.
-    wav = make_wav(tmp_path / "mic.wav", [0.5, question, 6.0, arctic["arctic_a0009.wav"], 6.0])
-    run = await talk(server.url, wav, listen_s=19)
+    # The reply (a story, up to llm.max_tokens: ~30 s of speech) starts ~1.5-4 s after the
+    # question on a quiet machine and up to ~7 s on a loaded one: the interruption 10 s after
+    # the question lands while the bot talks.
+    wav = make_wav(tmp_path / "mic.wav", [0.5, question, 10.0, arctic["arctic_a0009.wav"], 6.0])
+    run = await talk(server.url, wav, listen_s=23)
 
     mic = run.audible("mic")
     gaps = [(a, b) for a, b in zip(mic, mic[1:]) if b - a > 2000]
     assert gaps, "the interrupting utterance was not found in the microphone signal"
     onset = gaps[0][1]
     bot = run.audible("bot")
-    assert any(onset - 1500 < t < onset for t in bot), "the bot was not talking when the person interrupted"
+    # talking: audible within the 3 s before the onset (a loaded machine leaves gaps between clauses)
+    assert any(onset - 3000 < t < onset for t in bot), "the bot was not talking when the person interrupted"
     # Bot audio must stop: a silence of at least 0.5 s begins within 1.5 s of the onset (a
     # behaviour check with a wide margin over the 200 ms target: shared, noisy machines).
     after = [t for t in bot if t > onset]
