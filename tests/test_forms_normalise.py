@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import normalise as n, words
+from appliance.phone_agent import fields, normalise as n, words
+from appliance.protocol import FieldSpec
+from appliance.simulate import hearing
 from appliance.simulate.call import asks
 from appliance.simulate.person import mouth
 
@@ -144,3 +146,23 @@ def test_choice():
     assert n.choice("Somewhere warm.", ("United Kingdom", "Ireland")) is None
     assert n.choice("I'd like to fly to roam.", ("Lisbon", "Madrid", "Paris", "Rome")) == "Rome"  # by sound
     assert n.soundex("Robert") == n.soundex("Rupert") == "R163"
+
+
+@pytest.mark.parametrize("spec, value, said", [
+    (FieldSpec(name="family_name", label="Family name", type="text", required=True), "Miller", "I have Miller. Is that right?"),
+    (FieldSpec(name="email", label="Email", type="email", required=True), "davidmiller@example.com",
+     "I have david miller, at example dot com. Is that right?"),
+    (FieldSpec(name="phone", label="Phone", type="tel", required=True), "+447700900123", None),
+    (FieldSpec(name="dob", label="Date of birth", type="date", required=True), "1990-03-14", None),
+])
+def test_read_back_is_what_the_persons_own_ear_accepts(spec, value, said):
+    """The bot's read-back text states the value for the simulated person's ear (which shares
+    no code with the phone agent), and not a neighbouring value. A name is said as written:
+    Piper's spoken letters come back from Whisper garbled."""
+    text = fields.read_back(spec, value, heard="My email is David Miller at example dot com.")
+    if said:
+        assert text == said
+    assert hearing.states(text, value)
+    other = {"Miller": "Millar", "davidmiller@example.com": "davidmilner@example.com",
+             "+447700900123": "+447700900124", "1990-03-14": "1990-03-15"}[value]
+    assert not hearing.states(text, other)

@@ -1,8 +1,11 @@
 """What the phone agent says about a field and how it reads the answer.
 
 A field's *kind* (from its HTML type first, then its name) picks the question wording,
-the normaliser (:mod:`normalise`) and the read-back: names are spelled, e-mails spelled
-before the "at", IDs and phone numbers said digit by digit, dates said in words.
+the normaliser (:mod:`normalise`) and the read-back: names are said as written (a
+person hears whether it sounds like theirs; letters spoken by Piper come back from
+Whisper tiny.en garbled: "D A V I D" → "D with VYD", "E M M A" → "E-D-M-M-A"), e-mails
+spelled before the "at" unless the person's own words give it, IDs and phone numbers said
+digit by digit, dates said in words.
 """
 
 from __future__ import annotations
@@ -118,8 +121,6 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "") -> str:
         return "yes" if value else "no"
     if isinstance(value, tuple):
         return ", ".join(value)
-    if k == "name":
-        return f"{value}, spelled {_chars(value)}"
     if k == "email":
         local, _, domain = value.partition("@")
         own = _as_heard(heard, local, nz.username)
