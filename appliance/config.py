@@ -155,7 +155,7 @@ class WerewolfConfig(_Section):
 
     seats: int = Field(7, ge=6, le=MAX_SEATS)  # seats at the table, the user seat included
     asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
-    speech_max_tokens: int = Field(40, ge=8)  # LLM budget for one speech
+    speech_max_tokens: int = Field(64, ge=8)  # LLM budget for one speech (the opening, ~20 tokens of its own, the JSON)
     temperature: float = Field(0.7, ge=0, le=2)
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches

@@ -11,7 +11,7 @@ def said(text, speaker="P1"):
 
 
 @pytest.mark.parametrize("text,expected", [
-    # the AI seats' grammar (appliance.werewolf.seats.speech_grammar)
+    # the simulated person's grammar (appliance.werewolf.seats.reason_grammar)
     ("I suspect P4 because they voted for P2.", [(SUSPECT, "P4", False)]),
     ("I trust P4 because they sound honest.", [(TRUST, "P4", False)]),
     ("I suspect P4 because they lie about being the seer.", [(SUSPECT, "P4", False)]),

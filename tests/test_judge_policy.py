@@ -251,3 +251,7 @@ def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
     empty = policy.Position(ACCUSE, None)
     g = gbnf_regex(policy.speech_grammar(empty, seer, tool))
     assert g.fullmatch('{"text":"Nothing yet."}') and not g.fullmatch('{"text":" "}')
+    one = gbnf_regex(policy.speech_grammar(pos, seer, tool, max_chars=120, one_sentence=True))
+    assert one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out today!"}))
+    assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote. P2 out."}))
+    assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out"}))
