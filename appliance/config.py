@@ -151,7 +151,7 @@ class BusConfig(_Section):
 
 
 class WerewolfConfig(_Section):
-    """Werewolf games (``appliance werewolf``): table size, the user seat's retries, seat LLM budgets."""
+    """Werewolf games (``appliance werewolf``): table size, the user seat's retries, the seats' LLM and budgets."""
 
     seats: int = Field(7, ge=6, le=MAX_SEATS)  # seats at the table, the user seat included
     asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
@@ -160,6 +160,9 @@ class WerewolfConfig(_Section):
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
+    # the seats' LLM, shaped like ``llm`` (e.g. the bundled qwen2.5-coder-1.5b, or an openai_compatible
+    # endpoint); None: the seats use ``llm``. Started beside ``llm`` whenever it is set and differs.
+    llm: LLMConfig | None = None
 
 
 class FormsConfig(_Section):
@@ -221,17 +224,27 @@ class Config(_Section):
 
     def for_werewolf(self, seats: int) -> "Config":
         """For one Werewolf game of ``seats`` seats: ``werewolf.seats`` is ``seats`` and
-        ``llm.parallel_slots`` gives every seat its own slot.
+        ``llm.parallel_slots`` (and ``werewolf.llm.parallel_slots``, when set) gives every
+        seat its own slot.
 
         Raises:
             ConfigError: ``seats`` is outside 6–8.
         """
-        return self._derive(werewolf={"seats": seats}, llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
+        return self._derive(werewolf={"seats": seats, **self._seat_slots(seats)},
+                            llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
 
     def for_werewolf_page(self) -> "Config":
         """For the voice server of ``werewolf --user human``: the page lets the person pick
         any table up to :data:`MAX_SEATS` seats, so every one of them gets its own slot."""
-        return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+        return self._derive(werewolf=self._seat_slots(MAX_SEATS),
+                            llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+
+    def _seat_slots(self, seats: int) -> dict[str, Any]:
+        """``werewolf.llm`` (when set) with a slot per seat."""
+        ww = self.werewolf.llm
+        if ww is None:
+            return {}
+        return {"llm": {**ww.model_dump(), "parallel_slots": max(ww.parallel_slots, seats)}}
 
     def _derive(self, **sections: dict[str, Any]) -> "Config":
         """This config with ``sections`` (section → key → value) changed, validated again."""
@@ -249,10 +262,11 @@ class Config(_Section):
         Raises:
             ConfigError: naming the provider and the unset variable.
         """
-        if self.llm.provider == "openai_compatible" and self.llm.api_key_env:
-            if not os.environ.get(self.llm.api_key_env):
-                raise ConfigError(f"llm.api_key_env: environment variable {self.llm.api_key_env} is not set "
-                                  f"(needed by llm.provider openai_compatible at {self.llm.base_url})")
+        for key, llm in (("llm", self.llm), ("werewolf.llm", self.werewolf.llm)):
+            if llm is not None and llm.provider == "openai_compatible" and llm.api_key_env:
+                if not os.environ.get(llm.api_key_env):
+                    raise ConfigError(f"{key}.api_key_env: environment variable {llm.api_key_env} is not set "
+                                      f"(needed by {key}.provider openai_compatible at {llm.base_url})")
         if self.tts.provider == "fish" and not os.environ.get(self.tts.api_key_env):
             raise ConfigError(f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set "
                               f"(needed by tts.provider fish)")
