@@ -124,14 +124,17 @@ class LeakyLLM:
 
     slot = 0
 
-    def __init__(self, counter: list[int], log: list[tuple[str, ...]]):
+    def __init__(self, counter: list[int], log: list[tuple[str, ...]], prompts: list[tuple[str, str]] | None = None):
         self.counter = counter
         self.log = log
+        self.prompts = prompts
 
     async def complete(self, system: str, user: str, *, grammar: str, **options):
         assert grammar.startswith('root ::= "{\\"text\\":\\""'), "only speeches reach the LLM"
         self.counter[0] += 1
         n = self.counter[0]
+        if self.prompts is not None:
+            self.prompts.append((re.match(r"You are (P\d)", system).group(1), user))
         opening = opening_of(grammar)
         facts = "\n".join(self.log[0])
         team = re.search(r"^Werewolf team: (.*)\.$", facts, re.M)
@@ -159,10 +162,11 @@ class LeakyLLM:
         return Reply(json.dumps({"text": (opening + leak)[:200]}), None, None, None, 0)
 
 
-async def _play_with_ai_seats(seed: int, counter: list[int]) -> tuple:
+async def _play_with_ai_seats(seed: int, counter: list[int], prompts: list[tuple[str, str]] | None = None) -> tuple:
     s = new_game(seed, 6 + seed % 3)
     log: list[tuple[str, ...]] = [()]
-    seats = {seat: ai_seat(seat, s.role(seat), LeakyLLM(counter, log), seed, len(s.seats)) for seat in s.seats}
+    seats = {seat: ai_seat(seat, s.role(seat), LeakyLLM(counter, log, prompts), seed, len(s.seats))
+             for seat in s.seats}
     while s.phase is not Phase.OVER:
         turn = next_turn(s)
         if turn is None:
@@ -181,9 +185,12 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
     speeches = templates = wolf_votes = 0
     reasons: set[str] = set()
     for seed in range(1, 1001):
-        final, seats = await _play_with_ai_seats(seed, counter)
+        prompts: list[tuple[str, str]] = []
+        final, seats = await _play_with_ai_seats(seed, counter, prompts if seed <= 200 else None)
         leaks = isolation.speech_leaks(final, seats=final.seats)
         assert leaks == [], (seed, leaks)
+        n, found = isolation.count_violations(prompts, final)  # what the seats' LLMs were told
+        assert n == 0, (seed, found)
         n_seats = sum(len(a.speeches) for a in seats.values())
         assert n_seats == sum(1 for e in final.events if e.kind == "speech")
         speeches += n_seats

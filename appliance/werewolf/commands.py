@@ -1,4 +1,5 @@
-"""CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``."""
+"""CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``,
+``appliance bench werewolf --games N --seats N [--user text|audio] --json``."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=_werewolf)
 
+    p = parsers.bench.add_parser("werewolf", help="seeded games with the embedded models vs the random baseline: "
+                                                  "win rates, the seer's play, speech variety, isolation")
+    add_config_arg(p)
+    p.add_argument("--games", type=int, default=20, help="seeds 1..N (default 20)")
+    p.add_argument("--seats", type=int, default=7, help="6–8 seats, the user seat included (default 7)")
+    p.add_argument("--user", choices=["text", "audio"], default="audio",
+                   help="the simulated user seat speaks through Piper → Whisper (audio) or types its words (text)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_bench)
+
 
 def _werewolf(args: argparse.Namespace) -> int:
     overrides = {"werewolf": {"seats": args.seats}} if args.seats is not None else None
@@ -44,6 +55,14 @@ def _werewolf(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         print(f"seed {seed}; recorded in {folder}")
     return 0 if result.status == "finished" and result.isolation_violations == 0 else 1
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from appliance.werewolf.bench import run_bench
+
+    result = run_bench(config.load(args.config), args.games, args.seats, args.user)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0
 
 
 def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:

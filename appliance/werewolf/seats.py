@@ -267,11 +267,17 @@ class AISeat:
 
     @staticmethod
     def _speech_instruction(pos: policy.Position, b: Beliefs, p: TurnPayload) -> str:
+        """The brief, the turn's instruction and how to go on from the opening. A claim's
+        opening is not quoted: its check reports are the position's words, not the view's."""
         start = policy.opening(pos).strip()
         if not start:
             then = " Say it in one short sentence of your own."
-        elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and not start.endswith("because"):
-            then = f' Your speech begins "{start}"; add one short sentence of your own telling the table what to do.'
+        elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and start.endswith("because"):
+            then = (f" Your speech begins with your claim and your results, then \"I suspect {pos.target} because\"; "
+                    "finish it with your reason, in one short sentence of your own.")
+        elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM):
+            then = (" Your speech begins with your claim and your results; add one short sentence of your own "
+                    "telling the table what to do.")
         else:
             then = f' Your speech begins "{start}"; finish it with your reason, in one short sentence of your own.'
         return f"{policy.brief(pos, b)}\n{p.instruction}{then}"
