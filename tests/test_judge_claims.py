@@ -22,6 +22,7 @@ def said(text, speaker="P1"):
      [(SEER, None, False), (WOLF, "P3", True), (CLEAR, "P5", True), (CLEAR, "P6", True)]),
     ("I am the real seer. My check found P2 is a werewolf. Vote P2 out.", [(SEER, None, False), (WOLF, "P2", True)]),
     ("I suspect P5 because they were named a wolf by P3.", [(SUSPECT, "P5", False)]),
+    ("I suspect P2 because P3 said: 'I am the seer.", [(SUSPECT, "P2", False)]),  # reported, in the reason
     # variants
     ("I'm the seer, and player three is a wolf!", [(SEER, None, False), (WOLF, "P3", False)]),
     ("As the seer I checked P-2: werewolf.", [(SEER, None, False), (WOLF, "P2", True)]),

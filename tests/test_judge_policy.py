@@ -172,6 +172,14 @@ def test_brief_states_the_position_without_private_words_about_others():
     text = policy.brief(policy.Position(ACCUSE, "P6"), wolf)
     reads = text.split("Your reads, most doubtful first: ")[1]
     assert "P2" not in reads  # a werewolf is never nudged towards its partner
+    # a small model's brief: no reads, only the sentence that makes the cited claim
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
+                 ("P4", "Hmm."))
+    b = beliefs(s, "P5")
+    pos = policy.position(b, turn_of(s, "P5"), 7)
+    short = policy.brief(pos, b, reads=False, short_quotes=True)
+    assert 'P3 said: "My check found P2 is a werewolf."' in short and "I am the seer" not in short
+    assert "Your reads" not in short and "I am the seer" in policy.brief(pos, b)
 
 
 # --- properties over seeded self-play -------------------------------------------------------

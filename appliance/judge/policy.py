@@ -441,22 +441,27 @@ def _and(seats: list[str]) -> str:
     return seats[0] if len(seats) == 1 else ", ".join(seats[:-1]) + " and " + seats[-1]
 
 
-def brief(p: Position, b: Beliefs) -> str:
+def brief(p: Position, b: Beliefs, reads: bool = True, short_quotes: bool = False) -> str:
     """The position as the seat's LLM is told it: the stance, the target, the evidence —
     public facts quoted as the view shows them, the Seer's own checks as her view shows
     them — and the seat's reads (a werewolf's leave its partners out), so the prompt
-    states nothing the seat may not know and no werewolf is nudged to name its partner."""
+    states nothing the seat may not know and no werewolf is nudged to name its partner.
+    ``reads`` False leaves the reads out (a small model only recites the list);
+    ``short_quotes`` quotes only the sentence of a speech that makes the cited claim (a
+    small model repeats a quote from its start)."""
     lines = [f"Your position today: {_STANCE_WORDS[p.stance]}."]
     if p.target:
         lines.append(f"Your target: {p.target}.")
     for ev in p.evidence:
-        line = _evidence_line(ev, b)
+        line = _evidence_line(ev, b, short_quotes)
         if line:
             lines.append(line)
+    if not reads:
+        return " ".join(lines)
     a = assess(b, public=b.role is Role.WEREWOLF)
-    reads = [s for s in a.ranked(s for s in b.alive if s != b.seat) if s not in b.team]
-    if reads:
-        lines.append(f"Your reads, most doubtful first: {', '.join(reads)}.")
+    ranked = [s for s in a.ranked(s for s in b.alive if s != b.seat) if s not in b.team]
+    if ranked:
+        lines.append(f"Your reads, most doubtful first: {', '.join(ranked)}.")
     return " ".join(lines)
 
 
@@ -514,7 +519,7 @@ _STANCE_WORDS = {CLAIM_SEER: "say you are the seer and reveal your results",
                  ACCUSE: "accuse your target", DEFEND: "defend your target"}
 
 
-def _evidence_line(ev: Evidence, b: Beliefs) -> str | None:
+def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
     if ev.kind == CHECK:
         return f"Your check: {ev.target} is {'' if ev.wolf else 'not '}a werewolf."
     if ev.kind == VOTE:
@@ -522,6 +527,10 @@ def _evidence_line(ev: Evidence, b: Beliefs) -> str | None:
     if ev.kind in (CLAIM, CAUGHT) and ev.claim is not None:
         said = next((t for r, s, t in b.speeches if s == ev.seat and r == ev.round
                      and ev.claim in cl.read(s, t, r)), None)
+        if said and short:
+            said = next((x for x in re.split(r"(?<=[.!?;])\s+|\n", said)
+                         if (ev.claim.kind, ev.claim.target) in {(c.kind, c.target) for c in cl.read(ev.seat, x, ev.round)}),
+                        said)
         return f"Evidence: {ev.seat} said: {json.dumps(said, ensure_ascii=False)}" if said else None
     return None
 

@@ -7,7 +7,8 @@ it never reads another seat's), then:
 - **night actions and votes** come from :func:`appliance.judge.policy.choose` — no LLM;
 - **a day speech** takes its position from :func:`appliance.judge.policy.position` (a
   claim, an accusation citing a vote or a statement, a defence); the LLM is told the
-  position (:func:`~appliance.judge.policy.brief`, before the instruction) and words it
+  position (:func:`~appliance.judge.policy.brief`, after the table's state and before the
+  instruction; not the log, which a small model only repeats) and words it
   under :func:`~appliance.judge.policy.speech_grammar` — the speech starts with the
   position's claim and names only seats of the table, never a werewolf's partner — and
   :func:`~appliance.judge.policy.conforms` checks the words (no night actions, no role
@@ -36,7 +37,7 @@ from appliance.bus import Bus, Subscription
 from appliance.config import WerewolfConfig
 from appliance.judge import policy, tools, views
 from appliance.judge.beliefs import Beliefs, beliefs_of
-from appliance.judge.state import PUBLIC, IllegalAction, Role
+from appliance.judge.state import IllegalAction, Role
 from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
 from appliance.llm.client import LLM, LLMError
@@ -54,10 +55,18 @@ _STYLE = ("When you speak, you are given your position: say it in your own words
 SPEECH_WORDS_CHARS = 80
 
 
+#: each seat's manner of speaking (by seat number), so that the table does not sound like one voice
+PERSONAS = ("You speak bluntly, in few words.", "You are careful and polite.",
+            "You are suspicious of everyone and say so.", "You are warm and try to calm the table.",
+            "You are logical and point at what people did.", "You are a little dramatic.",
+            "You are dry and sarcastic.", "You are nervous and hesitant.")
+
+
 def system_prompt(seat: str, role: Role, n_seats: int) -> str:
-    """An AI seat's fixed system prompt: identity first, then rules, strategy, style."""
+    """An AI seat's fixed system prompt: identity first, then rules, strategy, manner, style."""
     return (f"You are {seat}, the {role.value}, in a game of Werewolf with {n_seats} seats.\n"
-            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{_STYLE}")
+            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{PERSONAS[(int(seat[1:]) - 1) % len(PERSONAS)]} "
+            f"{_STYLE}")
 
 
 class SeatError(RuntimeError):
@@ -237,7 +246,7 @@ class AISeat:
         why: str | None
         try:
             grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
-            args = await self.llm.call(self._public_lines(p.view), self._speech_instruction(pos, b, p), tool,
+            args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
                                        round=p.round, phase=p.phase, attempt=p.attempt, grammar=grammar)
             text = args["text"].strip()
             why = policy.conforms(text, pos, b, tool)
@@ -258,29 +267,32 @@ class AISeat:
         given twice that), within the tool's limit."""
         return min(tool.max_chars, len(policy.opening(pos)) + 2 * SPEECH_WORDS_CHARS + 1)
 
-    def _public_lines(self, lines: tuple[str, ...]) -> list[str]:
-        """The log lines the LLM words a speech from: its role and the public record. Its
-        private night lines are left out: the position already holds what they mean, and
-        a small model would only repeat them (the night is never said aloud)."""
+    def _speech_lines(self) -> list[str]:
+        """What the LLM words a speech from, before the brief: the table's state. Not the
+        log: the position already holds what the log means, and a small model given the
+        log only repeats its lines — the night's among them, or the others' speeches."""
         assert self._view is not None
-        return [line for line, e in zip(lines, self._view.events) if e.audience == PUBLIC or e.kind == "role"]
+        return [self._view.status()]
 
     @staticmethod
     def _speech_instruction(pos: policy.Position, b: Beliefs, p: TurnPayload) -> str:
         """The brief, the turn's instruction and how to go on from the opening. A claim's
         opening is not quoted: its check reports are the position's words, not the view's."""
         start = policy.opening(pos).strip()
+        evidence = (" (the evidence above, in your own words)" if pos.evidence
+                    else " (what they said, how they voted, or just how they sound)")
         if not start:
             then = " Say it in one short sentence of your own."
         elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and start.endswith("because"):
             then = (f" Your speech begins with your claim and your results, then \"I suspect {pos.target} because\"; "
-                    "finish it with your reason, in one short sentence of your own.")
+                    f"finish it with your reason{evidence}, in one short sentence of your own.")
         elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM):
             then = (" Your speech begins with your claim and your results; add one short sentence of your own "
                     "telling the table what to do.")
         else:
-            then = f' Your speech begins "{start}"; finish it with your reason, in one short sentence of your own.'
-        return f"{policy.brief(pos, b)}\n{p.instruction}{then}"
+            then = (f' Your speech begins "{start}"; finish it with your reason{evidence}, in one short sentence '
+                    "of your own.")
+        return f"{policy.brief(pos, b, reads=False, short_quotes=True)}\n{p.instruction}{then}"
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
         """Serve turns from ``sub`` (subscribed to this seat's turns) until it closes or the task is cancelled.
