@@ -77,7 +77,7 @@ def test_simulated_utterances_parse_back_to_the_tool_call(tool, args):
 def test_voice_library_gives_every_seat_its_own_voice():
     book = voices.load(config.Config().werewolf.voices)
     styles = [book.seats[f"P{i}"] for i in range(1, 9)]
-    assert len(set(styles + [book.user_sim])) == 9
+    assert len(set(styles + [book.user_sim, book.narrator])) == 10
     assert all(book.descriptions[s] for s in book.descriptions)
 
 

@@ -28,6 +28,9 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from appliance.voice.markers import VoiceFrame
+from appliance.voice.tts import VoiceStyle
+
 #: ``say`` gives up waiting for the audio after this long plus ~80 ms per character.
 SAY_TIMEOUT_BASE_S = 8.0
 
@@ -57,11 +60,14 @@ class LineProcessor(FrameProcessor):
             self._spoken.set()
         await self.push_frame(frame, direction)
 
-    async def say(self, text: str) -> None:
-        """Speak ``text`` (markers allowed); return when it was played or interrupted."""
+    async def say(self, text: str, voice: VoiceStyle | None = None) -> None:
+        """Speak ``text`` (markers allowed), in ``voice`` when given (a speaker's own,
+        e.g. a Werewolf seat's); return when it was played or interrupted."""
         self._spoken.clear()
         self._started.clear()
         await self.push_frame(LLMFullResponseStartFrame())
+        if voice is not None:
+            await self.push_frame(VoiceFrame(voice=voice))
         await self.push_frame(LLMTextFrame(text))
         await self.push_frame(LLMFullResponseEndFrame())
         try:

@@ -187,7 +187,8 @@ class _ClauseTTSService(TTSService):
 class PiperClauseTTSService(_ClauseTTSService):
     """Piper, in-process, one clause at a time, streamed to the transport in 40 ms chunks.
 
-    ``voice_style`` sets this speaker's own voice (Werewolf seats); markers adjust it.
+    ``voice_style`` sets this speaker's own voice; a reply's own voice (a clause's
+    ``style.voice``: a Werewolf seat, the narrator) replaces it; markers adjust either.
     """
 
     def __init__(self, synth: PiperSynth, cfg: TTSConfig, voice_style: VoiceStyle = VoiceStyle(), **kwargs):
@@ -206,9 +207,10 @@ class PiperClauseTTSService(_ClauseTTSService):
 
     def _style_for(self, s: SpeechStyle) -> VoiceStyle:
         length, noise, pitch = PIPER_EMOTIONS.get(s.emotion, PIPER_EMOTIONS["neutral"])
-        v = self._voice_style
+        v = s.voice or self._voice_style  # the reply's speaker (a Werewolf seat), else this service's
         return VoiceStyle(length_scale=v.length_scale * self._cfg.length_scale * length / s.speed,
-                          pitch_semitones=v.pitch_semitones + pitch, noise_scale=noise,
+                          pitch_semitones=v.pitch_semitones + pitch,
+                          noise_scale=v.noise_scale * noise / PIPER_EMOTIONS["neutral"][1],
                           noise_w_scale=v.noise_w_scale)
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
