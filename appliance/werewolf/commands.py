@@ -1,5 +1,6 @@
 """CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``,
-``appliance bench werewolf --games N --seats N [--user text|audio] --json``."""
+``appliance bench werewolf --games N --seats N [--user text|audio] --json``, and
+``appliance replay FOLDER`` of a Werewolf recording."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=_werewolf)
 
+    parsers.replayers.append((_is_recording, _replay))
+
     p = parsers.bench.add_parser("werewolf", help="seeded games with the embedded models vs the random baseline: "
                                                   "win rates, the seer's play, speech variety, isolation")
     add_config_arg(p)
@@ -55,6 +58,33 @@ def _werewolf(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         print(f"seed {seed}; recorded in {folder}")
     return 0 if result.status == "finished" and result.isolation_violations == 0 else 1
+
+
+def _is_recording(folder: str) -> bool:
+    from appliance.werewolf.replay import is_recording  # the game's modules only when a replay is asked for
+
+    return is_recording(folder)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``appliance replay FOLDER`` of a Werewolf recording (see :mod:`appliance.werewolf.replay`)."""
+    import asyncio
+
+    from appliance.werewolf.replay import replay
+
+    result = asyncio.run(replay(args.folder))
+    if args.json:
+        print(json.dumps(result))
+    elif not result["diverged"]:
+        print(f"seed {result['seed']}, {result['seats']} seats: the {result['replayed']} envelopes of the re-run "
+              f"match the recording")
+    else:
+        d = result["first_difference"]
+        print(f"seed {result['seed']}, {result['seats']} seats: the re-run diverges at envelope {d['index']} "
+              f"(the first {result['matching']} of {result['recorded']} recorded match)")
+        print("  recorded:", json.dumps(d["recorded"]))
+        print("  replayed:", json.dumps(d["replayed"]))
+    return 1 if result["diverged"] else 0
 
 
 def _bench(args: argparse.Namespace) -> int:
