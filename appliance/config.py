@@ -157,6 +157,9 @@ class WerewolfConfig(_Section):
     asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
     speech_max_tokens: int = Field(64, ge=8)  # LLM budget for one speech (the opening, ~20 tokens of its own, the JSON)
     temperature: float = Field(0.7, ge=0, le=2)
+    # the AI seats' speeches: the code decides what they say, the LLM only words it (at 0.7 the
+    # 0.5B model gave several seats the very same sentence)
+    speech_temperature: float = Field(1.0, ge=0, le=2)
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)

@@ -91,11 +91,13 @@ class SeatLLM:
     seed: int
 
     async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
-                   round: int, phase: str, attempt: int = 0, grammar: str | None = None) -> dict[str, Any]:
+                   round: int, phase: str, attempt: int = 0, grammar: str | None = None,
+                   temperature: float | None = None) -> dict[str, Any]:
         """Ask for the turn tool's arguments; returns them as a dict (legal by construction).
 
         ``grammar``: the GBNF to decode under (default: the tool's; for a speech,
-        :func:`reason_grammar`, the simulated person's).
+        :func:`reason_grammar`, the simulated person's). ``temperature``: default
+        ``werewolf.temperature``.
 
         Raises:
             SeatError: no answer, or an answer that is not the tool's JSON.
@@ -109,7 +111,8 @@ class SeatLLM:
         try:
             reply = await self.llm.complete(self.system, user, grammar=grammar, schema=tool.schema(),
                                             max_tokens=self.cfg.speech_max_tokens if speak else 40,
-                                            temperature=self.cfg.temperature, seed=seed)
+                                            temperature=self.cfg.temperature if temperature is None else temperature,
+                                            seed=seed)
         except LLMError as e:
             raise SeatError(f"{self.seat}: {e}") from e
         self.tracer.record(self.seat, {
@@ -247,7 +250,8 @@ class AISeat:
         try:
             grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
             args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
-                                       round=p.round, phase=p.phase, attempt=p.attempt, grammar=grammar)
+                                       round=p.round, phase=p.phase, attempt=p.attempt, grammar=grammar,
+                                       temperature=self.llm.cfg.speech_temperature)
             text = args["text"].strip()
             why = policy.conforms(text, pos, b, tool)
         except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback
