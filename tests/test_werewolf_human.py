@@ -283,3 +283,26 @@ async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(werew
     finally:
         await client.close()
         await server.stop()
+
+
+async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_path):
+    """The mode's own entry (play_on_line): real AI seats on a first-choice fake LLM, the
+    person on a fake line; then ``appliance replay`` of the session's recording."""
+    from test_werewolf_bench import FakeRuntime
+
+    from appliance.werewolf.replay import replay
+
+    emitted: list[dict] = []
+    line = FakeLine(emitted, spoken_answer)
+    cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf_page()
+    over = await asyncio.wait_for(page_mode.play_on_line(
+        cfg, FakeRuntime(), line, lambda event, **f: emitted.append({"event": event, **f}), seats=SEATS, seed=2,
+        folder=tmp_path), 60)
+    assert over["status"] == "finished"
+    user = next(e for e in emitted if e["event"] == "ww_started")["seat"]
+    captions = [e for e in emitted if e["event"] == "ww_caption" and e["seat"] != user]
+    said = [(e["text"], e["voice"]) for e in emitted if e["event"] == "said"]
+    assert captions and all((c["text"], BOOK.seats[c["seat"]]) in said for c in captions)
+    assert said[-1] == (f"Game over: the {over['winner']} win.", BOOK.narrator)
+    out = await replay(tmp_path)
+    assert out["diverged"] is False and out["recorded"] > 50

@@ -243,6 +243,9 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
         async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
             judge = await run_table(bus, state, agents, emit, game_id, ww.asr_retry_limit,
                                     max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out, table=table)
+    except BaseException:
+        await table.close(drain=False)
+        raise
     finally:
         tracer.close()
     final = judge.state

@@ -62,10 +62,11 @@ class TableVoice:
         """Wait until everything queued has been played."""
         await self._queue.join()
 
-    async def close(self) -> None:
-        """Play what is queued, then stop the worker."""
+    async def close(self, drain: bool = True) -> None:
+        """Play what is queued (unless ``drain`` is False: the game failed), then stop the worker."""
         if self._worker is not None:
-            await self.drain()
+            if drain:
+                await self.drain()
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
             self._worker = None
