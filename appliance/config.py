@@ -160,6 +160,7 @@ class WerewolfConfig(_Section):
     # the AI seats' speeches: the code decides what they say, the LLM only words it (at 0.7 the
     # 0.5B model gave several seats the very same sentence)
     speech_temperature: float = Field(1.0, ge=0, le=2)
+    speech_retries: int = Field(1, ge=0)  # more wordings asked for when the LLM's words do not conform; then the template
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)

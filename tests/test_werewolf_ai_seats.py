@@ -87,9 +87,11 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
 
 async def test_words_that_do_not_conform_fall_back_to_the_template():
     s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
-    seat = ai_seat("P3", Role.SEER, ScriptedLLM(json=[{"text": "I suspect P6 because they are quiet."}]))
+    llm = ScriptedLLM(json=[{"text": "I suspect P6 because they are quiet."}, {"text": "I trust everyone here."}])
+    seat = ai_seat("P3", Role.SEER, llm)
     args = await seat.answer(payload(s))
-    assert seat.speeches[0].template == "does not claim the seer"
+    assert seat.speeches[0].template == "does not claim the seer" and not llm.unused["json"]  # asked twice
+    assert llm.calls[0].options["seed"] != llm.calls[1].options["seed"]
     assert args["text"].startswith("I am the seer. My check found P2 is a werewolf.")
     cut = ai_seat("P3", Role.SEER, ScriptedLLM(json=["[not json"]))
     await cut.answer(payload(s))
@@ -201,8 +203,8 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
             if e.kind == "vote_cast" and e.data["seat"] in wolves:
                 wolf_votes += 1
                 assert e.data["target"] not in wolves, (seed, e)
-    assert counter[0] == speeches > 10_000  # every speech went to the LLM first
-    assert 0.4 * speeches < templates < 0.8 * speeches  # the leaks fell back; the honest third was said
+    assert speeches < counter[0] < 2 * speeches and speeches > 10_000  # every speech went to the LLM, leaks twice
+    assert 0.2 * speeches < templates < 0.6 * speeches  # leaked twice: the template; an honest wording was said
     assert {"names a partner", "talks about the night's actions", "gives away a role",
             "clears a seat (a werewolf knows who is none)", "claims the seer without that stance"} <= reasons
     assert any(r.startswith("names a seat not at the table") for r in reasons)

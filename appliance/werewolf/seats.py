@@ -12,9 +12,10 @@ it never reads another seat's), then:
   under :func:`~appliance.judge.policy.speech_grammar` — the speech starts with the
   position's claim and names only seats of the table, never a werewolf's partner — and
   :func:`~appliance.judge.policy.conforms` checks the words (no night actions, no role
-  given away, the claim made). When the LLM fails or its words do not conform, the
-  seat says :func:`~appliance.judge.policy.template` instead: a **template speech**,
-  counted (``AISeat.templates``) and traced with its reason.
+  given away, the claim made). Words that do not conform are asked for again
+  (``werewolf.speech_retries`` times, another sampling seed each); when the LLM fails or
+  still does not conform, the seat says :func:`~appliance.judge.policy.template`
+  instead: a **template speech**, counted (``AISeat.templates``) and traced with its reason.
 
 Each seat has a fixed system prompt (its seat and role first, so no two seats share a
 long prefix) and its own llama-server slot (``runtime.llm(seat)``), so its cached prefix
@@ -246,16 +247,21 @@ class AISeat:
         if tool.name != tools.SPEAK:
             return tool.arguments(policy.choose(b, tool, salt))
         pos = policy.position(b, tool, salt)
-        why: str | None
-        try:
-            grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
-            args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
-                                       round=p.round, phase=p.phase, attempt=p.attempt, grammar=grammar,
-                                       temperature=self.llm.cfg.speech_temperature)
+        why: str | None = None
+        for retry in range(1 + self.llm.cfg.speech_retries):  # a new sampling seed each time
+            try:
+                grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
+                args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
+                                           round=p.round, phase=p.phase, attempt=p.attempt + 100 * retry,
+                                           grammar=grammar, temperature=self.llm.cfg.speech_temperature)
+            except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback, at once
+                why = str(e)
+                break
             text = args["text"].strip()
             why = policy.conforms(text, pos, b, tool)
-        except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback
-            why = str(e)
+            if why is None:
+                break
+            log.info("%s: the LLM's words do not conform (%s): %r", self.seat, why, text)
         if why is not None:
             text = policy.template(pos, tool.max_chars, salt)
             log.info("%s: template speech (%s)", self.seat, why)
