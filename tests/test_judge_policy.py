@@ -180,6 +180,10 @@ def test_brief_states_the_position_without_private_words_about_others():
     short = policy.brief(pos, b, reads=False, short_quotes=True)
     assert 'P3 said: "My check found P2 is a werewolf."' in short and "I am the seer" not in short
     assert "Your reads" not in short and "I am the seer" in policy.brief(pos, b)
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "Hmm."), ("P4", "I suspect P6 because they hid."))
+    b = beliefs(s, "P5")
+    pos = policy.Position(ACCUSE, "P6", (policy.Evidence("claim", 1, "P4", "P6", cl.Claim(1, "P4", cl.SUSPECT, "P6")),))
+    assert "Evidence: on day 1 P4 accused P6." in policy.brief(pos, b, reads=False, short_quotes=True)
 
 
 # --- properties over seeded self-play -------------------------------------------------------

@@ -447,8 +447,9 @@ def brief(p: Position, b: Beliefs, reads: bool = True, short_quotes: bool = Fals
     them — and the seat's reads (a werewolf's leave its partners out), so the prompt
     states nothing the seat may not know and no werewolf is nudged to name its partner.
     ``reads`` False leaves the reads out (a small model only recites the list);
-    ``short_quotes`` quotes only the sentence of a speech that makes the cited claim (a
-    small model repeats a quote from its start)."""
+    ``short_quotes`` quotes only the sentence of a speech that makes the cited claim, and
+    an accusation or a defence not at all ("on day 1 P3 accused P4"): a small model
+    repeats a quote from its start."""
     lines = [f"Your position today: {_STANCE_WORDS[p.stance]}."]
     if p.target:
         lines.append(f"Your target: {p.target}.")
@@ -524,6 +525,9 @@ def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
         return f"Your check: {ev.target} is {'' if ev.wolf else 'not '}a werewolf."
     if ev.kind == VOTE:
         return f"Evidence: on day {ev.round} {ev.seat} voted for {ev.target}."
+    if short and ev.kind == CLAIM and ev.claim is not None and ev.claim.kind in (cl.SUSPECT, cl.TRUST):
+        did = "accused" if ev.claim.kind == cl.SUSPECT else "defended"  # not quoted: it would only be repeated
+        return f"Evidence: on day {ev.round} {ev.seat} {did} {ev.claim.target}."
     if ev.kind in (CLAIM, CAUGHT) and ev.claim is not None:
         said = next((t for r, s, t in b.speeches if s == ev.seat and r == ev.round
                      and ev.claim in cl.read(s, t, r)), None)
