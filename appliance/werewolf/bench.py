@@ -104,7 +104,7 @@ def summarise(runs: list[GameRun], n_seats: int, user: str, model: dict[str, str
         "failed_closed": len(runs) - len(finished),
         "median_game_s": round(statistics.median(r.play_s for r in runs), 1) if runs else None,
         "model": model,
-        "villager_win_rate_95": list(selfplay.wilson(wins, len(finished))) if finished else None,
+        "villager_win_rate_95": [round(x, 4) for x in selfplay.wilson(wins, len(finished))] if finished else None,
         "baseline_villager_win_rate_95": base["villager_win_rate_95"],
         "baseline_games": base["games"],
         "baseline_villager_win_rate_same_seeds": same["villager_win_rate"] if same else None,
