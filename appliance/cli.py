@@ -11,7 +11,8 @@ import argparse
 import importlib
 import logging
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 # Modules that define ``register(parsers: Parsers)``.
 COMMAND_MODULES = (
@@ -34,12 +35,15 @@ class Parsers:
 
     Each added parser sets ``func`` (``args -> int | None``) with ``set_defaults``.
     ``serve_modes``: the modules ``appliance serve`` loads its modes from, by name.
+    ``replayers``: ``(is_recording(folder), run(args) -> int)`` pairs a feature adds, so
+    ``appliance replay FOLDER`` replays its own recordings (the first that claims the folder).
     """
 
     top: argparse._SubParsersAction
     bench: argparse._SubParsersAction
     simulate: argparse._SubParsersAction
     serve_modes: tuple[str, ...] = SERVE_MODES
+    replayers: list[tuple[Callable[[str], bool], Callable[[argparse.Namespace], int]]] = field(default_factory=list)
 
 
 def _global_options() -> argparse.ArgumentParser:

@@ -183,15 +183,22 @@ class BusConfig(_Section):
 
 
 class WerewolfConfig(_Section):
-    """Werewolf games (``appliance werewolf``): table size, the user seat's retries, seat LLM budgets."""
+    """Werewolf games (``appliance werewolf``): table size, the user seat's retries, the seats' LLM and budgets."""
 
     seats: int = Field(7, ge=6, le=MAX_SEATS)  # seats at the table, the user seat included
     asr_retry_limit: int = Field(2, ge=0)  # re-asks of the user seat before the game fails closed
-    speech_max_tokens: int = Field(40, ge=8)  # LLM budget for one speech
+    speech_max_tokens: int = Field(64, ge=8)  # LLM budget for one speech (the opening, ~20 tokens of its own, the JSON)
     temperature: float = Field(0.7, ge=0, le=2)
+    # the AI seats' speeches: the code decides what they say, the LLM only words it (at 0.7 the
+    # 0.5B model gave several seats the very same sentence)
+    speech_temperature: float = Field(1.0, ge=0, le=2)
+    speech_retries: int = Field(1, ge=0)  # more wordings asked for when the LLM's words do not conform; then the template
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
+    # the seats' LLM, shaped like ``llm`` (e.g. the bundled qwen2.5-coder-1.5b, or an openai_compatible
+    # endpoint); None: the seats use ``llm``. Started beside ``llm`` whenever it is set and differs.
+    llm: LLMConfig | None = None
 
 
 class BrowserConfig(_Section):
@@ -278,17 +285,27 @@ class Config(_Section):
 
     def for_werewolf(self, seats: int) -> "Config":
         """For one Werewolf game of ``seats`` seats: ``werewolf.seats`` is ``seats`` and
-        ``llm.parallel_slots`` gives every seat its own slot.
+        ``llm.parallel_slots`` (and ``werewolf.llm.parallel_slots``, when set) gives every
+        seat its own slot.
 
         Raises:
             ConfigError: ``seats`` is outside 6–8.
         """
-        return self._derive(werewolf={"seats": seats}, llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
+        return self._derive(werewolf={"seats": seats, **self._seat_slots(seats)},
+                            llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
 
     def for_werewolf_page(self) -> "Config":
         """For the voice server of ``werewolf --user human``: the page lets the person pick
         any table up to :data:`MAX_SEATS` seats, so every one of them gets its own slot."""
-        return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+        return self._derive(werewolf=self._seat_slots(MAX_SEATS),
+                            llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+
+    def _seat_slots(self, seats: int) -> dict[str, Any]:
+        """``werewolf.llm`` (when set) with a slot per seat."""
+        ww = self.werewolf.llm
+        if ww is None:
+            return {}
+        return {"llm": {**ww.model_dump(), "parallel_slots": max(ww.parallel_slots, seats)}}
 
     def loopback(self) -> "Config":
         """This config with ``browser.network: loopback``: what tests, benchmarks and
@@ -319,10 +336,11 @@ class Config(_Section):
         Raises:
             ConfigError: naming the provider and the unset variable.
         """
-        if self.llm.provider == "openai_compatible" and self.llm.api_key_env:
-            if not os.environ.get(self.llm.api_key_env):
-                raise ConfigError(f"llm.api_key_env: environment variable {self.llm.api_key_env} is not set "
-                                  f"(needed by llm.provider openai_compatible at {self.llm.base_url})")
+        for key, llm in (("llm", self.llm), ("werewolf.llm", self.werewolf.llm)):
+            if llm is not None and llm.provider == "openai_compatible" and llm.api_key_env:
+                if not os.environ.get(llm.api_key_env):
+                    raise ConfigError(f"{key}.api_key_env: environment variable {llm.api_key_env} is not set "
+                                      f"(needed by {key}.provider openai_compatible at {llm.base_url})")
         if self.tts.provider == "fish" and not os.environ.get(self.tts.api_key_env):
             raise ConfigError(f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set "
                               f"(needed by tts.provider fish)")

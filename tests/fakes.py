@@ -1,7 +1,7 @@
 """Stand-ins for the models and the person, so agent logic is tested in milliseconds.
 
 - :class:`ScriptedLLM` — the interface of :class:`appliance.llm.client.LLM` (``decide``,
-  ``json``, ``text``, ``warm``) answering from a script and recording every prompt.
+  ``json``, ``complete``, ``text``, ``warm``) answering from a script and recording every prompt.
 - :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.agent.Line`:
   answers each question with the next scripted line; records what the agent said.
 - :class:`FakeASR`, :class:`FakeSynth` — the voice models' shapes for tests that push
@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from appliance import config
-from appliance.llm.client import LLMError
+from appliance.llm.client import LLMError, Reply
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 from appliance.voice.tts import VoiceStyle
@@ -58,7 +58,7 @@ class ScriptedLLM:
     instead of answering. A request beyond the end of its script fails the test
     (``AssertionError`` naming the prompt) — nothing is made up. ``calls`` records every
     request. ``decide`` takes its answer from the ``json`` script and validates it as the
-    client does (``LLMError`` when it is not a valid instance).
+    client does (``LLMError`` when it is not a valid instance); so does ``complete``.
     """
 
     def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *,
@@ -88,6 +88,16 @@ class ScriptedLLM:
         if on_text is not None:
             on_text(jsonlib.dumps(answer))
         return answer
+
+    async def complete(self, system: str, user: str, *, on_text: Callable[[str], None] | None = None,
+                       **options: Any) -> Reply:
+        """The next ``json`` answer as the raw text a server streams (a string answer is
+        that text as is: a cut-off or malformed answer)."""
+        answer = self._next("json", system, user, options)
+        text = answer if isinstance(answer, str) else jsonlib.dumps(answer, separators=(",", ":"))
+        if on_text is not None:
+            on_text(text)
+        return Reply(text, None, None, None, 0)
 
     async def text(self, system: str, user: str, **options: Any) -> str:
         return self._next("text", system, user, options)

@@ -38,3 +38,13 @@ def test_werewolf_page_has_slots_for_the_largest_table():
 def test_a_table_size_outside_the_rules_is_one_clear_error(seats):
     with pytest.raises(ConfigError, match="werewolf.seats: Input should be"):
         config.Config().for_werewolf(seats)
+
+
+def test_werewolf_llm_gets_a_slot_per_seat_too_and_is_absent_by_default():
+    assert config.Config().werewolf.llm is None and config.Config().for_werewolf(8).werewolf.llm is None
+    cfg = config.load(overrides={"werewolf": {"llm": {"model": "qwen2.5-coder-1.5b", "parallel_slots": 2}}})
+    assert cfg.werewolf.llm.model == "qwen2.5-coder-1.5b" and cfg.werewolf.llm.threads == cfg.llm.threads
+    assert cfg.for_werewolf(7).werewolf.llm.parallel_slots == 7
+    assert cfg.for_werewolf_page().werewolf.llm.parallel_slots == MAX_SEATS
+    with pytest.raises(ConfigError, match="werewolf.llm"):
+        config.load(overrides={"werewolf": {"llm": {"provider": "openai_compatible"}}})

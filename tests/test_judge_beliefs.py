@@ -100,6 +100,19 @@ def test_beliefs_from_the_log_lines_equal_beliefs_from_the_view():
         assert beliefs_of(views.from_lines(seat, v.lines())) == beliefs_of(v)
 
 
+def test_a_log_is_rebuilt_incrementally_and_only_as_its_own_seat():
+    early = scripted(*NIGHT_1, *DAY_1[:4], roles=ROLES)
+    s = scripted(*NIGHT_1, *DAY_1, *VOTE_1, roles=ROLES)
+    for seat in s.seats:
+        lines = views.view(s, seat).lines()
+        prior = views.from_lines(seat, views.view(early, seat).lines())
+        assert views.from_lines(seat, lines, prior) == views.from_lines(seat, lines)
+    with pytest.raises(ValueError, match="not P3's log"):
+        views.from_lines("P3", views.view(s, "P1").lines())
+    with pytest.raises(ValueError):
+        views.from_lines("P3", views.view(early, "P3").lines(), views.from_lines("P3", views.view(s, "P3").lines()))
+
+
 def test_roles_default_deal_is_supported():
     s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), roles=ROLES_8)
     b = beliefs(s, "P1")

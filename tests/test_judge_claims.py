@@ -11,7 +11,7 @@ def said(text, speaker="P1"):
 
 
 @pytest.mark.parametrize("text,expected", [
-    # the AI seats' grammar (appliance.werewolf.seats.speech_grammar)
+    # the simulated person's grammar (appliance.werewolf.seats.reason_grammar)
     ("I suspect P4 because they voted for P2.", [(SUSPECT, "P4", False)]),
     ("I trust P4 because they sound honest.", [(TRUST, "P4", False)]),
     ("I suspect P4 because they lie about being the seer.", [(SUSPECT, "P4", False)]),
@@ -22,6 +22,7 @@ def said(text, speaker="P1"):
      [(SEER, None, False), (WOLF, "P3", True), (CLEAR, "P5", True), (CLEAR, "P6", True)]),
     ("I am the real seer. My check found P2 is a werewolf. Vote P2 out.", [(SEER, None, False), (WOLF, "P2", True)]),
     ("I suspect P5 because they were named a wolf by P3.", [(SUSPECT, "P5", False)]),
+    ("I suspect P2 because P3 said: 'I am the seer.", [(SUSPECT, "P2", False)]),  # reported, in the reason
     # variants
     ("I'm the seer, and player three is a wolf!", [(SEER, None, False), (WOLF, "P3", False)]),
     ("As the seer I checked P-2: werewolf.", [(SEER, None, False), (WOLF, "P2", True)]),

@@ -172,6 +172,18 @@ def test_brief_states_the_position_without_private_words_about_others():
     text = policy.brief(policy.Position(ACCUSE, "P6"), wolf)
     reads = text.split("Your reads, most doubtful first: ")[1]
     assert "P2" not in reads  # a werewolf is never nudged towards its partner
+    # a small model's brief: no reads, only the sentence that makes the cited claim
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
+                 ("P4", "Hmm."))
+    b = beliefs(s, "P5")
+    pos = policy.position(b, turn_of(s, "P5"), 7)
+    short = policy.brief(pos, b, reads=False, short_quotes=True)
+    assert 'P3 said: "My check found P2 is a werewolf."' in short and "I am the seer" not in short
+    assert "Your reads" not in short and "I am the seer" in policy.brief(pos, b)
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "Hmm."), ("P4", "I suspect P6 because they hid."))
+    b = beliefs(s, "P5")
+    pos = policy.Position(ACCUSE, "P6", (policy.Evidence("claim", 1, "P4", "P6", cl.Claim(1, "P4", cl.SUSPECT, "P6")),))
+    assert "Evidence: on day 1 P4 accused P6." in policy.brief(pos, b, reads=False, short_quotes=True)
 
 
 # --- properties over seeded self-play -------------------------------------------------------
@@ -251,3 +263,7 @@ def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
     empty = policy.Position(ACCUSE, None)
     g = gbnf_regex(policy.speech_grammar(empty, seer, tool))
     assert g.fullmatch('{"text":"Nothing yet."}') and not g.fullmatch('{"text":" "}')
+    one = gbnf_regex(policy.speech_grammar(pos, seer, tool, max_chars=120, one_sentence=True))
+    assert one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out today!"}))
+    assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote. P2 out."}))
+    assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out"}))

@@ -94,6 +94,26 @@ async def test_text_and_warm_report_the_warmed_prompt():
     assert warmed == [("the prompt", 1)] and fake.requests[1]["max_tokens"] == 1
 
 
+async def test_werewolf_seats_get_their_own_endpoint_when_werewolf_llm_is_set():
+    async with FakeOpenAI(['{"a":1}']) as main, FakeOpenAI(['{"b":2}']) as seats:
+        remote = {"provider": "openai_compatible", "model": "big", "base_url": seats.base_url}
+        cfg = config.load(overrides={"llm": {"provider": "openai_compatible", "base_url": main.base_url,
+                                             "model": "small"},
+                                     "werewolf": {"llm": remote}}).for_werewolf(7)
+        runtime = LLMRuntime(cfg).start(progress=lambda _: None)
+        assert (runtime.llm("P3").base_url, runtime.llm("P3").model) == (seats.base_url, "big")
+        assert (runtime.llm("phone").base_url, runtime.base_url) == (main.base_url, main.base_url)
+        assert await ask(runtime.llm("P3")) == {"b": 2} and await ask(runtime.llm("person")) == {"a": 1}
+        assert runtime.describe("P1") == {"config": "werewolf.llm", "provider": "openai_compatible", "model": "big",
+                                          "base_url": seats.base_url}
+        assert runtime.describe("phone")["config"] == "llm"
+        runtime.stop()
+    same = config.load(overrides={"llm": remote, "werewolf": {"llm": remote}})
+    assert LLMRuntime(same).seats is None  # the same endpoint twice is one
+    assert LLMRuntime(config.Config()).describe("P1") == {"config": "llm", "provider": "embedded",
+                                                          "model": "qwen2.5-coder-0.5b"}
+
+
 async def test_runtime_hands_out_remote_clients_by_name_with_the_configured_retries():
     async with FakeOpenAI(['{"a":1}']) as fake:
         cfg = config.load(overrides={"llm": {"provider": "openai_compatible", "base_url": fake.base_url,

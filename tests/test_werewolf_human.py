@@ -19,7 +19,10 @@ import numpy as np
 import pytest
 from helpers import loopback_only_network, words
 
+from appliance import config
 from appliance.werewolf import mode as page_mode
+from appliance.werewolf import voices
+from appliance.werewolf.table_voice import TableVoice, spoken
 from appliance.judge.state import Role, deal
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle
@@ -29,6 +32,7 @@ e2e = [pytest.mark.e2e, pytest.mark.skipif(
     not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]
 
 SEED, SEATS = 1, 6
+BOOK = voices.load(config.Config().werewolf.voices)
 
 
 def test_seed_seats_the_user_as_the_first_werewolf():
@@ -37,17 +41,20 @@ def test_seed_seats_the_user_as_the_first_werewolf():
 
 
 class FakeLine:
-    """The voice line without audio: records what is said; answers the last ``ww_ask``
-    with ``answer(tool, attempt, question)``. Talk heard before any question is queued
-    first: it must be forgotten, never taken as an answer."""
+    """The voice line without audio: records what is said (and in which voice, also as a
+    ``said`` event among the emitted ones, so their order shows); answers the last
+    ``ww_ask`` with ``answer(tool, attempt, question)``. Talk heard before any question is
+    queued first: it must be forgotten, never taken as an answer."""
 
     def __init__(self, emitted: list[dict], answer):
         self.emitted, self.answer = emitted, answer
         self.said: list[str] = []
         self.stale = ["player one"]
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str, voice=None) -> None:
         self.said.append(text)
+        self.emitted.append({"event": "said", "text": text, "voice": voice})
+        await asyncio.sleep(0)  # audio takes time: the judge goes on meanwhile
 
     def forget(self) -> None:
         self.stale.clear()
@@ -73,7 +80,7 @@ class ScriptedAI:
         async for env in sub:
             tool = ToolSpec.from_json(env.payload.tool)
             if tool.name == tools.SPEAK:
-                args = {"text": f"I trust {tool.targets[0]} because they sound honest."}
+                args = {"text": f"Day {env.payload.round}, {self.seat} speaking: I trust {tool.targets[0]}."}
             elif tool.name == tools.WITCH_ACT:
                 args = {k: v for k, v in (("save", False), ("poison", None)) if k in tool.schema()["properties"]}
             else:
@@ -106,12 +113,15 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     user = state.user_seat
     emitted: list[dict] = []
     line = FakeLine(emitted, spoken_answer)
-    human = page_mode.HumanSeat(user, line, lambda event, **f: emitted.append({"event": event, **f}))
+    emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
+    table = TableVoice(line, BOOK, emit)
+    human = page_mode.HumanSeat(user, line, emit, table)
     agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
         outs: list[list[str]] = []
         judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30,
-                                                           on_user_out=outs.append), 60)
+                                                           on_user_out=outs.append, table=table), 60)
+    await table.close()
     final = judge.state
     assert len(outs) <= 1 and (user not in final.alive or not outs)  # told once that it is out (unless at the end)
     assert all(user in x for x in outs[0]) if outs else True
@@ -135,10 +145,51 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     assert tables[-1]["alive"] == list(final.living()) and tables[-1]["phase"] == "over"
     captions = [(e["seat"], e["text"]) for e in emitted if e["event"] == "ww_caption"]
     assert captions == [(e.data["seat"], e.data["text"]) for e in final.events if e.kind == "speech"]
-    shown = json.dumps([e for e in emitted if e["event"] not in ("ww_over", "ww_started")] + line.said)
+    shown = json.dumps([e for e in emitted if e["event"] not in ("ww_over", "ww_started", "said")] + line.said)
     for s in final.seats:
         if s != user:
             assert f"{s}, the " not in shown
+    # what the person heard: every line of its own view, each AI speech in its seat's voice
+    heard = [(e["text"], e["voice"]) for e in emitted if e["event"] == "said"]
+    for e in final.events:
+        if e.kind == "speech" and e.data["seat"] != user:
+            assert (e.data["text"], BOOK.seats[e.data["seat"]]) in heard
+        elif e.visible_to(user) and e.kind != "speech" and (text := views.render_event(e)):
+            assert (spoken(text), BOOK.narrator) in heard, text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 7])
+async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_persons_turn(tmp_path, seed):
+    from appliance.bus import InProcBus
+    from appliance.judge.rules import new_game
+
+    state = new_game(seed, SEATS)
+    user = state.user_seat
+    emitted: list[dict] = []
+    line = FakeLine(emitted, spoken_answer)
+    emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
+    table = TableVoice(line, BOOK, emit)
+    agents = {s: (page_mode.HumanSeat(s, line, emit, table) if s == user else ScriptedAI(s)) for s in state.seats}
+    async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
+        judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, emit, "g", 2, 30, table=table), 60)
+    await table.close()
+    speeches = [e for e in judge.state.events if e.kind == "speech" and e.data["seat"] != user]
+    assert speeches
+    for sp in speeches:
+        made = next(i for i, e in enumerate(emitted) if e["event"] == "ww_caption" and e["text"] == sp.data["text"]
+                    and e["seat"] == sp.data["seat"])
+        said = [i for i, e in enumerate(emitted) if e["event"] == "said" and e["text"] == sp.data["text"]]
+        assert len(said) == 1 and emitted[said[0]]["voice"] == BOOK.seats[sp.data["seat"]]  # one utterance, its voice
+        playing = said[0] - 1
+        assert emitted[playing]["event"] == "ww_playing" and emitted[playing]["seat"] == sp.data["seat"]
+        asks = [i for i, e in enumerate(emitted) if e["event"] == "ww_ask" and i > made]
+        if asks:  # the person's next turn comes after the speech was heard
+            assert said[0] < asks[0]
+    # heard as they were made: in the order of the game, never batched into one utterance
+    order = [e["text"] for e in emitted if e["event"] == "said" and e["voice"] in BOOK.seats.values()]
+    assert order == [sp.data["text"] for sp in speeches]
+    assert all(e["voice"] == BOOK.narrator for e in emitted if e["event"] == "said"
+               and e["voice"] not in BOOK.seats.values())
 
 
 def test_question_names_the_choices():
@@ -232,3 +283,26 @@ async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(werew
     finally:
         await client.close()
         await server.stop()
+
+
+async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_path):
+    """The mode's own entry (play_on_line): real AI seats on a first-choice fake LLM, the
+    person on a fake line; then ``appliance replay`` of the session's recording."""
+    from test_werewolf_bench import FakeRuntime
+
+    from appliance.werewolf.replay import replay
+
+    emitted: list[dict] = []
+    line = FakeLine(emitted, spoken_answer)
+    cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf_page()
+    over = await asyncio.wait_for(page_mode.play_on_line(
+        cfg, FakeRuntime(), line, lambda event, **f: emitted.append({"event": event, **f}), seats=SEATS, seed=2,
+        folder=tmp_path), 60)
+    assert over["status"] == "finished"
+    user = next(e for e in emitted if e["event"] == "ww_started")["seat"]
+    captions = [e for e in emitted if e["event"] == "ww_caption" and e["seat"] != user]
+    said = [(e["text"], e["voice"]) for e in emitted if e["event"] == "said"]
+    assert captions and all((c["text"], BOOK.seats[c["seat"]]) in said for c in captions)
+    assert said[-1] == (f"Game over: the {over['winner']} win.", BOOK.narrator)
+    out = await replay(tmp_path)
+    assert out["diverged"] is False and out["recorded"] > 50

@@ -11,7 +11,7 @@ from appliance import cli, config
 from appliance.judge import isolation, tools
 from appliance.werewolf import voices
 from appliance.judge.rules import new_game
-from appliance.werewolf.seats import REASONS, SEER_REASONS, SeatError, decode, fit, speech_grammar, system_prompt
+from appliance.werewolf.seats import REASONS, SEER_REASONS, SeatError, decode, fit, reason_grammar, system_prompt
 from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
 from appliance.simulate.werewolf_user import system_prompt as user_prompt
@@ -21,9 +21,9 @@ from appliance.judge.transcript import parse
 
 def test_every_speech_the_grammar_allows_is_legal():
     speak = ToolSpec(tools.SPEAK, targets=("P1", "P8"))
-    g = speech_grammar(speak, Role.SEER)
+    g = reason_grammar(speak, Role.SEER)
     assert '"I am the seer. "' in g and "P8" in g and "P2" not in g
-    assert "I am the seer" not in speech_grammar(speak, Role.WEREWOLF)
+    assert "I am the seer" not in reason_grammar(speak, Role.WEREWOLF)
     for claim, stance, seat, reason, other in itertools.product(("", "I am the seer. "), ("I suspect ", "I trust "),
                                                                 speak.targets, REASONS + SEER_REASONS, speak.targets):
         text = f"{claim}{stance}{seat} because {reason.format(seat=other)}."
@@ -77,7 +77,7 @@ def test_simulated_utterances_parse_back_to_the_tool_call(tool, args):
 def test_voice_library_gives_every_seat_its_own_voice():
     book = voices.load(config.Config().werewolf.voices)
     styles = [book.seats[f"P{i}"] for i in range(1, 9)]
-    assert len(set(styles + [book.user_sim])) == 9
+    assert len(set(styles + [book.user_sim, book.narrator])) == 10
     assert all(book.descriptions[s] for s in book.descriptions)
 
 
@@ -142,7 +142,7 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
         tracer.close()
     first, retry, speech, _ = fake.requests
     assert first["seed"] != retry["seed"] and first["id_slot"] == 4 and first["grammar"] == vote.grammar()
-    assert speech["grammar"] == speech_grammar(speak, Role.SEER)
+    assert speech["grammar"] == reason_grammar(speak, Role.SEER)
     rec = tracer.records[0]
     assert rec["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "== Vote 1 ==\nVote."}]
     assert (rec["seat"], rec["tool"], rec["response"], rec["cached_tokens"], rec["grammar"]) == (

@@ -106,7 +106,8 @@ function wwSeats() {
     const li = document.createElement("li");
     const dead = !ww.alive.includes(seat);
     li.className = [seat === ww.seat ? "you" : "", dead ? "dead" : "", seat === ww.speaking ? "speaking" : ""].join(" ").trim();
-    const label = ww.roles ? ww.roles[seat] : (seat === ww.seat ? "you" : (dead ? "dead" : "alive"));
+    const label = ww.roles ? ww.roles[seat]
+      : (seat === ww.seat ? "you" : (dead ? "dead" : (seat === ww.speaking ? "🔊 speaking" : "alive")));
     li.innerHTML = "<b></b><small></small>";
     li.querySelector("b").textContent = seat; li.querySelector("small").textContent = label;
     li.title = dead ? seat + " is dead" : seat + " is alive";
@@ -135,6 +136,9 @@ function onWerewolf(ev) {
       else wwSpeaking(`${ev.seat} is ${ev.phase === "vote" ? "voting" : "speaking"}…`);
       wwSeats(); break;
     case "ww_caption": wwCaption(ev.seat === ww.seat ? "you" : "", ev.seat === ww.seat ? "You" : ev.seat, ev.text); break;
+    case "ww_playing":  // that seat's speech is heard now, in its own voice: its name on the card
+      ww.speaking = ev.seat; wwSeats();
+      wwSpeaking(`🔊 ${ev.seat} speaking` + (ev.voice ? ` (${ev.voice} voice)` : "")); break;
     case "ww_log": wwCaption("log", "", ev.text); break;
     case "ww_ask": wwCaption("judge", "Judge", ev.question); wwSpeaking("Your turn — speak now", true); break;
     case "ww_heard": wwCaption("you", "Heard", ev.transcript || "(nothing)"); break;

@@ -132,6 +132,8 @@ def _split_reason(sentence: str) -> tuple[str, str]:
 def _read_sentence(head: str, reason: str, add) -> None:
     m = _REPORTED.search(head)
     own = head[:m.start()] if m else head  # what others said is theirs, not the speaker's
+    m = _REPORTED.search(reason)
+    reason = reason[:m.start()] if m else reason  # "… because P3 said: I am the seer" claims nothing
     if _SEER_CLAIM.search(own) or _SEER_CLAIM.search(reason):
         add(SEER)
     stated: set[str] = set()

@@ -14,6 +14,12 @@ the seat is entitled to it when it either
   propose, check, save/poison/antidote/potion), or
 - uses night-action vocabulary (everything above but the role names) at all.
 
+**Speeches** are public, so :func:`speech_leaks` audits what the seats *said*, from the
+roles alone as well: a werewolf that names a partner (in any words: "P2", "player two",
+"seat 2"), or says a seat it knows is no werewolf is one ("P4 is innocent"); a werewolf
+or the Witch that speaks of the night's actions (attacks, proposals, saves, poisons,
+potions), which only they know.
+
 Entitled: its own role; for werewolves the team, proposals, victims and the attack
 instruction; for the Seer her own check results and the check instruction; for the
 Witch the victims of nights on which she still held the antidote, her own potion use and
@@ -107,3 +113,42 @@ def count_violations(texts: Iterable[tuple[str, str]], truth: GameState,
             for s in scan(text, seat, truth, allowed, static=is_static):
                 found[(seat, s)] = None
     return len(found), list(found)
+
+
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8"}
+_SAID_SEAT = re.compile(r"\b(?:p|players?|seats?|number)[\s.\-#]*([1-8]|one|two|three|four|five|six|seven|eight)\b",
+                        re.IGNORECASE)
+_NIGHT_TALK = re.compile(r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?|potions?)\b",
+                         re.IGNORECASE)
+_CLEARED = r"(?:is|was|'s|are)\s+(?:not\s+an?\s+(?:were\s*)?wol(?:f|ves)|innocent|clear(?:ed)?|a\s+villager|good)\b"
+
+
+def said_seats(text: str) -> set[str]:
+    """Seat ids a speech names, however it says them ("P3", "p-3", "player three", "seat 3")."""
+    return {f"P{_NUMBER_WORDS.get(m.group(1).lower(), m.group(1))}" for m in _SAID_SEAT.finditer(text)}
+
+
+def speech_leaks(truth: GameState, seats: Iterable[str] | None = None) -> list[tuple[str, int, str, str]]:
+    """Speeches of ``seats`` (default: every seat but the user's, whose words are a
+    person's) that state another seat's private fact (see the module docstring), as
+    ``(seat, round, text, why)``; ``[]`` when clean."""
+    audited = set(truth.seats if seats is None else seats) - ({truth.user_seat} if seats is None else set())
+    wolves = set(truth.seats_with(Role.WEREWOLF))
+    out = []
+    for e in truth.events:
+        if e.kind != "speech" or e.data["seat"] not in audited:
+            continue
+        seat, text = e.data["seat"], e.data["text"]
+        role = truth.role(seat)
+        why = None
+        if role is Role.WEREWOLF and said_seats(text) & (wolves - {seat}):
+            why = "a werewolf named its partner"
+        elif role is Role.WEREWOLF and any(
+                re.search(rf"{_SAID_SEAT.pattern}\s+{_CLEARED}", part, re.IGNORECASE)
+                and (said_seats(part) - wolves) for part in re.split(r"[.!?;]", text)):
+            why = "a werewolf cleared a seat it knows is no werewolf"
+        elif role in (Role.WEREWOLF, Role.WITCH) and _NIGHT_TALK.search(text):
+            why = f"the {role.value} spoke of the night's actions"
+        if why:
+            out.append((seat, e.round, text, why))
+    return out

@@ -284,9 +284,15 @@ def _cite(a: Assessment, target: str, b: Beliefs) -> tuple[Evidence, ...]:
     private fact of this seat but its own checks."""
     out = []
     for w, ev in a.reasons.get(target, ()):
-        if w > 0 and ev.kind in (CLAIM, VOTE, CAUGHT) and ev.seat != b.seat:
+        if w > 0 and ev.kind in (CLAIM, VOTE, CAUGHT) and ev.seat != b.seat and not _names_team(ev, b):
             out.append(ev)
     return tuple(out[:1])
+
+
+def _names_team(ev: Evidence, b: Beliefs) -> bool:
+    """Citing ``ev`` would name one of a werewolf's partners (a werewolf never does)."""
+    named = {ev.seat, ev.target} | ({ev.claim.target} if ev.claim is not None else set())
+    return bool(named & set(b.partners))
 
 
 def _cited(a: Assessment, target: str) -> bool:
@@ -362,24 +368,31 @@ def opening(p: Position) -> str:
     return f"I {'trust' if p.stance == DEFEND else 'suspect'} {p.target} because "
 
 
-def speech_grammar(p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None) -> str:
+def speech_grammar(p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None,
+                   one_sentence: bool = False) -> str:
     """GBNF for the ``speak`` tool's arguments that words ``p``: the speech starts with
     :func:`opening` and goes on in the model's own words, in which the only seat ids are
     seats of the table — for a werewolf, never a partner. Every speech it allows is a
     legal ``speak`` argument within ``max_chars`` (default: the tool's limit); check it
-    with :func:`conforms` all the same (a seat can be named in words)."""
+    with :func:`conforms` all the same (a seat can be named in words).
+
+    ``one_sentence``: the model's words are one sentence (no ``.``, ``!`` or ``?`` but
+    the one that ends it), so a small model stops when its point is made instead of
+    running on into the log's lines."""
     start = opening(p)
     limit = min(tool.max_chars, max_chars or tool.max_chars)
-    if len(start) >= limit:
+    if len(start) + (1 if one_sentence else 0) >= limit:
         raise IllegalAction(f"the opening of this position is longer than {limit} characters")
     seats = [s for s in b.seats if s not in b.partners]
-    room = (limit - len(start)) // 2  # a seat id is one step of two characters
+    room = (limit - len(start) - (1 if one_sentence else 0)) // 2  # a seat id is one step of two characters
+    stops = ".!?" if one_sentence else ""
     first = "step" if start else "[A-Za-z]"  # a speech must have a letter
+    end = ' [.!?]' if one_sentence else ""
     return "\n".join([
         'root ::= "{\\"text\\":\\"" ' + (_gbnf_text(start) + " " if start else "") + f"first step{{0,{room - 1}}}"
-        + ' "\\"}"',
+        + end + ' "\\"}"',
         f"first ::= {first}",
-        'step ::= [^"\\\\\\nP] | "P" [^"\\\\\\n0-9P] | seat',
+        f'step ::= [^"\\\\\\nP{stops}] | "P" [^"\\\\\\n0-9P{stops}] | seat',
         "seat ::= " + " | ".join(f'"{s}"' for s in seats),
     ])
 
@@ -428,22 +441,28 @@ def _and(seats: list[str]) -> str:
     return seats[0] if len(seats) == 1 else ", ".join(seats[:-1]) + " and " + seats[-1]
 
 
-def brief(p: Position, b: Beliefs) -> str:
+def brief(p: Position, b: Beliefs, reads: bool = True, short_quotes: bool = False) -> str:
     """The position as the seat's LLM is told it: the stance, the target, the evidence —
     public facts quoted as the view shows them, the Seer's own checks as her view shows
     them — and the seat's reads (a werewolf's leave its partners out), so the prompt
-    states nothing the seat may not know and no werewolf is nudged to name its partner."""
+    states nothing the seat may not know and no werewolf is nudged to name its partner.
+    ``reads`` False leaves the reads out (a small model only recites the list);
+    ``short_quotes`` quotes only the sentence of a speech that makes the cited claim, and
+    an accusation or a defence not at all ("on day 1 P3 accused P4"): a small model
+    repeats a quote from its start."""
     lines = [f"Your position today: {_STANCE_WORDS[p.stance]}."]
     if p.target:
         lines.append(f"Your target: {p.target}.")
     for ev in p.evidence:
-        line = _evidence_line(ev, b)
+        line = _evidence_line(ev, b, short_quotes)
         if line:
             lines.append(line)
+    if not reads:
+        return " ".join(lines)
     a = assess(b, public=b.role is Role.WEREWOLF)
-    reads = [s for s in a.ranked(s for s in b.alive if s != b.seat) if s not in b.team]
-    if reads:
-        lines.append(f"Your reads, most doubtful first: {', '.join(reads)}.")
+    ranked = [s for s in a.ranked(s for s in b.alive if s != b.seat) if s not in b.team]
+    if ranked:
+        lines.append(f"Your reads, most doubtful first: {', '.join(ranked)}.")
     return " ".join(lines)
 
 
@@ -452,13 +471,23 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
 
     It must make the position's claim (the seer claim for a claim or counter-claim, an
     accusation of the target for accuse, a defence for defend), name only seats of the
-    table, never claim the seer without a claim stance, and — for a werewolf — never
-    name a partner in a claim.
+    table, never claim the seer without a claim stance, and give away nothing private:
+    no word of the night's actions (attacks, proposals, saves, poisons: only the
+    werewolves and the Witch know them), no team or own role but a seer claim, and — for
+    a werewolf — never a partner (named in any words) nor a seat cleared (it knows who
+    is no werewolf).
     """
     said = cl.read(b.seat, text, b.round)
-    named = {f"P{n}" for n in re.findall(r"\bp([1-9])\b", cl.normalise(text))}
+    plain = cl.normalise(text)
+    named = {f"P{n}" for n in re.findall(r"\bp([1-9])\b", plain)}
     if named - set(b.seats):
         return f"names a seat not at the table: {', '.join(sorted(named - set(b.seats)))}"
+    if b.role is Role.WEREWOLF and named & set(b.partners):
+        return "names a partner"
+    if _NIGHT_TALK.search(plain):
+        return "talks about the night's actions"
+    if _TEAM_TALK.search(plain) or _OWN_ROLE.search(plain):
+        return "gives away a role"
     try:
         tool.check(Speak(text))
     except IllegalAction as e:
@@ -468,8 +497,8 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
         return "does not claim the seer"
     if p.stance not in (CLAIM_SEER, COUNTER_CLAIM) and claims_seer:
         return "claims the seer without that stance"
-    if b.role is Role.WEREWOLF and any(c.target in b.team for c in said):
-        return "names a partner"
+    if b.role is Role.WEREWOLF and (any(c.kind == cl.CLEAR for c in said) or _CLEARS.search(plain)):
+        return "clears a seat (a werewolf knows who is none)"
     if p.target:
         kinds = {cl.TRUST, cl.CLEAR} if p.stance == DEFEND else {cl.WOLF, cl.SUSPECT}
         if not any(c.target == p.target and c.kind in kinds for c in said):
@@ -477,19 +506,35 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
     return None
 
 
+#: what only the werewolves and the Witch know of the night (who was attacked, proposed, saved, poisoned)
+_NIGHT_TALK = re.compile(r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?"
+                         r"|potions?)\b")
+_TEAM_TALK = re.compile(r"\b(?:partners?|team ?mates?|my team|fellow (?:were ?)?wol\w*|we (?:are )?(?:were ?)?wolves"
+                        r"|(?:the )?other (?:were ?)?wolf)\b")
+_CLEARS = re.compile(r"\bp[1-9] (?:is|was|'s|are) (?:not (?:a |an |one of the )?(?:were ?)?wol(?:f|ves)|innocent|clear"
+                     r"|cleared|a villager|good|on (?:our|my|the village'?s?) side)\b")
+_OWN_ROLE = re.compile(r"\b(?:i am|i'm|im)(?: the| a| an| your)?(?: real| true| only)? (?:witch|(?:were ?)?wol(?:f|ves))\b")
+
 _STANCE_WORDS = {CLAIM_SEER: "say you are the seer and reveal your results",
                  COUNTER_CLAIM: "say you are the real seer and the other claimant lies",
                  ACCUSE: "accuse your target", DEFEND: "defend your target"}
 
 
-def _evidence_line(ev: Evidence, b: Beliefs) -> str | None:
+def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
     if ev.kind == CHECK:
         return f"Your check: {ev.target} is {'' if ev.wolf else 'not '}a werewolf."
     if ev.kind == VOTE:
         return f"Evidence: on day {ev.round} {ev.seat} voted for {ev.target}."
+    if short and ev.kind == CLAIM and ev.claim is not None and ev.claim.kind in (cl.SUSPECT, cl.TRUST):
+        did = "accused" if ev.claim.kind == cl.SUSPECT else "defended"  # not quoted: it would only be repeated
+        return f"Evidence: on day {ev.round} {ev.seat} {did} {ev.claim.target}."
     if ev.kind in (CLAIM, CAUGHT) and ev.claim is not None:
         said = next((t for r, s, t in b.speeches if s == ev.seat and r == ev.round
                      and ev.claim in cl.read(s, t, r)), None)
+        if said and short:
+            said = next((x for x in re.split(r"(?<=[.!?;])\s+|\n", said)
+                         if (ev.claim.kind, ev.claim.target) in {(c.kind, c.target) for c in cl.read(ev.seat, x, ev.round)}),
+                        said)
         return f"Evidence: {ev.seat} said: {json.dumps(said, ensure_ascii=False)}" if said else None
     return None
 

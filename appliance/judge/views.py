@@ -172,17 +172,30 @@ def parse_line(line: str, seat: str, round_: int, phase: Phase) -> Event:
     raise ValueError(f"not a line of a seat's view: {line!r}")
 
 
-def from_lines(seat: str, lines: list[str] | tuple[str, ...]) -> SeatView:
+def from_lines(seat: str, lines: list[str] | tuple[str, ...], prior: SeatView | None = None) -> SeatView:
     """``seat``'s view rebuilt from its log (:meth:`SeatView.lines`).
 
+    ``prior``: the view this function returned for an earlier, shorter log of the same
+    seat; logs only grow (one line per event), so only the lines after its events are
+    parsed.
+
     Raises:
-        ValueError: a line that no event renders to, or a log without the seat's role.
+        ValueError: a line that no event renders to, a log without the seat's role or with
+            another seat's, or a ``prior`` of another seat or of a longer log.
     """
     events: list[Event] = []
     round_, phase = 1, Phase.NIGHT
     seats: list[str] = []
     dead: list[str] = []
     role: Role | None = None
+    if prior is not None:
+        if prior.seat != seat or len(prior.events) > len(lines):
+            raise ValueError(f"prior view of {prior.seat} ({len(prior.events)} lines) does not fit {seat}'s log")
+        events = list(prior.events)
+        round_, phase = prior.round, (Phase.NIGHT if prior.phase is Phase.OVER else prior.phase)
+        seats, dead, role = list(prior.alive + prior.dead), list(prior.dead), prior.role
+        seats.sort(key=lambda s: int(s[1:]))
+        lines = lines[len(prior.events):]
     for line in lines:
         e = parse_line(line, seat, round_, phase)
         if e.kind == "phase":
@@ -190,6 +203,8 @@ def from_lines(seat: str, lines: list[str] | tuple[str, ...]) -> SeatView:
         elif e.kind == "table":
             seats = e.data["seats"]
         elif e.kind == "role":
+            if e.data["seat"] != seat:
+                raise ValueError(f"not {seat}'s log: it is {e.data['seat']}'s ({line!r})")
             role = Role(e.data["role"])
         elif e.kind == "deaths":
             dead += e.data["seats"]

@@ -1,10 +1,13 @@
-"""The simulated user seat for Werewolf: an independent LLM that acts only through audio.
+"""The simulated user seat for Werewolf: an independent LLM that acts only through what it says.
 
 It sees only its seat's view (the same ``werewolf_turn`` a human's page would get), calls
 the one legal tool with its own LLM conversation and slot, then *says* its choice: the
 utterance is synthesised with Piper in a voice no AI seat uses, resampled to 16 kHz and
 transcribed with Whisper. Its reply carries both the tool call and the transcript; the
 judge applies only what the transcript says, and only if it matches the tool call.
+
+*Typed* (no synth and no ASR given: ``bench werewolf --user text``), the utterance itself
+is the transcript — the same fail-closed parser reads it, without the audio's errors.
 """
 
 from __future__ import annotations
@@ -86,10 +89,11 @@ class SimulatedUserSeat:
     """The agent of the simulated user seat (see the module docstring).
 
     ``audio_dir``: where each spoken attempt is saved as a WAV (None: not saved).
+    ``synth`` and ``asr`` None: the seat types (its utterance is its transcript).
     """
 
-    def __init__(self, seat: str, llm: TurnLLM, synth: PiperSynth, style: VoiceStyle, asr: WhisperASR,
-                 seed: int, audio_dir: Path | None = None):
+    def __init__(self, seat: str, llm: TurnLLM, synth: PiperSynth | None, style: VoiceStyle,
+                 asr: WhisperASR | None, seed: int, audio_dir: Path | None = None):
         self.seat = seat
         self.llm = llm
         self.synth = synth
@@ -112,7 +116,11 @@ class SimulatedUserSeat:
                 instruction = "Your last answer was not understood. Answer again.\n" + instruction
             args = await self.llm.call(p.view, instruction, tool, round=p.round, phase=p.phase, attempt=p.attempt)
             said = utterance(tool, args, self._rng)
-            transcript = await asyncio.to_thread(self._say_and_hear, said, f"{p.phase}{p.round}-{tool.name}-{p.attempt}")
+            if self.synth is None or self.asr is None:
+                transcript = said
+            else:
+                transcript = await asyncio.to_thread(self._say_and_hear, said,
+                                                     f"{p.phase}{p.round}-{tool.name}-{p.attempt}")
             log.info("user seat %s: tool %s %s, said %r, heard %r", self.seat, tool.name, args, said, transcript)
             await bus.publish(env.reply(ACTION, ActionPayload(
                 game_id=p.game_id, seat=self.seat, tool=tool.name, arguments=args, transcript=transcript,

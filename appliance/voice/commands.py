@@ -1,4 +1,5 @@
-"""CLI: ``appliance serve``, ``appliance replay``, ``appliance bench voice``, ``appliance bench soak``."""
+"""CLI: ``appliance serve``, ``appliance replay`` (a voice session; features add their own
+recordings through ``Parsers.replayers``), ``appliance bench voice``, ``appliance bench soak``."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ def register(parsers) -> None:
     p.add_argument("--port", type=int, help="override server.port")
     p.set_defaults(func=_serve, serve_modes=parsers.serve_modes)
 
-    p = parsers.top.add_parser("replay", help="feed a recorded session's input audio through the current pipeline")
+    p = parsers.top.add_parser("replay", help="feed a recorded session's input audio through the current pipeline "
+                                              "(or re-run a recorded Werewolf game and show where it diverges)")
     add_config_arg(p)
-    p.add_argument("folder", help="a session recording folder (with input.wav)")
+    p.add_argument("folder", help="a session recording folder (with input.wav), or a feature's recording")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_replay)
+    p.set_defaults(func=_replay, replayers=parsers.replayers)
 
     p = parsers.bench.add_parser("voice", help="v2v and barge-in latency, ours vs stock pipecat, at headless Chromium")
     add_config_arg(p)
@@ -64,6 +66,9 @@ def _serve(args) -> int:
 
 
 def _replay(args) -> int:
+    for is_recording, run in args.replayers:  # a feature's own recording (a Werewolf game)
+        if is_recording(args.folder):
+            return run(args)
     result = asyncio.run(replay(_load(args), args.folder))
     if args.json:
         print(json.dumps(result))

@@ -34,6 +34,8 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from appliance.config import TurnConfig
+from appliance.voice.markers import VoiceFrame
+from appliance.voice.tts import VoiceStyle
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +85,10 @@ class LineProcessor(FrameProcessor):
             self._done.set()
         await self.push_frame(frame, direction)
 
-    async def say(self, text: str) -> SayOutcome:
-        """Speak ``text`` (markers allowed); return when it was played to the end or
-        interrupted, saying which and what was heard.
+    async def say(self, text: str, voice: VoiceStyle | None = None) -> SayOutcome:
+        """Speak ``text`` (markers allowed), in ``voice`` when given (a speaker's own, e.g. a
+        Werewolf seat's); return when it was played to the end or interrupted, saying which
+        and what was heard.
 
         Raises:
             RuntimeError: nothing of ``text`` was played: the reply ended without audio (TTS
@@ -97,6 +100,8 @@ class LineProcessor(FrameProcessor):
         self._interrupted = False
         self.played.reset()
         await self.push_frame(LLMFullResponseStartFrame())
+        if voice is not None:
+            await self.push_frame(VoiceFrame(voice=voice))
         await self.push_frame(LLMTextFrame(text))
         await self.push_frame(LLMFullResponseEndFrame())
         timeout_s = self._cfg.say_timeout_s + self._cfg.say_timeout_per_char_ms * len(text) / 1000

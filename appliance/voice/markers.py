@@ -5,16 +5,20 @@ they are never spoken. :class:`SpeakableTextProcessor` (a pipecat ``FrameProcess
 between the LLM and TTS) strips them from the token stream, cuts the reply into
 speakable clauses — the first one as early as possible, since pipecat's default sentence
 aggregation makes TTS wait for a whole sentence (0.6 s here) — and pushes
-each clause as a :class:`StyledClauseFrame` carrying the style the markers set.
+each clause as a :class:`StyledClauseFrame` carrying the style the markers set. A
+:class:`VoiceFrame` inside a reply (an agent's :meth:`~appliance.voice.line.LineProcessor.say`
+with ``voice=``) gives the reply's clauses a speaker's own voice — a Werewolf seat's, the
+narrator's.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipecat.frames.frames import (
     AggregatedTextFrame,
+    DataFrame,
     Frame,
     InterruptionFrame,
     LLMFullResponseEndFrame,
@@ -23,6 +27,8 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.utils.text.base_text_aggregator import TextType
+
+from appliance.voice.tts import VoiceStyle
 
 MARKER_RE = re.compile(r"\[(THINKING|EMO:[A-Za-z_]+|SPEED:\d+(?:\.\d+)?)\]")
 _PARTIAL_MARKER_RE = re.compile(r"\[[A-Z:._a-z0-9]{0,16}$")
@@ -34,11 +40,20 @@ THINKING_PAUSE_MS = 300
 @dataclass(frozen=True)
 class SpeechStyle:
     """What the markers ask of TTS: ``speed`` (1.0 normal, 0.5–2.0), ``emotion`` (one of
-    :data:`EMOTIONS`), ``pause_before_ms`` silence before the clause."""
+    :data:`EMOTIONS`), ``pause_before_ms`` silence before the clause; ``voice``: the
+    speaker's own voice for this reply (None: the TTS service's)."""
 
     speed: float = 1.0
     emotion: str = "neutral"
     pause_before_ms: int = 0
+    voice: VoiceStyle | None = None
+
+
+@dataclass
+class VoiceFrame(DataFrame):
+    """Inside a reply (after its start frame): say the rest of it in ``voice``."""
+
+    voice: VoiceStyle | None = None
 
 
 @dataclass
@@ -54,12 +69,12 @@ def apply_marker(style: SpeechStyle, marker: str) -> SpeechStyle:
     Unknown emotions map to neutral; speed is clamped to [0.5, 2.0].
     """
     if marker == "THINKING":
-        return SpeechStyle(style.speed, style.emotion, style.pause_before_ms + THINKING_PAUSE_MS)
+        return replace(style, pause_before_ms=style.pause_before_ms + THINKING_PAUSE_MS)
     kind, _, value = marker.partition(":")
     if kind == "EMO":
         emo = value.lower()
-        return SpeechStyle(style.speed, emo if emo in EMOTIONS else "neutral", style.pause_before_ms)
-    return SpeechStyle(min(2.0, max(0.5, float(value))), style.emotion, style.pause_before_ms)
+        return replace(style, emotion=emo if emo in EMOTIONS else "neutral")
+    return replace(style, speed=min(2.0, max(0.5, float(value))))
 
 
 def strip_markers(text: str) -> str:
@@ -88,9 +103,13 @@ class ClauseChunker:
         text, self._buf = self._buf[:upto].strip(), self._buf[upto:]
         if not re.search(r"\w", text):
             return None
-        style, self._style = self._style, SpeechStyle(self._style.speed, self._style.emotion, 0)
+        style, self._style = self._style, replace(self._style, pause_before_ms=0)
         self._emitted += 1
         return text, style
+
+    def set_voice(self, voice: VoiceStyle | None) -> None:
+        """Say the rest of this reply (until :meth:`reset`) in ``voice``."""
+        self._style = replace(self._style, voice=voice)
 
     def feed(self, token: str) -> list[tuple[str, SpeechStyle]]:
         """Add streamed text; return the clauses now complete, with their styles."""
@@ -151,6 +170,10 @@ class SpeakableTextProcessor(FrameProcessor):
         await super().process_frame(frame, direction)
         if isinstance(frame, LLMTextFrame) and direction == FrameDirection.DOWNSTREAM:
             await self._push_clauses(self._chunker.feed(frame.text))
+            return
+        if isinstance(frame, VoiceFrame):
+            await self._push_clauses(self._chunker.feed(""))
+            self._chunker.set_voice(frame.voice)
             return
         if isinstance(frame, LLMFullResponseStartFrame):
             self._chunker.reset()

@@ -32,13 +32,17 @@ _CHUNK_MS = 40  # audio is handed to the transport in pieces this long
 
 
 def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> VoiceStyle:
-    """The Piper settings for one clause: this speaker's ``voice``, ``tts.length_scale``
-    (>1 slower) and the clause's marker ``style`` (emotion from :data:`PIPER_EMOTIONS`,
-    speed divides the length scale; the emotion's noise scale replaces the voice's)."""
+    """The Piper settings for one clause: the speaker's voice — the reply's own
+    (``style.voice``: a Werewolf seat, the narrator), else this service's ``voice`` —,
+    ``tts.length_scale`` (>1 slower) and the clause's marker ``style`` (emotion from
+    :data:`PIPER_EMOTIONS`; speed divides the length scale; the emotion scales the voice's
+    noise relative to neutral)."""
     length, noise, pitch = PIPER_EMOTIONS[style.emotion]
-    return VoiceStyle(length_scale=voice.length_scale * length_scale * length / style.speed,
-                      pitch_semitones=voice.pitch_semitones + pitch, noise_scale=noise,
-                      noise_w_scale=voice.noise_w_scale)
+    v = style.voice or voice
+    return VoiceStyle(length_scale=v.length_scale * length_scale * length / style.speed,
+                      pitch_semitones=v.pitch_semitones + pitch,
+                      noise_scale=noise * (v.noise_scale / PIPER_EMOTIONS["neutral"][1]),
+                      noise_w_scale=v.noise_w_scale)
 
 
 class PiperClauseTTSService(ClauseTTSService):
@@ -46,7 +50,7 @@ class PiperClauseTTSService(ClauseTTSService):
 
     ``synth``: anything with ``sample_rate_hz`` and ``synthesize(text, VoiceStyle) -> int16
     samples`` (blocking; run on this service's own worker thread). ``voice_style`` sets
-    this speaker's own voice (Werewolf seats); markers adjust it. A synthesis failure is
+    this speaker's own voice; a reply's own voice (``style.voice``) replaces it; markers adjust either. A synthesis failure is
     pushed as an ``ErrorFrame``, never silence.
     """
 

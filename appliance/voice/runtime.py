@@ -60,6 +60,11 @@ class VoiceRuntime:
         """
         return self.llms.llm(name)
 
+    def describe_llm(self, name: str) -> dict[str, str]:
+        """What serves the prompt ``name``: ``{"config", "provider", "model"[, "base_url"]}``
+        (``config``: ``llm``, or ``werewolf.llm`` for a seat when that is set)."""
+        return self.llms.describe(name)
+
     def start(self, progress: Callable[[str], None] = log.info) -> "VoiceRuntime":
         cfg = self.cfg
         cfg.check_credentials()

@@ -1,4 +1,6 @@
-"""CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``."""
+"""CLI: ``appliance werewolf --user sim|human --seats N --seed S [--json] [--trace DIR]``,
+``appliance bench werewolf --games N --seats N [--user text|audio] --json``, and
+``appliance replay FOLDER`` of a Werewolf recording."""
 
 from __future__ import annotations
 
@@ -27,6 +29,18 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=_werewolf)
 
+    parsers.replayers.append((_is_recording, _replay))
+
+    p = parsers.bench.add_parser("werewolf", help="seeded games with the embedded models vs the random baseline: "
+                                                  "win rates, the seer's play, speech variety, isolation")
+    add_config_arg(p)
+    p.add_argument("--games", type=int, default=20, help="seeds 1..N (default 20)")
+    p.add_argument("--seats", type=int, default=7, help="6–8 seats, the user seat included (default 7)")
+    p.add_argument("--user", choices=["text", "audio"], default="audio",
+                   help="the simulated user seat speaks through Piper → Whisper (audio) or types its words (text)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_bench)
+
 
 def _werewolf(args: argparse.Namespace) -> int:
     overrides = {"werewolf": {"seats": args.seats}} if args.seats is not None else None
@@ -44,6 +58,41 @@ def _werewolf(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         print(f"seed {seed}; recorded in {folder}")
     return 0 if result.status == "finished" and result.isolation_violations == 0 else 1
+
+
+def _is_recording(folder: str) -> bool:
+    from appliance.werewolf.replay import is_recording  # the game's modules only when a replay is asked for
+
+    return is_recording(folder)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``appliance replay FOLDER`` of a Werewolf recording (see :mod:`appliance.werewolf.replay`)."""
+    import asyncio
+
+    from appliance.werewolf.replay import replay
+
+    result = asyncio.run(replay(args.folder))
+    if args.json:
+        print(json.dumps(result))
+    elif not result["diverged"]:
+        print(f"seed {result['seed']}, {result['seats']} seats: the {result['replayed']} envelopes of the re-run "
+              f"match the recording")
+    else:
+        d = result["first_difference"]
+        print(f"seed {result['seed']}, {result['seats']} seats: the re-run diverges at envelope {d['index']} "
+              f"(the first {result['matching']} of {result['recorded']} recorded match)")
+        print("  recorded:", json.dumps(d["recorded"]))
+        print("  replayed:", json.dumps(d["replayed"]))
+    return 1 if result["diverged"] else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from appliance.werewolf.bench import run_bench
+
+    result = run_bench(config.load(args.config), args.games, args.seats, args.user)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0
 
 
 def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ under ``<recording.dir>/werewolf/<time>-seed<S>-n<N>/``: ``config.json``,
 ``events.jsonl`` (every judge event with its audience), ``bus.jsonl`` (every envelope),
 ``trace/`` (every seat prompt, unless ``--trace`` points elsewhere), ``audio/`` (the
 user seat's spoken attempts; AI speeches too with ``ai_voices``) and ``result.json``.
+:func:`play_game` plays one on a runtime already started (the benchmark plays many).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from appliance.simulate.werewolf_user import SimulatedUserSeat
 from appliance.simulate.werewolf_user import system_prompt as user_prompt
 from appliance.voice.runtime import VoiceRuntime
 from appliance.werewolf import voices as voice_lib
-from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
+from appliance.werewolf.seats import AISeat, SeatLLM, Speech, system_prompt
 from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,19 @@ def game_dir(cfg: Config, seed: int, n_seats: int) -> Path:
     return d
 
 
+@dataclass
+class GameRun:
+    """One game played by :func:`play_game`: the result, the final state, its recording
+    folder, the AI seats' speeches (:class:`~appliance.werewolf.seats.Speech`, in order)
+    and ``play_s``, the seconds from the first turn to the end (models already loaded)."""
+
+    result: GameResult
+    final: GameState
+    folder: Path
+    speeches: list[Speech]
+    play_s: float
+
+
 def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None,
              ai_voices: bool = False) -> tuple[GameResult, GameState, Path]:
     """Play one simulated game with the embedded models; returns the result, the final
@@ -221,31 +235,57 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
     cfg = cfg.for_werewolf(n_seats)
     if cfg.tts.provider != "piper":
         raise ConfigError("werewolf --user sim: the simulated user speaks with Piper; set tts.provider: piper")
+    runtime = VoiceRuntime(cfg)
+    try:
+        await asyncio.to_thread(runtime.start)
+        log.info("werewolf: models ready in %.1f s", time.monotonic() - t0)
+        run = await play_game(runtime, cfg, seed, n_seats, trace_dir=trace_dir, ai_voices=ai_voices, t0=t0)
+    finally:
+        runtime.stop()
+    return run.result, run.final, run.folder
+
+
+async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int, *, user: str = "audio",
+                    trace_dir: Path | None = None, ai_voices: bool = False, t0: float | None = None) -> GameRun:
+    """Play one simulated game on a started ``runtime`` (sized by ``cfg.for_werewolf(n_seats)``)
+    and record it (see the module docstring).
+
+    ``user``: ``"audio"`` — the simulated user seat speaks through Piper → Whisper;
+    ``"text"`` — it types (its utterance is the transcript, through the same parser).
+    ``t0``: the monotonic time ``duration_s`` counts from (default: now).
+    The isolation audit covers every view and prompt sent and every AI speech
+    (:func:`appliance.judge.isolation.speech_leaks`).
+
+    Raises:
+        SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
+    """
+    t0 = time.monotonic() if t0 is None else t0
     ww = cfg.werewolf
     state = rules.new_game(seed, n_seats)
     folder = game_dir(cfg, seed, n_seats)
     (folder / "config.json").write_text(json.dumps(
-        {"seed": seed, "seats": n_seats, "user": "sim", "ai_voices": ai_voices, "config": cfg.model_dump(mode="json")},
-        indent=2))
+        {"seed": seed, "seats": n_seats, "user": "sim", "user_voice": user, "ai_voices": ai_voices,
+         "llm": runtime.describe_llm(state.seats[0]), "config": cfg.model_dump(mode="json")}, indent=2))
     book = voice_lib.load(ww.voices)
     tracer = Tracer(trace_dir or folder / "trace")
-    runtime = VoiceRuntime(cfg)
+    log.info("werewolf: seed %d, %d seats, user seat %s (%s)", seed, n_seats, state.user_seat,
+             state.role(state.user_seat).value)
+    audio = folder / "audio"
+    agents: dict[str, Any] = {}
+    for seat in state.seats:
+        role = state.role(seat)
+        is_user = seat == state.user_seat
+        llm = SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
+                      system=(user_prompt if is_user else system_prompt)(seat, role, n_seats))
+        if is_user and user == "text":
+            agents[seat] = SimulatedUserSeat(seat, llm, None, book.user_sim, None, seed)
+        elif is_user:
+            agents[seat] = SimulatedUserSeat(seat, llm, runtime.synth, book.user_sim, runtime.asr, seed, audio)
+        else:
+            agents[seat] = AISeat(seat, llm, (runtime.synth, book.seats[seat], audio) if ai_voices else None)
+    bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})
+    t_play = time.monotonic()
     try:
-        await asyncio.to_thread(runtime.start)
-        log.info("werewolf: models ready in %.1f s; seed %d, %d seats, user seat %s (%s)", time.monotonic() - t0,
-                 seed, n_seats, state.user_seat, state.role(state.user_seat).value)
-        audio = folder / "audio"
-        agents: dict[str, Any] = {}
-        for seat in state.seats:
-            role = state.role(seat)
-            user = seat == state.user_seat
-            llm = SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
-                          system=(user_prompt if user else system_prompt)(seat, role, n_seats))
-            if user:
-                agents[seat] = SimulatedUserSeat(seat, llm, runtime.synth, book.user_sim, runtime.asr, seed, audio)
-            else:
-                agents[seat] = AISeat(seat, llm, (runtime.synth, book.seats[seat], audio) if ai_voices else None)
-        bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})
         with open(folder / "events.jsonl", "w", encoding="utf-8") as events_out:
             async with open_bus(bus_cfg, session="bus") as bus:
                 subs = {seat: bus.subscribe(seat, types=[TURN]) for seat in state.seats}
@@ -261,16 +301,28 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
                     raise _first(eg) from eg
     finally:
         tracer.close()
-        runtime.stop()
+    play_s = time.monotonic() - t_play
     user_prompts, system_prompts = tracer.prompts()
     n_bad, bad = isolation.count_violations(judge.sent + user_prompts, final, static=system_prompts)
     for seat, sentence in bad:
         log.error("isolation violation: %s received %r", seat, sentence)
+    leaks = isolation.speech_leaks(final)
+    for seat, round_, text, why in leaks:
+        log.error("isolation violation: %s said %r on day %d (%s)", seat, text, round_, why)
     result = GameResult(status=judge.status, winner=final.winner.value if final.winner else None,
                         complete_rounds=final.complete_rounds, roles=final.roles_by_seat(),
-                        user_seat=final.user_seat, asr_checks=judge.checks, isolation_violations=n_bad,
+                        user_seat=final.user_seat, asr_checks=judge.checks, isolation_violations=n_bad + len(leaks),
                         duration_s=round(time.monotonic() - t0, 1))
     (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2))
-    log.info("werewolf: %s, winner %s after %d rounds in %.1f s; recorded in %s", result.status, result.winner,
-             result.complete_rounds, result.duration_s, folder)
-    return result, final, folder
+    speeches = [sp for seat in state.seats if isinstance(agents[seat], AISeat) for sp in agents[seat].speeches]
+    speeches.sort(key=lambda sp: (sp.round, _speech_order(final, sp)))
+    log.info("werewolf: %s, winner %s after %d rounds in %.1f s (%d of %d AI speeches from templates); "
+             "recorded in %s", result.status, result.winner, result.complete_rounds, play_s,
+             sum(1 for sp in speeches if sp.template), len(speeches), folder)
+    return GameRun(result, final, folder, speeches, round(play_s, 1))
+
+
+def _speech_order(final: GameState, sp: Speech) -> int:
+    """Where ``sp`` stands among the game's events (its speech event's index)."""
+    return next((i for i, e in enumerate(final.events) if e.kind == "speech" and e.round == sp.round
+                 and e.data["seat"] == sp.seat), len(final.events))

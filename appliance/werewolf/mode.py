@@ -5,11 +5,17 @@
 pipeline gets a :class:`~appliance.voice.line.LineProcessor` in the LLM's place and
 :func:`play_on_line` runs one :class:`~appliance.werewolf.game.Judge` game on it: the AI
 seats use the server's LLM; the user seat is a :class:`HumanSeat`, which on each turn
-*says* what the seat has learnt since its last turn and the question, then takes the
-person's next final transcript. The judge applies only that transcript, through the same
-fail-closed parser as the simulated user (there is no tool call to compare with): what
-does not parse to a legal action is asked again, up to ``werewolf.asr_retry_limit``
-times, then the game stops ``failed_closed``. VAD and barge-in are the pipeline's.
+asks the question and takes the person's next final transcript. The judge applies only
+that transcript, through the same fail-closed parser as the simulated user (there is no
+tool call to compare with): what does not parse to a legal action is asked again, up to
+``werewolf.asr_retry_limit`` times, then the game stops ``failed_closed``. VAD and
+barge-in are the pipeline's: the person may answer while the question is still said.
+
+**A table you can hear.** Everything the user seat's view gains is said on the line as
+it happens (:class:`~appliance.werewolf.table_voice.TableVoice`): each AI seat's speech
+as its own utterance in the seat's own voice (``voices/werewolf.yaml``) as soon as it is
+made, every other line (dawn, ballots, the seat's own results) and the questions in the
+narrator's voice; the person's question waits for what was queued before it.
 
 The page draws the table from these session events, all built from the user seat's own
 view (events whose audience includes it, plus the public seats / alive / phase):
@@ -18,6 +24,7 @@ view (events whose audience includes it, plus the public seats / alive / phase):
 - ``ww_speaker`` ``{seat, phase}``: whose public turn it is (day speech and votes; at
   night only the user's own turn is named, since who acts at night is private);
 - ``ww_caption`` ``{seat, text}``: a seat's public speech (the user's own is its transcript);
+- ``ww_playing`` ``{seat, text, voice}``: that speech is being heard now, in the seat's voice;
 - ``ww_log`` ``{text}``: any other line of the seat's view (deaths, ballots, its own checks);
 - ``ww_ask`` ``{tool, question, attempt}``: the question was spoken, the seat listens;
 - ``ww_heard`` ``{transcript, attempt}`` / ``ww_retry`` ``{attempt}`` / ``ww_applied`` ``{action}``;
@@ -30,12 +37,12 @@ more turns); the page keeps showing the table.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import re
 from typing import Any, Callable
 
 from appliance.bus import Bus, Subscription, open_bus
-from appliance.config import Config
+from appliance.config import Config, WerewolfConfig
 from appliance.judge import rules, tools, views
 from appliance.werewolf.game import Judge, _first
 from appliance.protocol import Emit
@@ -43,6 +50,8 @@ from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
+from appliance.werewolf import voices as voice_lib
+from appliance.werewolf.table_voice import TableVoice, spoken
 from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
@@ -75,41 +84,36 @@ def _or(seats: tuple[str, ...]) -> str:
     return s[0] if len(s) == 1 else ", ".join(s[:-1]) + " or " + s[-1]
 
 
-def spoken(line: str) -> str:
-    """A line of the seat's view as it is read out (``== Night 2 ==`` → ``Night 2.``)."""
-    m = re.fullmatch(r"== (.*) ==", line)
-    return f"{m.group(1)}." if m else line
-
-
 class HumanSeat:
     """The user seat played by a person through the voice line.
 
-    Answers each ``werewolf_turn`` by saying the seat's new view lines and the question,
-    then replying with the person's next transcript (never a tool call: the judge applies
-    only what it can parse from the transcript).
+    Answers each ``werewolf_turn`` by asking the question on ``table`` (after whatever
+    the table still has to say), then replying with the person's next transcript (never
+    a tool call: the judge applies only what it can parse from the transcript).
+    ``table`` defaults to one on ``line`` with the default voices.
     """
 
-    def __init__(self, seat: str, line, emit: Emit):
+    def __init__(self, seat: str, line, emit: Emit, table: TableVoice | None = None):
         self.seat = seat
         self.line = line
         self.emit = emit
-        self._told = 0  # view lines already read out
+        self.table = table or TableVoice(line, voice_lib.load(WerewolfConfig().voices), emit)
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
         async for env in sub:
             p: TurnPayload = env.payload
             tool = ToolSpec.from_json(p.tool)
             ask = question(tool, p.round)
+            await self.table.drain()
+            phase = ask.split(". ", 1)[0] + "."
+            if self.table.last == phase:  # "Night 1." was just said: not twice
+                ask = ask.split(". ", 1)[1]
             if p.attempt:
                 ask = "Sorry, I could not take a legal choice from that. " + ask
-            news = [spoken(x) for x in p.view[self._told:] if not x.startswith(f"{self.seat} said:")]
-            self._told = len(p.view)
-            if news and ask.startswith(news[-1]):  # "Night 1." opens the question already
-                news.pop()
             self.emit("ww_speaker", seat=self.seat, phase=p.phase)
             self.line.forget()  # talk before the question answers nothing; barge-in during it does
-            await self.line.say(" ".join([*news[-12:], ask]))
-            self.emit("ww_ask", tool=tool.name, question=ask, attempt=p.attempt)
+            await self.table.say(ask)
+            self.emit("ww_ask", tool=tool.name, question=question(tool, p.round), attempt=p.attempt)
             heard = await self.line.hear()
             self.emit("ww_heard", transcript=heard, attempt=p.attempt)
             await bus.publish(env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
@@ -117,9 +121,11 @@ class HumanSeat:
 
 
 class TableJudge(Judge):
-    """A :class:`Judge` that also shows the user seat's table on the page (its own view only)."""
+    """A :class:`Judge` that also shows the user seat's table on the page and says it on
+    ``table`` as it happens (its own view only)."""
 
     emit: Emit = staticmethod(lambda *a, **k: None)
+    table: TableVoice | None = None
     #: called once when the user seat has died (it gets no more turns, so nothing else tells it)
     on_user_out: Callable[[list[str]], None] | None = None
     _out_told: bool = False
@@ -133,8 +139,14 @@ class TableJudge(Judge):
         for e in mine:
             if e.kind == "speech":
                 self.emit("ww_caption", seat=e.data["seat"], text=e.data["text"])
-            elif e.kind not in ("table", "role", "phase") and (line := views.render_event(e)):
+                if self.table is not None and e.data["seat"] != seat:
+                    self.table.speech(e.data["seat"], e.data["text"])
+                continue
+            line = views.render_event(e)
+            if line and e.kind not in ("table", "role", "phase"):
                 self.emit("ww_log", text=line)
+            if line and self.table is not None:
+                self.table.announce(spoken(line))
         now = table(self.state)
         if mine and now != self._table:  # only when the seat's table changed
             self._table = now
@@ -169,9 +181,11 @@ def table(state: GameState) -> dict[str, Any]:
 
 async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Emit, game_id: str,
                     retry_limit: int, turn_timeout_s: float,
-                    on_user_out: Callable[[list[str]], None] | None = None) -> TableJudge:
+                    on_user_out: Callable[[list[str]], None] | None = None,
+                    table: TableVoice | None = None) -> TableJudge:
     """Play ``state`` to the end (or fail closed) with ``agents`` (seat → object with
     ``run(bus, sub)``) on a started ``bus``; returns the judge (``judge.state`` is final).
+    ``table``: where the user seat's view is said as it happens (None: nowhere).
 
     Raises:
         SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
@@ -180,6 +194,7 @@ async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Em
     judge = TableJudge(bus, state, game_id, retry_limit, turn_timeout_s)
     judge.emit = emit
     judge.on_user_out = on_user_out
+    judge.table = table
     try:
         async with asyncio.TaskGroup() as tg:
             seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
@@ -207,38 +222,43 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     tracer = Tracer(folder / "werewolf-trace" if folder is not None else None)
     game_id = f"werewolf-seed{seed}-n{seats}"
     emit("ww_started", seat=user, role=state.role(user).value, seats=list(state.seats), seed=seed)
+    table = TableVoice(line, voice_lib.load(ww.voices), emit)
     agents: dict[str, Any] = {}
     for seat in state.seats:
         if seat == user:
-            agents[seat] = HumanSeat(seat, line, emit)
+            agents[seat] = HumanSeat(seat, line, emit, table)
         else:
             role = state.role(seat)
             agents[seat] = AISeat(seat, SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer,
                                                 seed=seed, system=system_prompt(seat, role, seats)))
-    told: list[asyncio.Task] = []
 
     def user_out(lines: list[str]) -> None:
-        news = " ".join(spoken(x) for x in lines if x)
-        told.append(asyncio.get_running_loop().create_task(line.say(
-            f"{news} You are out of the game. It goes on without you: follow it on the page.".strip())))
+        table.announce("You are out of the game. It goes on without you: follow it on the page.")
 
     bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
+    if folder is not None:
+        (folder / "werewolf.json").write_text(json.dumps({"seed": seed, "seats": seats, "user": "human",
+                                                          "game_id": game_id}))
     try:
         async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
             judge = await run_table(bus, state, agents, emit, game_id, ww.asr_retry_limit,
-                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out)
+                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out, table=table)
+    except BaseException:
+        await table.close(drain=False)
+        raise
     finally:
         tracer.close()
-        if told:
-            await asyncio.gather(*told, return_exceptions=True)
     final = judge.state
     over = {"status": judge.status, "winner": final.winner.value if final.winner else None,
             "complete_rounds": final.complete_rounds, "roles": final.roles_by_seat()}
     emit("ww_over", **over)
-    if judge.status == "failed_closed":
-        await line.say("I could not understand a legal choice, so the game stops here.")
-    else:
-        await line.say(f"Game over: the {over['winner']} win.")
+    try:
+        if judge.status == "failed_closed":
+            await table.say("I could not understand a legal choice, so the game stops here.")
+        else:
+            await table.say(f"Game over: the {over['winner']} win.")
+    finally:
+        await table.close()
     return over
 
 

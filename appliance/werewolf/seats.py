@@ -1,10 +1,26 @@
-"""AI seats: one LLM conversation per seat with a role strategy, answering the judge's turns.
+"""AI seats: role strategies in code over each seat's own beliefs; the LLM words the speeches.
+
+Each turn, an :class:`AISeat` rebuilds its :class:`~appliance.judge.beliefs.Beliefs` from
+its own log only (the ``werewolf_turn``'s ``view``, :func:`appliance.judge.views.from_lines`;
+it never reads another seat's), then:
+
+- **night actions and votes** come from :func:`appliance.judge.policy.choose` — no LLM;
+- **a day speech** takes its position from :func:`appliance.judge.policy.position` (a
+  claim, an accusation citing a vote or a statement, a defence); the LLM is told the
+  position (:func:`~appliance.judge.policy.brief`, after the table's state and before the
+  instruction; not the log, which a small model only repeats) and words it
+  under :func:`~appliance.judge.policy.speech_grammar` — the speech starts with the
+  position's claim and names only seats of the table, never a werewolf's partner — and
+  :func:`~appliance.judge.policy.conforms` checks the words (no night actions, no role
+  given away, the claim made). Words that do not conform are asked for again
+  (``werewolf.speech_retries`` times, another sampling seed each); when the LLM fails or
+  still does not conform, the seat says :func:`~appliance.judge.policy.template`
+  instead: a **template speech**, counted (``AISeat.templates``) and traced with its reason.
 
 Each seat has a fixed system prompt (its seat and role first, so no two seats share a
 long prefix) and its own llama-server slot (``runtime.llm(seat)``), so its cached prefix
-survives the other seats' requests. The user message is the seat's log (append-only, from
-:mod:`appliance.judge.views`) plus the turn instruction; the answer is decoded under the
-turn tool's GBNF, so it can only be legal.
+survives the other seats' requests. Ties in the code strategies and every sampling seed
+derive from the game seed, so a game replays the same way on the same machine.
 """
 
 from __future__ import annotations
@@ -20,25 +36,38 @@ from typing import Any
 
 from appliance.bus import Bus, Subscription
 from appliance.config import WerewolfConfig
-from appliance.judge import tools
-from appliance.llm.client import LLM, LLMError
-from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
+from appliance.judge import policy, tools, views
+from appliance.judge.beliefs import Beliefs, beliefs_of
 from appliance.judge.state import IllegalAction, Role
 from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
-from appliance.werewolf.trace import Tracer
+from appliance.llm.client import LLM, LLMError
+from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.voice.wav import write_wav
+from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
 
-_STYLE = ("When you speak, say whom you suspect or trust and why, in your own words; do not repeat others. "
-          "Answer only with the JSON the turn asks for.")
+_STYLE = ("When you speak, you are given your position: say it in your own words, in one or two short sentences. "
+          "Give a concrete reason from what was said or voted. Never talk about the night's attacks, saves or "
+          "potions, and never reveal your role unless your position says so. Answer only with the JSON asked for.")
+
+#: the model's own words in a speech, at most (after the position's opening): ~20 tokens
+SPEECH_WORDS_CHARS = 80
+
+
+#: each seat's manner of speaking (by seat number), so that the table does not sound like one voice
+PERSONAS = ("You speak bluntly, in few words.", "You are careful and polite.",
+            "You are suspicious of everyone and say so.", "You are warm and try to calm the table.",
+            "You are logical and point at what people did.", "You are a little dramatic.",
+            "You are dry and sarcastic.", "You are nervous and hesitant.")
 
 
 def system_prompt(seat: str, role: Role, n_seats: int) -> str:
-    """An AI seat's fixed system prompt: identity first, then rules, strategy, style."""
+    """An AI seat's fixed system prompt: identity first, then rules, strategy, manner, style."""
     return (f"You are {seat}, the {role.value}, in a game of Werewolf with {n_seats} seats.\n"
-            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{_STYLE}")
+            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{PERSONAS[(int(seat[1:]) - 1) % len(PERSONAS)]} "
+            f"{_STYLE}")
 
 
 class SeatError(RuntimeError):
@@ -63,8 +92,13 @@ class SeatLLM:
     seed: int
 
     async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
-                   round: int, phase: str, attempt: int = 0) -> dict[str, Any]:
+                   round: int, phase: str, attempt: int = 0, grammar: str | None = None,
+                   temperature: float | None = None) -> dict[str, Any]:
         """Ask for the turn tool's arguments; returns them as a dict (legal by construction).
+
+        ``grammar``: the GBNF to decode under (default: the tool's; for a speech,
+        :func:`reason_grammar`, the simulated person's). ``temperature``: default
+        ``werewolf.temperature``.
 
         Raises:
             SeatError: no answer, or an answer that is not the tool's JSON.
@@ -72,12 +106,14 @@ class SeatLLM:
         """
         user = "\n".join([*fit(lines, self.cfg.prompt_max_chars), instruction])
         speak = tool.name == tools.SPEAK
-        grammar = speech_grammar(tool, self.role) if speak else tool.grammar()
+        if grammar is None:
+            grammar = reason_grammar(tool, self.role) if speak else tool.grammar()
         seed = zlib.crc32(f"{self.seed}:{self.seat}:{round}:{phase}:{tool.name}:{attempt}".encode())
         try:
             reply = await self.llm.complete(self.system, user, grammar=grammar, schema=tool.schema(),
                                             max_tokens=self.cfg.speech_max_tokens if speak else 40,
-                                            temperature=self.cfg.temperature, seed=seed)
+                                            temperature=self.cfg.temperature if temperature is None else temperature,
+                                            seed=seed)
         except LLMError as e:
             raise SeatError(f"{self.seat}: {e}") from e
         self.tracer.record(self.seat, {
@@ -91,15 +127,16 @@ class SeatLLM:
         return args
 
 
-#: why a seat suspects or trusts another, as a small model can say it (``{seat}``: a living seat)
+#: why the simulated person suspects or trusts a seat, as a small model can say it (``{seat}``: a living seat)
 REASONS = tuple("they " + r for r in ("voted for {seat}", "accused {seat}", "defended {seat}", "copied {seat}",
                                       "were quiet", "sound honest", "sound like a werewolf",
                                       "lie about being the seer"))
 SEER_REASONS = ("my check found a werewolf", "my check cleared them")
 
 
-def speech_grammar(tool: ToolSpec, role: Role) -> str:
-    """GBNF for a speech a small model keeps on topic: one stance on one living seat with a
+def reason_grammar(tool: ToolSpec, role: Role) -> str:
+    """The simulated person's speech grammar (AI seats word a position instead, under
+    :func:`appliance.judge.policy.speech_grammar`): one stance on one living seat with a
     reason from :data:`REASONS`, e.g. ``I suspect P4 because they voted for P2.`` The Seer
     may open with ``I am the seer.`` and cite her checks. Every speech it allows is a
     legal ``speak`` argument (the longest is under 80 characters)."""
@@ -156,33 +193,132 @@ def fit(lines: list[str] | tuple[str, ...], max_chars: int) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Speech:
+    """One day speech of an AI seat: its text, and ``template`` — why the fallback was
+    said instead of the LLM's words (``None``: the LLM's words were said)."""
+
+    seat: str
+    round: int
+    text: str
+    template: str | None = None
+
+
 class AISeat:
-    """The agent of one AI seat: answers every ``werewolf_turn`` addressed to it with one
-    tool call. With ``speech`` set, each of its speeches is also synthesised in its own
-    voice and saved as a WAV (``speech`` = (synth, style, folder))."""
+    """The agent of one AI seat (see the module docstring): answers every
+    ``werewolf_turn`` addressed to it with one legal tool call.
+
+    ``speeches`` lists every day speech it made (``templates`` counts the fallbacks).
+    With ``speech`` set, each speech is also synthesised in the seat's own voice and
+    saved as a WAV (``speech`` = (synth, style, folder)).
+    """
 
     def __init__(self, seat: str, llm: SeatLLM, speech: tuple[Any, Any, Path] | None = None):
         self.seat = seat
         self.llm = llm
         self.speech = speech
+        self.speeches: list[Speech] = []
+        self._view: views.SeatView | None = None
+        self._beliefs: Beliefs | None = None
+
+    @property
+    def templates(self) -> int:
+        return sum(1 for s in self.speeches if s.template is not None)
+
+    def beliefs(self, p: TurnPayload) -> Beliefs:
+        """This seat's beliefs from the turn's view (its own log), folding only what is new.
+
+        Raises:
+            ValueError: the view is not this seat's log.
+        """
+        self._view = views.from_lines(self.seat, p.view, self._view)
+        self._beliefs = beliefs_of(self._view, self._beliefs)
+        return self._beliefs
+
+    async def answer(self, p: TurnPayload) -> dict[str, Any]:
+        """The tool arguments for turn ``p`` (legal: checked by the turn's tool).
+
+        Raises:
+            IllegalAction: the strategy has no legal choice (never replaced by a guess).
+        """
+        tool = ToolSpec.from_json(p.tool)
+        b = self.beliefs(p)
+        salt = self.llm.seed
+        if tool.name != tools.SPEAK:
+            return tool.arguments(policy.choose(b, tool, salt))
+        pos = policy.position(b, tool, salt)
+        why: str | None = None
+        for retry in range(1 + self.llm.cfg.speech_retries):  # a new sampling seed each time
+            try:
+                grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
+                args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
+                                           round=p.round, phase=p.phase, attempt=p.attempt + 100 * retry,
+                                           grammar=grammar, temperature=self.llm.cfg.speech_temperature)
+            except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback, at once
+                why = str(e)
+                break
+            text = args["text"].strip()
+            why = policy.conforms(text, pos, b, tool)
+            if why is None:
+                break
+            log.info("%s: the LLM's words do not conform (%s): %r", self.seat, why, text)
+        if why is not None:
+            text = policy.template(pos, tool.max_chars, salt)
+            log.info("%s: template speech (%s)", self.seat, why)
+            self.llm.tracer.record(self.seat, {"round": p.round, "phase": p.phase, "tool": tool.name,
+                                               "attempt": p.attempt, "messages": [], "template": why,
+                                               "response": text})
+        self.speeches.append(Speech(self.seat, p.round, text, why))
+        return tool.arguments(tool.to_action({"text": text}))
+
+    def _speech_chars(self, pos: policy.Position, tool: ToolSpec) -> int:
+        """The speech length the grammar allows: the opening plus :data:`SPEECH_WORDS_CHARS`
+        of the model's own (the grammar counts a seat id as two characters, so it is
+        given twice that), within the tool's limit."""
+        return min(tool.max_chars, len(policy.opening(pos)) + 2 * SPEECH_WORDS_CHARS + 1)
+
+    def _speech_lines(self) -> list[str]:
+        """What the LLM words a speech from, before the brief: the table's state. Not the
+        log: the position already holds what the log means, and a small model given the
+        log only repeats its lines — the night's among them, or the others' speeches."""
+        assert self._view is not None
+        return [self._view.status()]
+
+    @staticmethod
+    def _speech_instruction(pos: policy.Position, b: Beliefs, p: TurnPayload) -> str:
+        """The brief, the turn's instruction and how to go on from the opening. A claim's
+        opening is not quoted: its check reports are the position's words, not the view's."""
+        start = policy.opening(pos).strip()
+        evidence = (" (the evidence above, in your own words)" if pos.evidence
+                    else " (what they said, how they voted, or just how they sound)")
+        if not start:
+            then = " Say it in one short sentence of your own."
+        elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and start.endswith("because"):
+            then = (f" Your speech begins with your claim and your results, then \"I suspect {pos.target} because\"; "
+                    f"finish it with your reason{evidence}, in one short sentence of your own.")
+        elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM):
+            then = (" Your speech begins with your claim and your results; add one short sentence of your own "
+                    "telling the table what to do.")
+        else:
+            then = (f' Your speech begins "{start}"; finish it with your reason{evidence}, in one short sentence '
+                    "of your own.")
+        return f"{policy.brief(pos, b, reads=False, short_quotes=True)}\n{p.instruction}{then}"
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
         """Serve turns from ``sub`` (subscribed to this seat's turns) until it closes or the task is cancelled.
 
         Raises:
-            SeatError: the LLM gave no usable answer.
+            SeatError: the turn was not this seat's, or the strategy found no legal choice.
         """
         async for env in sub:
             p: TurnPayload = env.payload
-            tool = ToolSpec.from_json(p.tool)
             try:
-                args = await self.llm.call(p.view, p.instruction, tool, round=p.round, phase=p.phase,
-                                           attempt=p.attempt)
-            except IllegalAction as e:
+                args = await self.answer(p)
+            except (IllegalAction, ValueError) as e:
                 raise SeatError(f"{self.seat}: {e}") from e
-            if tool.name == tools.SPEAK and self.speech is not None:
+            if "text" in args and self.speech is not None:
                 synth, style, folder = self.speech
                 audio = await asyncio.to_thread(synth.synthesize, args["text"], style)
                 write_wav(folder / f"{self.seat}-day{p.round}.wav", audio, synth.sample_rate_hz)
-            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
-                                                              arguments=args)))
+            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat,
+                                                              tool=ToolSpec.from_json(p.tool).name, arguments=args)))

@@ -1,0 +1,88 @@
+"""``bench werewolf`` without models: its speech metrics, and whole typed games through
+:func:`play_game` on a runtime whose LLM answers every grammar with its first choice."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from appliance import cli, config
+from appliance.llm.client import Reply
+from appliance.werewolf import bench
+from appliance.werewolf.game import play_game
+
+
+def test_distinct_speeches_ignore_seat_ids_numbers_and_case():
+    assert bench.speech_tokens("I suspect P4 because they voted for player two on day 1.") == [
+        "i", "suspect", "because", "they", "voted", "for", "on", "day"]
+    same = ["I suspect P4 because they voted for P2 on day 1.", "i suspect p5 because they voted for P3 on day 2."]
+    assert bench.distinct_count(same) == 1
+    assert bench.distinct_count(["I suspect P4 because they lied.", "I trust P4 because they sound honest."]) == 2
+    # one word of eight differs: 12.5 % is not distinct; two of eight (25 %) is
+    base = "a b c d e f g h"
+    assert bench.distinct_count([base, "a b c d e f g x"]) == 1
+    assert bench.distinct_count([base, "a b c d e f x y"]) == 2
+    assert bench.token_distance([], []) == 0.0 and bench.token_distance(["a"], []) == 1.0
+
+
+class FirstChoiceLLM:
+    """Answers every request with the first legal value of its schema; a speech is the
+    grammar's forced opening and a few words (or a fixed sentence for the simulated user)."""
+
+    slot = 0
+
+    async def complete(self, system, user, *, grammar, schema, **options):
+        props = schema["properties"]
+        if "text" in props:
+            m = re.match(r'root ::= "\{\\"text\\":\\"" ("(?:[^"\\]|\\.)*") ', grammar)
+            text = (json.loads(m.group(1)) + "they keep changing their story.") if m else "I suspect P1 because they were quiet."
+            return Reply(json.dumps({"text": text}), None, None, None, 0)
+        args = {}
+        for key, prop in props.items():
+            args[key] = False if prop.get("type") == "boolean" else prop["enum"][0]
+        return Reply(json.dumps(args), None, None, None, 0)
+
+
+class FakeRuntime:
+    synth = asr = None
+
+    def llm(self, name):
+        return FirstChoiceLLM()
+
+    def describe_llm(self, name):
+        return {"config": "llm", "provider": "fake", "model": "first-choice"}
+
+
+async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
+    cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf(7)
+    runs = [await play_game(FakeRuntime(), cfg, seed, 7, user="text") for seed in (1, 2, 3)]
+    for run in runs:
+        assert run.result.status == "finished" and run.result.isolation_violations == 0
+        assert run.speeches and all(sp.seat != run.final.user_seat for sp in run.speeches)
+        said = [e.data["text"] for e in run.final.events if e.kind == "speech" and e.data["seat"] != run.final.user_seat]
+        assert [sp.text for sp in run.speeches] == said
+        assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()
+        assert json.loads((run.folder / "config.json").read_text())["user_voice"] == "text"
+    out = bench.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50)
+    assert list(out)[:11] == ["games", "villager_win_rate", "baseline_villager_win_rate",
+                              "seer_revealed_by_next_day_rate", "seer_exiled_by_villagers_rate", "distinct_speech_rate",
+                              "template_speech_rate", "isolation_violations", "failed_closed", "median_game_s", "model"]
+    assert out["games"] == 3 and out["failed_closed"] == 0 and out["baseline_games"] == 50
+    assert out["speeches"] == sum(len(r.speeches) for r in runs)
+    assert 0 <= out["template_speech_rate"] < 0.5  # the openings conform
+    assert out["distinct_speech_rate"] < 0.5  # one wording for every speech: hardly any is distinct
+    lo, hi = out["villager_win_rate_95"]
+    assert lo <= out["villager_win_rate"] <= hi
+    assert out["asr_checks"]["failed_closed"] == 0 and out["asr_checks"]["matched"] > 0
+
+
+def test_bench_cli_passes_its_options(monkeypatch, capsys):
+    seen = {}
+
+    def fake_run(cfg, games, seats, user):
+        seen.update(games=games, seats=seats, user=user)
+        return {"games": games}
+
+    monkeypatch.setattr(bench, "run_bench", fake_run)
+    assert cli.main(["bench", "werewolf", "--games", "3", "--seats", "6", "--user", "text", "--json"]) == 0
+    assert seen == {"games": 3, "seats": 6, "user": "text"} and json.loads(capsys.readouterr().out) == {"games": 3}
