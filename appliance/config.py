@@ -197,7 +197,8 @@ class WerewolfConfig(_Section):
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
     # the seats' LLM, shaped like ``llm`` (e.g. the bundled qwen2.5-coder-1.5b, or an openai_compatible
-    # endpoint); None: the seats use ``llm``. Started beside ``llm`` whenever it is set and differs.
+    # endpoint): every seat's prompt P1…P8, the simulated user seat's too; None: the seats use ``llm``.
+    # Started beside ``llm`` whenever it is set and differs.
     llm: LLMConfig | None = None
 
 

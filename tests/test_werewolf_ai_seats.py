@@ -188,7 +188,7 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
     reasons: set[str] = set()
     for seed in range(1, 1001):
         prompts: list[tuple[str, str]] = []
-        final, seats = await _play_with_ai_seats(seed, counter, prompts if seed <= 200 else None)
+        final, seats = await _play_with_ai_seats(seed, counter, prompts if seed <= 100 else None)
         leaks = isolation.speech_leaks(final, seats=final.seats)
         assert leaks == [], (seed, leaks)
         n, found = isolation.count_violations(prompts, final)  # what the seats' LLMs were told

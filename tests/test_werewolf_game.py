@@ -17,7 +17,7 @@ from appliance.werewolf.game import run_game
 from appliance.protocol.werewolf import ACTION
 from appliance.werewolf.trace import read_prompts
 
-SEED = 4
+SEED = 11
 SEATS = 8
 
 pytestmark = pytest.mark.e2e
