@@ -178,6 +178,7 @@ class FormsConfig(_Section):
     date_order: Literal["DMY", "MDY"] = "DMY"  # how spoken numeric dates like 03/04/1990 are read
     person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
     person_length_scale: float = Field(0.95, gt=0.2, lt=3)
+    submit_grace_ms: int = Field(3000, ge=0)  # after the yes to submitting, a "stop" this soon sends nothing
 
 
 class Config(_Section):
@@ -218,6 +219,11 @@ class Config(_Section):
         return self.for_forms()._derive(
             server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
             forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})
+
+    def without_recording(self) -> "Config":
+        """For one call the person asked not to record (the offer's ``record: false``):
+        ``recording.enabled`` is false."""
+        return self._derive(recording={"enabled": False})
 
     def for_werewolf(self, seats: int) -> "Config":
         """For one Werewolf game of ``seats`` seats: ``werewolf.seats`` is ``seats`` and

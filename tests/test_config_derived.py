@@ -38,3 +38,9 @@ def test_werewolf_page_has_slots_for_the_largest_table():
 def test_a_table_size_outside_the_rules_is_one_clear_error(seats):
     with pytest.raises(ConfigError, match="werewolf.seats: Input should be"):
         config.Config().for_werewolf(seats)
+
+
+def test_a_call_without_recording():
+    cfg = config.load()
+    assert cfg.recording.enabled and not cfg.without_recording().recording.enabled
+    assert cfg.without_recording().recording.dir == cfg.recording.dir

@@ -42,6 +42,9 @@ def test_phone(said, want):
     ("My name is Emma Dot Johnson at example.org.", "emma.johnson@example.org"),
     ("It's d m i l l e r at example dot com", "dmiller@example.com"),
     ("emma underscore j at mail dot co dot uk", "emma_j@mail.co.uk"),
+    ("My email is siobhan dot oneill seven at example dot com.", "siobhan.oneill7@example.com"),
+    ("hoa dash ng eighty eight at example dot net", "hoa-ng88@example.net"),
+    ("oh no at example dot com", "ohno@example.com"),  # "oh" is a letter unless after a number
     ("I don't have one.", None),
 ])
 def test_email(said, want):

@@ -172,10 +172,31 @@ def email(text: str) -> str | None:
         return None
     local, _, domain = t.rpartition("@")
     local = re.sub(r"^.*\b(?:is|was|it's|it is|address|email|e-mail|mail|have)\b[\s,:]*", "", local)
+    local = _local_numbers(local)
     local = re.sub(r"[^a-z0-9._+\-]", "", local)
     domain = re.sub(r"[^a-z0-9.\-]", "", domain.split(" and ")[0]).strip(".")
     addr = f"{local}@{domain}"
     return addr if re.fullmatch(r"[a-z0-9._+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)*\.[a-z]{2,}", addr) else None
+
+
+def _local_numbers(local: str) -> str:
+    """Number words in an e-mail's local part → digits ("oneill seven" → "oneill 7"; "twenty
+    one" → "21"); "o"/"oh" only after another number word (else it is the letter)."""
+    toks = re.findall(r"[a-z]+|\d+|[^a-z\d\s]+", local)
+    out: list[str] = []
+    run: list[str] = []
+    for tok in toks + [""]:
+        numeric = tok in TEENS or tok in TENS or tok in MULTIPLIERS or (tok in UNITS and (
+            tok not in ("o", "oh", "nought") or run))
+        if numeric:
+            run.append(tok)
+            continue
+        if run:
+            out.append(digits(" ".join(run)))
+            run = []
+        if tok:
+            out.append(tok)
+    return " ".join(out)
 
 
 def _spoken_numbers(text: str) -> str:

@@ -53,19 +53,20 @@ ICAO: dict[str, str] = {w.casefold().replace("-", ""): c.lower() for c, w in wor
 #: how Whisper tiny.en writes spelling-alphabet words it mishears in Piper's speech (measured with
 #: scripts/measure_spelling_asr.py); taken for their letter only where the spelling alphabet is in use
 MISHEARD_ICAO = {
-    "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke"),
+    "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie"),
     "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet", "juliete"),
     "r": ("romel", "romale", "romio", "romeow", "romeu"),
     "p": ("hoppa", "oppo", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),
-    "g": ("gulf", "gof", "goff", "call"),
+    "g": ("gulf", "gof", "goff", "call", "caulff", "health"),
+    "b": ("robbo", "rubble", "bravaud"),
     "k": ("killo", "keelo", "kylo", "kilow", "keylo"),
     "s": ("siera", "ciara", "sierre"),
     "e": ("eko", "ecco", "ekko"),
     "q": ("kebec", "kebeck", "quebeck", "kebek"),
     "l": ("lena", "lina", "leema", "liima"),
     "c": ("charley", "charly"),
-    "i": ("indian", "indio", "indya"),
+    "i": ("indian", "indio", "indya", "andio"),
     "m": ("mikey",),
     "v": ("viktor",),
     "z": ("zoolu",),

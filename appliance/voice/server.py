@@ -4,8 +4,9 @@ Routes (all on ``server.host:server.port``, 127.0.0.1 by default):
 
 - ``GET /`` — the voice page (``webrtc_page/``, no build step); ``GET /static/*`` its files.
 - ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null}`` while models load.
-- ``POST /api/offer`` ``{sdp, type, pc_id?, mode?, ...}`` → ``{sdp, type, pc_id}`` (pipecat
-  SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain assistant;
+- ``POST /api/offer`` ``{sdp, type, pc_id?, mode?, record?, ...}`` → ``{sdp, type, pc_id}``
+  (pipecat SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain
+  assistant; ``record: false`` keeps this call out of ``recording.dir``;
   ``PATCH /api/offer`` trickled ICE candidates.
 - ``GET /api/events?pc_id=…`` — WebSocket: that session's events as JSON (transcripts,
   captions, per-turn latencies), the same records as its ``events.jsonl``.
@@ -219,7 +220,9 @@ class VoiceServer:
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
         pc_id = connection.pc_id
-        session = open_session(self.cfg, f"webrtc-{pc_id[:8]}")
+        # the offer's ``record: false``: this call is not recorded (the person's switch on the page)
+        cfg = self.cfg.without_recording() if body.get("record") is False else self.cfg
+        session = open_session(cfg, f"webrtc-{pc_id[:8]}")
         self.sessions[pc_id] = session
         transport = SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
