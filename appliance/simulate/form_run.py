@@ -1,6 +1,8 @@
 """A simulated form-filling run: the demo site (or any URL), the appliance's form mode, and
-a simulated person who joins it over WebRTC. Used by ``appliance simulate form``,
-``appliance bench form`` and the tests."""
+a simulated person who joins it over WebRTC (:func:`simulate_form`), or the same session with
+the person as a scripted typist reading and typing text, no audio (:func:`simulate_form_text`:
+it measures the computer agent alone). Used by ``appliance simulate form``, ``appliance
+bench form`` and the tests."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, fetch_submissions, report
-from appliance.simulate.call import PersonOnCall
+from appliance.forms.session import run_session
+from appliance.phone_agent.agent import QueueLine
+from appliance.simulate.call import PersonOnCall, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
@@ -115,3 +119,66 @@ async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
         async with http.post(f"{base_url}api/form/cancel", params={"pc_id": pc_id}) as r:
             if r.status != 200:
                 raise RuntimeError(f"cancel refused ({r.status}): {await r.text()}")
+
+
+class TypistLine(QueueLine):
+    """The phone agent's line to a scripted typist: the person reads the agent's words as
+    written and types its answers (its written words, no mouth). It answers, as on a call,
+    once what it read since it last answered asks something."""
+
+    def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
+        super().__init__()
+        self.person, self.emit = person, emit
+        self._read: list[str] = []
+        self._answering: set[asyncio.Task] = set()
+
+    async def say(self, text: str) -> None:
+        self._read.append(text)
+        if asks(text):
+            said, self._read = " ".join(self._read), []
+            task = asyncio.create_task(self._answer(said))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, said: str) -> None:
+        self.emit("person_heard", text=said)
+        reply = await self.person.respond(said)
+        if reply:
+            self.emit("person_said", written=reply, spoken=reply, audio_s=0.0)
+            self.heard(reply)
+
+
+async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *, site: DemoSite | None = None,
+                             progress: Callable[[str], None] | None = None) -> RunOutput:
+    """One form session with the person as a scripted typist (``bench form --person text``):
+    both agents as in :func:`simulate_form`, the phone agent's line a :class:`TypistLine`.
+    The appliance's side is recorded in its own folder (``…-text-form``), the person's in
+    ``…-text-form-<profile>``."""
+    from appliance.voice.session import open_session
+
+    cfg = cfg.for_simulation()
+    person_side = open_session(cfg, f"text-form-{profile.name}")
+    appliance_side = open_session(cfg, "text-form")
+
+    def emit(event: str, **fields) -> None:
+        person_side.events.emit(event, **fields)
+        if progress is not None and event in ("person_heard", "person_said"):
+            progress(f"  bot (as read): {fields['text']}" if event == "person_heard" else
+                     f"  person: {fields['written']}")
+    person = SimulatedPerson(profile, runtime.llm("person"), emit)
+    await person.warm()
+    try:
+        result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),
+                                   emit=appliance_side.events.emit, folder=appliance_side.folder,
+                                   task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        spec = spec_for_url(url)
+        if site is not None:
+            subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
+        else:
+            subs = await asyncio.to_thread(fetch_submissions, url)
+        out = report(result, spec, profile, subs)
+        emit("report", **{k: v for k, v in out.items() if k != "messages"})
+        return RunOutput(out, result, person_side.folder, {"bot": 0.0, "person": 0.0})
+    finally:
+        person_side.events.close()
+        appliance_side.events.close()
