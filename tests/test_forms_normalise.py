@@ -147,3 +147,15 @@ def test_choice():
     assert n.choice("Somewhere warm.", ("United Kingdom", "Ireland")) is None
     assert n.choice("I'd like to fly to roam.", ("Lisbon", "Madrid", "Paris", "Rome")) == "Rome"  # by sound
     assert n.soundex("Robert") == n.soundex("Rupert") == "R163"
+
+
+def test_a_read_back_without_its_question_yet_is_unfinished():
+    from appliance.simulate.call import unfinished
+
+    assert unfinished("I have Papa.") and unfinished("Thanks. I have Sierra, India,")
+    assert not unfinished("I have Papa, X-ray. Is that right?") and not unfinished("What is your email?")
+    assert not unfinished("Here is what I'll submit: Siobhan. Shall I submit the form now?")
+
+
+def test_a_code_after_asrs_lead_in():
+    assert n.code("my passport numbers px. 4.7.2. 9183") == "PX4729183"

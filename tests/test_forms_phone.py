@@ -348,3 +348,19 @@ async def test_stop_after_the_grace_but_before_the_page_answered_interrupts_the_
     assert after[1] == "Stopping. If it was not too late, nothing has been sent."
     assert after[2].endswith("Shall I submit the form now?")  # asked again
     assert outcome.status == "not_submitted"
+
+
+NATIONALITY = FieldSpec(name="nationality", label="Nationality", type="select", required=True,
+                        options=("Australia", "Brazil", "Canada", "France", "Germany", "India", "Ireland", "Italy"))
+
+
+async def test_a_choice_misheard_twice_is_spelled():
+    answers = ["My nationality desires.", "My nationality desires.", "India, Romeo, India, Sierra, Hotel.", "Yes.",
+               "No."]
+    llm = ScriptedLLM(json=[{"option": "none of them"}, {"option": "none of them"}])
+    _, line, seen, _ = await run_phone([NATIONALITY], answers, authorise_when_confirmed, llm)
+    assert line.said[2] == ("Sorry, I didn't get that. The choices are Australia, Brazil, Canada, France, Germany, "
+                            "India, Ireland or Italy. What is your nationality?")
+    assert line.said[3] == "Sorry, I didn't get that. Could you spell your nationality for me, letter by letter?"
+    assert line.said[4] == "I have Ireland. Is that right?"  # "Irish", spelled, names its country
+    assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]

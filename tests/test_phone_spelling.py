@@ -109,3 +109,17 @@ def test_spelled_read_back(value, kind, said):
     # and the simulated person's own ear hears exactly its value in it
     assert hearing.states(f"I have {said}. Is that right?", value)
     assert not hearing.states(f"I have {sp.say(value[:-1] + 'x', kind)}. Is that right?", value)
+
+
+@pytest.mark.parametrize("said, kind, want", [
+    # as the pipeline writes a spelling cut into VAD segments (each its own transcript)
+    ("Oscar Oscar Oscar Oscar apostrophe. November, Echo, India. Lena, Lena.", "name", "O'Neill"),
+    ("Sierra and here. Oscar. Bravo, Hotel, Alpha. November. November. November", "name", "Siobhan"),
+    ("Tier, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan"),
+    ("Papa x-ray. Bar. 7, 2 9. One. Hey. Free.", "code", "PX4729183"),
+    ("Apple x-ray for 72918-free", "code", "X4729183"),  # the P is lost, the digits are not
+    ("Sierra India Oscar Bravo Hotel Alpha November Dot Oscar November Echo India Lena Lena seven at example calm",
+     "email", "siobhan.oneill7@example.com"),
+])
+def test_spelling_as_the_pipeline_writes_it(said, kind, want):
+    assert sp.decode(said, kind) == want

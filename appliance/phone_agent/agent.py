@@ -316,7 +316,13 @@ class PhoneAgent:
                     value = await self._pick_option(spec, text)
                     needs_read_back = value is not None
                 if value is None:
-                    say = f"Sorry, I didn't get that. {fl.hint(spec)} {self._prompt(spec, mode)}".replace("  ", " ")
+                    if fl.kind(spec) == "choice":
+                        self.state = iv.not_understood(self.state, spec.name)
+                    mode = iv.ask_mode(self.state, spec)
+                    hint = fl.hint(spec) if mode == "words" else ""
+                    say = f"Sorry, I didn't get that. {hint} {self._prompt(spec, mode)}".replace("  ", " ")
+                    if mode != "words":
+                        self._spell_asked(spec, mode)
                     continue
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
@@ -347,7 +353,7 @@ class PhoneAgent:
 
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
-        if fl.spellable(spec) and (mode != "words" or spelling.looks_spelled(text, fl.kind(spec))):
+        if mode != "words" or (fl.spellable(spec) and spelling.looks_spelled(text, fl.kind(spec))):
             value = fl.parse_spelled(spec, text)
             if value is not None:
                 return value, True

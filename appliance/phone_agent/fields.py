@@ -118,7 +118,14 @@ def hint(spec: FieldSpec) -> str:
         return f"The form wants {spec.format_hint[0].lower() + spec.format_hint[1:]}."
     return {"email": "For example: name at example dot com.", "phone": "Please say the digits one by one.",
             "date": "Please say the day, the month and the year.", "yesno": "Please say yes or no.",
-            "choice": "Please pick one of the choices.", "code": "Please say it character by character."}.get(k, "")
+            "choice": _choices_hint(spec), "code": "Please say it character by character."}.get(k, "")
+
+
+def _choices_hint(spec: FieldSpec) -> str:
+    opts = spec.options or ()
+    if len(opts) > 6:  # not read out with the question: say them now
+        return f"The choices are {', '.join(opts[:-1])} or {opts[-1]}."
+    return "Please pick one of the choices."
 
 
 def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue | None:
@@ -156,7 +163,11 @@ def _spelling_kind(spec: FieldSpec) -> spelling.Kind:
 
 def parse_spelled(spec: FieldSpec, text: str) -> str | None:
     """The value the person spelled in ``text`` (see :mod:`~appliance.phone_agent.spelling`),
-    or None when it holds no spelling of one."""
+    or None when it holds no spelling of one. A choice's spelled word picks its option
+    ("India, Romeo, India, Sierra, Hotel" → "Ireland")."""
+    if kind(spec) == "choice":
+        word = spelling.decode(text, "name")
+        return nz.choice(word, spec.options or ()) if word else None
     value = spelling.decode(text, _spelling_kind(spec))
     if value is None and kind(spec) == "code":
         value = nz.code(text) if spelling.looks_spelled(text, "code") else None

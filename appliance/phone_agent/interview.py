@@ -40,8 +40,10 @@ confirmed.
 is asked in ``words`` until the person rejects a read-back of it; after one rejection the
 person is asked to ``spell`` it, and when a spelling is asked for the second time it is
 ``spell_or_type`` (the person may type it in the box on the screen instead). After
-:data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). Other kinds
-are always asked in ``words``.
+:data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
+answer was not understood twice (:func:`not_understood`; a long list of options is not
+read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
+Other kinds are always asked in ``words``.
 
 **Transitions:** :func:`begin` takes the asked field (or fields) off the queue;
 :func:`confirm` records a value the person accepted; :func:`rejected` counts a read-back
@@ -172,6 +174,7 @@ class Interview:
     rejections: Mapping[str, int] = field(default_factory=_frozen)
     spell_asks: Mapping[str, int] = field(default_factory=_frozen)
     typed: Mapping[str, FieldValue] = field(default_factory=_frozen)
+    unheard: Mapping[str, int] = field(default_factory=_frozen)
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -234,9 +237,23 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
 
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
-    if not fl.spellable(spec) or not state.rejections.get(spec.name):
+    if fl.spellable(spec):
+        due = bool(state.rejections.get(spec.name))
+    else:
+        due = fl.kind(spec) == "choice" and state.unheard.get(spec.name, 0) >= 2
+    if not due:
         return "words"
     return "spell" if not state.spell_asks.get(spec.name) else "spell_or_type"
+
+
+def not_understood(state: Interview, name: str) -> Interview:
+    """An answer for ``name`` gave no value (counted for choices: see :func:`ask_mode`).
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    _spec(state, name)
+    return replace(state, unheard=_with(state.unheard, name, state.unheard.get(name, 0) + 1))
 
 
 def rejected(state: Interview, name: str) -> tuple[Interview, bool]:

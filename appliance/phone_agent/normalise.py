@@ -322,7 +322,7 @@ def code(text: str) -> str | None:
     the spelling words give letters (a letter said before "for"/"as in" is the same letter;
     other words are ASR noise) → "M11AE"."""
     t = strip_lead_in(text)
-    tokens = re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I)
+    tokens = [tok for tok in re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I) if tok.casefold() not in _CODE_WORDS]
     if any(tok.casefold() in _SPELLING for tok in tokens):
         kept = [_SPELLING[tok.casefold()] if tok.casefold() in _SPELLING else tok
                 for tok in tokens if tok.casefold() in _SPELLING or tok.isdigit() or _is_number_word(tok)]
@@ -332,6 +332,9 @@ def code(text: str) -> str | None:
 
 
 _SPELLING = {w.casefold(): c for c, w in words.SPELLING.items()} | {"juliet": "J", "whisky": "W", "xray": "X"}
+#: words around a code that are not part of it ("my passport numbers px 4 7 2 …": ASR's "number is")
+_CODE_WORDS = {"my", "passport", "number", "numbers", "is", "it", "its", "the", "code", "postcode", "postal", "zip",
+               "reference", "licence", "license", "id", "of", "and"}
 
 
 def _is_number_word(tok: str) -> bool:

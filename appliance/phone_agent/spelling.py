@@ -56,17 +56,17 @@ MISHEARD_ICAO = {
     "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie"),
     "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet", "juliete"),
     "r": ("romel", "romale", "romio", "romeow", "romeu"),
-    "p": ("hoppa", "oppo", "pappa", "poppa", "pop", "papah"),
+    "p": ("hoppa", "oppo", "oppa", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),
     "g": ("gulf", "gof", "goff", "call", "caulff", "health"),
     "b": ("robbo", "rubble", "bravaud"),
     "k": ("killo", "keelo", "kylo", "kilow", "keylo"),
-    "s": ("siera", "ciara", "sierre"),
+    "s": ("siera", "ciara", "sierre", "tier", "tierr", "tiara"),
     "e": ("eko", "ecco", "ekko"),
     "q": ("kebec", "kebeck", "quebeck", "kebek"),
     "l": ("lena", "lina", "leema", "liima"),
     "c": ("charley", "charly"),
-    "i": ("indian", "indio", "indya", "andio"),
+    "i": ("indian", "indio", "indya", "andio", "andia", "indigo", "andiya"),
     "m": ("mikey",),
     "v": ("viktor",),
     "z": ("zoolu",),
@@ -74,7 +74,11 @@ MISHEARD_ICAO = {
     "d": ("delter",),
     "x": ("exray",),
 }
-_MISHEARD = {w: c for c, ws in MISHEARD_ICAO.items() for w in ws}
+#: … and as two words
+MISHEARD_PAIRS = {("and", "here"): "i", ("and", "dio"): "i", ("and", "ea"): "i", ("see", "here"): "s",
+                  ("see", "air"): "s", ("will", "tell"): "h", ("we'll", "tell"): "h", ("i", "go"): "e",
+                  ("julie", "het"): "j", ("jule", "at"): "j"}
+_MISHEARD = {w: c for c, ws in MISHEARD_ICAO.items() for w in ws} | {" ".join(k): c for k, c in MISHEARD_PAIRS.items()}
 #: letter names as Whisper writes a spoken letter
 LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "cee": "c", "see": "c", "sea": "c", "dee": "d",
                 "ee": "e", "ef": "f", "eff": "f", "gee": "g", "jee": "g", "aitch": "h", "haitch": "h",
@@ -96,7 +100,10 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "sev
          "ninety": 90}
 #: digits as Whisper writes them beside other digits of a code ("X for 729183": X4729183)
 _DIGIT_HOMOPHONES = {"for": "4", "far": "4", "fore": "4", "bar": "4", "to": "2", "too": "2", "free": "3",
-                     "tree": "3", "ate": "8", "won": "1"}
+                     "tree": "3", "ate": "8", "hey": "8", "won": "1"}
+#: a domain's last label as Whisper writes it ("example calm")
+_TLD_HOMOPHONES = {"calm": "com", "come": "com", "comb": "com", "orc": "org", "nett": "net"}
+_TLDS = {"com", "org", "net", "ie", "uk", "de", "fr", "es", "it", "ca", "us", "eu", "io", "info"}
 _MARKERS = (("as", "in"), ("is", "in"), ("as", "an"), ("is", "an"), ("for",), ("like",))
 _LEAD = re.compile(r"^.*\b(?:spelled|spelt|spelling|spell)\b[\s,:.-]*", re.I)
 _CASE = {"capital": "upper", "uppercase": "upper", "upper": "upper", "big": "upper", "small": "lower",
@@ -138,6 +145,8 @@ def _tokens(text: str) -> list[str]:
             out += list(tok)
         elif re.fullmatch(r"\d+(?:-\d+)*", tok):  # "471", "72918-3"
             out += [c for c in tok if c.isdigit()]
+        elif re.fullmatch(r"\d+(?:-[a-z]+)+|[a-z]+(?:-\d+)+", tok, re.I):  # "72918-free"
+            out += [c for p in parts for c in (list(p) if p.isdigit() else [p])]
         else:
             out.append(tok)
     return out
@@ -184,6 +193,11 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
     i = 0
     while i < len(toks):
         tok, low = toks[i], toks[i].casefold()
+        pair = (low, toks[i + 1].casefold()) if i + 1 < len(toks) else None
+        if pair in MISHEARD_PAIRS:  # kept as one word; its letter counts where the spelling alphabet is in use
+            out.append(_Unit("", "noise", " ".join(pair)))
+            i += 2
+            continue
         n = _marker(toks, i)
         if n and _word_for_letter(toks[i + n] if i + n < len(toks) else None):
             word = toks[i + n].casefold()
@@ -250,20 +264,36 @@ def _keep(units: list[_Unit]) -> list[_Unit]:
     if by_word >= 2 and by_word * 3 >= by_word + letters:  # the spelling alphabet carries the spelling
         kept = [_misheard(u) for u in kept if u.how != "letter"]
     kept = [u for u in kept if u.how != "noise"]
+    kept = _unlooped(kept)
     rest = "".join(u.text for u in kept[1:])
     if len(kept) > 2 and kept[0].how == "word" and kept[0].src == rest and kept[0].src in ICAO:
         kept = kept[1:]  # "Victor, V I C T O R": the name, then its letters
     return kept
 
 
+def _unlooped(units: list[_Unit]) -> list[_Unit]:
+    """Whisper's repetition loop on a short segment ("Oscar Oscar Oscar Oscar apostrophe",
+    "November. November. November"): three or more of one spelled word in a row are one; two
+    are kept ("Lima, Lima": LL)."""
+    out: list[_Unit] = []
+    i = 0
+    while i < len(units):
+        j = i
+        while j + 1 < len(units) and units[j + 1].src == units[i].src and units[i].how == "word":
+            j += 1
+        out += units[i:i + (1 if j - i >= 2 else j - i + 1)]
+        i = j + 1
+    return out
+
+
 def _misheard(u: _Unit) -> _Unit:
     """A noise word that is a known mishearing of a spelling-alphabet word, or sounds like
     exactly one (Soundex, same first letter: "Lena" for "Lima") → that word's letter."""
-    if u.how != "noise" or not u.src.isalpha():
+    if u.how != "noise" or not u.src.replace(" ", "").replace("'", "").isalpha():
         return u
     if u.src in _MISHEARD:
         return _Unit(_MISHEARD[u.src], "word", u.src)
-    if len(u.src) >= 4:
+    if len(u.src) >= 4 and u.src.isalpha():
         alike = {c for w, c in ICAO.items() if soundex(w) == soundex(u.src)}
         if len(alike) == 1:
             return _Unit(alike.pop(), "word", u.src)
@@ -355,11 +385,17 @@ def _email(text: str) -> str | None:
     labels, label = [], []
     for tok in [p for t in toks[at + 1:] for p in re.split(r"(\.)", t) if p] + ["dot"]:
         if tok.casefold() in ("dot", "point", "period") or tok == ".":
+            if len(labels) == 0 and len(label) >= 2 and _TLD_HOMOPHONES.get(label[-1].casefold(),
+                                                                          label[-1].casefold()) in _TLDS:
+                labels.append(_label(label[:-1]))  # "example calm": the "dot" unheard
+                label = label[-1:]
             if label:
                 labels.append(_label(label))
             label = []
         else:
             label.append(tok)
+    if labels:
+        labels[-1] = _TLD_HOMOPHONES.get(labels[-1], labels[-1])
     domain = ".".join(x for x in labels if x)
     addr = f"{local}@{domain}"
     return addr if re.fullmatch(r"[a-z0-9._+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)*\.[a-z]{2,}", addr) else None

@@ -10,7 +10,9 @@ end of turn, barge-in. No text crosses the line unspoken.
 Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
 audio into utterances at ``gap_ms`` of silence) and answers when what it heard since it
 last spoke asks something — a question, a read-back, a request to submit. After a
-statement ("One moment, I'm working on the form.") it stays silent and keeps listening.
+statement ("One moment, I'm working on the form.") it stays silent and keeps listening;
+after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
+bot's next clause may be late) before it answers.
 """
 
 from __future__ import annotations
@@ -40,6 +42,17 @@ ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
 #: choice ("Country: United Kingdom, Ireland or Portugal"), a read-back ("I have Manchester, …")
 _ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|is|are|shall|should|may|can|could|"
                      r"would|will|i have)\b|\bis that (right|correct)\b", re.I)
+
+
+#: how long the person waits after "I have …" for the rest of a read-back (a clause's synthesis can lag)
+READ_BACK_WAIT_S = 1.5
+
+
+def unfinished(text: str) -> bool:
+    """Whether an utterance asks only by its read-back frame ("I have Papa,"): the question
+    ("Is that right?") may still be coming."""
+    return bool(re.search(r"\bi have\b", text, re.I)) and not re.search(
+        r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
 
 
 def asks(text: str) -> bool:
@@ -74,12 +87,22 @@ class PersonOnCall:
 
     async def run(self) -> None:
         heard: list[str] = []  # what the bot said since the person last spoke
-        async for audio in self.client.bot_utterances():
-            text = await self._transcribe(audio)
-            if text:
-                heard.append(text)
-            if not heard or not asks(text):
-                continue  # a statement, or nothing understood: keep listening
+        waiting = False  # a read-back ("I have …") without its question yet: give the bot a moment
+        while True:
+            try:
+                audio = await self.client.next_bot_utterance(READ_BACK_WAIT_S if waiting else 86_400)
+            except TimeoutError:
+                audio = None  # the bot paused long enough: the read-back is all there is
+            if audio is not None:
+                text = await self._transcribe(audio)
+                if text:
+                    heard.append(text)
+                if not heard or not asks(text):
+                    continue  # a statement, or nothing understood: keep listening
+                if unfinished(text) and not waiting:
+                    waiting = True  # its synthesis may lag behind: "Is that right?" may still come
+                    continue
+            waiting = False
             said, heard = " ".join(heard), []
             self.emit("person_heard", text=said)
             try:

@@ -20,7 +20,6 @@ from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, fetch_submissions, report
 from appliance.forms.session import run_session
-from appliance.phone_agent.agent import QueueLine
 from appliance.simulate.call import PersonOnCall, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.demo.profile import Profile
@@ -121,14 +120,15 @@ async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
                 raise RuntimeError(f"cancel refused ({r.status}): {await r.text()}")
 
 
-class TypistLine(QueueLine):
+class TypistLine:
     """The phone agent's line to a scripted typist: the person reads the agent's words as
     written and types its answers (its written words, no mouth). It answers, as on a call,
-    once what it read since it last answered asks something."""
+    once what it read since it last answered asks something. (The phone agent's ``Line``:
+    ``say`` and ``hear``; written here, since the simulation shares no code with the agent.)"""
 
     def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
-        super().__init__()
         self.person, self.emit = person, emit
+        self._typed: asyncio.Queue[str] = asyncio.Queue()
         self._read: list[str] = []
         self._answering: set[asyncio.Task] = set()
 
@@ -145,7 +145,11 @@ class TypistLine(QueueLine):
         reply = await self.person.respond(said)
         if reply:
             self.emit("person_said", written=reply, spoken=reply, audio_s=0.0)
-            self.heard(reply)
+            self._typed.put_nowait(reply)
+
+    async def hear(self) -> str:
+        """The person's next typed answer (safe to cancel)."""
+        return await self._typed.get()
 
 
 async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *, site: DemoSite | None = None,

@@ -204,7 +204,7 @@ class SimulatedPerson:
             if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
                 return f"No, it's {value}: {speech.say_spelled(value)}."
             return f"No, it's {value}."
-        if _SPELL.search(heard) and topic in SPELLABLE_KEYS:
+        if _SPELL.search(heard) and re.search(r"[A-Za-z]", self.believed(topic)):  # asked to spell: anything
             return f"{speech.say_spelled(self.believed(topic))}."
         if self.believed(topic) in ("yes", "no"):
             return "Yes, I accept." if self.believed(topic) == "yes" else "No, I don't."
