@@ -248,7 +248,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
     assert line.said[1:5] == [
         "What is your family name?", "I have Shivon. Is that right?",  # a name is read back as written
         "Sorry about that. Could you spell your family name for me, letter by letter?",
-        "I have Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
+        "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
     assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
     assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
@@ -258,7 +258,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
 async def test_a_correction_spelled_at_once_is_read_back_without_asking():
     answers = ["It's Shivon.", "No, it's Siobhan: Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
-    assert line.said[3] == "I have Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
+    assert line.said[3] == "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
 
@@ -306,7 +306,7 @@ async def test_given_and_family_name_are_asked_together_and_split_when_rejected(
                "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
     assert line.said[3:5] == ["Sorry about that. Could you spell your given name(s) for me, letter by letter?",
-                              "I have Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+                              "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
@@ -322,8 +322,8 @@ async def test_a_summary_before_submit_and_the_pages_answer_after():
                                              computer, consent="This call is not recorded.")
     assert line.said[0].endswith("This call is not recorded.")  # said before the first question
     assert line.said[4] == "Thanks. Here is what I'll submit: Miller; Window. Shall I submit the form now?"
-    assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is Sierra, "
-                             "Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
+    assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is S for "
+                             "Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
     assert outcome.status == "submitted"
 
 
@@ -363,4 +363,13 @@ async def test_a_choice_misheard_twice_is_spelled():
                             "India, Ireland or Italy. What is your nationality?")
     assert line.said[3] == "Sorry, I didn't get that. Could you spell your nationality for me, letter by letter?"
     assert line.said[4] == "I have Ireland. Is that right?"  # "Irish", spelled, names its country
+    assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]
+
+
+async def test_a_spelling_that_does_not_decode_is_not_read_as_words():
+    answers = ["My nationality desires.", "My nationality desires.", "India, Kebabo, Whiskey.",
+               "India, Romeo, India, Sierra, Hotel.", "Yes.", "No."]
+    llm = ScriptedLLM(json=[{"option": "none of them"}] * 3)
+    _, line, seen, _ = await run_phone([NATIONALITY], answers, authorise_when_confirmed, llm)
+    assert ("nationality", "India") not in info_collected(seen)  # "India" was a spelling word, not the answer
     assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]

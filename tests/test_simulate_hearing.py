@@ -332,7 +332,7 @@ async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second
 
     person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill"}),
                              AgreeingLLM("family_name"), emit=lambda *a, **k: None)
-    spelled = "Oscar, apostrophe, November, Echo, India, Lima, Lima"
+    spelled = "O for Oscar, apostrophe, November, Echo, India, Lima, Lima"
     assert await person.respond("What is your last name?") == "My last name is O'Neill."
     assert await person.respond("I have O'Neil. Is that right?") == "No, it's O'Neill."
     assert await person.respond("Could you spell your last name for me, letter by letter?") == f"{spelled}."

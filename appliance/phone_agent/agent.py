@@ -353,10 +353,14 @@ class PhoneAgent:
 
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
-        if mode != "words" or (fl.spellable(spec) and spelling.looks_spelled(text, fl.kind(spec))):
+        kind = fl.kind(spec) if fl.spellable(spec) else "name"
+        spelled = spelling.looks_spelled(text, kind) or (mode != "words" and spelling.letters(text, kind) is not None)
+        if mode != "words" or (fl.spellable(spec) and spelled):
             value = fl.parse_spelled(spec, text)
             if value is not None:
                 return value, True
+            if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
+                return None, False
         return fl.parse(spec, text, self.date_order), False
 
     async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool) -> _Result:

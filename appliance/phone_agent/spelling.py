@@ -32,8 +32,10 @@ Sierra"). Anything else (lead-ins such as "my name is", the word spelled: "O'Nei
 O apostrophe …") is not spelling and is skipped.
 
 :func:`say` spells a value back for a read-back: letters as their spelling-alphabet words,
-digits and symbols as words ("O'Neill" → "Oscar, apostrophe, November, Echo, India, Lima,
-Lima"), which survive a speech synthesiser and a small ASR model where bare letters do not.
+digits and symbols as words ("O'Neill" → "O for Oscar, apostrophe, November, Echo, India,
+Lima, Lima"), which survive a speech synthesiser and a small ASR model where bare letters do
+not; the first letter is said with its word too, since the first word after "I have" is the
+one Whisper mishears most ("I have seat air, India, …").
 """
 
 from __future__ import annotations
@@ -55,17 +57,18 @@ ICAO: dict[str, str] = {w.casefold().replace("-", ""): c.lower() for c, w in wor
 MISHEARD_ICAO = {
     "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie"),
     "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet", "juliete"),
-    "r": ("romel", "romale", "romio", "romeow", "romeu"),
+    "r": ("romel", "romale", "romio", "romeow", "romeu", "romelo"),
     "p": ("hoppa", "oppo", "oppa", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),
     "g": ("gulf", "gof", "goff", "call", "caulff", "health"),
     "b": ("robbo", "rubble", "bravaud"),
     "k": ("killo", "keelo", "kylo", "kilow", "keylo"),
-    "s": ("siera", "ciara", "sierre", "tier", "tierr", "tiara"),
+    "s": ("siera", "ciara", "sierre", "tier", "tierr", "tiara", "tiaira", "tear", "tierra", "severe", "seidear"),
     "e": ("eko", "ecco", "ekko"),
     "q": ("kebec", "kebeck", "quebeck", "kebek"),
     "l": ("lena", "lina", "leema", "liima"),
     "c": ("charley", "charly"),
+    "h": ("optel", "hotell", "hostel"),
     "i": ("indian", "indio", "indya", "andio", "andia", "indigo", "andiya"),
     "m": ("mikey",),
     "v": ("viktor",),
@@ -76,8 +79,11 @@ MISHEARD_ICAO = {
 }
 #: … and as two words
 MISHEARD_PAIRS = {("and", "here"): "i", ("and", "dio"): "i", ("and", "ea"): "i", ("see", "here"): "s",
-                  ("see", "air"): "s", ("will", "tell"): "h", ("we'll", "tell"): "h", ("i", "go"): "e",
+                  ("see", "air"): "s", ("seat", "air"): "s", ("to", "hear"): "s", ("to", "share"): "s",
+                  ("see", "there"): "s", ("will", "tell"): "h", ("we'll", "tell"): "h", ("i", "go"): "e",
                   ("julie", "het"): "j", ("jule", "at"): "j"}
+#: "apostrophe" as Whisper writes it in a spelling ("a Postrific", "vastrophe", "a poster fee")
+_APOSTROPHE = re.compile(r"(?i)^(?:a?p[oa]st(?:r|er|ur)\w*|\w?[ha]?[oa]strophe|vastrophe)$")
 _MISHEARD = {w: c for c, ws in MISHEARD_ICAO.items() for w in ws} | {" ".join(k): c for k, c in MISHEARD_PAIRS.items()}
 #: letter names as Whisper writes a spoken letter
 LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "cee": "c", "see": "c", "sea": "c", "dee": "d",
@@ -201,9 +207,15 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
         n = _marker(toks, i)
         if n and _word_for_letter(toks[i + n] if i + n < len(toks) else None):
             word = toks[i + n].casefold()
-            if out and out[-1].how in ("letter", "wordlike", "digit") and len(out[-1].src) <= 6:
+            letter = ICAO.get(word, _MISHEARD.get(word))
+            before = out[-1] if out and out[-1].how in ("letter", "wordlike", "digit") and len(out[-1].src) <= 6 \
+                else None
+            if before is not None:
                 out.pop()  # "S as in Sierra": the letter before is the same letter
-            out.append(_Unit(ICAO.get(word, word[0]), "word", word))
+            if letter is None:  # "A for apple": the word's first letter; "S for tier" (misheard): the letter said
+                letter = before.text if before is not None and before.how != "digit" and len(before.src) == 1 \
+                    else word[0]
+            out.append(_Unit(letter, "word", word))
             i += n + 1
             continue
         if low in ICAO:
@@ -214,6 +226,8 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
             out.append(_Unit("", "case-" + _CASE[low], low))
         elif low == "letter" and out and out[-1].how.startswith("case-"):
             pass  # "capital letter D"
+        elif _APOSTROPHE.match(low) and low not in ICAO:
+            out.append(_Unit("'", "symbol", low))
         elif low in SYMBOLS or tok in ("@", "'"):
             sym = SYMBOLS.get(low, tok)
             if sym == "@" and kind not in ("email",):
@@ -418,14 +432,17 @@ def looks_spelled(text: str, kind: Kind = "name") -> bool:
 
 
 def say(value: str, kind: Kind = "name") -> str:
-    """``value`` spelled for a read-back: "O'Neill" → "Oscar, apostrophe, November, Echo,
-    India, Lima, Lima"; "jo.m91@example.com" → "Juliett, Oscar, dot, Mike, nine, one, at
-    example dot com" (an e-mail's domain in words)."""
+    """``value`` spelled for a read-back: "O'Neill" → "O for Oscar, apostrophe, November,
+    Echo, India, Lima, Lima"; "jo.m91@example.com" → "J for Juliett, Oscar, dot, Mike, nine,
+    one, at example dot com" (an e-mail's domain in words)."""
     if kind == "email" and "@" in value:
         local, _, domain = value.rpartition("@")
         return f"{say(local, 'username')}, at {domain.replace('.', ' dot ')}"
     out = []
     for run in re.findall(r"\d+|.", value):
+        if not out and run.isalpha() and run.upper() in words.SPELLING:  # the first, with its letter: a
+            out.append(f"{run.upper()} for {words.SPELLING[run.upper()]}")  # reply's first word is often misheard
+            continue
         if run.isdigit():  # digits one by one; in a code, in groups as a code is read
             out.append(words.digit_groups(run) if kind == "code" else ", ".join(words.DIGITS[int(c)] for c in run))
         elif run.isalpha() and run.upper() in words.SPELLING:

@@ -45,7 +45,7 @@ _ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|i
 
 
 #: how long the person waits after "I have …" for the rest of a read-back (a clause's synthesis can lag)
-READ_BACK_WAIT_S = 1.5
+READ_BACK_WAIT_S = 3.0
 
 
 def unfinished(text: str) -> bool:

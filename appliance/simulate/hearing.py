@@ -175,8 +175,9 @@ def _sounds(text: str) -> list[tuple[str, ...]]:
         for lead in ("for", "as in"):  # "M for Mike", "A as in apple", "for Alpha" (its letter unheard)
             n = len(lead.split())
             start = i + (0 if " ".join(toks[i:i + n]) == lead else 1)
-            if (" ".join(toks[start:start + n]) == lead and (start == i or not _numeric(tok))
-                    and _spelling_word(word := (toks[start + n] if start + n < len(toks) else None))):
+            word = toks[start + n] if start + n < len(toks) else None
+            said_letter = start == i or not _numeric(tok) or (tok in ("o", "oh") and (word or "")[:1] == "o")
+            if " ".join(toks[start:start + n]) == lead and said_letter and _spelling_word(word):
                 out.append((word[0],))
                 i = start + n + 1
                 break
