@@ -352,3 +352,11 @@ async def test_the_person_gives_its_full_name_as_one_detail():
     assert await person.respond("What is your full name?") == "My name is Siobhan O'Neill."
     assert await person.respond("I have Siobhan O'Neil. Is that right?") == "No, it's Siobhan O'Neill."
     assert await person.respond("I have Siobhan O'Neill. Is that right?") == "Yes, that's right."
+
+
+def test_the_ear_takes_whispers_spelling_of_the_spelling_alphabet_and_o_for_oscar():
+    assert hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena, Lena. Is that right?",
+                          "O'Neill")
+    assert not hearing.states("I have O for Oscar, November, Echo, India, Lena, Lena. Is that right?", "O'Neill x")
+    assert not hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena. Is that right?",
+                              "O'Neill")

@@ -44,8 +44,9 @@ _ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|i
                      r"would|will|i have)\b|\bis that (right|correct)\b", re.I)
 
 
-#: how long the person waits after "I have …" for the rest of a read-back (a clause's synthesis can lag)
-READ_BACK_WAIT_S = 3.0
+#: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
+#: only once the bot is silent again, so the rest of a long spelled read-back arrives after all of it was played
+READ_BACK_WAIT_S = 10.0
 
 
 def unfinished(text: str) -> bool:
