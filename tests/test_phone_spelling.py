@@ -123,3 +123,8 @@ def test_spelled_read_back(value, kind, said):
 ])
 def test_spelling_as_the_pipeline_writes_it(said, kind, want):
     assert sp.decode(said, kind) == want
+
+
+def test_a_letter_and_its_word_run_together():
+    assert sp.decode("S. Fursière, India, Oscar, Rhevo, Hotel, Alpha, November.", "name") == "Siobhan"
+    assert sp.decode("Foxtrot, India, Oscar, November, Alpha", "name") == "Fiona"  # a spelling word stays one

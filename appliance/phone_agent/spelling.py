@@ -61,7 +61,7 @@ MISHEARD_ICAO = {
     "p": ("hoppa", "oppo", "oppa", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),
     "g": ("gulf", "gof", "goff", "call", "caulff", "health"),
-    "b": ("robbo", "rubble", "bravaud"),
+    "b": ("robbo", "rubble", "bravaud", "rhevo"),
     "k": ("killo", "keelo", "kylo", "kilow", "keylo"),
     "s": ("siera", "ciara", "sierre", "tier", "tierr", "tiara", "tiaira", "tear", "tierra", "severe", "seidear"),
     "e": ("eko", "ecco", "ekko"),
@@ -218,7 +218,10 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
             out.append(_Unit(letter, "word", word))
             i += n + 1
             continue
-        if low in ICAO:
+        if (out and out[-1].how in ("letter", "wordlike") and len(out[-1].src) == 1
+                and re.fullmatch(r"f[aeiou]r\w{3,}", low) and low not in ICAO):
+            out[-1] = _Unit(out[-1].text, "word", out[-1].src)  # "S. Fursière": "S for Sierra" run together
+        elif low in ICAO:
             out.append(_Unit(ICAO[low], "word", low))
         elif low in ("double", "triple"):
             out.append(_Unit("", low, low))
