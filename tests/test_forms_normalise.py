@@ -159,3 +159,16 @@ def test_a_read_back_without_its_question_yet_is_unfinished():
 
 def test_a_code_after_asrs_lead_in():
     assert n.code("my passport numbers px. 4.7.2. 9183") == "PX4729183"
+
+
+def test_a_long_utterance_is_cut_at_its_longest_middle_pause():
+    import numpy as np
+
+    from appliance.simulate.call import _halves
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)
+    audio = np.concatenate([tone, np.zeros(1600, np.float32), tone, np.zeros(6400, np.float32), tone, tone])
+    first, second = _halves(audio)
+    assert 16_000 + 1600 + 16_000 < len(first) < 16_000 + 1600 + 16_000 + 6400
+    assert len(first) + len(second) == len(audio)
+    assert _halves(np.tile(tone, 3)) is None  # no pause: nothing to cut at

@@ -48,3 +48,14 @@ async def test_the_typist_answers_what_it_reads_once_it_is_asked_something():
     await line.say("I have Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?")
     assert await asyncio.wait_for(line.hear(), 2) == "Yes, that's right."
     assert events[0] == ("person_heard", {"text": "Hello! I'm your assistant. What is your family name?"})
+
+
+async def test_a_run_reports_only_the_submissions_made_since_it_started():
+    from types import SimpleNamespace
+
+    from appliance.simulate.form_run import _submissions
+
+    site = SimpleNamespace(submissions=[SimpleNamespace(form="flight", data={"given_name": "David"}, ts_ms=1000),
+                                        SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000)])
+    assert [s["data"] for s in await _submissions(site, "http://x/flight", 2000)] == [{"given_name": "Hoa"}]
+    assert await _submissions(site, "http://x/flight", 9000) == []

@@ -56,7 +56,8 @@ ICAO: dict[str, str] = {w.casefold().replace("-", ""): c.lower() for c, w in wor
 #: scripts/measure_spelling_asr.py); taken for their letter only where the spelling alphabet is in use
 MISHEARD_ICAO = {
     "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie", "enki"),
-    "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet", "juliete"),
+    "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet",
+          "juliete"),
     "r": ("romel", "romale", "romio", "romeow", "romeu", "romelo"),
     "p": ("hoppa", "oppo", "oppa", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),

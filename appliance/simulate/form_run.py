@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     from appliance.voice.server import VoiceServer
 
     cfg = cfg.for_simulation()
+    since_ms = int(time.time() * 1000)
     person_side = open_session(cfg, f"form-{profile.name}")
 
     def emit(event: str, **fields) -> None:
@@ -93,12 +95,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             for t in (listening, cancel):
                 if t is not None:
                     t.cancel()
-        spec = spec_for_url(url)
-        if site is not None:
-            subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
-        else:
-            subs = await asyncio.to_thread(fetch_submissions, url)
-        out = report(result, spec, profile, subs)
+        out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder,
                          {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
@@ -109,6 +106,15 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         if cleanup is not None:
             await cleanup()
         person_side.events.close()
+
+
+async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[dict] | None:
+    """What the site recorded since this run started (a shared site keeps earlier runs' too)."""
+    if site is not None:
+        subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
+    else:
+        subs = await asyncio.to_thread(fetch_submissions, url)
+    return None if subs is None else [s for s in subs if s["ts_ms"] >= since_ms]
 
 
 async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
@@ -161,6 +167,7 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
     from appliance.voice.session import open_session
 
     cfg = cfg.for_simulation()
+    since_ms = int(time.time() * 1000)
     person_side = open_session(cfg, f"text-form-{profile.name}")
     appliance_side = open_session(cfg, "text-form")
 
@@ -175,12 +182,7 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
         result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),
                                    emit=appliance_side.events.emit, folder=appliance_side.folder,
                                    task=f"Fill in and submit the form at {url} for {profile.display_name}.")
-        spec = spec_for_url(url)
-        if site is not None:
-            subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
-        else:
-            subs = await asyncio.to_thread(fetch_submissions, url)
-        out = report(result, spec, profile, subs)
+        out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder, {"bot": 0.0, "person": 0.0})
     finally:

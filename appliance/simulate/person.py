@@ -69,7 +69,7 @@ _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got
 _PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
-_SPELL = re.compile(r"\bspell", re.I)
+_SPELL = re.compile(r"\bspell|\bletter by letter\b", re.I)  # Whisper writes "spell" as "style", "stub"…
 #: details a person would spell (letters in them); dates, numbers and choices are said
 SPELLABLE_KEYS = ("given_name", "family_name", "full_name", "passport_number", "email", "username", "postcode",
                   "city", "street", "address")
