@@ -242,6 +242,10 @@ class FormsConfig(_Section):
     date_order: Literal["DMY", "MDY"] = "DMY"  # how spoken numeric dates like 03/04/1990 are read
     person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
     person_length_scale: float = Field(0.95, gt=0.2, lt=3)
+    submit_grace_ms: int = Field(3000, ge=0)  # after the yes to submitting, a "stop" this soon sends nothing
+    # VAD stop in form sessions: a spelling's or a dictation's pauses (300-450 ms in Piper's speech) stay inside one
+    # VAD segment, which Whisper transcribes whole; turn.agent_speech_timeout_ms shrinks by as much (same end of turn)
+    vad_stop_ms: int = Field(500, ge=0)
 
 
 class Config(_Section):
@@ -263,14 +267,20 @@ class Config(_Section):
     def for_forms(self) -> "Config":
         """For a process that runs form sessions: ``llm.parallel_slots`` covers every
         :data:`FORM_SLOTS` slot and ``llm.threads`` is ``forms.llm_threads`` (Chromium, ASR
-        and TTS share the cores).
+        and TTS share the cores); ``vad.stop_ms`` is at least ``forms.vad_stop_ms`` and
+        ``turn.agent_speech_timeout_ms`` shorter by what that added, so a turn ends as soon
+        as before but a spelling's pauses stay inside one VAD segment (Whisper transcribes a
+        segment alone: "Sierra," cut off its neighbours came back as "Tier").
 
         Raises:
             ConfigError: the derived settings are not valid.
         """
         slots = 1 + max(LLM_SLOTS[name] for name in FORM_SLOTS)
+        stop_ms = max(self.vad.stop_ms, self.forms.vad_stop_ms)
+        wait_ms = max(0, self.turn.agent_speech_timeout_ms - (stop_ms - self.vad.stop_ms))
         return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, slots),
-                                 "threads": self.forms.llm_threads})
+                                 "threads": self.forms.llm_threads},
+                            vad={"stop_ms": stop_ms}, turn={"agent_speech_timeout_ms": wait_ms})
 
     def for_simulation(self) -> "Config":
         """For the voice server a simulated person calls (``simulate form``, ``bench form``):
@@ -283,6 +293,11 @@ class Config(_Section):
         return self.for_forms().loopback()._derive(
             server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
             forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})
+
+    def without_recording(self) -> "Config":
+        """For one call the person asked not to record (the offer's ``record: false``):
+        ``recording.enabled`` is false."""
+        return self._derive(recording={"enabled": False})
 
     def for_werewolf(self, seats: int) -> "Config":
         """For one Werewolf game of ``seats`` seats: ``werewolf.seats`` is ``seats`` and

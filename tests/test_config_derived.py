@@ -48,3 +48,18 @@ def test_werewolf_llm_gets_a_slot_per_seat_too_and_is_absent_by_default():
     assert cfg.for_werewolf_page().werewolf.llm.parallel_slots == MAX_SEATS
     with pytest.raises(ConfigError, match="werewolf.llm"):
         config.load(overrides={"werewolf": {"llm": {"provider": "openai_compatible"}}})
+
+
+def test_a_call_without_recording():
+    cfg = config.load()
+    assert cfg.recording.enabled and not cfg.without_recording().recording.enabled
+    assert cfg.without_recording().recording.dir == cfg.recording.dir
+
+
+def test_form_sessions_keep_a_spellings_pauses_in_one_vad_segment_and_end_turns_as_soon():
+    cfg = config.load()
+    forms = cfg.for_forms()
+    assert forms.vad.stop_ms == cfg.forms.vad_stop_ms == 500
+    assert forms.vad.stop_ms + forms.turn.agent_speech_timeout_ms == cfg.vad.stop_ms + cfg.turn.agent_speech_timeout_ms
+    slow = config.load(overrides={"vad": {"stop_ms": 700}}).for_forms()
+    assert slow.vad.stop_ms == 700 and slow.turn.agent_speech_timeout_ms == cfg.turn.agent_speech_timeout_ms

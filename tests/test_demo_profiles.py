@@ -20,3 +20,24 @@ def test_profiles_and_specs():
     assert [r.field for r in evaluate(flight, david, {"agent_notes": "x"}) if r.field == "agent_notes"]
     with pytest.raises(ProfileError):
         load_profile("no-such-person")
+
+
+HARD = ("siobhan", "oluwaseun", "hoa", "grzegorz", "joaquin", "aoife", "xiaoling")
+
+
+@pytest.mark.parametrize("name", HARD)
+def test_hard_profiles_hold_values_the_flight_form_takes(name):
+    """Names and addresses tiny.en gets wrong (issue 12), in values the flight page accepts."""
+    import re
+
+    flight = load_specs()["flight"]
+    p = load_profile(name)
+    exp = {r.name: r.expected(p) for r in flight.fields}
+    assert re.fullmatch(r"[A-Z0-9]{9}", exp["passport_number"]) and re.search(r"\d", exp["passport_number"])
+    assert re.fullmatch(r"\+[0-9]{8,15}", exp["phone"])
+    assert re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)+@example\.(?:com|org|net)", exp["email"])
+    assert re.search(r"\d", exp["email"])  # an e-mail with digits and a dot
+    mapped = {r.name: r for r in flight.fields if r.values}
+    for field, rule in mapped.items():
+        assert exp[field] in rule.values.values(), (field, exp[field])
+    assert p.facts["travel_date"] > "2027-01-01"

@@ -44,6 +44,9 @@ def test_phone(said, want):
     ("My name is Emma Dot Johnson at example.org.", "emma.johnson@example.org"),
     ("It's d m i l l e r at example dot com", "dmiller@example.com"),
     ("emma underscore j at mail dot co dot uk", "emma_j@mail.co.uk"),
+    ("My email is siobhan dot oneill seven at example dot com.", "siobhan.oneill7@example.com"),
+    ("hoa dash ng eighty eight at example dot net", "hoa-ng88@example.net"),
+    ("oh no at example dot com", "ohno@example.com"),  # "oh" is a letter unless after a number
     ("I don't have one.", None),
 ])
 def test_email(said, want):
@@ -148,6 +151,18 @@ def test_choice():
     assert n.soundex("Robert") == n.soundex("Rupert") == "R163"
 
 
+def test_a_read_back_without_its_question_yet_is_unfinished():
+    from appliance.simulate.call import unfinished
+
+    assert unfinished("I have Papa.") and unfinished("Thanks. I have Sierra, India,")
+    assert not unfinished("I have Papa, X-ray. Is that right?") and not unfinished("What is your email?")
+    assert not unfinished("Here is what I'll submit: Siobhan. Shall I submit the form now?")
+
+
+def test_a_code_after_asrs_lead_in():
+    assert n.code("my passport numbers px. 4.7.2. 9183") == "PX4729183"
+
+
 @pytest.mark.parametrize("spec, value, said", [
     (FieldSpec(name="family_name", label="Family name", type="text", required=True), "Miller", "I have Miller. Is that right?"),
     (FieldSpec(name="email", label="Email", type="email", required=True), "davidmiller@example.com",
@@ -166,3 +181,16 @@ def test_read_back_is_what_the_persons_own_ear_accepts(spec, value, said):
     other = {"Miller": "Millar", "davidmiller@example.com": "davidmilner@example.com",
              "+447700900123": "+447700900124", "1990-03-14": "1990-03-15"}[value]
     assert not hearing.states(text, other)
+
+
+def test_a_long_utterance_is_cut_at_its_longest_middle_pause():
+    import numpy as np
+
+    from appliance.simulate.call import _halves
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)
+    audio = np.concatenate([tone, np.zeros(1600, np.float32), tone, np.zeros(6400, np.float32), tone, tone])
+    first, second = _halves(audio)
+    assert 16_000 + 1600 + 16_000 < len(first) < 16_000 + 1600 + 16_000 + 6400
+    assert len(first) + len(second) == len(audio)
+    assert _halves(np.tile(tone, 3)) is None  # no pause: nothing to cut at

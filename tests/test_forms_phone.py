@@ -25,15 +25,25 @@ SEAT = FieldSpec(name="seat_preference", label="Seat preference", type="radio", 
 SEAT_Q = "What is your seat preference: Window, Aisle or Middle?"
 
 
-async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5.0):
+async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5.0, submit_grace_s=0.05,
+                    line=None, events=None, consent=""):
     """Run a PhoneAgent with ``fields`` already known; ``on_message(env, publish)`` plays the
-    computer side. Returns (outcome, line, envelopes the computer side got, llm)."""
+    computer side. Returns (outcome, line, envelopes the computer side got, llm). ``line``:
+    instead of a :class:`ScriptedLine` of ``answers`` (it may take ``line.bus``); ``events``:
+    a list that gets every ``(event, fields)`` the agent emits."""
     llm = llm or ScriptedLLM()
     async with InProcBus(None) as bus:
-        line = ScriptedLine(answers)
+        line = line or ScriptedLine(answers)
+        line.bus = bus
         seen: list[Envelope] = []
+
+        def emit(event, **fields_):
+            if events is not None:
+                events.append((event, fields_))
+
         agent = PhoneAgent(bus, line, llm, task_id="t", purpose="the test form",
-                           emit=lambda *a, **k: None, fields=tuple(fields), answer_timeout_s=answer_timeout_s)
+                           emit=emit, fields=tuple(fields), answer_timeout_s=answer_timeout_s,
+                           submit_grace_s=submit_grace_s, consent=consent)
         computer = bus.subscribe("computer")
 
         async def publish(payload: Payload) -> None:
@@ -218,3 +228,148 @@ async def test_a_page_that_does_not_load_is_reported_and_the_call_ends(forms_cfg
                              f"I'm sorry, I couldn't complete the form: {phone_out.detail}"]
     assert got[2:] == [TaskCompleted(summary=f"not submitted: {phone_out.detail}")]
     assert {c.kind for c in llm.calls} <= {"warm"}  # no LLM decision was needed
+
+
+# ---- spelling, typing, names together, the submit ------------------------------------------------------
+
+GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
+
+
+async def authorise_when_confirmed(env, publish):
+    if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+        await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+
+async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spelled_back():
+    answers = ["It's Shivon.", "No, it's Siobhan.", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.",
+               "No."]
+    events = []
+    outcome, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed, events=events)
+    assert line.said[1:5] == [
+        "What is your family name?", "I have Shivon. Is that right?",  # a name is read back as written
+        "Sorry about that. Could you spell your family name for me, letter by letter?",
+        "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
+    assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
+    assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
+    assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
+    assert outcome.stats.spelled == ("family_name",) and outcome.stats.person_turns == 4
+
+
+async def test_a_correction_spelled_at_once_is_read_back_without_asking():
+    answers = ["It's Shivon.", "No, it's Siobhan: Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
+    assert line.said[3] == "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
+    assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
+
+
+class TypingLine(ScriptedLine):
+    """A person who answers from a script and, once offered the box on the screen, types
+    ``typed`` into it (published on the bus as the page does) instead of answering."""
+
+    def __init__(self, answers, typed):
+        super().__init__(answers)
+        self.typed = typed
+
+    async def say(self, text):
+        await super().say(text)
+        if "type it in the box" in text:
+            await self.bus.publish(Envelope.new(InfoCollected(field="family_name", value=self.typed, confirmed=True),
+                                                sender="page", recipient="*"))
+
+
+async def test_the_second_spelling_request_offers_the_box_and_a_typed_value_is_taken_as_confirmed():
+    answers = ["Shivon.", "No.", "Sierra, India, Oscar, Bravo, Hotel, Mike.", "No, that's wrong.", None, "No."]
+    events = []
+    line = TypingLine(answers, "Siobhán")
+    outcome, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed, line=line, events=events,
+                                             answer_timeout_s=2)
+    assert line.said[5] == ("Sorry about that. Could you spell your family name for me, letter by letter? "
+                            "Or type it in the box on your screen.")
+    assert [f["field"] for e, f in events if e == "type_requested"] == ["family_name"]
+    # the typed value ended the question at once; the agent sent no value of its own for it after
+    assert line.said[6] == "Thanks, I have what you typed."
+    assert [(f["field"], f["value"]) for e, f in events if e == "decision" and f["what"] == "typed_value"] == [
+        ("family_name", "Siobhán")]
+    assert [(e.sender, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected)
+            and e.payload.confirmed] == [("page", "Siobhán")]  # the page published it, not the agent
+    assert outcome.stats.typed == ("family_name",) and outcome.status == "not_submitted"
+
+
+async def test_given_and_family_name_are_asked_together_and_split_when_rejected():
+    answers = ["My name is David Miller.", "Yes."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME], answers + ["No."], authorise_when_confirmed)
+    assert line.said[1:3] == ["What is your full name?", "I have David Miller. Is that right?"]
+    assert info_collected(seen, confirmed=True) == [("given_name", "David"), ("family_name", "Miller")]
+
+    answers = ["My name is Shivon O'Neil.", "No, it's Siobhan O'Neill.",
+               "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.",
+               "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
+    assert line.said[3:5] == ["Sorry about that. Could you spell your given name(s) for me, letter by letter?",
+                              "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
+
+
+async def test_a_summary_before_submit_and_the_pages_answer_after():
+    async def computer(env, publish):
+        match env.payload:
+            case InfoCollected(confirmed=True):
+                await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+            case SubmitAuthorized():
+                await publish(Submitted(confirmation="Booking confirmed\nYour booking reference is SKY4F2A1B.\n"))
+
+    outcome, line, seen, _ = await run_phone([NAME, SEAT], ["It's Miller.", "Yes.", "Window.", "Yes, submit it."],
+                                             computer, consent="This call is not recorded.")
+    assert line.said[0].endswith("This call is not recorded.")  # said before the first question
+    assert line.said[4] == "Thanks. Here is what I'll submit: Miller; Window. Shall I submit the form now?"
+    assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is S for "
+                             "Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
+    assert outcome.status == "submitted"
+
+
+async def test_stop_right_after_yes_prevents_the_submit():
+    answers = ["Window.", "Yes, go ahead.", "Stop! Wait.", "No, leave it."]
+    outcome, line, seen, _ = await run_phone([SEAT], answers, authorise_when_confirmed, submit_grace_s=1.0)
+    kinds = [e.type for e in seen]
+    assert "submit_authorized" not in kinds and "interrupt" not in kinds  # nothing was ever armed
+    assert line.said[-3:] == ["All right, I've stopped. Nothing has been sent.",
+                              "Shall I submit the form now, or leave it unsent?",
+                              "All right, I won't submit it. Nothing has been sent. Goodbye."]
+    assert outcome.status == "not_submitted"
+
+
+async def test_stop_after_the_grace_but_before_the_page_answered_interrupts_the_submit():
+    answers = ["Window.", "Yes.", None, "Stop!", "No."]  # silence through the grace, then "stop"
+    outcome, line, seen, _ = await run_phone([SEAT], answers, authorise_when_confirmed, submit_grace_s=0.2,
+                                             answer_timeout_s=2)
+    kinds = [e.type for e in seen]
+    assert kinds.index("submit_authorized") < kinds.index("interrupt")
+    after = line.said[line.said.index("Okay, submitting."):]
+    assert after[1] == "Stopping. If it was not too late, nothing has been sent."
+    assert after[2].endswith("Shall I submit the form now?")  # asked again
+    assert outcome.status == "not_submitted"
+
+
+NATIONALITY = FieldSpec(name="nationality", label="Nationality", type="select", required=True,
+                        options=("Australia", "Brazil", "Canada", "France", "Germany", "India", "Ireland", "Italy"))
+
+
+async def test_a_choice_misheard_twice_is_spelled():
+    answers = ["My nationality desires.", "My nationality desires.", "India, Romeo, India, Sierra, Hotel.", "Yes.",
+               "No."]
+    llm = ScriptedLLM(json=[{"option": "none of them"}, {"option": "none of them"}])
+    _, line, seen, _ = await run_phone([NATIONALITY], answers, authorise_when_confirmed, llm)
+    assert line.said[2] == ("Sorry, I didn't get that. The choices are Australia, Brazil, Canada, France, Germany, "
+                            "India, Ireland or Italy. What is your nationality?")
+    assert line.said[3] == "Sorry, I didn't get that. Could you spell your nationality for me, letter by letter?"
+    assert line.said[4] == "I have Ireland. Is that right?"  # "Irish", spelled, names its country
+    assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]
+
+
+async def test_a_spelling_that_does_not_decode_is_not_read_as_words():
+    answers = ["My nationality desires.", "My nationality desires.", "India, Kebabo, Whiskey.",
+               "India, Romeo, India, Sierra, Hotel.", "Yes.", "No."]
+    llm = ScriptedLLM(json=[{"option": "none of them"}] * 3)
+    _, line, seen, _ = await run_phone([NATIONALITY], answers, authorise_when_confirmed, llm)
+    assert ("nationality", "India") not in info_collected(seen)  # "India" was a spelling word, not the answer
+    assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]

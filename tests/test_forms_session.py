@@ -47,3 +47,24 @@ def test_report_measures_fill_lag_and_authorisation_from_the_envelopes():
     assert [m["type"] for m in r["messages"]][-1] == "submit_authorized"
     early = replace(result, computer=Outcome("submitted", "ok", submitted_at_ms=3900))
     assert not report(early, None, None, None)["authorised_before_submit"]
+
+
+def test_report_gives_the_interviews_figures_per_field_filled():
+    from appliance.demo.profile import Profile
+    from appliance.demo.spec import FieldRule, FormSpec
+    from appliance.phone_agent.agent import CallStats
+
+    envs = [_env(FieldFilled(field="name", value_read_back="Ada"), 1000),
+            _env(FieldFilled(field="email", value_read_back="a@b.c"), 1100),
+            _env(FieldFilled(field="email", value_read_back="a@b.c"), 1200),  # one field, read back twice
+            _env(SubmitAuthorized(), 2000)]
+    stats = CallStats(interview_s=13.0, person_turns=5, spelled=("name",), explained_failures=1)
+    result = SessionResult(Outcome("submitted", "ok", submitted_at_ms=2100), PhoneOutcome("submitted", 0, "", stats),
+                           "fixed", envs, duration_s=30.0, actions=4)
+    spec = FormSpec("f", "/f", (FieldRule("name", "given_name"), FieldRule("email", "email")))
+    profile = Profile("p", {"given_name": "Ada", "email": "a@b.c"})
+    r = report(result, spec, profile, [{"form": "f", "data": {"name": "Ada", "email": "a@b.c"}, "ts_ms": 2100}])
+    assert (r["seconds_per_field"], r["exchanges_per_field"], r["spelled_fields"]) == (6.5, 2.5, 1)
+    assert (r["actions"], r["explained_failures"], r["accepted"], r["field_accuracy"]) == (4, 1, True, 1.0)
+    wrong = report(result, spec, profile, [{"form": "f", "data": {"name": "Adda", "email": "a@b.c"}, "ts_ms": 2100}])
+    assert not wrong["accepted"] and wrong["field_accuracy"] == 0.5

@@ -21,8 +21,9 @@ from helpers import chromium_processes
 
 pytestmark = pytest.mark.e2e
 
-REPORT_KEYS = {"fields", "field_accuracy", "submitted", "authorised_before_submit", "fill_lag_ms",
-               "phone_waits_on_browser", "duration_s", "messages"}
+REPORT_KEYS = {"fields", "field_accuracy", "accepted", "submitted", "authorised_before_submit", "fill_lag_ms",
+               "phone_waits_on_browser", "seconds_per_field", "exchanges_per_field", "spelled_fields", "actions",
+               "explained_failures", "duration_s", "messages"}
 
 
 def _types(report: dict) -> list[tuple[str, dict]]:

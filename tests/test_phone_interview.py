@@ -4,8 +4,8 @@ import pytest
 
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent.interview import Ask, Authorise, Failed, Finished, Hold, InterviewError
-from appliance.protocol import (FieldFilled, FieldSpec, FillError, FormatInvalid, InitiatePhoneCallAgent, NeedInfo,
-                                StatusUpdate, Submitted)
+from appliance.protocol import (FieldFilled, FieldSpec, FillError, FormatInvalid, InfoCollected,
+                                InitiatePhoneCallAgent, NeedInfo, StatusUpdate, Submitted)
 
 NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
 PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True)
@@ -141,3 +141,70 @@ def test_illegal_transitions_raise():
         iv.give_up(state, "email")
     with pytest.raises(InterviewError, match="not the next field"):
         iv.begin(iv.start(), Ask(NAME))
+
+
+GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
+FIRST = FieldSpec(name="first_name", label="First name", type="text", required=True)
+LAST = FieldSpec(name="last_name", label="Last name", type="text", required=True)
+DAY = FieldSpec(name="dob_day", label="Day", type="select", required=True,
+                options=tuple(f"{d:02d}" for d in range(1, 32)))
+MONTH = FieldSpec(name="dob_month", label="Month", type="select", required=True, options=("January", "February"))
+YEAR = FieldSpec(name="dob_year", label="Year", type="select", required=True, options=("1991", "1990"))
+
+
+def test_a_rejected_name_is_spelled_then_spelled_or_typed_then_given_up():
+    state = iv.start([NAME, SEAT])
+    assert iv.ask_mode(state, NAME) == "words"
+    state, more = iv.rejected(state, "family_name")
+    assert more and iv.ask_mode(state, NAME) == "spell"
+    state = iv.spell_asked(state, "family_name")
+    assert iv.ask_mode(state, NAME) == "spell_or_type"  # the second request for a spelling offers the box
+    state, more = iv.rejected(state, "family_name")
+    state, more = iv.rejected(state, "family_name")
+    assert not more  # REJECTION_LIMIT
+    assert iv.ask_mode(state, SEAT) == "words"  # a choice is never spelled
+    state, _ = ask_next(state)
+    later = iv.give_up(state, "family_name")
+    assert asked(later)[-1] == "family_name" and iv.ask_mode(later, NAME) == "spell_or_type"
+
+
+def test_names_and_date_parts_are_asked_together_until_one_is_rejected_or_refused():
+    state = iv.start([GIVEN, NAME, PHONE])
+    step = iv.next_step(state)
+    assert step == iv.AskTogether((Ask(GIVEN), Ask(NAME)), "name")
+    state = iv.begin(state, step)
+    assert asked(state) == ["phone"]
+    state = iv.split(state, step)  # the joint read-back was rejected: each on its own, spelled
+    assert asked(state) == ["given_name", "family_name", "phone"] and iv.next_step(state) == Ask(GIVEN)
+    assert iv.ask_mode(state, GIVEN) == iv.ask_mode(state, NAME) == "spell"
+    assert isinstance(iv.next_step(iv.start([FIRST, LAST])), iv.AskTogether)
+    assert isinstance(iv.next_step(iv.start([NAME, GIVEN])), Ask)  # family first: as the page orders them
+    dates = iv.start([DAY, MONTH, YEAR])
+    assert iv.next_step(dates) == iv.AskTogether((Ask(DAY), Ask(MONTH), Ask(YEAR)), "date")
+    refused = iv.apply(dates, FillError(field="dob_day", reason="not a day"))
+    assert iv.next_step(refused) == Ask(DAY, "not a day")
+
+
+def test_split_keeps_a_refused_fields_reason_and_counts_no_rejection_for_it():
+    state = iv.start([GIVEN, NAME])
+    together = iv.next_step(state)
+    state = iv.begin(state, together)
+    state = iv.apply(state, FormatInvalid(field="family_name", expected="letters only", got="M1ller"))
+    state = iv.split(state, together)
+    assert state.queue == (Ask(GIVEN), Ask(NAME, "it needs letters only"))
+    assert dict(state.rejections) == {"given_name": 1}
+
+
+def test_a_typed_value_is_confirmed_and_leaves_the_queue():
+    state = iv.start([NAME, PHONE])
+    state = iv.apply(state, InfoCollected(field="family_name", value="Siobhán", confirmed=True))
+    assert state.confirmed == {"family_name": "Siobhán"} and state.typed == {"family_name": "Siobhán"}
+    assert asked(state) == ["phone"]
+    assert iv.apply(state, InfoCollected(field="nope", value="x", confirmed=True)) == state
+    assert iv.apply(state, InfoCollected(field="phone", value="1", confirmed=False)) == state
+
+
+def test_a_withdrawn_authorisation_is_asked_again():
+    state = iv.apply(iv.start(), StatusUpdate(state="auth-required"))
+    state = iv.withdrawn(iv.authorised(state))
+    assert iv.next_step(state) == Authorise()

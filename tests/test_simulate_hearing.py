@@ -325,3 +325,39 @@ async def _check(facts: dict, topic: str, question: str, read_back: str) -> tupl
 ])
 async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question, read_back, want, judged_by_llm):
     assert await _check(facts, topic, question, read_back) == (want, judged_by_llm)
+
+
+async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second_failure():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill"}),
+                             AgreeingLLM("family_name"), emit=lambda *a, **k: None)
+    spelled = "O for Oscar, apostrophe, November, Echo, India, Lima, Lima"
+    assert await person.respond("What is your last name?") == "My last name is O'Neill."
+    assert await person.respond("I have O'Neil. Is that right?") == "No, it's O'Neill."
+    assert await person.respond("Could you spell your last name for me, letter by letter?") == f"{spelled}."
+    assert await person.respond("I have Oscar, apostrophe, November, Echo, India, Lima. Is that right?") == (
+        f"No, it's O'Neill: {spelled}.")  # words failed twice: the correction is spelled
+    assert await person.respond(f"I have {spelled}. Is that right?") == "Yes, that's right."
+
+
+async def test_the_person_gives_its_full_name_as_one_detail():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("full_name")
+    person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill", "email": "x@y.com"}),
+                             llm, emit=lambda *a, **k: None)
+    assert "full_name (full name" in person._system
+    assert await person.respond("What is your full name?") == "My name is Siobhan O'Neill."
+    assert await person.respond("I have Siobhan O'Neil. Is that right?") == "No, it's Siobhan O'Neill."
+    assert await person.respond("I have Siobhan O'Neill. Is that right?") == "Yes, that's right."
+
+
+def test_the_ear_takes_whispers_spelling_of_the_spelling_alphabet_and_o_for_oscar():
+    assert hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena, Lena. Is that right?",
+                          "O'Neill")
+    assert not hearing.states("I have O for Oscar, November, Echo, India, Lena, Lena. Is that right?", "O'Neill x")
+    assert not hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena. Is that right?",
+                              "O'Neill")

@@ -9,6 +9,7 @@ let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, 
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
   "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error"]);
+let typedField = null;  // the field whose value the person may type (form mode)
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
@@ -85,6 +86,12 @@ function onEvent(ev) {
     }
     case "error": setStatus(ev.error, "error"); break;
     case "agent_done": $("form-cancel").hidden = true; $("ww-start").disabled = false; break;
+    case "type_requested":  // the phone agent offers the box: the person may type the value instead
+      typedField = ev.field; $("form-type-label").textContent = ev.label; $("form-type-value").value = "";
+      $("form-type").hidden = false; $("form-type-value").focus(); break;
+    case "recording_notice":
+      $("form-record-where").textContent = ev.recorded ? "Recorded in " + ev.folder : "Not recorded"; break;
+    case "call_ended": $("form-type").hidden = true; disconnect("The call has ended: " + ev.reason + "."); break;
   }
   if (!CONVERSATION_EVENTS.has(ev.event)) logActivity(ev);
 }
@@ -219,7 +226,16 @@ $("form-start").addEventListener("click", async () => {
   if (!/^https?:\/\//.test(url)) { setStatus("Give the form's full address (http://…).", "error"); return; }
   if (pc) disconnect();
   $("activity").innerHTML = "";
-  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked });
+  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked, record: $("form-record").checked });
+});
+$("form-type-send").addEventListener("click", async () => {
+  const value = $("form-type-value").value;
+  if (!window.appliancePcId || !typedField || !value.trim()) return;
+  const r = await fetch("/api/form/value", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ pc_id: window.appliancePcId, field: typedField, value }) });
+  const answer = await r.json();
+  if (!r.ok) { setStatus(answer.error || r.statusText, "error"); return; }
+  $("form-type").hidden = true; typedField = null;
 });
 $("form-cancel").addEventListener("click", () => {
   if (window.appliancePcId) fetch("/api/form/cancel?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });

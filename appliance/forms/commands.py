@@ -2,8 +2,9 @@
 
 * ``appliance demo`` — serve the demo forms on 127.0.0.1 and print their URLs.
 * ``appliance form --url URL [--autonomous]`` — fill a form with the person on this
-  terminal (the assistant's words are printed, the person's answers typed); the voice page
-  wires the same session to the microphone and speaker.
+  terminal (the assistant's words are printed, the person's answers typed; a line
+  ``=field value`` is a value typed into the form itself, taken as confirmed, as the page's
+  box does); the voice page wires the same session to the microphone and speaker.
 
 The simulated person's commands (``simulate form``, ``bench form``) are in
 :mod:`appliance.simulate.commands`.
@@ -20,6 +21,7 @@ from appliance import config
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.forms.session import run_session
+from appliance.forms.typed import TypedValues, UnknownField, is_typed_line
 from appliance.llm.runtime import LLMRuntime
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.session import open_session
@@ -69,11 +71,22 @@ def _form(args) -> int:
 
     async def run() -> int:
         line = TerminalLine()
+        typed = TypedValues("terminal", cfg.forms.date_order)
         loop = asyncio.get_running_loop()
+
+        def take(raw: str) -> None:
+            if not is_typed_line(raw):
+                line.heard(raw.strip())
+                return
+            try:
+                payload = typed.put_line(raw)
+                print(f"(typed {payload.field} = {payload.value!r})", flush=True)
+            except (UnknownField, ValueError) as e:
+                print(f"(not taken: {e})", flush=True)
 
         def read_stdin() -> None:
             for raw in sys.stdin:
-                loop.call_soon_threadsafe(line.heard, raw.strip())
+                loop.call_soon_threadsafe(take, raw)
 
         threading.Thread(target=read_stdin, daemon=True).start()
         session = open_session(cfg, "form")
@@ -81,7 +94,8 @@ def _form(args) -> int:
             async with site_for(args.url) as site:
                 url = cfg.browser.check_url(resolve_url(args.url, site))
                 result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
-                                           autonomous=args.autonomous, task=args.task, folder=session.folder)
+                                           autonomous=args.autonomous, task=args.task, folder=session.folder,
+                                           typed=typed)
         finally:
             session.events.close()
         print(json.dumps({"status": result.computer.status, "detail": result.computer.detail,

@@ -7,6 +7,9 @@ Launch paths:
   the computer agent's LLM calls ``initiate_phone_call_agent``, with its own context: the
   call's purpose and ``required_info``, nothing else of the computer agent's.
 
+The person's typed values (:mod:`appliance.forms.typed`) are published on the session's bus
+as confirmed values; every browser action (fill, button press) is counted for the report.
+
 The bus is the configured one (``bus.backend``): in-process, its log is the session's
 ``bus.jsonl`` when recording (else ``<bus.log_dir>/form-<task id>.jsonl``); on Redis, the
 session's envelopes go to the stream ``form-<task id>``. Every envelope is also kept in
@@ -33,10 +36,11 @@ from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.llm.client import LLM
-from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome
+from appliance.forms.typed import TypedValues
+from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome, consent_notice
 from appliance.demo.profile import Profile
-from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, SubmitAuthorized,
-                                Terminate)
+from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, NeedInfo,
+                                SubmitAuthorized, Terminate)
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +51,8 @@ WRAP_UP_S = 60.0  # how long the phone agent may take to finish the call once th
 class SessionResult:
     """A finished session: both agents' outcomes (``phone`` None if it never started),
     how the phone agent was started (``fixed`` / ``initiate_phone_call_agent`` / None),
-    every envelope in publish order, wall time and the recording folder."""
+    every envelope in publish order, wall time, the recording folder and the browser actions
+    performed (fills and button presses)."""
 
     computer: Outcome
     phone: PhoneOutcome | None
@@ -55,6 +60,7 @@ class SessionResult:
     envelopes: list[Envelope] = field(default_factory=list)
     duration_s: float = 0.0
     folder: Path | None = None
+    actions: int = 0
 
 
 def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
@@ -66,33 +72,48 @@ def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
 
 async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line: Line, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
-                      folder: Path | None = None, stop: asyncio.Event | None = None) -> SessionResult:
+                      folder: Path | None = None, stop: asyncio.Event | None = None,
+                      typed: TypedValues | None = None) -> SessionResult:
     """Run one form task to its end (submitted, declined, failed or past its deadline).
 
     ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
     ``"phone"`` (``cfg`` sized with :meth:`~appliance.config.Config.for_forms`). ``line`` is the phone
     agent's audio side. Setting ``stop`` (e.g. Cancel on the person's page) publishes
-    ``terminate``: both agents stop, the browser is closed. Returns when both agents have
-    stopped.
+    ``terminate``: both agents stop, the browser is closed. ``typed``: the person's typed
+    values, published as they come. Before the first question the person is told whether the
+    call is recorded (``folder``). Returns when both agents have stopped.
     """
     t0 = time.monotonic()
     task_id = str(uuid.uuid4())
     seen: list[Envelope] = []
     started: dict[str, Any] = {"task": None, "by": None}
+    actions = 0
+
+    def counted(event: str, **fields) -> None:
+        nonlocal actions
+        if event == "fill" or (event == "decision" and fields.get("what") in ("press_step_button",
+                                                                               "press_final_submit")):
+            actions += 1
+        emit(event, **fields)
+
+    emit("recording_notice", recorded=folder is not None, folder=str(folder) if folder else None)
     async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
-        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
+        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=counted,
                                  autonomous=autonomous, task=task, browser_cfg=cfg.browser)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
             return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
                               fields=fields, date_order=cfg.forms.date_order,
-                              answer_timeout_s=cfg.forms.answer_timeout_s)
+                              answer_timeout_s=cfg.forms.answer_timeout_s, consent=consent_notice(folder),
+                              submit_grace_s=cfg.forms.submit_grace_ms / 1000)
 
         async with asyncio.TaskGroup() as tg:
             async def watch() -> None:
                 async for env in tap:
                     seen.append(env)
+                    if typed is not None and isinstance(p := env.payload, (NeedInfo, InitiatePhoneCallAgent)):
+                        typed.known(p.fields if isinstance(p, NeedInfo) else p.required_info)
                     if isinstance(p := env.payload, InitiatePhoneCallAgent) and started["task"] is None:
                         emit("phone_agent_started", by="initiate_phone_call_agent", purpose=p.purpose,
                              fields=[f.name for f in p.required_info])
@@ -105,6 +126,7 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
 
             tg.create_task(watch())
             canceller = tg.create_task(cancel_on_stop()) if stop is not None else None
+            typist = tg.create_task(typed.publish(bus, task_id)) if typed is not None else None
             if not autonomous:
                 started.update(task=tg.create_task(phone_agent(purpose).run()), by="fixed")
             computer_out = await tg.create_task(computer.run())
@@ -116,11 +138,12 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
                     await bus.publish(Envelope.new(Terminate(reason="the call did not end after the form"),
                                                    sender="session", recipient="*"))
                     await phone_task
-            if canceller is not None:
-                canceller.cancel()
+            for helper in (canceller, typist):
+                if helper is not None:
+                    helper.cancel()
             await tap.close()
     return SessionResult(computer_out, phone_task.result() if phone_task else None, started["by"], seen,
-                         time.monotonic() - t0, folder)
+                         time.monotonic() - t0, folder, actions)
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
@@ -136,12 +159,19 @@ def fetch_submissions(url: str) -> list[dict] | None:
 
 def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None,
            submissions: list[dict] | None) -> dict:
-    """The ``simulate form --json`` object:
+    """The ``simulate form --json`` object (with the interview's figures):
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
-    else [] and null); ``submitted``; ``authorised_before_submit`` (every submission the
-    site recorded came after a ``submit_authorized``); ``fill_lag_ms`` {p50, max} (each
-    ``field_filled`` − the ``info_collected{confirmed}`` it answers); ``phone_waits_on_browser``;
+    else [] and null); ``accepted`` (the page recorded a submission holding exactly the
+    expected values; null without a spec); ``submitted``; ``authorised_before_submit``
+    (every submission the site recorded came after a ``submit_authorized``);
+    ``fill_lag_ms`` {p50, max} (each ``field_filled`` − the ``info_collected{confirmed}`` it
+    answers); ``phone_waits_on_browser``; ``seconds_per_field`` (the interview's real time
+    from the first question to the authorisation question ÷ the fields filled: those the
+    computer agent read back after a confirmation); ``exchanges_per_field`` (the person's
+    turns in that time ÷ the fields filled); ``spelled_fields`` (fields the person was asked
+    to spell); ``actions`` (browser actions: fills and button presses);
+    ``explained_failures`` (times the person was told a step failed and why);
     ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
     """
     envs = result.envelopes
@@ -152,18 +182,28 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
                                             else [])
     authorised = all(auth_ts and min(auth_ts) <= t for t in sub_ts)
     lags = _fill_lags(envs)
-    fields, accuracy = [], None
+    fields, accuracy, accepted = [], None, None
     if spec is not None and profile is not None:
         res = evaluate(spec, profile, mine[-1]["data"] if mine else None)
         fields = [{"field": r.field, "expected": r.expected, "filled": r.filled, "ok": r.ok} for r in res]
         accuracy = round(sum(r.ok for r in res) / len(res), 3) if res else None
+        accepted = bool(mine) and bool(res) and all(r.ok for r in res)
+    filled = len({e.payload.field for e in envs if isinstance(e.payload, FieldFilled)})
+    stats = result.phone.stats if result.phone else None
+    per_field = (lambda x: round(x / filled, 2) if filled and x is not None else None)
     return {
         "fields": fields,
         "field_accuracy": accuracy,
+        "accepted": accepted,
         "submitted": submitted,
         "authorised_before_submit": authorised,
         "fill_lag_ms": {"p50": round(statistics.median(lags)) if lags else None, "max": max(lags) if lags else None},
         "phone_waits_on_browser": result.phone.waits_on_browser if result.phone else 0,
+        "seconds_per_field": per_field(stats.interview_s if stats else None),
+        "exchanges_per_field": per_field(stats.person_turns if stats else None),
+        "spelled_fields": len(stats.spelled) if stats else 0,
+        "actions": result.actions,
+        "explained_failures": stats.explained_failures if stats else 0,
         "duration_s": round(result.duration_s, 1),
         "messages": [{"ts": e.ts, "sender": e.sender, "recipient": e.recipient, "type": e.type,
                       "payload": e.payload.model_dump(mode="json")} for e in envs],

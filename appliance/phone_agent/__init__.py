@@ -1,9 +1,11 @@
-"""The phone agent: interviews the person by voice, one field at a time, and never waits on the browser.
+"""The phone agent: interviews the person for a form's fields, by voice or on a terminal.
 
-- :mod:`~appliance.phone_agent.agent` — the loop: speak, listen, send typed payloads.
 - :mod:`~appliance.phone_agent.interview` — the interview as pure functions over a frozen
-  ``Interview`` (bus messages in, the next step out).
-- :mod:`~appliance.phone_agent.fields` — per field kind: the question, the read-back, parsing the answer.
-- :mod:`~appliance.phone_agent.normalise` — spoken → written (digits, dates, e-mails, spelling alphabet).
-- :mod:`~appliance.phone_agent.words` — written → spoken numbers and dates for the read-back.
+  state: what to ask next, how (in words, spelled, spelled or typed), confirmations,
+  rejections, refusals, authorisation.
+- :mod:`~appliance.phone_agent.agent` — the thin loop: speaks, listens, sends typed payloads.
+- :mod:`~appliance.phone_agent.fields` — questions, read-backs, parsing, summaries per field kind.
+- :mod:`~appliance.phone_agent.spelling` — spelling as people say it → the written value, and back.
+- :mod:`~appliance.phone_agent.normalise` — spoken → written values (numbers, dates, e-mails, codes).
+- :mod:`~appliance.phone_agent.words` — written → spoken numbers and dates.
 """

@@ -8,21 +8,32 @@ The interview, in code (the LLM only answers side questions and, when no option 
 word for word, picks the option the person meant); its state and rules are the pure
 :mod:`~appliance.phone_agent.interview`, and this loop only speaks, listens and sends:
 
+* the greeting says whether the call is recorded (``consent``) before the first question;
 * fields arrive with ``need_info`` (or ``initiate_phone_call_agent.required_info``) and
   queue in page order; ``format_invalid`` / ``fill_error`` put a field back at the front
-  with the reason, which is said before the question;
+  with the reason, which is said before the question (an *explained failure*);
+* a given and a family name, or a date's day, month and year fields, are asked in one
+  question and read back together; a rejected joint read-back asks each on its own;
 * each answer is normalised in code (:mod:`normalise`), sent at once as
   ``info_collected{confirmed: false}`` (the computer agent fills and checks it while the
-  value is read back), then read back; a "yes" sends ``confirmed: true``, a "no, it's …"
-  reads the new value back, anything else asks again. A yes/no or an option said word for
-  word needs no read-back;
+  value is read back), then read back; a "yes" sends ``confirmed: true``. A yes/no or an
+  option said word for word needs no read-back;
+* a rejected read-back of a name, code, address, user name or e-mail leads to a spelling
+  (:mod:`~appliance.phone_agent.spelling`; a correction that is already spelled is taken
+  at once); the second request for a spelling adds "or type it in the box on your screen"
+  (event ``type_requested``); a spelled value is spelled back. Other kinds read a "no,
+  it's …" correction back. A value the person typed (``info_collected{confirmed: true}``
+  from the page or the terminal) ends the field's question at once;
 * with nothing left to ask the agent says what is happening (the form is loading, the next
   page is opening) and waits for the computer agent — at such a *step boundary* that is not
   a wait; any other hold of its next utterance counts in ``waits_on_browser``
   (reported as ``phone_waits_on_browser``);
-* after ``status_update{auth-required}`` it asks for explicit authorisation: "yes" sends
-  ``submit_authorized``, "no" ends the task unsent; ``submitted`` → it tells the person and
-  sends ``task_completed``.
+* after ``status_update{auth-required}`` it reads a short summary and asks for explicit
+  authorisation. After a "yes" it waits ``submit_grace_s`` for a "wait"/"stop"/"no"
+  before it sends ``submit_authorized`` (one in that window sends nothing; a later one,
+  before the page answered, sends ``interrupt``, which disarms the computer agent's submit);
+  "no" ends the task unsent; ``submitted`` → it tells the person what the page answered
+  (its reference, spelled) and sends ``task_completed``.
 """
 
 from __future__ import annotations
@@ -30,8 +41,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from appliance.bus import Bus, Envelope
@@ -41,8 +54,9 @@ from appliance.llm.decision import choices
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
-from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Payload, StatusUpdate, SubmitAuthorized,
-                                TaskCompleted)
+from appliance.phone_agent import spelling
+from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Interrupt, Payload, StatusUpdate,
+                                SubmitAuthorized, TaskCompleted)
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +65,23 @@ GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few ques
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
                                  "working": "One moment, I'm working on the form."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
+#: tries at one field (answers that did not parse, side questions, page refusals) before it is given up
+ATTEMPTS = 4
+#: "wait", "stop", "no" after the yes to submitting
+_STOP = re.compile(r"\b(wait|stop|hold on|hang on|cancel|no|don't|do not|not yet)\b", re.I)
+
+
+def consent_notice(folder: Path | None) -> str:
+    """What the person is told about recording before the first question."""
+    if folder is None:
+        return "This call is not recorded."
+    return "This call is recorded and kept on this appliance only; the page shows the folder."
 
 
 class Line(Protocol):
     """The phone agent's audio side as text. The voice pipeline implements it."""
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str) -> object:
         """Speak ``text``; return when it has been played (or cut off by barge-in)."""
 
     async def hear(self) -> str:
@@ -81,6 +106,26 @@ class _HungUp(Exception):
     """The person stopped answering."""
 
 
+class _Typed(Exception):
+    """The person typed the value of the field being asked."""
+
+
+@dataclass
+class CallStats:
+    """What the benchmark reads off a call: ``interview_s`` from the first question to the
+    authorisation question (or the last answer when none was asked); ``person_turns``:
+    answers the person gave in that span; ``spelled``: fields asked to be spelled;
+    ``typed``: fields the person typed; ``explained_failures``: times the person was told a
+    step failed and why; ``read_backs``: read-backs said."""
+
+    interview_s: float | None = None
+    person_turns: int = 0
+    spelled: tuple[str, ...] = ()
+    typed: tuple[str, ...] = ()
+    explained_failures: int = 0
+    read_backs: int = 0
+
+
 @dataclass
 class PhoneOutcome:
     """``status``: ``submitted``, ``not_submitted`` (declined), ``failed`` (the form could not
@@ -90,6 +135,18 @@ class PhoneOutcome:
     status: str
     waits_on_browser: int
     detail: str = ""
+    stats: CallStats = field(default_factory=CallStats)
+
+
+@dataclass
+class _Result:
+    """How a read-back ended: ``confirmed`` (``value``), ``refused`` by the page (``reason``),
+    ``rejected`` by the person (``more``: the field may still be asked), or ``unclear``."""
+
+    how: str
+    value: FieldValue | None = None
+    reason: str = ""
+    more: bool = True
 
 
 class PhoneAgent:
@@ -104,19 +161,26 @@ class PhoneAgent:
         fields: fields already known (autonomous launch: ``required_info``).
         answer_timeout_s: silence after which the agent checks the person is still there
             (twice), then gives up.
+        consent: said with the greeting, before the first question (:func:`consent_notice`).
+        submit_grace_s: after the yes to submitting, how long a "stop" still prevents it.
     """
 
     def __init__(self, bus: Bus, line: Line, llm: LLM, *, task_id: str, purpose: str, emit: Emit,
                  fields: tuple[FieldSpec, ...] = (), date_order: str = "DMY", agent_id: str = "phone",
-                 computer_id: str = "computer", answer_timeout_s: float = 30.0):
+                 computer_id: str = "computer", answer_timeout_s: float = 30.0, consent: str = "",
+                 submit_grace_s: float = 3.0):
         self.bus, self.line, self.llm = bus, line, llm
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
-        self.answer_timeout_s = answer_timeout_s
+        self.answer_timeout_s, self.consent, self.submit_grace_s = answer_timeout_s, consent, submit_grace_s
         self.state = iv.start(fields)
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
         self._inbox = AgentInbox(self.id, emit)
         self._prefix = ""
+        self._t_first: float | None = None  # the first question
+        self._t_authorise: float | None = None  # the first authorisation question
+        self._t_last_answer: float | None = None
+        self.stats = CallStats()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
@@ -139,18 +203,23 @@ class PhoneAgent:
 
     async def _call(self) -> PhoneOutcome:
         try:
-            await self._say(GREETING)
+            await self._say(f"{GREETING} {self.consent}".strip())
             while True:
                 self._take_messages()
                 match iv.next_step(self.state):
                     case iv.Failed(reason=reason):
+                        self.stats.explained_failures += 1
                         await self._say(f"I'm sorry, I couldn't complete the form: {reason}")
                         await self._finish(f"not submitted: {reason}")
                         return self._outcome("failed", reason)
                     case iv.Finished(confirmation=confirmation):
-                        await self._say("Done! The form has been submitted. Thank you, goodbye.")
+                        await self._say(f"Done! The form has been submitted. {fl.page_answer(confirmation)}"
+                                        "Thank you, goodbye.".replace("  ", " "))
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
+                    case iv.AskTogether() as together:
+                        self.state = iv.begin(self.state, together)
+                        await self._interview_together(together)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
                         await self._interview(ask)
@@ -164,7 +233,12 @@ class PhoneAgent:
             return self._outcome("no_answer", "no answer")
 
     def _outcome(self, status: str, detail: str) -> PhoneOutcome:
-        return PhoneOutcome(status, self.state.waits_on_browser, detail)
+        s = self.stats
+        end = self._t_authorise or self._t_last_answer
+        s.interview_s = round(end - self._t_first, 2) if self._t_first is not None and end else None
+        s.spelled = tuple(self.state.spell_asks)
+        s.typed = tuple(self.state.typed)
+        return PhoneOutcome(status, self.state.waits_on_browser, detail, s)
 
     async def _finish(self, summary: str) -> None:
         await self._send(TaskCompleted(summary=summary))
@@ -177,7 +251,11 @@ class PhoneAgent:
         while self._inbox.items:
             env = self._inbox.items.pop(0)
             self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
+            before = self.state.typed
             self.state = iv.apply(self.state, env.payload)
+            for name in set(self.state.typed) - set(before):
+                self.emit("decision", agent=self.id, what="typed_value", field=name, value=self.state.typed[name],
+                          sender=env.sender)
 
     async def _hold(self, boundary: bool) -> None:
         """Nothing to ask: keep the person informed, then wait for the computer agent."""
@@ -193,75 +271,200 @@ class PhoneAgent:
 
     # ---- the interview -----------------------------------------------------------------------------
 
+    def _prompt(self, spec: FieldSpec, mode: iv.AskMode, reason: str = "") -> str:
+        """The question for ``spec`` in ``mode``, after the page's reason for a refusal if any."""
+        if mode == "words":
+            q = fl.question(spec)
+        else:
+            q = fl.spell_question(spec, or_type=mode == "spell_or_type")
+        if reason:
+            self.stats.explained_failures += 1
+            return f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}"
+        return q
+
+    def _spell_asked(self, spec: FieldSpec, mode: iv.AskMode) -> None:
+        self.state = iv.spell_asked(self.state, spec.name)
+        self.emit("spelling_requested", agent=self.id, field=spec.name, label=spec.label,
+                  times=self.state.spell_asks[spec.name])
+        if mode == "spell_or_type":  # the page shows a box for this field
+            self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
+
     async def _interview(self, ask: iv.Ask) -> None:
         spec = ask.spec
-        q = fl.question(spec)
-        say = f"Sorry, the form did not accept that: {ask.reason.rstrip('. ')}. {q}" if ask.reason else q
-        for _ in range(4):
-            text = await self._ask(say)
-            if _REPEAT.search(text):
-                say = q
-                continue
-            if _is_question(text):  # a side question, not an answer: answer it, then ask again
-                say = f"{await self._answer_side_question(spec, text)} {q}"
-                continue
-            value = fl.parse(spec, text, self.date_order)
-            needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
-                isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
-            if value is None and fl.kind(spec) == "choice":
-                value = await self._pick_option(spec, text)
-                needs_read_back = value is not None
-            if value is None:
-                say = f"Sorry, I didn't get that. {fl.hint(spec)} {q}".replace("  ", " ")
-                continue
-            if not needs_read_back:
-                await self._info(spec, value, confirmed=True)
+        say: str | None = None
+        reason = ask.reason
+        for _ in range(ATTEMPTS):
+            if spec.name in self.state.typed:
+                return
+            mode = iv.ask_mode(self.state, spec)
+            if say is None:
+                say = self._prompt(spec, mode, reason)
+                if mode != "words":
+                    self._spell_asked(spec, mode)
+            reason = ""
+            try:
+                text = await self._ask(say, field=spec.name)
+                say = None
+                if _REPEAT.search(text):
+                    continue
+                if _is_question(text):  # a side question, not an answer: answer it, then ask again
+                    say = f"{await self._answer_side_question(spec, text)} {self._prompt(spec, mode)}"
+                    continue
+                value, spelled = self._parse(spec, text, mode)
+                needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
+                    isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
+                if value is None and fl.kind(spec) == "choice":
+                    value = await self._pick_option(spec, text)
+                    needs_read_back = value is not None
+                if value is None:
+                    if fl.kind(spec) == "choice":
+                        self.state = iv.not_understood(self.state, spec.name)
+                    mode = iv.ask_mode(self.state, spec)
+                    hint = fl.hint(spec) if mode == "words" else ""
+                    say = f"Sorry, I didn't get that. {hint} {self._prompt(spec, mode)}".replace("  ", " ")
+                    if mode != "words":
+                        self._spell_asked(spec, mode)
+                    continue
+                if not needs_read_back:
+                    await self._info(spec, value, confirmed=True)
+                    self._prefix = "Thanks. "
+                    return
+                result = await self._confirm(spec, value, text, spelled)
+            except _Typed:
+                await self._say("Thanks, I have what you typed.")
+                return
+            if result.how == "confirmed":
                 self._prefix = "Thanks. "
                 return
-            value = await self._confirm(spec, value, text)
-            if value is not None:
-                self._prefix = "Thanks. "
-                return
-            self.state, reason = iv.reask(self.state, spec.name)  # re-asked right here
-            say = (f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}" if reason
-                   else f"Let's try again. {q}")
+            if result.how == "refused":  # the page refused it: ask again right here, with its reason
+                self.state, why = iv.reask(self.state, spec.name)
+                reason = why or result.reason
+            elif result.how == "rejected":
+                if not result.more:
+                    break
+                self._prefix = "Sorry about that. "
+            else:
+                say = f"Let's try again. {self._prompt(spec, iv.ask_mode(self.state, spec))}"
+                mode = iv.ask_mode(self.state, spec)
+                if mode != "words":
+                    self._spell_asked(spec, mode)
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
 
-    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str) -> FieldValue | None:
-        """Read ``value`` (from the answer ``heard``) back until the person accepts it (→ the
-        value) or not (→ None)."""
+    def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
+        """The value in an answer, and whether the person spelled it."""
+        kind = fl.kind(spec) if fl.spellable(spec) else "name"
+        spelled = spelling.looks_spelled(text, kind) or (mode != "words" and spelling.letters(text, kind) is not None)
+        if mode != "words" or (fl.spellable(spec) and spelled):
+            value = fl.parse_spelled(spec, text)
+            if value is not None:
+                return value, True
+            if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
+                return None, False
+        return fl.parse(spec, text, self.date_order), False
+
+    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool) -> _Result:
+        """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
+        refuses it, or the person rejects it (a name, code, … then is spelled; another kind's
+        "no, it's …" is read back)."""
         for _ in range(3):
             await self._info(spec, value, confirmed=False)
-            text = await self._ask(fl.read_back(spec, value, heard))
+            self.stats.read_backs += 1
+            text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
             self._take_messages()
             if iv.refused(self.state, spec.name, value):
-                return None  # the page already refused it: ask again with the reason
+                return _Result("refused", reason=self.state.refusals[spec.name].reason)
             yes = nz.yes_no(text)
             if yes:
                 await self._info(spec, value, confirmed=True)
-                return value
-            heard = re.sub(r"(?i)^\W*no\b[\W]*", "", text)
-            corrected = fl.parse(spec, heard, self.date_order)
+                return _Result("confirmed", value)
+            correction = re.sub(r"(?i)^\W*no\b[\W]*", "", text)
+            if fl.spellable(spec):
+                if yes is None and not spelling.looks_spelled(correction, fl.kind(spec)):
+                    return _Result("unclear")
+                self.state, more = iv.rejected(self.state, spec.name)
+                self.emit("decision", agent=self.id, what="read_back_rejected", field=spec.name,
+                          times=self.state.rejections[spec.name])
+                again = fl.parse_spelled(spec, correction) if spelling.looks_spelled(correction, fl.kind(spec)) \
+                    else None
+                if again is None or not more:  # spelled in the correction: read that back at once
+                    return _Result("rejected", more=more)
+                value, heard, spelled = again, correction, True
+                continue
+            corrected = fl.parse(spec, correction, self.date_order)
             if yes is False and corrected is not None:  # "No, it's …": read that back (the same value
                 value = corrected                       # again when the person misheard the read-back)
                 continue
-            return None
-        return None
+            return _Result("unclear")
+        return _Result("unclear")
+
+    async def _interview_together(self, together: iv.AskTogether) -> None:
+        """Fields a person answers together, in one question and one read-back. A rejected
+        name read-back sends each field back to be asked (and spelled) on its own; a date's
+        "no, it's …" is read back; anything else that fails asks each field on its own."""
+        specs = tuple(a.spec for a in together.asks)
+        q = fl.question_together(together.what, specs)
+        say, values = q, None
+        for _ in range(3):
+            if values is None:
+                text = await self._ask(say)
+                if _REPEAT.search(text):
+                    say = q
+                    continue
+                if _is_question(text):
+                    say = f"{await self._answer_side_question(specs[0], text)} {q}"
+                    continue
+                values = fl.parse_together(together.what, specs, text, self.date_order)
+                if values is None:
+                    say = f"Sorry, I didn't get that. {q}"
+                    continue
+            for spec, v in zip(specs, values):
+                await self._info(spec, v, confirmed=False)
+            self.stats.read_backs += 1
+            answer = await self._ask(fl.read_back_together(together.what, specs, values))
+            self._take_messages()
+            refused = {s.name for s, v in zip(specs, values) if iv.refused(self.state, s.name, v)}
+            yes = nz.yes_no(answer)
+            if yes:  # the refused ones are queued again with the page's reason
+                for spec, v in zip(specs, values):
+                    if spec.name not in refused:
+                        await self._info(spec, v, confirmed=True)
+                self._prefix = "Thanks. "
+                return
+            if together.what == "date" and yes is False and not refused:
+                values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
+                                           self.date_order)
+                say = f"Sorry about that. {q}"
+                continue
+            self._prefix = "Sorry about that. " if yes is False else ""
+            self.state = iv.split(self.state, together, rejected=yes is False)
+            return
+        self.state = iv.split(self.state, together, rejected=False)
 
     async def _authorise(self) -> bool:
-        """Ask for explicit authorisation to submit. False: declined (the task ends unsent)."""
+        """Read a summary and ask for explicit authorisation to submit. False: declined (the
+        task ends unsent). A "stop" within ``submit_grace_s`` of the yes sends nothing."""
+        if self._t_authorise is None:
+            self._t_authorise = time.monotonic()
+        question = f"{fl.summary(self.state.specs, self.state.confirmed)} Shall I submit the form now?"
         for _ in range(3):
-            yes = nz.yes_no(await self._ask("All the fields are filled in. Shall I submit the form now?"))
+            text = await self._ask(question, counted=False)
+            question = "Shall I submit the form now?"
             self._take_messages()
             if self.state.queue:  # the page wants something else first
                 return True
+            yes = nz.yes_no(text)
             if yes:
+                if await self._stopped_after_yes():
+                    self.emit("decision", agent=self.id, what="submit_stopped", within_s=self.submit_grace_s)
+                    await self._say("All right, I've stopped. Nothing has been sent.")
+                    question = "Shall I submit the form now, or leave it unsent?"
+                    continue
                 self.state = iv.authorised(self.state)
                 await self._send(SubmitAuthorized())
                 self.emit("decision", agent=self.id, what="submit_authorized")
-                await self._say("Thank you. I'm submitting it now.")
+                await self._watch_submit()
                 return True
             if yes is False:
                 self.emit("decision", agent=self.id, what="submit_declined")
@@ -272,6 +475,50 @@ class PhoneAgent:
         await self._say("I'll leave the form unsent for now. Goodbye.")
         await self._finish("not submitted: no clear authorisation")
         return False
+
+    async def _stopped_after_yes(self) -> bool:
+        """After the yes: say so, and listen until ``submit_grace_s`` has passed since it; True
+        when the person said "wait", "stop" or "no" in that time."""
+        deadline = time.monotonic() + self.submit_grace_s
+        await self._say("Okay, submitting.")
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                heard = nz.clean(await asyncio.wait_for(self.line.hear(), left))
+            except TimeoutError:
+                return False
+            self.emit("heard", agent=self.id, text=heard)
+            if _STOP.search(heard):
+                return True
+        return False
+
+    async def _watch_submit(self) -> None:
+        """Until the page has answered: a "wait"/"stop"/"no" sends ``interrupt`` (the computer
+        agent disarms the submit if it has not clicked yet) and authorisation is asked again."""
+        hearing = asyncio.ensure_future(self.line.hear())
+        try:
+            while True:
+                news = asyncio.ensure_future(self._inbox.arrived.wait())
+                done, _ = await asyncio.wait({hearing, news}, timeout=HOLD_S, return_when=asyncio.FIRST_COMPLETED)
+                news.cancel()
+                if not done:
+                    return
+                if hearing in done:
+                    heard = nz.clean(hearing.result())
+                    self.emit("heard", agent=self.id, text=heard)
+                    if _STOP.search(heard):
+                        await self._send(Interrupt(reason="the person said stop before the page answered"))
+                        self.emit("decision", agent=self.id, what="submit_interrupted")
+                        self.state = iv.withdrawn(self.state)
+                        await self._say("Stopping. If it was not too late, nothing has been sent.")
+                        return
+                    hearing = asyncio.ensure_future(self.line.hear())
+                    continue
+                self._take_messages()
+                if not isinstance(iv.next_step(self.state), iv.Hold):
+                    return
+        finally:
+            if not hearing.done():
+                hearing.cancel()
 
     async def _pick_option(self, spec: FieldSpec, text: str) -> str | None:
         """The LLM picks the option the person meant (one of them, or none)."""
@@ -313,14 +560,18 @@ class PhoneAgent:
         self.emit("say", agent=self.id, text=text)
         await self.line.say(text)
 
-    async def _ask(self, text: str) -> str:
-        """Say ``text`` and return the answer; re-prompt after silence; :class:`_HungUp` after three."""
+    async def _ask(self, text: str, field: str | None = None, counted: bool = True) -> str:
+        """Say ``text`` and return the answer; re-prompt after silence; :class:`_HungUp` after
+        three. ``field``: the field being asked — a value the person types for it meanwhile
+        raises :class:`_Typed`. ``counted``: the answer counts as an interview turn."""
+        if self._t_first is None:
+            self._t_first = time.monotonic()
         await self._say(text)
         prompts = ["Are you still there?", f"Are you there? {text}"]
         prompted = False
         while True:
             try:
-                heard = nz.clean(await asyncio.wait_for(self.line.hear(), self.answer_timeout_s))
+                heard = nz.clean(await self._hear(field))
             except TimeoutError:
                 if not prompts:
                     raise _HungUp() from None
@@ -333,7 +584,35 @@ class PhoneAgent:
                 await self._say(text)
                 continue
             if heard:
+                if counted and self._t_authorise is None:
+                    self.stats.person_turns += 1
+                    self._t_last_answer = time.monotonic()
                 return heard
+
+    async def _hear(self, field: str | None) -> str:
+        """The next transcript within ``answer_timeout_s`` (TimeoutError); with ``field``, a
+        typed value for it arriving first raises :class:`_Typed`."""
+        if field is None:
+            return await asyncio.wait_for(self.line.hear(), self.answer_timeout_s)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.answer_timeout_s
+        hearing = asyncio.ensure_future(self.line.hear())
+        try:
+            while True:
+                news = asyncio.ensure_future(self._inbox.arrived.wait())
+                done, _ = await asyncio.wait({hearing, news}, timeout=max(0.0, deadline - loop.time()),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                news.cancel()
+                if hearing in done:
+                    return hearing.result()
+                if not done:
+                    raise TimeoutError
+                self._take_messages()
+                if field in self.state.typed:
+                    raise _Typed(field)
+        finally:
+            if not hearing.done():
+                hearing.cancel()
 
     async def _info(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
         if confirmed:

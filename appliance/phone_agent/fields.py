@@ -1,27 +1,41 @@
 """What the phone agent says about a field and how it reads the answer.
 
 A field's *kind* (from its HTML type first, then its name) picks the question wording,
-the normaliser (:mod:`normalise`) and the read-back: names are said as written (a
-person hears whether it sounds like theirs; letters spoken by Piper come back from
-Whisper tiny.en garbled: "D A V I D" → "D with VYD", "E M M A" → "E-D-M-M-A"), e-mails
-spelled before the "at" unless the person's own words give it, IDs and phone numbers said
-digit by digit, dates said in words.
+the normaliser (:mod:`normalise`) and the read-back. Read-backs are short and spell only
+what a listener could not tell from the words: a name is said as written (the person hears
+whether it sounds like theirs; letters Piper speaks come back from Whisper tiny.en
+garbled: "D A V I D" → "D with VYD"), an e-mail or user name in the person's own words when those
+give exactly the value (else spelled), a code's letters by their spelling-alphabet words,
+digits in groups, a date in words. A value the person *spelled* is spelled back
+(:func:`appliance.phone_agent.spelling.say`).
+
+Names, codes, addresses, user names and e-mails are *spellable*: the interview asks for a
+spelling once a read-back of one was rejected (:func:`spell_question`, :func:`parse_spelled`).
+A given and a family name, and the day, month and year fields of one date, are asked
+together (:func:`question_together`, :func:`parse_together`).
 """
 
 from __future__ import annotations
 
 import re
 
-from appliance.phone_agent import normalise as nz, words
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Literal
+
+from appliance.phone_agent import normalise as nz, spelling, words
 from appliance.protocol import FieldSpec, FieldValue
 
 _CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference")
-_NAME_NAMES = ("name", "city", "town", "street", "company", "country_of", "place")
+_NAME_NAMES = ("name", "city", "town", "company", "country_of", "place")
+_ADDRESS_NAMES = ("address", "street", "line1", "line_1")
+#: kinds a person can spell (see :mod:`appliance.phone_agent.spelling`)
+SPELLABLE = ("name", "code", "email", "username", "address")
 
 
 def kind(spec: FieldSpec) -> str:
     """``email``, ``phone``, ``date``, ``choice``, ``choices``, ``yesno``, ``number``,
-    ``username``, ``code``, ``name`` or ``text``."""
+    ``username``, ``code``, ``address``, ``name`` or ``text``."""
     t, n = spec.type, spec.name
     by_type = {"email": "email", "tel": "phone", "date": "date", "select": "choice", "radio": "choice",
                "multiselect": "choices", "checkboxes": "choices", "checkbox": "yesno", "number": "number"}
@@ -37,9 +51,45 @@ def kind(spec: FieldSpec) -> str:
         return "date"
     if any(c in n for c in _CODE_NAMES) or (spec.pattern and not re.search(r"a-z|\\w|\.", spec.pattern)):
         return "code"
+    if any(c in n for c in _ADDRESS_NAMES):
+        return "address"
     if any(c in n for c in _NAME_NAMES):
         return "name"
     return "text"
+
+
+_GIVEN = re.compile(r"(?i)\b(?:given|first|fore)[ _-]?names?\b|^(?:given|first|f)_?name$")
+_FAMILY = re.compile(r"(?i)\b(?:family|last|sur)[ _-]?names?\b|^(?:family|last|l)_?name$")
+_DATE_PART = re.compile(r"(?i)(?:^|[\s_-])(day|month|year)\W*$")
+
+
+def name_part(spec: FieldSpec) -> Literal["given", "family"] | None:
+    """Whether ``spec`` holds a given name or a family name (by its name, then its label)."""
+    if spec.type not in ("text", "") or spec.options:
+        return None
+    for text in (spec.name, spec.label):
+        if _GIVEN.search(text):
+            return "given"
+        if _FAMILY.search(text):
+            return "family"
+    return None
+
+
+def date_part(spec: FieldSpec) -> Literal["day", "month", "year"] | None:
+    """Whether ``spec`` holds the day, the month or the year of a date split into fields."""
+    if spec.type == "date":
+        return None
+    for text in (spec.name, spec.label):
+        m = _DATE_PART.search(text.strip())
+        if m:
+            return m.group(1).lower()
+    return None
+
+
+
+def spellable(spec: FieldSpec) -> bool:
+    """Whether the person may be asked to spell this field's value."""
+    return kind(spec) in SPELLABLE
 
 
 def question(spec: FieldSpec) -> str:
@@ -69,7 +119,14 @@ def hint(spec: FieldSpec) -> str:
         return f"The form wants {spec.format_hint[0].lower() + spec.format_hint[1:]}."
     return {"email": "For example: name at example dot com.", "phone": "Please say the digits one by one.",
             "date": "Please say the day, the month and the year.", "yesno": "Please say yes or no.",
-            "choice": "Please pick one of the choices.", "code": "Please say it character by character."}.get(k, "")
+            "choice": _choices_hint(spec), "code": "Please say it character by character."}.get(k, "")
+
+
+def _choices_hint(spec: FieldSpec) -> str:
+    opts = spec.options or ()
+    if len(opts) > 6:  # not read out with the question: say them now
+        return f"The choices are {', '.join(opts[:-1])} or {opts[-1]}."
+    return "Please pick one of the choices."
 
 
 def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue | None:
@@ -92,17 +149,55 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
     if k == "choices":
         picked = tuple(o for o in spec.options or () if nz.choice(text, (o,)))
         return picked or None
+    if k in ("name", "email", "username") and spelling.looks_spelled(text, k):
+        value = spelling.decode(text, k)  # "O'Neill, spelled O apostrophe N E I double L"
+        if value is not None:
+            return value
     return {"email": nz.email, "phone": nz.phone, "date": lambda t: nz.date(t, date_order), "username": nz.username,
             "code": nz.code, "name": nz.name, "number": lambda t: nz.digits(t) or None,
-            "text": lambda t: nz.strip_lead_in(t) or None}[k](text)
+            "address": lambda t: nz.strip_lead_in(t) or None, "text": lambda t: nz.strip_lead_in(t) or None}[k](text)
 
 
-def _chars(s: str) -> str:
-    out = []
-    for ch in s:
-        out.append({"_": "underscore", ".": "dot", "-": "dash", "+": "plus", " ": ","}.get(ch, ch.upper()
-                                                                                             if ch.isalpha() else ch))
-    return " ".join(out).replace(" , ", ", ")
+def _spelling_kind(spec: FieldSpec) -> spelling.Kind:
+    return kind(spec)  # the spellable kinds are spelling's kinds
+
+
+def parse_spelled(spec: FieldSpec, text: str) -> str | None:
+    """The value the person spelled in ``text`` (see :mod:`~appliance.phone_agent.spelling`),
+    or None when it holds no spelling of one. A choice's spelled word picks its option
+    ("India, Romeo, India, Sierra, Hotel" → "Ireland")."""
+    if kind(spec) == "choice":
+        word = spelling.decode(text, "name")
+        return nz.choice(word, spec.options or ()) if word else None
+    value = spelling.decode(text, _spelling_kind(spec))
+    if value is None and kind(spec) == "code":
+        value = nz.code(text) if spelling.looks_spelled(text, "code") else None
+    return value
+
+
+def spell_question(spec: FieldSpec, or_type: bool = False) -> str:
+    """"Could you spell your family name for me, letter by letter?" (``or_type``: "… Or type
+    it in the box on your screen.")."""
+    label = _lower_first(spec.label.strip().rstrip(":*?").strip())
+    ask = f"Could you spell your {label} for me, letter by letter?"
+    return f"{ask} Or type it in the box on your screen." if or_type else ask
+
+
+def typed_value(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue:
+    """A value the person typed, as the form takes it: dates as ISO, an option as its label,
+    yes/no as a boolean where those parse; anything else as typed (stripped)."""
+    text = text.strip()
+    k = kind(spec)
+    if k in ("date", "choice", "choices", "yesno"):
+        value = _parse(spec, text, date_order) if k != "date" or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) \
+            else text
+        if value is not None:
+            return value
+    return text
+
+
+def _lower_first(label: str) -> str:
+    return label[0].lower() + label[1:] if label and not label[:2].isupper() else label
 
 
 def _as_heard(heard: str, value: str, parse) -> str | None:
@@ -112,31 +207,160 @@ def _as_heard(heard: str, value: str, parse) -> str | None:
     return said if said and parse(said) == value else None
 
 
-def spoken(spec: FieldSpec, value: FieldValue, heard: str = "") -> str:
-    """``value`` as the phone agent says it in a read-back. User names and the part of an
-    e-mail before the "at" are said in the person's own words when those give exactly the
-    value ("david miller 84, as one word"; "david miller, at example dot com"), else spelled."""
+def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """``value`` as the phone agent says it in a read-back (see the module docstring). User
+    names and the part of an e-mail before the "at" are said in the person's own words when
+    those give exactly the value ("david miller 84, as one word"; "david miller, at example
+    dot com"), else spelled. ``spelled``: the person spelled it; it is spelled back."""
     k = kind(spec)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, tuple):
         return ", ".join(value)
+    if spelled and k in SPELLABLE:
+        return spelling.say(value, _spelling_kind(spec))
+    if k in ("name", "address"):
+        return value
     if k == "email":
         local, _, domain = value.partition("@")
         own = _as_heard(heard, local, nz.username)
-        return f"{own.lower() if own else _chars(local)}, at {domain.replace('.', ' dot ')}"
+        return f"{own.lower() if own else spelling.say(local, 'username')}, at {domain.replace('.', ' dot ')}"
     if k in ("phone", "number") or (k == "code" and value.isdigit()):
         return ("plus " if value.startswith("+") else "") + words.digit_groups(value.lstrip("+"))
     if k == "username":
         own = _as_heard(heard, value, nz.username)
-        return f"{own.lower()}, as one word" if own and " " in own else own or _chars(value)
+        return f"{own.lower()}, as one word" if own and " " in own else own or spelling.say(value, "username")
     if k == "code":
-        return words.spelled_code(value)
+        return spelling.say(value, "code")
     if k == "date":
         return words.date(value)
     return value
 
 
-def read_back(spec: FieldSpec, value: FieldValue, heard: str = "") -> str:
-    """"I have …. Is that right?" (``heard``: the answer the value came from)."""
-    return f"I have {spoken(spec, value, heard)}. Is that right?"
+def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """"I have …. Is that right?" (``heard``: the answer the value came from; ``spelled``:
+    the person spelled it)."""
+    return f"I have {spoken(spec, value, heard, spelled)}. Is that right?"
+
+
+# ---- fields asked together -------------------------------------------------------------------------------
+
+#: family-name particles: "Ana de la Cruz" → given "Ana", family "de la Cruz"
+_PARTICLES = {"de", "da", "di", "del", "della", "der", "den", "van", "von", "du", "le", "la", "bin", "ibn", "al",
+              "el", "dos", "das", "ter", "ten", "mac", "st"}
+
+
+def question_together(what: str, specs: tuple[FieldSpec, ...]) -> str:
+    """One question for fields a person answers together: "What is your full name?"; "What
+    is the date of birth: day, month and year?"."""
+    if what == "name":
+        return "What is your full name?"
+    prefix = _common_label(specs)
+    return f"What is your {_lower_first(prefix)}?" if prefix else "What is the date: day, month and year?"
+
+
+def _common_label(specs: tuple[FieldSpec, ...]) -> str:
+    """What the labels of a date's part fields share once "day"/"month"/"year" is taken off."""
+    rest = {re.sub(r"(?i)[\s(_-]*\b(day|month|year)\b\W*$", "", s.label).strip(" :*-") for s in specs}
+    return rest.pop() if len(rest) == 1 else ""
+
+
+def split_name(full: str) -> tuple[str, str] | None:
+    """A full name → (given, family): the family name is the last word, or starts at a
+    particle ("Ana de la Cruz" → ("Ana", "de la Cruz")); None for a single word."""
+    words_ = full.split()
+    if len(words_) < 2:
+        return None
+    start = next((i for i in range(1, len(words_) - 1) if words_[i].casefold() in _PARTICLES), len(words_) - 1)
+    return " ".join(words_[:start]), " ".join(words_[start:])
+
+
+def parse_together(what: str, specs: tuple[FieldSpec, ...], text: str, date_order: str = "DMY"
+                   ) -> tuple[FieldValue, ...] | None:
+    """The values of fields asked together, in the order of ``specs``, or None."""
+    if what == "name":
+        full = nz.name(text)
+        parts = split_name(full) if full else None
+        return parts
+    iso = nz.date(text, date_order)
+    if iso is None:
+        return None
+    day = _dt.date.fromisoformat(iso)
+    return tuple(_date_part_value(s, day) for s in specs)
+
+
+def _date_part_value(spec: FieldSpec, day: _dt.date) -> str:
+    part = date_part(spec)
+    n = {"day": day.day, "month": day.month, "year": day.year}[part or "day"]
+    for o in spec.options or ():
+        label = o.strip().casefold()
+        if (label.isdigit() and int(label) == n) or (part == "month" and len(label) >= 3 and
+                                                     day.strftime("%B").casefold().startswith(label[:3])):
+            return o
+    return str(n)
+
+
+def read_back_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
+    """"I have David Miller. Is that right?"; "I have the fourteenth of March, nineteen ninety. …"."""
+    if what == "name":
+        return f"I have {' '.join(str(v) for v in values)}. Is that right?"
+    return f"I have {words.date(together_date(specs, values))}. Is that right?"
+
+
+def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
+    """The ISO date that a date's part values say."""
+    parts = {date_part(s): str(v) for s, v in zip(specs, values)}
+    month = parts["month"]
+    m = int(month) if month.isdigit() else nz.MONTHS[month.casefold()[:3]]
+    return _dt.date(int(parts["year"]), m, int(parts["day"])).isoformat()
+
+
+# ---- before and after the submit -----------------------------------------------------------------------
+
+def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
+    """A short summary of what will be submitted, in page order: the name, choices, dates
+    and short words as said; identifiers (codes, numbers, e-mails) by their labels only:
+    "Here is what I'll submit: David Miller; the fourteenth of March, nineteen ninety;
+    Window; and your passport number and email as you confirmed them."."""
+    names, said, others = [], [], []
+    for name, spec in specs.items():
+        if name not in values:
+            continue
+        value, k = values[name], kind(spec)
+        if isinstance(value, bool):
+            continue  # a consent box: the person just said yes to it
+        if k == "name" and name_part(spec) and isinstance(value, str):
+            names.append(value)
+        elif k == "date" and isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            said.append(words.date(value))
+        elif k in ("choice", "choices", "name", "address", "text") and len(str(value).split()) <= 4:
+            said.append(spoken(spec, value))
+        else:
+            others.append(_lower_first(spec.label.strip().rstrip(":*?").strip()))
+    parts = ([" ".join(names)] if names else []) + said
+    if not parts and not others:
+        return "All the fields are filled in."
+    text = "Here is what I'll submit: " + "; ".join(parts)
+    if others:
+        listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+        text += f"{'; and ' if parts else ''}your {listed} as you confirmed {'it' if len(others) == 1 else 'them'}"
+    return text + "."
+
+
+_REFERENCE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{4,}\b")
+
+
+def page_answer(text: str) -> str:
+    """What the page answered to the submit, for the person: the sentence with its reference,
+    the reference spelled ("The page says: Your booking reference is Sierra, Kilo, Yankee,
+    four, …."); else its first words (up to 25); '' for nothing."""
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s.strip()]
+    t = " ".join(s if s[-1] in ".!?" else s + "." for s in sentences)
+    if not t:
+        return ""
+    m = _REFERENCE.search(t)
+    if m:
+        sentence = next(s for s in sentences if m.group(0) in s).rstrip(".!?")
+        return f"The page says: {sentence.replace(m.group(0), spelling.say(m.group(0), 'code'))}. "
+    first = " ".join(t.split()[:25])
+    return f"The page says: {first if first[-1] in '.!?' else first + '.'} "

@@ -23,18 +23,37 @@ the form lives here and changes only through these functions::
 - ``status_update``: ``auth-required`` → authorisation is asked once the queue is empty;
   ``working`` → the browser is busy; ``failed`` / ``rejected`` / ``canceled`` → the
   interview fails with the message (or the state).
+- ``info_collected{confirmed: true}`` from the person's hands (a value typed on the page or
+  the terminal; the phone agent's own never come back to it) about a known field: that value
+  is confirmed as typed and the field leaves the queue.
 - ``submitted{confirmation}`` → finished. Any other payload changes nothing.
 
 **Next step** (:func:`next_step`), the first that holds: failed → :class:`Failed`;
-submitted → :class:`Finished`; a field queued → :class:`Ask` (the first); authorisation
-requested → :class:`Authorise`; else :class:`Hold`. A hold is a *step boundary* (not a
-wait on the browser) while the browser is busy or every known field is confirmed.
+submitted → :class:`Finished`; fields a person answers together at the head of the queue
+→ :class:`AskTogether` (a given name then a family name; a date's day, month and year
+fields), neither refused nor rejected before; a field queued → :class:`Ask` (the first);
+authorisation requested → :class:`Authorise`; else :class:`Hold`. A hold is a *step
+boundary* (not a wait on the browser) while the browser is busy or every known field is
+confirmed.
 
-**Transitions:** :func:`begin` takes the asked field off the queue; :func:`confirm` records
-a value the person accepted; :func:`refused` tells whether the page already refused the value
+**How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
+is asked in ``words`` until the person rejects a read-back of it; after one rejection the
+person is asked to ``spell`` it, and when a spelling is asked for the second time it is
+``spell_or_type`` (the person may type it in the box on the screen instead). After
+:data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
+answer was not understood twice (:func:`not_understood`; a long list of options is not
+read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
+Other kinds are always asked in ``words``.
+
+**Transitions:** :func:`begin` takes the asked field (or fields) off the queue;
+:func:`confirm` records a value the person accepted; :func:`rejected` counts a read-back
+the person said no to; :func:`spell_asked` records that a spelling was asked for;
+:func:`split` puts fields asked together back at the front of the queue, one by one, after
+their joint read-back was rejected; :func:`refused` tells whether the page already refused the value
 being read back; :func:`reask` drops a field's queued re-ask and refusal when it is asked again
 on the spot; :func:`give_up` sends a field to the back of the queue the first time and fails
 the interview the second; :func:`authorised` records the person's yes to submitting;
+:func:`withdrawn` takes it back (the person said stop before the page answered);
 :func:`hold` counts waits on the browser and says when to tell the person what is happening.
 
 A transition that does not fit the state (asking a field that is not first in the queue,
@@ -48,11 +67,17 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
-from appliance.protocol import (FieldSpec, FieldValue, FillError, FormatInvalid, InitiatePhoneCallAgent, NeedInfo,
-                                Payload, StatusUpdate, Submitted)
+from appliance.phone_agent import fields as fl
+from appliance.protocol import (FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
+                                NeedInfo, Payload, StatusUpdate, Submitted)
 
 #: A given-up field fails the interview on this give-up (the first one sends it to the back of the queue).
 GIVE_UP_LIMIT = 2
+#: Read-backs of one field the person may reject before it is given up (the first ones lead to spelling).
+REJECTION_LIMIT = 3
+
+#: How a field is asked: in words, to be spelled, or to be spelled or typed on the screen.
+AskMode = Literal["words", "spell", "spell_or_type"]
 
 
 class InterviewError(ValueError):
@@ -65,6 +90,16 @@ class Ask:
 
     spec: FieldSpec
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class AskTogether:
+    """Ask ``asks`` in one question, as a person answers them together: ``what`` is
+    ``name`` (a given name, then a family name) or ``date`` (a date's day, month and year
+    fields, in page order)."""
+
+    asks: tuple[Ask, ...]
+    what: Literal["name", "date"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +138,7 @@ class Hold:
     boundary: bool
 
 
-Step = Failed | Finished | Ask | Authorise | Hold
+Step = Failed | Finished | Ask | AskTogether | Authorise | Hold
 
 #: What to tell the person on a hold: the form is still opening (no field known yet), or the agent is working on it.
 Filler = Literal["opening", "working"]
@@ -121,7 +156,9 @@ class Interview:
     the computer agent waits for authorisation; ``browser_busy``: loading or moving between
     pages; ``filler_said``: the person was told about this hold; ``submitted``: the page's
     confirmation once submitted; ``failed``: why the form cannot be done;
-    ``waits_on_browser``: holds that were not step boundaries."""
+    ``waits_on_browser``: holds that were not step boundaries; ``rejections``: read-backs the
+    person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
+    values the person typed, per field."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -134,6 +171,10 @@ class Interview:
     submitted: str | None = None
     failed: str | None = None
     waits_on_browser: int = 0
+    rejections: Mapping[str, int] = field(default_factory=_frozen)
+    spell_asks: Mapping[str, int] = field(default_factory=_frozen)
+    typed: Mapping[str, FieldValue] = field(default_factory=_frozen)
+    unheard: Mapping[str, int] = field(default_factory=_frozen)
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -158,6 +199,10 @@ def apply(state: Interview, payload: Payload) -> Interview:
             return replace(state, failed=message or st)
         case Submitted(confirmation=confirmation):
             return replace(state, submitted=confirmation or "")
+        case InfoCollected(field=name, value=value, confirmed=True) if name in state.specs:
+            return replace(state, confirmed=_with(state.confirmed, name, value), typed=_with(state.typed, name, value),
+                           refusals=_without(state.refusals, name),
+                           queue=tuple(a for a in state.queue if a.spec.name != name))
     return state  # acks, field_filled, other states: nothing for the interview
 
 
@@ -168,21 +213,85 @@ def next_step(state: Interview) -> Step:
     if state.submitted is not None:
         return Finished(state.submitted)
     if state.queue:
-        return state.queue[0]
+        return _together(state) or state.queue[0]
     if state.auth_requested:
         return Authorise()
     return Hold(state.browser_busy or all(n in state.confirmed for n in state.specs))
 
 
-def begin(state: Interview, ask: Ask) -> Interview:
-    """Start asking ``ask``: it leaves the queue; its refusal, if any, is in ``ask.reason``.
+def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
+    """Start asking ``ask`` (one field, or fields together): it leaves the queue; its refusal,
+    if any, is in ``ask.reason``.
 
     Raises:
-        InterviewError: ``ask`` is not the first queued.
+        InterviewError: ``ask`` is not the first queued (its fields not the first ones).
     """
-    if not state.queue or state.queue[0] != ask:
-        raise InterviewError(f"{ask.spec.name!r} is not the next field to ask")
-    return replace(state, queue=state.queue[1:], refusals=_without(state.refusals, ask.spec.name))
+    asks = ask.asks if isinstance(ask, AskTogether) else (ask,)
+    if state.queue[:len(asks)] != asks:
+        raise InterviewError(f"{', '.join(repr(a.spec.name) for a in asks)} is not the next field to ask")
+    refusals = state.refusals
+    for a in asks:
+        refusals = _without(refusals, a.spec.name)
+    return replace(state, queue=state.queue[len(asks):], refusals=refusals)
+
+
+def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
+    """How to ask ``spec`` now (see the module docstring)."""
+    if fl.spellable(spec):
+        due = bool(state.rejections.get(spec.name))
+    else:
+        due = fl.kind(spec) == "choice" and state.unheard.get(spec.name, 0) >= 2
+    if not due:
+        return "words"
+    return "spell" if not state.spell_asks.get(spec.name) else "spell_or_type"
+
+
+def not_understood(state: Interview, name: str) -> Interview:
+    """An answer for ``name`` gave no value (counted for choices: see :func:`ask_mode`).
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    _spec(state, name)
+    return replace(state, unheard=_with(state.unheard, name, state.unheard.get(name, 0) + 1))
+
+
+def rejected(state: Interview, name: str) -> tuple[Interview, bool]:
+    """The person said no to a read-back of ``name``. Returns the new state and whether the
+    field may still be asked (False: :data:`REJECTION_LIMIT` reached; give it up).
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    _spec(state, name)
+    times = state.rejections.get(name, 0) + 1
+    return replace(state, rejections=_with(state.rejections, name, times)), times < REJECTION_LIMIT
+
+
+def spell_asked(state: Interview, name: str) -> Interview:
+    """A spelling of ``name`` was asked for.
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    _spec(state, name)
+    return replace(state, spell_asks=_with(state.spell_asks, name, state.spell_asks.get(name, 0) + 1))
+
+
+def split(state: Interview, together: AskTogether, rejected: bool = True) -> Interview:
+    """Fields asked together go back to the front of the queue, to be asked one by one (a
+    field the page refused meanwhile keeps its queued ask with the reason). ``rejected``:
+    the person rejected their joint read-back; each field's rejection is counted (so it is
+    spelled next) unless the page refused it."""
+    queued = {a.spec.name: a for a in state.queue}
+    head = tuple(queued.get(a.spec.name, a) for a in together.asks)
+    rejections = dict(state.rejections)
+    for a in head:
+        if rejected and not a.reason:
+            rejections[a.spec.name] = rejections.get(a.spec.name, 0) + 1
+    names = {a.spec.name for a in head}
+    return replace(state, rejections=_frozen(rejections),
+                   queue=(*head, *(a for a in state.queue if a.spec.name not in names)))
 
 
 def confirm(state: Interview, name: str, value: FieldValue) -> Interview:
@@ -223,7 +332,9 @@ def give_up(state: Interview, name: str) -> Interview:
     state = replace(state, given_up=_with(state.given_up, name, times))
     if times >= GIVE_UP_LIMIT:
         return replace(state, failed=f"I could not get a value for {spec.label} that the form accepts")
-    return replace(state, queue=state.queue + (Ask(spec),))
+    # asked again later: spelled (or typed) at once if its read-backs were rejected before
+    rejections = _with(state.rejections, name, 1) if state.rejections.get(name) else state.rejections
+    return replace(state, queue=state.queue + (Ask(spec),), rejections=rejections)
 
 
 def authorised(state: Interview) -> Interview:
@@ -236,6 +347,12 @@ def authorised(state: Interview) -> Interview:
     if not state.auth_requested:
         raise InterviewError("authorised, but the computer agent did not ask for authorisation")
     return replace(state, auth_requested=False, browser_busy=True, filler_said=True)
+
+
+def withdrawn(state: Interview) -> Interview:
+    """The person stopped the submit after authorising it (``interrupt`` sent): authorisation
+    is requested again and the browser is not busy."""
+    return replace(state, auth_requested=True, browser_busy=False)
 
 
 def hold(state: Interview) -> tuple[Interview, Filler | None]:
@@ -256,6 +373,21 @@ def hold(state: Interview) -> tuple[Interview, Filler | None]:
 
 
 # --- internals -------------------------------------------------------------------------
+
+def _fresh(state: Interview, ask: Ask) -> bool:
+    return not ask.reason and not state.rejections.get(ask.spec.name)
+
+
+def _together(state: Interview) -> AskTogether | None:
+    """The fields at the head of the queue a person answers in one go, if any."""
+    q = state.queue
+    if len(q) >= 2 and fl.name_part(q[0].spec) == "given" and fl.name_part(q[1].spec) == "family" and all(
+            _fresh(state, a) for a in q[:2]):
+        return AskTogether(q[:2], "name")
+    if len(q) >= 3 and {fl.date_part(a.spec) for a in q[:3]} == {"day", "month", "year"} and all(
+            _fresh(state, a) for a in q[:3]):
+        return AskTogether(q[:3], "date")
+    return None
 
 def _add_fields(state: Interview, new: Iterable[FieldSpec]) -> Interview:
     specs, queue = dict(state.specs), list(state.queue)

@@ -172,10 +172,31 @@ def email(text: str) -> str | None:
         return None
     local, _, domain = t.rpartition("@")
     local = re.sub(r"^.*\b(?:is|was|it's|it is|address|email|e-mail|mail|have)\b[\s,:]*", "", local)
+    local = _local_numbers(local)
     local = re.sub(r"[^a-z0-9._+\-]", "", local)
     domain = re.sub(r"[^a-z0-9.\-]", "", domain.split(" and ")[0]).strip(".")
     addr = f"{local}@{domain}"
     return addr if re.fullmatch(r"[a-z0-9._+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)*\.[a-z]{2,}", addr) else None
+
+
+def _local_numbers(local: str) -> str:
+    """Number words in an e-mail's local part → digits ("oneill seven" → "oneill 7"; "twenty
+    one" → "21"); "o"/"oh" only after another number word (else it is the letter)."""
+    toks = re.findall(r"[a-z]+|\d+|[^a-z\d\s]+", local)
+    out: list[str] = []
+    run: list[str] = []
+    for tok in toks + [""]:
+        numeric = tok in TEENS or tok in TENS or tok in MULTIPLIERS or (tok in UNITS and (
+            tok not in ("o", "oh", "nought") or run))
+        if numeric:
+            run.append(tok)
+            continue
+        if run:
+            out.append(digits(" ".join(run)))
+            run = []
+        if tok:
+            out.append(tok)
+    return " ".join(out)
 
 
 def _spoken_numbers(text: str) -> str:
@@ -301,7 +322,7 @@ def code(text: str) -> str | None:
     the spelling words give letters (a letter said before "for"/"as in" is the same letter;
     other words are ASR noise) → "M11AE"."""
     t = strip_lead_in(text)
-    tokens = re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I)
+    tokens = [tok for tok in re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I) if tok.casefold() not in _CODE_WORDS]
     if any(tok.casefold() in _SPELLING for tok in tokens):
         kept = [_SPELLING[tok.casefold()] if tok.casefold() in _SPELLING else tok
                 for tok in tokens if tok.casefold() in _SPELLING or tok.isdigit() or _is_number_word(tok)]
@@ -311,6 +332,9 @@ def code(text: str) -> str | None:
 
 
 _SPELLING = {w.casefold(): c for c, w in words.SPELLING.items()} | {"juliet": "J", "whisky": "W", "xray": "X"}
+#: words around a code that are not part of it ("my passport numbers px 4 7 2 …": ASR's "number is")
+_CODE_WORDS = {"my", "passport", "number", "numbers", "is", "it", "its", "the", "code", "postcode", "postal", "zip",
+               "reference", "licence", "license", "id", "of", "and"}
 
 
 def _is_number_word(tok: str) -> bool:

@@ -10,7 +10,9 @@ end of turn, barge-in. No text crosses the line unspoken.
 Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
 audio into utterances at ``gap_ms`` of silence) and answers when what it heard since it
 last spoke asks something — a question, a read-back, a request to submit. After a
-statement ("One moment, I'm working on the form.") it stays silent and keeps listening.
+statement ("One moment, I'm working on the form.") it stays silent and keeps listening;
+after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
+bot's next clause may be late) before it answers.
 """
 
 from __future__ import annotations
@@ -40,6 +42,44 @@ ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
 #: choice ("Country: United Kingdom, Ireland or Portugal"), a read-back ("I have Manchester, …")
 _ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|is|are|shall|should|may|can|could|"
                      r"would|will|i have)\b|\bis that (right|correct)\b", re.I)
+
+
+#: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
+#: only once the bot is silent again, so the rest of a long spelled read-back arrives after all of it was played
+READ_BACK_WAIT_S = 10.0
+
+
+#: a transcript with fewer words per second of audio than this was cut short (see ``PersonOnCall._transcribe``)
+MIN_WORDS_PER_S = 1.0
+
+
+def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``audio`` cut in two at the longest pause in its middle 60 % (20 ms windows under the
+    audible level), or None when there is none."""
+    win = ASR_RATE_HZ // 50
+    n = len(audio) // win
+    if n < 10:
+        return None
+    quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
+    best, run, start = (0, 0), 0, 0
+    for i in range(int(n * 0.2), int(n * 0.8)):
+        if quiet[i]:
+            start, run = (i, 1) if run == 0 else (start, run + 1)
+            if run > best[1]:
+                best = (start, run)
+        else:
+            run = 0
+    if best[1] == 0:
+        return None
+    cut = (best[0] + best[1] // 2) * win
+    return audio[:cut], audio[cut:]
+
+
+def unfinished(text: str) -> bool:
+    """Whether an utterance asks only by its read-back frame ("I have Papa,"): the question
+    ("Is that right?") may still be coming."""
+    return bool(re.search(r"\bi have\b", text, re.I)) and not re.search(
+        r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
 
 
 def asks(text: str) -> bool:
@@ -74,12 +114,22 @@ class PersonOnCall:
 
     async def run(self) -> None:
         heard: list[str] = []  # what the bot said since the person last spoke
-        async for audio in self.client.bot_utterances():
-            text = await self._transcribe(audio)
-            if text:
-                heard.append(text)
-            if not heard or not asks(text):
-                continue  # a statement, or nothing understood: keep listening
+        waiting = False  # a read-back ("I have …") without its question yet: give the bot a moment
+        while True:
+            try:
+                audio = await self.client.next_bot_utterance(READ_BACK_WAIT_S if waiting else 86_400)
+            except TimeoutError:
+                audio = None  # the bot paused long enough: the read-back is all there is
+            if audio is not None:
+                text = await self._transcribe(audio)
+                if text:
+                    heard.append(text)
+                if not heard or not asks(text):
+                    continue  # a statement, or nothing understood: keep listening
+                if unfinished(text) and not waiting:
+                    waiting = True  # its synthesis may lag behind: "Is that right?" may still come
+                    continue
+            waiting = False
             said, heard = " ".join(heard), []
             self.emit("person_heard", text=said)
             try:
@@ -96,9 +146,14 @@ class PersonOnCall:
                       (np.clip(audio, -1, 1) * 32767).astype(np.int16), ASR_RATE_HZ)
         t0 = time.monotonic()
         tr = await asyncio.to_thread(self.asr.transcribe, audio)
-        self.emit("person_asr", n=self._heard_n, text=tr.text, audio_s=round(tr.audio_s, 2),
-                  asr_ms=round((time.monotonic() - t0) * 1000))
-        return clean(tr.text)
+        text = tr.text
+        if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
+            # Whisper stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s of a
+            # spelled read-back): a listener hears it all, so the person hears it again in two halves
+            text = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
+        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(tr.audio_s, 2),
+                  asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None)
+        return clean(text)
 
     async def _speak(self, reply: str) -> None:
         # asked again, or correcting a read-back, a person spells codes with the spelling alphabet

@@ -1,11 +1,14 @@
 """A simulated form-filling run: the demo site (or any URL), the appliance's form mode, and
-a simulated person who joins it over WebRTC. Used by ``appliance simulate form``,
-``appliance bench form`` and the tests."""
+a simulated person who joins it over WebRTC (:func:`simulate_form`), or the same session with
+the person as a scripted typist reading and typing text, no audio (:func:`simulate_form_text`:
+it measures the computer agent alone). Used by ``appliance simulate form``, ``appliance
+bench form`` and the tests."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +20,8 @@ from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, fetch_submissions, report
-from appliance.simulate.call import PersonOnCall
+from appliance.forms.session import run_session
+from appliance.simulate.call import PersonOnCall, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
@@ -61,6 +65,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     from appliance.voice.server import VoiceServer
 
     cfg = cfg.for_simulation()
+    since_ms = int(time.time() * 1000)
     person_side = open_session(cfg, f"form-{profile.name}")
 
     def emit(event: str, **fields) -> None:
@@ -90,12 +95,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             for t in (listening, cancel):
                 if t is not None:
                     t.cancel()
-        spec = spec_for_url(url)
-        if site is not None:
-            subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
-        else:
-            subs = await asyncio.to_thread(fetch_submissions, url)
-        out = report(result, spec, profile, subs)
+        out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder,
                          {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
@@ -108,6 +108,15 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         person_side.events.close()
 
 
+async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[dict] | None:
+    """What the site recorded since this run started (a shared site keeps earlier runs' too)."""
+    if site is not None:
+        subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
+    else:
+        subs = await asyncio.to_thread(fetch_submissions, url)
+    return None if subs is None else [s for s in subs if s["ts_ms"] >= since_ms]
+
+
 async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
     """Press Cancel (``POST /api/form/cancel``) once ``stop`` is set, as the page does."""
     await stop.wait()
@@ -115,3 +124,67 @@ async def _cancel_on(stop: asyncio.Event, base_url: str, pc_id: str) -> None:
         async with http.post(f"{base_url}api/form/cancel", params={"pc_id": pc_id}) as r:
             if r.status != 200:
                 raise RuntimeError(f"cancel refused ({r.status}): {await r.text()}")
+
+
+class TypistLine:
+    """The phone agent's line to a scripted typist: the person reads the agent's words as
+    written and types its answers (its written words, no mouth). It answers, as on a call,
+    once what it read since it last answered asks something. (The phone agent's ``Line``:
+    ``say`` and ``hear``; written here, since the simulation shares no code with the agent.)"""
+
+    def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
+        self.person, self.emit = person, emit
+        self._typed: asyncio.Queue[str] = asyncio.Queue()
+        self._read: list[str] = []
+        self._answering: set[asyncio.Task] = set()
+
+    async def say(self, text: str) -> None:
+        self._read.append(text)
+        if asks(text):
+            said, self._read = " ".join(self._read), []
+            task = asyncio.create_task(self._answer(said))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, said: str) -> None:
+        self.emit("person_heard", text=said)
+        reply = await self.person.respond(said)
+        if reply:
+            self.emit("person_said", written=reply, spoken=reply, audio_s=0.0)
+            self._typed.put_nowait(reply)
+
+    async def hear(self) -> str:
+        """The person's next typed answer (safe to cancel)."""
+        return await self._typed.get()
+
+
+async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *, site: DemoSite | None = None,
+                             progress: Callable[[str], None] | None = None) -> RunOutput:
+    """One form session with the person as a scripted typist (``bench form --person text``):
+    both agents as in :func:`simulate_form`, the phone agent's line a :class:`TypistLine`.
+    The appliance's side is recorded in its own folder (``…-text-form``), the person's in
+    ``…-text-form-<profile>``."""
+    from appliance.voice.session import open_session
+
+    cfg = cfg.for_simulation()
+    since_ms = int(time.time() * 1000)
+    person_side = open_session(cfg, f"text-form-{profile.name}")
+    appliance_side = open_session(cfg, "text-form")
+
+    def emit(event: str, **fields) -> None:
+        person_side.events.emit(event, **fields)
+        if progress is not None and event in ("person_heard", "person_said"):
+            progress(f"  bot (as read): {fields['text']}" if event == "person_heard" else
+                     f"  person: {fields['written']}")
+    person = SimulatedPerson(profile, runtime.llm("person"), emit)
+    await person.warm()
+    try:
+        result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),
+                                   emit=appliance_side.events.emit, folder=appliance_side.folder,
+                                   task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
+        emit("report", **{k: v for k, v in out.items() if k != "messages"})
+        return RunOutput(out, result, person_side.folder, {"bot": 0.0, "person": 0.0})
+    finally:
+        person_side.events.close()
+        appliance_side.events.close()

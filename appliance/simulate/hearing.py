@@ -44,6 +44,11 @@ _MONTHS = {m.casefold(): i for i, m in enumerate(MONTH_NAMES, 1)} | {
     m.casefold()[:3]: i for i, m in enumerate(MONTH_NAMES, 1)} | {"sept": 9}
 _ICAO_WORDS = {w.casefold().replace("-", ""): c for c, w in ICAO.items()} | {"alfa": "a", "juliet": "j",
                                                                              "whisky": "w"}
+#: how Whisper tiny.en writes the bot's spelling-alphabet words over the call (a person hears the word;
+#: the person's ear hears Whisper's text): none of them is another spelling word, so each means its letter
+_ICAO_WORDS |= {"lena": "l", "lina": "l", "anki": "y", "yanky": "y", "enki": "y", "romel": "r", "romelo": "r",
+                "julehet": "j", "juleeet": "j", "whispey": "w", "robbo": "b", "rubble": "b", "tier": "s",
+                "tierr": "s", "andia": "i", "optel": "h"}
 #: letter names as Whisper writes them
 _LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "see": "c", "sea": "c", "cee": "c", "dee": "d",
                  "ee": "e", "ef": "f", "eff": "f", "gee": "g", "aitch": "h", "eye": "i", "jay": "j", "kay": "k",
@@ -175,8 +180,9 @@ def _sounds(text: str) -> list[tuple[str, ...]]:
         for lead in ("for", "as in"):  # "M for Mike", "A as in apple", "for Alpha" (its letter unheard)
             n = len(lead.split())
             start = i + (0 if " ".join(toks[i:i + n]) == lead else 1)
-            if (" ".join(toks[start:start + n]) == lead and (start == i or not _numeric(tok))
-                    and _spelling_word(word := (toks[start + n] if start + n < len(toks) else None))):
+            word = toks[start + n] if start + n < len(toks) else None
+            said_letter = start == i or not _numeric(tok) or (tok in ("o", "oh") and (word or "")[:1] == "o")
+            if " ".join(toks[start:start + n]) == lead and said_letter and _spelling_word(word):
                 out.append((word[0],))
                 i = start + n + 1
                 break

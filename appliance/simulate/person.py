@@ -12,6 +12,11 @@ exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: th
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; a profile's ``first_answers`` value the
 first time that key is asked (kept through its read-back, corrected once asked again).
+Asked for a spelling ("Could you spell …"), the person spells the value with the spelling
+alphabet (:func:`~appliance.simulate.speech.say_spelled`); from its second "no" to the
+read-backs of one detail on, its correction is spelled too ("No, it's O'Neill: Oscar,
+apostrophe, …"). A given and a family name are also one detail, ``full_name``, when the
+assistant asks for the whole name.
 
 :func:`mouth` turns the written answer into the words a person says (digits one by one,
 "at"/"dot", dates in words), so the phone agent's ASR and normaliser get real speech.
@@ -38,6 +43,7 @@ log = logging.getLogger(__name__)
 KEY_WORDS = {
     "given_name": ("first name, given name", "My first name is {v}."),
     "family_name": ("last name, surname", "My last name is {v}."),
+    "full_name": ("full name, first and last name together", "My name is {v}."),
     "date_of_birth": ("birthday, when you were born", "I was born on {v}."),
     "passport_number": ("passport, ID", "My passport number is {v}."),
     "nationality": ("nationality", "My nationality is {v}."),
@@ -63,9 +69,14 @@ _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got
 _PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
+_SPELL = re.compile(r"\bspell|\bletter by letter\b", re.I)  # Whisper writes "spell" as "style", "stub"…
+#: details a person would spell (letters in them); dates, numbers and choices are said
+SPELLABLE_KEYS = ("given_name", "family_name", "full_name", "passport_number", "email", "username", "postcode",
+                  "city", "street", "address")
 
 _EXAMPLES = """said: What is your first name? => {"topic":"given_name"}
 said: Thanks. And your surname? => {"topic":"family_name"}
+said: What is your full name? => {"topic":"full_name"}
 said: Great. When were you born? => {"topic":"date_of_birth"}
 said: Sorry, the form needs the country code. What is your mobile number? => {"topic":"phone"}
 said: Do you accept the privacy notice? => {"topic":"consent"}
@@ -100,9 +111,12 @@ class SimulatedPerson:
     _previous: str = "none"
     _first_used: set[str] = field(default_factory=set)  # keys whose wrong first answer was given
     _corrected: set[str] = field(default_factory=set)  # … and then refused by the form
+    _rejections: dict[str, int] = field(default_factory=dict)  # read-backs this person said no to, per detail
 
     def __post_init__(self) -> None:
         keys = list(self.profile.facts)
+        if "given_name" in keys and "family_name" in keys:
+            keys.insert(keys.index("family_name") + 1, "full_name")
         details = ", ".join(f"{k} ({KEY_WORDS[k][0]})" if k in KEY_WORDS else k for k in keys)
         self._system = (
             "You are a person on a phone call with an assistant who fills in a web form for you. Which of your "
@@ -113,6 +127,8 @@ class SimulatedPerson:
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
         given until the assistant says the form refused it, else the profile's."""
+        if key == "full_name":
+            return f"{self.believed('given_name')} {self.believed('family_name')}".strip()
         if key in self._first_used and key not in self._corrected:
             return self.profile.first_answers[key]
         return self.profile.facts.get(key, "")
@@ -176,15 +192,22 @@ class SimulatedPerson:
             return "Yes, I'm here."
         if topic == "submit":
             return "Yes, please submit it." if self.profile.authorise_submit else "No, please don't submit it."
-        if topic == "none" or topic not in self.profile.facts:
+        if topic == "none" or not self.believed(topic):
             return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
         if kind == "check":
             value = self.believed(topic)
             ok = hearing.states(heard, value) or (
                 topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value))
-            return "Yes, that's right." if ok else f"No, it's {value}."
-        if self.profile.facts[topic] in ("yes", "no"):
-            return "Yes, I accept." if self.profile.facts[topic] == "yes" else "No, I don't."
+            if ok:
+                return "Yes, that's right."
+            self._rejections[topic] = self._rejections.get(topic, 0) + 1
+            if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
+                return f"No, it's {value}: {speech.say_spelled(value)}."
+            return f"No, it's {value}."
+        if _SPELL.search(heard) and re.search(r"[A-Za-z]", self.believed(topic)):  # asked to spell: anything
+            return f"{speech.say_spelled(self.believed(topic))}."
+        if self.believed(topic) in ("yes", "no"):
+            return "Yes, I accept." if self.believed(topic) == "yes" else "No, I don't."
         if topic in self.profile.first_answers and topic not in self._first_used:
             self._first_used.add(topic)
         elif topic in self._first_used and _REFUSED.search(heard):

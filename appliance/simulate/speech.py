@@ -72,3 +72,22 @@ def say_icao(code: str) -> str:
     "M1 1AE" → "Mike, one, one, Alpha, Echo"."""
     return ", ".join(ICAO[run.lower()] if run.isalpha() else say_digits(run)
                      for run in re.findall(r"[A-Za-z]|\d+", code))
+
+
+#: how a person names a symbol when spelling
+SYMBOL_WORDS = {"'": "apostrophe", "-": "dash", ".": "dot", "_": "underscore", " ": "space", "+": "plus", "@": "at"}
+
+
+def say_spelled(value: str) -> str:
+    """A value spelled as a person spells it on the phone once a plain answer was misheard:
+    the first letter and its spelling-alphabet word, then each letter by its word, digits one
+    by one, symbols by name; an e-mail's domain in words: "O'Neill" → "O for Oscar,
+    apostrophe, November, Echo, India, Lima, Lima"; "jo.m9@example.com" → "J for Juliett,
+    Oscar, dot, Mike, nine, at example dot com"."""
+    local, at, domain = value.rpartition("@") if "@" in value else (value, "", "")
+    said = [ICAO[c.lower()] if c.isalpha() and c.lower() in ICAO else DIGIT_WORDS[int(c)] if c.isdigit()
+            else SYMBOL_WORDS[c] for c in local if c.isalnum() or c in SYMBOL_WORDS]
+    if said and local[:1].isalpha() and local[0].lower() in ICAO:  # the first letter said with its word
+        said[0] = f"{local[0].upper()} for {said[0]}"
+    said = ", ".join(said)
+    return f"{said}, at {domain.replace('.', ' dot ')}" if at else said

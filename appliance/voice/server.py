@@ -4,9 +4,10 @@ Routes (all on ``server.host:server.port``, 127.0.0.1 by default):
 
 - ``GET /`` — the voice page (``webrtc_page/``, no build step); ``GET /static/*`` its files.
 - ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null}`` while models load.
-- ``POST /api/offer`` ``{sdp, type: "offer", pc_id?, mode?, ...}`` → ``{sdp, type, pc_id}``
+- ``POST /api/offer`` ``{sdp, type: "offer", pc_id?, mode?, record?, ...}`` → ``{sdp, type, pc_id}``
   (pipecat SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain
-  assistant; an offer naming the ``pc_id`` of a live session renegotiates it.
+  assistant; ``record: false`` keeps this call out of ``recording.dir``; an offer naming the
+  ``pc_id`` of a live session renegotiates it.
   ``PATCH /api/offer`` ``{pc_id, candidates: [...]}`` trickled ICE candidates.
 - ``GET /api/events?pc_id=…`` — WebSocket: that session's events as JSON (transcripts,
   captions, per-turn latencies), the same records as its ``events.jsonl``; closed when
@@ -387,7 +388,9 @@ class VoiceServer:
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
         pc_id = connection.pc_id
-        session = open_session(self.cfg, f"webrtc-{pc_id[:8]}")
+        # the offer's ``record: false``: this call is not recorded (the person's switch on the page)
+        cfg = self.cfg.without_recording() if body.get("record") is False else self.cfg
+        session = open_session(cfg, f"webrtc-{pc_id[:8]}")
         transport = SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
             audio_out_sample_rate=24_000))

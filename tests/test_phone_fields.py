@@ -1,0 +1,95 @@
+"""What the phone agent says about fields and how it reads answers: read-backs that spell
+only what is ambiguous, fields asked together, the summary before submit, the page's answer
+after it, typed values. No model."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.phone_agent import fields as fl
+from appliance.protocol import FieldSpec
+
+GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
+FAMILY = FieldSpec(name="family_name", label="Family name", type="text", required=True)
+PASSPORT = FieldSpec(name="passport_number", label="Passport number", type="text", required=True)
+EMAIL = FieldSpec(name="email", label="Email", type="email", required=True)
+DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+SEAT = FieldSpec(name="seat", label="Seat", type="radio", required=True, options=("Window", "Aisle"))
+CONSENT = FieldSpec(name="consent", label="I accept the fare rules", type="checkbox", required=True)
+DAY = FieldSpec(name="dob_day", label="Companion's date of birth Day", type="select", required=True,
+                options=tuple(f"{d:02d}" for d in range(1, 32)))
+MONTH = FieldSpec(name="dob_month", label="Companion's date of birth Month", type="select", required=True,
+                  options=("January", "February", "March"))
+YEAR = FieldSpec(name="dob_year", label="Companion's date of birth Year", type="select", required=True,
+                 options=("1991", "1990"))
+
+
+@pytest.mark.parametrize("spec, value, heard, spelled, said", [
+    (FAMILY, "O'Neill", "", False, "I have O'Neill. Is that right?"),
+    (FAMILY, "O'Neill", "", True, "I have O for Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
+    (PASSPORT, "K47118639", "", False, "I have K for Kilo, four seven one, one eight six, three nine. Is that right?"),
+    (EMAIL, "davidmiller@example.com", "It's david miller at example dot com", False,
+     "I have david miller, at example dot com. Is that right?"),
+    (EMAIL, "jo.m9@example.com", "jo dot m nine at example dot com", False,
+     "I have jo dot m nine, at example dot com. Is that right?"),  # the person's own words give it exactly
+    (EMAIL, "jo.m9@example.com", "joe dot m nine at example dot com", False,
+     "I have J for Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
+])
+def test_read_backs_spell_only_what_is_ambiguous(spec, value, heard, spelled, said):
+    assert fl.read_back(spec, value, heard, spelled) == said
+
+
+def test_spellable_kinds_and_the_spelling_question():
+    assert [fl.spellable(s) for s in (GIVEN, PASSPORT, EMAIL, DOB, SEAT)] == [True, True, True, False, False]
+    assert fl.spell_question(FAMILY) == "Could you spell your family name for me, letter by letter?"
+    assert fl.spell_question(EMAIL, or_type=True).endswith("Or type it in the box on your screen.")
+    assert fl.parse_spelled(PASSPORT, "Kilo, four seven one, one eight six, three nine") == "K47118639"
+    assert fl.parse(FAMILY, "It's O'Neill, spelled O apostrophe N E I double L.") == "O'Neill"
+
+
+@pytest.mark.parametrize("full, parts", [
+    ("David Miller", ("David", "Miller")), ("Mary Ann Smith", ("Mary Ann", "Smith")),
+    ("Ana de la Cruz", ("Ana", "de la Cruz")), ("Ludwig van Beethoven", ("Ludwig", "van Beethoven")),
+    ("Madonna", None),
+])
+def test_split_name(full, parts):
+    assert fl.split_name(full) == parts
+
+
+def test_fields_asked_together():
+    assert fl.question_together("name", (GIVEN, FAMILY)) == "What is your full name?"
+    assert fl.parse_together("name", (GIVEN, FAMILY), "My name is Siobhan O'Neill.") == ("Siobhan", "O'Neill")
+    assert fl.read_back_together("name", (GIVEN, FAMILY), ("David", "Miller")) == "I have David Miller. Is that right?"
+    parts = (DAY, MONTH, YEAR)
+    assert fl.question_together("date", parts) == "What is your companion's date of birth?"
+    values = fl.parse_together("date", parts, "the fourteenth of March, nineteen ninety")
+    assert values == ("14", "March", "1990")  # as the options are labelled
+    assert fl.read_back_together("date", parts, values) == (
+        "I have the fourteenth of March, nineteen ninety. Is that right?")
+    assert fl.parse_together("date", parts, "next Tuesday") is None
+
+
+def test_summary_before_submit():
+    specs = {s.name: s for s in (GIVEN, FAMILY, DOB, PASSPORT, EMAIL, SEAT, CONSENT)}
+    values = {"given_name": "David", "family_name": "Miller", "date_of_birth": "1990-03-14",
+              "passport_number": "512873946", "email": "d@example.com", "seat": "Window", "consent": True}
+    assert fl.summary(specs, values) == (
+        "Here is what I'll submit: David Miller; the fourteenth of March, nineteen ninety; Window; and your "
+        "passport number and email as you confirmed them.")
+    assert fl.summary({}, {}) == "All the fields are filled in."
+
+
+def test_the_pages_answer():
+    assert fl.page_answer("Booking confirmed\nYour booking reference is SKY4F2A1B.\nThank you, David.") == (
+        "The page says: Your booking reference is S for Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. ")
+    assert fl.page_answer("Account created\nWelcome, emma! Your account is ready.") == (
+        "The page says: Account created. Welcome, emma! Your account is ready. ")
+    assert fl.page_answer("") == ""
+
+
+def test_typed_values():
+    assert fl.typed_value(DOB, "14/03/1990") == "1990-03-14"
+    assert fl.typed_value(DOB, "1990-03-14") == "1990-03-14"
+    assert fl.typed_value(SEAT, "aisle") == "Aisle"
+    assert fl.typed_value(CONSENT, "yes") is True
+    assert fl.typed_value(FAMILY, "  Siobhán ") == "Siobhán"

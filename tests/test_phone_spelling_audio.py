@@ -1,0 +1,118 @@
+"""Spelling through real audio: Piper speaks, Whisper tiny.en hears (no WebRTC, no LLM, no
+Chromium). Piper runs without its noise (``noise_scale`` 0) so each clip is the same on every
+run; what is asserted is the value decoded or confirmed, never an ASR string."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import numpy as np
+import pytest
+
+from appliance.bus import Envelope, InProcBus
+from appliance.demo.profile import load_profile
+from appliance.phone_agent import spelling
+from appliance.phone_agent.agent import PhoneAgent
+from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate
+from appliance.simulate.call import asks
+from appliance.simulate.person import SimulatedPerson, mouth
+from appliance.voice.tts import VoiceStyle, resample
+
+pytestmark = pytest.mark.e2e
+
+BOT = VoiceStyle(noise_scale=0.0, noise_w_scale=0.0)
+PERSON = VoiceStyle(length_scale=0.95, pitch_semitones=-2.0, noise_scale=0.0, noise_w_scale=0.0)
+
+
+def hear(runtime, text: str, style: VoiceStyle) -> str:
+    """``text`` said by Piper in ``style``, as Whisper writes it."""
+    audio = runtime.synth.synthesize(text, style)
+    return runtime.asr.transcribe(resample(audio.astype(np.float32) / 32768, runtime.synth.sample_rate_hz,
+                                           16_000)).text
+
+
+@pytest.mark.parametrize("voice", [BOT, PERSON], ids=["bot", "person"])
+@pytest.mark.parametrize("said, kind, value", [
+    ("W, O, J, C, I, K.", "name", "Wojcik"),  # letters
+    ("K, four seven one, one eight six, three nine.", "code", "K47118639"),
+    ("N as in November, G as in Golf, U as in Uniform, Y as in Yankee, E as in Echo, N as in November.", "name",
+     "Nguyen"),  # "as in"
+    ("Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan"),  # the spelling alphabet
+    ("P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183"),
+    ("O, apostrophe, N, E, I, double L.", "name", "O'Neill"),  # "double"
+    ("Double Lima, Oscar, Yankee, Delta.", "name", "Lloyd"),
+], ids=["letters", "letters-code", "as-in", "icao", "icao-code", "double", "double-icao"])
+def test_spelled_speech_is_decoded(forms_runtime, voice, said, kind, value):
+    assert spelling.decode(hear(forms_runtime, said, voice), kind) == value
+
+
+class TopicLLM:
+    """The persona's topic decision, fixed: the test's one field."""
+
+    def __init__(self, topic: str):
+        self.topic = topic
+
+    async def json(self, system, user, **kw):
+        return {"topic": self.topic}
+
+    async def warm(self, system):
+        pass
+
+
+class AudioLine:
+    """The phone agent's line over real audio without WebRTC: each thing the agent says is
+    spoken by Piper and heard by the person through Whisper; the person (its own ear, its own
+    words, spelling when asked) answers in its own voice, which the agent hears through
+    Whisper. ``turns``: (what the person heard, what it said) in order."""
+
+    def __init__(self, runtime, person: SimulatedPerson):
+        self.runtime, self.person = runtime, person
+        self.vocabulary = [person.profile.facts[k] for k in ("given_name", "family_name")]
+        self.said: list[str] = []
+        self.turns: list[tuple[str, str]] = []
+        self._heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def say(self, text: str) -> None:
+        self.said.append(text)
+        heard = await asyncio.to_thread(hear, self.runtime, text, BOT)
+        if not asks(heard):
+            return
+        reply = await self.person.respond(heard)
+        if reply:
+            spoken = mouth(reply, self.vocabulary, spell=self.person.repeat >= 1 or reply.startswith("No"))
+            style = dataclasses.replace(PERSON, length_scale=PERSON.length_scale * (1 + 0.15 * min(
+                self.person.repeat, 3)))
+            self.turns.append((heard, reply))
+            self._heard.put_nowait(await asyncio.to_thread(hear, self.runtime, spoken, style))
+
+    async def hear(self) -> str:
+        return await self._heard.get()
+
+
+async def test_a_misheard_name_is_corrected_by_spelling_within_three_exchanges(forms_runtime):
+    """"Nguyen" said as a word comes back from tiny.en as something else; after the person
+    rejects that read-back, the agent asks for a spelling, and the value is confirmed right
+    within three exchanges of the rejection (the "no", the spelling, the "yes")."""
+    family = FieldSpec(name="family_name", label="Family name", type="text", required=True)
+    person = SimulatedPerson(load_profile("hoa"), TopicLLM("family_name"), emit=lambda *a, **k: None)
+    line = AudioLine(forms_runtime, person)
+    async with InProcBus(None) as bus:
+        agent = PhoneAgent(bus, line, TopicLLM("none"), task_id="t", purpose="the test form",
+                           emit=lambda *a, **k: None, fields=(family,), answer_timeout_s=10)
+        computer = bus.subscribe("computer")
+        run = asyncio.create_task(agent.run())
+        confirmed = []
+        async for env in computer:
+            if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+                confirmed.append(env.payload.value)
+                await bus.publish(Envelope.new(StatusUpdate(state="canceled", message="test over"),
+                                               sender="computer", recipient="phone"))
+                break
+        await asyncio.wait_for(run, 60)
+    replies = [said for _, said in line.turns]
+    first_no = next(i for i, said in enumerate(replies) if said.startswith("No"))
+    assert confirmed == ["Nguyen"], line.turns
+    assert len(replies) - first_no <= 3, line.turns  # the "no", the spelling, the "yes"
+    assert any("spell" in s for s in line.said)
+    assert replies[-1] == "Yes, that's right."

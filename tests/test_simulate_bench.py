@@ -1,0 +1,61 @@
+"""``appliance bench form``'s plan and summary, and the scripted typist's line (``--person
+text``), without models or Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+
+from appliance.demo.profile import Profile
+from appliance.simulate.commands import BENCH_RUNS, bench_plan, bench_summary, hard_profiles
+from appliance.simulate.form_run import TypistLine
+from appliance.simulate.person import SimulatedPerson
+
+
+def test_the_default_plan_is_the_old_runs_then_each_hard_profile_on_the_flight_form():
+    hard = hard_profiles()
+    assert len(hard) >= 6 and not {"david", "emma"} & set(hard)
+    assert bench_plan(None, None) == [*BENCH_RUNS, *(("flight", p) for p in hard)]
+    assert bench_plan(["flight"], ["david", "siobhan"]) == [("flight", "david"), ("flight", "siobhan")]
+    assert bench_plan(["register"], None) == [("register", "david"), ("register", "emma")]
+    assert bench_plan(None, ["hoa"]) == [("flight", "hoa")]
+
+
+def test_the_summary_is_over_the_audio_runs():
+    runs = [{"person": "audio", "seconds_per_field": 6.0, "field_accuracy": 1.0},
+            {"person": "audio", "seconds_per_field": 9.0, "field_accuracy": 0.917},
+            {"person": "audio", "seconds_per_field": None, "field_accuracy": 0.0},
+            {"person": "text", "seconds_per_field": 1.0, "field_accuracy": 1.0}]
+    assert bench_summary(runs) == {"seconds_per_field": {"median": 7.5, "max": 9.0}, "field_accuracy_min": 0.0,
+                                   "person": "audio", "runs": 3}
+    assert bench_summary(runs[3:])["person"] == "text"
+
+
+class TopicLLM:
+    async def json(self, system, user, **kw):
+        return {"topic": "family_name"}
+
+    async def warm(self, system):
+        pass
+
+
+async def test_the_typist_answers_what_it_reads_once_it_is_asked_something():
+    events = []
+    person = SimulatedPerson(Profile("p", {"family_name": "O'Neill"}), TopicLLM(), emit=lambda *a, **k: None)
+    line = TypistLine(person, lambda e, **f: events.append((e, f)))
+    await line.say("Hello! I'm your assistant.")  # a statement: nothing typed
+    await line.say("What is your family name?")
+    assert await asyncio.wait_for(line.hear(), 2) == "My last name is O'Neill."
+    await line.say("I have Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?")
+    assert await asyncio.wait_for(line.hear(), 2) == "Yes, that's right."
+    assert events[0] == ("person_heard", {"text": "Hello! I'm your assistant. What is your family name?"})
+
+
+async def test_a_run_reports_only_the_submissions_made_since_it_started():
+    from types import SimpleNamespace
+
+    from appliance.simulate.form_run import _submissions
+
+    site = SimpleNamespace(submissions=[SimpleNamespace(form="flight", data={"given_name": "David"}, ts_ms=1000),
+                                        SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000)])
+    assert [s["data"] for s in await _submissions(site, "http://x/flight", 2000)] == [{"given_name": "Hoa"}]
+    assert await _submissions(site, "http://x/flight", 9000) == []
