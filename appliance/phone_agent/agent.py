@@ -22,7 +22,15 @@ word for word, picks the option the person meant); its state and rules are the p
   (CONTRACTS.md ``phone_waits_on_browser``);
 * after ``status_update{auth-required}`` it asks for explicit authorisation: "yes" sends
   ``submit_authorized``, "no" ends the task unsent; ``submitted`` → it tells the person and
-  sends ``task_completed``.
+  sends ``task_completed``;
+* ``step_failed`` (the computer agent gave up on a step) is said at once — what is wrong and
+  what the person can do —, cutting short a wait for an answer so that it is never more than
+  a moment after the give-up (CONTRACTS.md "within 5 s"); each counts in
+  ``explained_failures``, as does a failure that ends the call;
+* ``format_invalid`` with ``candidates`` asks the person to pick one of the page's close
+  matches (:mod:`~appliance.phone_agent.candidates`);
+* ``status_update{review}`` (a "don't submit" task, filled): it tells the person the form
+  waits for their review in the preview and ends the call; the browser stays up.
 """
 
 from __future__ import annotations
@@ -38,11 +46,13 @@ from appliance.bus import Bus, Envelope
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.client import LLM, LLMError
 from appliance.llm.decision import choices
+from appliance.phone_agent import candidates as cands
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
-from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Payload, StatusUpdate, SubmitAuthorized,
-                                TaskCompleted)
+from appliance.bus import now_ms
+from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Payload, StatusUpdate, StepFailed,
+                                SubmitAuthorized, TaskCompleted)
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +91,20 @@ class _HungUp(Exception):
     """The person stopped answering."""
 
 
+class _GaveUp(Exception):
+    """A ``step_failed`` arrived while the agent waited for an answer: it is said first."""
+
+
 @dataclass
 class PhoneOutcome:
-    """``status``: ``submitted``, ``not_submitted`` (declined), ``failed`` (the form could not
-    be done), ``no_answer`` or ``terminated``; ``waits_on_browser`` as in CONTRACTS.md."""
+    """``status``: ``submitted``, ``not_submitted`` (declined), ``review`` (filled, left for the
+    person to check), ``failed`` (the form could not be done), ``no_answer`` or
+    ``terminated``; ``waits_on_browser`` and ``explained_failures`` as in CONTRACTS.md."""
 
     status: str
     waits_on_browser: int
     detail: str = ""
+    explained_failures: int = 0
 
 
 class PhoneAgent:
@@ -116,6 +132,7 @@ class PhoneAgent:
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
         self._inbox = AgentInbox(self.id, emit)
         self._prefix = ""
+        self._explained = 0
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
@@ -133,7 +150,7 @@ class PhoneAgent:
         finally:
             await sub.close()
         self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
-                  detail=outcome.detail)
+                  explained_failures=outcome.explained_failures, detail=outcome.detail)
         return outcome
 
     async def _call(self) -> PhoneOutcome:
@@ -143,6 +160,7 @@ class PhoneAgent:
                 self._take_messages()
                 match iv.next_step(self.state):
                     case iv.Failed(reason=reason):
+                        self._explained += 1
                         await self._say(f"I'm sorry, I couldn't complete the form: {reason}")
                         await self._finish(f"not submitted: {reason}")
                         return self._outcome("failed", reason)
@@ -150,12 +168,25 @@ class PhoneAgent:
                         await self._say("Done! The form has been submitted. Thank you, goodbye.")
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
+                    case iv.Explain() as ex:
+                        await self._explain(ex)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
-                        await self._interview(ask)
+                        try:
+                            await self._interview(ask)
+                        except _GaveUp:  # asked again after the explanation, unless it is about this field
+                            self.state = iv.requeue(self.state, ask)
                     case iv.Authorise():
-                        if not await self._authorise():
-                            return self._outcome("not_submitted", "the person did not authorise")
+                        try:
+                            if not await self._authorise():
+                                return self._outcome("not_submitted", "the person did not authorise")
+                        except _GaveUp:
+                            pass  # still requested: asked again after the explanation
+                    case iv.Review(message=message):
+                        await self._say(f"{message.rstrip('. ')}. I have not submitted it: you can check it in the "
+                                        "preview on your page, then submit it there yourself, or cancel. Goodbye.")
+                        await self._finish("not submitted: filled in, waiting for the person's review")
+                        return self._outcome("review", message)
                     case iv.Hold(boundary=boundary):
                         await self._hold(boundary)
         except _HungUp:
@@ -163,7 +194,7 @@ class PhoneAgent:
             return self._outcome("no_answer", "no answer")
 
     def _outcome(self, status: str, detail: str) -> PhoneOutcome:
-        return PhoneOutcome(status, self.state.waits_on_browser, detail)
+        return PhoneOutcome(status, self.state.waits_on_browser, detail, self._explained)
 
     async def _finish(self, summary: str) -> None:
         await self._send(TaskCompleted(summary=summary))
@@ -176,7 +207,7 @@ class PhoneAgent:
         while self._inbox.items:
             env = self._inbox.items.pop(0)
             self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
-            self.state = iv.apply(self.state, env.payload)
+            self.state = iv.apply(self.state, env.payload, env.ts)
 
     async def _hold(self, boundary: bool) -> None:
         """Nothing to ask: keep the person informed, then wait for the computer agent."""
@@ -188,11 +219,25 @@ class PhoneAgent:
         try:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
         except TimeoutError:
-            await self._say("I'm still working on the form, thank you for waiting.")
+            if self.state.handed_over:  # waiting for the person, not the browser: remind them what to do
+                await self._say(f"I'm waiting for you: {list(self.state.handed_over.values())[-1]}")
+            else:
+                await self._say("I'm still working on the form, thank you for waiting.")
+
+    async def _explain(self, ex: iv.Explain) -> None:
+        """Tell the person what the computer agent could not do and what they can do."""
+        self.state = iv.explained(self.state)
+        self._explained += 1
+        self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field,
+                  delay_ms=now_ms() - ex.since_ms if ex.since_ms else None)
+        await self._say(f"{ex.reason.rstrip('. ')}. {ex.advice}")
 
     # ---- the interview -----------------------------------------------------------------------------
 
     async def _interview(self, ask: iv.Ask) -> None:
+        if ask.choices:
+            await self._choose(ask)
+            return
         spec = ask.spec
         q = fl.question(spec)
         say = f"Sorry, the form did not accept that: {ask.reason.rstrip('. ')}. {q}" if ask.reason else q
@@ -221,10 +266,35 @@ class PhoneAgent:
             if value is not None:
                 self._prefix = "Thanks. "
                 return
+            if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
+                return  # the page offers close matches: that ask, with its choices, comes next
             self.state, reason = iv.reask(self.state, spec.name)  # re-asked right here
             say = (f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}" if reason
                    else f"Let's try again. {q}")
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
+        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
+                  times=self.state.given_up[spec.name])
+
+    async def _choose(self, ask: iv.Ask) -> None:
+        """The page offers several close matches for the person's value: they pick one (no
+        read-back: it is said as the page lists it); an answer that names none is taken as a
+        new value for the field."""
+        spec, q = ask.spec, cands.question(ask.spec.label, ask.choices)
+        say = q
+        for _ in range(3):
+            text = await self._ask(say)
+            if _REPEAT.search(text):
+                continue
+            pick = cands.pick(text, ask.choices)
+            if pick is None and not _is_question(text):
+                pick = await self._pick_option(spec.model_copy(update={"type": "select", "options": ask.choices}), text)
+            if pick is not None:
+                self.emit("decision", agent=self.id, what="candidate_picked", field=spec.name, heard=text, pick=pick)
+                await self._info(spec, pick, confirmed=True)
+                self._prefix = "Thanks. "
+                return
+            say = f"Sorry, I didn't get which one. {q}"
+        self.state = iv.give_up(self.state, spec.name)
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
 
@@ -319,7 +389,7 @@ class PhoneAgent:
         prompted = False
         while True:
             try:
-                heard = nz.clean(await asyncio.wait_for(self.line.hear(), self.answer_timeout_s))
+                heard = nz.clean(await self._hear(self.answer_timeout_s))
             except TimeoutError:
                 if not prompts:
                     raise _HungUp() from None
@@ -333,6 +403,30 @@ class PhoneAgent:
                 continue
             if heard:
                 return heard
+
+    async def _hear(self, timeout_s: float) -> str:
+        """The person's next transcript within ``timeout_s`` (else ``TimeoutError``); a
+        ``step_failed`` arriving meanwhile stops the wait (:class:`_GaveUp`), so that the
+        person hears about it now rather than after their answer."""
+        hear = asyncio.ensure_future(self.line.hear())
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        try:
+            while True:
+                if any(isinstance(e.payload, StepFailed) for e in self._inbox.items):
+                    raise _GaveUp()
+                self._inbox.arrived.clear()  # what arrived stays in items for the next safe point
+                arrived = asyncio.ensure_future(self._inbox.arrived.wait())
+                left = deadline - asyncio.get_running_loop().time()
+                done, _ = await asyncio.wait({hear, arrived}, timeout=max(0.0, left),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                arrived.cancel()
+                if hear in done:
+                    return hear.result()
+                if not done:
+                    raise TimeoutError()
+        finally:
+            if not hear.done():
+                hear.cancel()
 
     async def _info(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
         if confirmed:
