@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from appliance import config
 from appliance.bus import Envelope, InProcBus
 from appliance.bus.redis_streams import RedisBus
 from appliance.computer_agent.agent import Outcome
-from appliance.forms.session import SessionResult, report, session_bus
+from appliance.forms.session import PageSide, SessionResult, report, session_bus
 from appliance.phone_agent.agent import PhoneOutcome
 from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized
 
@@ -47,3 +49,30 @@ def test_report_measures_fill_lag_and_authorisation_from_the_envelopes():
     assert [m["type"] for m in r["messages"]][-1] == "submit_authorized"
     early = replace(result, computer=Outcome("submitted", "ok", submitted_at_ms=3900))
     assert not report(early, None, None, None)["authorised_before_submit"]
+
+
+def test_report_counts_browser_actions_and_explained_failures():
+    result = SessionResult(Outcome("submitted", "ok", actions={"fill": 4, "click": 2, "select": 1, "key": 9}),
+                           PhoneOutcome("submitted", 0, explained_failures=2), "fixed", [], duration_s=1)
+    r = report(result, None, None, None)
+    assert (r["actions"], r["explained_failures"]) == (16, 2)
+    assert report(replace(result, phone=None), None, None, None)["explained_failures"] == 0
+
+
+async def test_the_page_side_sends_typed_values_and_a_submit_as_the_page():
+    side = PageSide()
+    with pytest.raises(RuntimeError, match="no form session"):
+        await side.submit()
+    events = []
+    async with InProcBus(None) as bus:
+        computer, phone = bus.subscribe("computer"), bus.subscribe("phone")
+        side.bind(bus, "t1")
+        await side.value("city", "Leeds", emit=lambda ev, **kw: events.append((ev, kw)))
+        await side.submit()
+        got = [await anext(computer) for _ in range(2)]
+        heard = await anext(phone)  # a typed value reaches the phone agent too: it is not asked again
+    assert [(e.sender, e.type, e.task_id) for e in got] == [("page", "info_collected", "t1"),
+                                                            ("page", "submit_authorized", "t1")]
+    assert got[0].payload == InfoCollected(field="city", value="Leeds", confirmed=True) == heard.payload
+    assert events == [("bus_out", {"agent": "page", "type": "info_collected",
+                                   "payload": {"field": "city", "value": "Leeds", "confirmed": True}})]

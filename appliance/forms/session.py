@@ -12,6 +12,11 @@ The bus is the configured one (``bus.backend``): in-process, its log is the sess
 session's envelopes go to the stream ``form-<task id>``. Every envelope is also kept in
 memory for the report, and every decision both agents log goes to the session's event log.
 :func:`report` turns a finished session into the ``simulate form`` JSON.
+
+The person's page reaches a running session through a :class:`PageSide`: the live
+:class:`~appliance.computer_agent.preview.Preview` of the agent's browser, a value the person
+typed (``info_collected{confirmed: true}`` from ``page``) and a submit from the page during
+a review (``submit_authorized`` from ``page``).
 """
 
 from __future__ import annotations
@@ -30,13 +35,14 @@ from typing import Any
 
 from appliance.bus import Bus, Envelope, open_bus
 from appliance.computer_agent.agent import ComputerAgent, Outcome
+from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.llm.client import LLM
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome
 from appliance.demo.profile import Profile
-from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, SubmitAuthorized,
-                                Terminate)
+from appliance.protocol import (Emit, FieldFilled, FieldSpec, FieldValue, InfoCollected, InitiatePhoneCallAgent,
+                                SubmitAuthorized, Terminate)
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,58 @@ class SessionResult:
     duration_s: float = 0.0
     folder: Path | None = None
 
+    @property
+    def actions(self) -> int:
+        """Browser actions the computer agent performed (fill, click, select, key)."""
+        return sum(self.computer.actions.values())
+
+    @property
+    def explained_failures(self) -> int:
+        """Times the person was told a step failed and why."""
+        return self.phone.explained_failures if self.phone else 0
+
+
+class PageSide:
+    """The person's page on a running session: ``preview`` (the agent's browser, live) and
+    what the person does there. Usable once the session has bound its bus (:meth:`bind`).
+    """
+
+    SENDER = "page"
+
+    def __init__(self, preview: Preview | None = None) -> None:
+        self.preview = preview or Preview()
+        self._bus: Bus | None = None
+        self._task_id: str | None = None
+
+    def bind(self, bus: Bus | None, task_id: str | None = None) -> None:
+        """The session's bus (None: the session has ended)."""
+        self._bus, self._task_id = bus, task_id
+
+    async def value(self, name: str, value: FieldValue, emit: Emit | None = None) -> None:
+        """The person typed ``value`` for field ``name``: ``info_collected{confirmed: true}`` to both agents.
+
+        Raises:
+            RuntimeError: no session is running.
+            pydantic.ValidationError: not a field value.
+        """
+        await self._publish(InfoCollected(field=name, value=value, confirmed=True), "*", emit)
+
+    async def submit(self, emit: Emit | None = None) -> None:
+        """The person pressed Submit on their page: ``submit_authorized`` to the computer agent.
+
+        Raises:
+            RuntimeError: no session is running.
+        """
+        await self._publish(SubmitAuthorized(), "computer", emit)
+
+    async def _publish(self, payload, recipient: str, emit: Emit | None) -> None:
+        if self._bus is None:
+            raise RuntimeError("no form session is running")
+        env = Envelope.new(payload, sender=self.SENDER, recipient=recipient, task_id=self._task_id)
+        if emit is not None:
+            emit("bus_out", agent=self.SENDER, type=env.type, payload=env.payload.model_dump())
+        await self._bus.publish(env)
+
 
 def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
     """The bus of form task ``task_id`` (not started), as ``cfg.bus`` says: in-process with its
@@ -66,13 +124,16 @@ def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
 
 async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line: Line, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
-                      folder: Path | None = None, stop: asyncio.Event | None = None) -> SessionResult:
-    """Run one form task to its end (submitted, declined, failed or past its deadline).
+                      folder: Path | None = None, stop: asyncio.Event | None = None,
+                      page_side: PageSide | None = None) -> SessionResult:
+    """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
     ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
     ``"phone"`` (``cfg`` sized with :meth:`~appliance.config.Config.for_forms`). ``line`` is the phone
     agent's audio side. Setting ``stop`` (e.g. Cancel on the person's page) publishes
-    ``terminate``: both agents stop, the browser is closed. Returns when both agents have
+    ``terminate``: both agents stop, the browser is closed. ``page_side``: the person's
+    page (preview, typed values, submit), bound to the session's bus while it runs; ``task``:
+    the person's words (fill it but don't submit → review). Returns when both agents have
     stopped.
     """
     t0 = time.monotonic()
@@ -82,7 +143,10 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
     async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
         computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
-                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser)
+                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser,
+                                 preview=page_side.preview if page_side else None)
+        if page_side is not None:
+            page_side.bind(bus, task_id)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
             return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
@@ -118,6 +182,8 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
                     await phone_task
             if canceller is not None:
                 canceller.cancel()
+            if page_side is not None:
+                page_side.bind(None)
             await tap.close()
     return SessionResult(computer_out, phone_task.result() if phone_task else None, started["by"], seen,
                          time.monotonic() - t0, folder)
@@ -142,7 +208,9 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     else [] and null); ``submitted``; ``authorised_before_submit`` (every submission the
     site recorded came after a ``submit_authorized``); ``fill_lag_ms`` {p50, max} (each
     ``field_filled`` − the ``info_collected{confirmed}`` it answers); ``phone_waits_on_browser``;
-    ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
+    ``actions`` (browser actions: fill, click, select, key); ``explained_failures`` (times the
+    person was told a step failed and why); ``duration_s``; ``messages`` (every envelope: ts,
+    sender, recipient, type, payload).
     """
     envs = result.envelopes
     mine = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
@@ -164,6 +232,8 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         "authorised_before_submit": authorised,
         "fill_lag_ms": {"p50": round(statistics.median(lags)) if lags else None, "max": max(lags) if lags else None},
         "phone_waits_on_browser": result.phone.waits_on_browser if result.phone else 0,
+        "actions": result.actions,
+        "explained_failures": result.explained_failures,
         "duration_s": round(result.duration_s, 1),
         "messages": [{"ts": e.ts, "sender": e.sender, "recipient": e.recipient, "type": e.type,
                       "payload": e.payload.model_dump(mode="json")} for e in envs],

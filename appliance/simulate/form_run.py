@@ -79,8 +79,10 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     try:
         await server.start()
         client = WebRTCClient(server.url)
-        await client.connect(mode="form", url=url, autonomous=autonomous,
-                             task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        spec = spec_for_url(url)
+        task = (spec.task if spec is not None and spec.task else
+                f"Fill in and submit the form at {url} for {profile.display_name}.")
+        await client.connect(mode="form", url=url, autonomous=autonomous, task=task)
         call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
                             folder=person_side.folder)
         async with asyncio.TaskGroup() as tg:
@@ -90,7 +92,6 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             for t in (listening, cancel):
                 if t is not None:
                     t.cancel()
-        spec = spec_for_url(url)
         if site is not None:
             subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
         else:
