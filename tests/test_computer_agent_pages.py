@@ -26,6 +26,7 @@ from appliance.demo.profile import load_profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import evaluate, load_specs
 from fakes import ScriptedLLM, names_from_labels
+from appliance.forms.session import PageSide
 from helpers import BrowserTab, ScriptedPhone
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -70,9 +71,10 @@ def answers(spec, profile, first: bool):
 
 
 async def run_page(forms_cfg, site, chromium, form: str, who: str, task: str = "", *, authorise: bool = True,
-                   first: bool = False, preview: Preview | None = None, until=None):
+                   first: bool = False, preview: Preview | None = None, until=None, during=None):
     """One agent run on ``form`` for ``who`` (``first``: the person's first answers are
-    wrong, see :func:`answers`): (outcome, phone, events, tab, spec, profile, seconds)."""
+    wrong, see :func:`answers`; ``until(phone)``: terminate once true; ``during(phone, bus,
+    tab)``: what the person does meanwhile): (outcome, phone, events, tab, spec, profile, seconds)."""
     spec, profile = load_specs()[form], load_profile(who)
     events: list[tuple[str, dict]] = []
     tab = BrowserTab(chromium)
@@ -84,6 +86,7 @@ async def run_page(forms_cfg, site, chromium, form: str, who: str, task: str = "
                               browser=tab, preview=preview)
         phone_task = asyncio.create_task(phone.run())
         run = asyncio.create_task(agent.run())
+        person = asyncio.create_task(during(phone, bus, tab)) if during is not None else None
         if until is not None:
             while not until(phone) and not run.done():
                 await asyncio.sleep(0.1)
@@ -95,6 +98,8 @@ async def run_page(forms_cfg, site, chromium, form: str, who: str, task: str = "
             raise AssertionError(f"{form}: no outcome in 90 s; last events: {events[-12:]}") from None
         finally:
             phone_task.cancel()
+            if person is not None:
+                await person
     return outcome, phone, events, tab, spec, profile, time.monotonic() - t0
 
 
@@ -173,3 +178,44 @@ async def test_the_injected_page_gets_no_other_address_no_link_click_and_no_unau
     assert all(urlsplit(u).path == "/injected-contact" for u in tab.navigations), tab.navigations
     asked = [f.label for p in sent(phone, "need_info") for f in p.fields]
     assert asked == ["First name", "Last name", "Email", "How can we help? (optional)"]
+
+
+async def _in_review(phone) -> None:
+    while not any(e.type == "status_update" and e.payload.state == "review" for e in phone.seen):
+        await asyncio.sleep(0.05)
+
+
+async def test_in_review_the_person_submits_from_their_page(env):
+    forms_cfg, site, chromium = env
+    side = PageSide()
+
+    async def person(phone, bus, tab):
+        await asyncio.wait_for(_in_review(phone), 30)
+        side.bind(bus, "t")
+        await side.submit()  # "Submit it now" on the person's page
+
+    before = len(site.attempts_of("wizard"))
+    outcome, phone, events, *_ = await run_page(forms_cfg.model_copy(update={"review_timeout_s": 30.0}), site,
+                                                chromium, "wizard", "david", during=person)
+    assert outcome.status == "submitted" and "Application sent" in outcome.detail
+    [accepted] = [a for a in site.attempts_of("wizard")[before:] if a.outcome != "draft"]
+    assert accepted.outcome == "accepted"
+    assert any(kw.get("what") == "press_final_submit" and "person" in kw["by"] for ev, kw in events)
+
+
+async def test_in_review_the_person_clicks_submit_in_the_preview_and_the_agent_sees_the_result(env):
+    forms_cfg, site, chromium = env
+    preview = Preview()
+
+    async def person(phone, bus, tab):
+        await asyncio.wait_for(_in_review(phone), 30)
+        box = await tab.page.get_by_role("button", name="Submit application").bounding_box()
+        await preview.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+    before = len(site.attempts_of("wizard"))
+    outcome, phone, events, *_ = await run_page(forms_cfg.model_copy(update={"review_timeout_s": 30.0}), site,
+                                                chromium, "wizard", "david", preview=preview, during=person)
+    assert outcome.status == "submitted" and outcome.detail.startswith("submitted by the person")
+    assert [a.outcome for a in site.attempts_of("wizard")[before:] if a.outcome != "draft"] == ["accepted"]
+    assert not any(kw.get("what") == "press_final_submit" for ev, kw in events)  # the agent pressed nothing
+    assert outcome.actions["click"] == 1  # its own press of Next; the person's click is not its action

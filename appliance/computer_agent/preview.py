@@ -82,7 +82,7 @@ class Preview:
 
     def _on_frame(self, params: dict) -> None:
         meta = params.get("metadata") or {}
-        self._put(base64.b64decode(params["data"]), int(meta.get("deviceWidth") or 0),
+        self.put(base64.b64decode(params["data"]), int(meta.get("deviceWidth") or 0),
                   int(meta.get("deviceHeight") or 0))
         if self._cdp is not None:
             task = asyncio.ensure_future(self._cdp.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
@@ -94,7 +94,9 @@ class Preview:
         if not task.cancelled() and task.exception() is not None:
             log.debug("preview: ack: %s", task.exception())
 
-    def _put(self, data: bytes, width: int, height: int) -> None:
+    def put(self, data: bytes, width: int = 0, height: int = 0) -> None:
+        """A new picture (a screencast frame, a screenshot) of the page, ``width`` × ``height``
+        CSS pixels (0: the page's viewport)."""
         if not (width and height) and self._page is not None and self._page.viewport_size:
             width, height = self._page.viewport_size["width"], self._page.viewport_size["height"]
         self.frame = Frame((self.frame.seq if self.frame else 0) + 1, data, width, height)
@@ -110,7 +112,7 @@ class Preview:
         except Exception as e:  # the page is navigating or closed: the next action brings a picture
             log.debug("preview: screenshot: %s", str(e).splitlines()[0])
             return
-        self._put(data, 0, 0)
+        self.put(data, 0, 0)
 
     async def show_focus(self, field: str, loc) -> None:
         """The field labelled ``field`` (its Playwright locator ``loc``) is being worked on: its box

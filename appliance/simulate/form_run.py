@@ -49,7 +49,9 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     ``"person"`` slot) and ``cfg.for_simulation()``; the simulated person joins it over
     WebRTC (:mod:`appliance.simulate.call`) and the session runs in real time. ``site``:
     the demo site serving ``url`` when it is local (its own record of submissions is then
-    used; otherwise the URL's ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
+    used; otherwise the URL's ``/api/submissions`` when offered). The task is the demo
+    spec's own when it has one ("don't submit" → the form is left for a review that ends
+    after ``forms.review_timeout_s``), else to fill the form in and submit it. Setting ``stop`` presses Cancel as the page does.
     ``progress``: called with each line of the conversation as the person heard and said it.
     The person's side is recorded in its own folder (``…-form-<profile>/events.jsonl``);
     the appliance's side in the server session's folder (``RunOutput.session.folder``).
