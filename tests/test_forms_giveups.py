@@ -90,12 +90,12 @@ async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", unti
                                  emit=emit, task=task, browser=FakeBrowser(page))
         phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit,
                            answer_timeout_s=30.0)  # long: only the give-up can cut the wait for an answer short
-        runs = asyncio.gather(computer.run(), phone.run())
+        runs = asyncio.gather(phone.run(), computer.run())  # the phone listens first, as in a session
         t0 = time.monotonic()
         while not until(events) and time.monotonic() - t0 < deadline_s:
             await asyncio.sleep(0.05)
         await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
-        done, phone_done = await asyncio.wait_for(runs, 10)
+        phone_done, done = await asyncio.wait_for(runs, 10)
     return done, phone_done, line, events
 
 
@@ -194,3 +194,19 @@ async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, 
     assert ("The page offers several for town or city: Manchester, United Kingdom; or Manchester, New Hampshire, "
             "United States. Which one do you mean?") in line.said
     assert got[-1] == InfoCollected(field="city", value=value, confirmed=True)  # a pick needs no read-back
+
+
+async def test_a_sign_in_page_is_the_persons_and_no_password_is_ever_asked(monkeypatch):
+    password = pg.FieldView(**{**_field("f3", "password", "Password").__dict__, "kind": "password"})
+    sign_in = pg.ButtonView(ref="b2", text="Sign in", type="submit", in_form=True, name="", formnovalidate=False)
+    page = FakePage([_field("f1", "email", "Email"), password], buttons=(sign_in,))
+
+    def over(events):
+        return any(ev == "failure_explained" for _, ev, _ in events)
+
+    computer, phone, line, events = await run_both(monkeypatch, page, [], until=over)
+    _, gave_up = _at(events, "gave_up")
+    assert gave_up["problem"] == "login" and "sign in" in gave_up["reason"]
+    assert any("sign in yourself in the preview" in s for s in line.said), line.said
+    assert not any(ev == "bus_out" and kw["type"] == "need_info" for _, ev, kw in events)  # nothing asked
+    assert page.fills == [] and not any("password" in s.lower() for s in line.said if s.startswith("What"))

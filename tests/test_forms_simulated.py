@@ -22,7 +22,7 @@ from helpers import chromium_processes
 pytestmark = pytest.mark.e2e
 
 REPORT_KEYS = {"fields", "field_accuracy", "submitted", "authorised_before_submit", "fill_lag_ms",
-               "phone_waits_on_browser", "duration_s", "messages"}
+               "phone_waits_on_browser", "actions", "explained_failures", "duration_s", "messages"}
 
 
 def _types(report: dict) -> list[tuple[str, dict]]:

@@ -93,7 +93,8 @@ class _State:
     signature: tuple = ()
     since: float = field(default_factory=time.monotonic)
     presses: int = 0  # step presses in this state since the last new value
-    gave_up: set = field(default_factory=set)  # give-ups already sent in this state: (problem, field)
+    gave_up: set = field(default_factory=set)  # give-ups already sent in this state (see ComputerAgent._give_up)
+    tries: int = 0  # new values and authorisations in this state: a give-up may be said again after one
 
 
 @dataclass
@@ -333,6 +334,7 @@ class ComputerAgent:
                     await self._on_info(page, view, env)
                 case SubmitAuthorized():
                     self._authorized = True
+                    self._state.tries += 1
                     self.emit("decision", agent=self.id, what="submit_authorized_received", sender=env.sender)
                 case Interrupt(reason=reason):
                     self._authorized = False
@@ -354,6 +356,7 @@ class ComputerAgent:
         self.book = fb.collect(self.book, p, env.ts)
         self._ready_sent = False
         self._state.presses = 0
+        self._state.tries += 1
         live = {f.ident: f for f in view.live_fields}
         f = live.get(fb.entry(self.book, p.field).view.ident)
         if f is None:
@@ -500,16 +503,25 @@ class ComputerAgent:
                 self._outcome = Outcome("submitted", v.text, submitted_at)
                 await self._send(Submitted(confirmation=v.text))
                 await self._status("completed", "the form was submitted")
-            case "refused" if not any(f.error for f in after.live_fields):
+            case "refused" if not self._ours(after):
                 self._ready_sent = True  # not asked again until the page or a value changes
                 await self._give_up(vd.page_error(v.text))
             case "refused":
-                pass  # each field's error goes back to the phone agent (fieldbook.see) and is asked again
+                pass  # each error on a value of ours goes back to the phone agent (fieldbook.see), asked again
             case "moved":
                 pass  # another step: filled like the first
             case _:
                 self._ready_sent = True
                 await self._give_up(vd.no_result(final.text))
+
+    def _ours(self, view: pg.PageView) -> list[pg.FieldView]:
+        """The fields showing an error about a value the agent put in."""
+        out = []
+        for f in view.live_fields:
+            name = fb.name_of(self.book, f) if f.error else None
+            if name is not None and fb.entry(self.book, name).value is not None:
+                out.append(f)
+        return out
 
     async def _answer(self, page, before: pg.PageView) -> tuple[vd.Verdict, pg.PageView]:
         """Read the page until it answers a press (``forms.page_load_timeout_ms`` at most)."""
@@ -575,8 +587,9 @@ class ComputerAgent:
 
     async def _give_up(self, step: StepFailed) -> None:
         """Give up on a step: a ``gave_up`` event and ``step_failed`` to the phone agent, once
-        per page state and (problem, field)."""
-        key = (step.problem, step.field)
+        per page state and (problem, field) — for anything but a captcha or a password, once
+        more after each new value or authorisation (the person tried again)."""
+        key = (step.problem, step.field) + (() if step.problem in ("captcha", "login") else (self._state.tries,))
         if key in self._state.gave_up:
             return
         self._state.gave_up.add(key)
