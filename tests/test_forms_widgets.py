@@ -183,3 +183,16 @@ async def test_each_second_strategy_operates_its_widget_too(env, form, label, st
     assert strategy in widgets.LADDERS[f.widget][1:]
     got, msg = await fill(page, f, said, TIMEOUT_MS, strategy=strategy)
     assert not msg and same_value(f, said, got), (got, msg)
+
+
+async def test_the_reader_sees_a_captcha_and_tells_one_document_from_the_next(env):
+    site, page = env
+    await page.goto(site.urls["id-check"])
+    first = await perceive(page)
+    assert not first.captcha and first.document
+    await page.reload()
+    assert (await perceive(page)).document != first.document  # a reload is another document
+    await page.evaluate("""() => { const d = document.createElement('div'); d.className = 'g-recaptcha';
+                                   d.style.cssText = 'width:300px;height:80px'; document.forms[0].append(d); }""")
+    seen = await perceive(page)
+    assert seen.captcha and seen.document != first.document
