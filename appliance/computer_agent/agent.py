@@ -550,6 +550,9 @@ class ComputerAgent:
             if self._outcome is None:
                 self._review = _Review(view, r.until)
             return
+        if self._authorized:  # the person's Submit, but this page has nothing to press
+            self._authorized = False
+            await self._give_up(vd.no_control(view))
         if view.signature != r.view.signature:
             v = vd.after_press(r.view, view)
             if v.kind == "result":
