@@ -40,6 +40,8 @@ FORM_SLOTS = ("computer", "phone", "person")
 
 #: forms.answer_timeout_s at least this in a simulated call: the simulated person's LLM shares the CPU with both agents
 SIMULATED_ANSWER_TIMEOUT_S = 20.0
+#: forms.review_timeout_s at most this in a simulated call: no person looks at the preview, the review just ends
+SIMULATED_REVIEW_TIMEOUT_S = 5.0
 
 
 class _Section(BaseModel):
@@ -238,6 +240,7 @@ class FormsConfig(_Section):
     task_deadline_s: float = Field(1800.0, gt=0)  # longest whole task
     map_max_tokens: int = Field(400, ge=32)  # LLM budget for mapping one page state's fields
     answer_timeout_s: float = Field(10.0, gt=0)  # silence before the phone agent checks the person is there
+    review_timeout_s: float = Field(900.0, gt=0)  # a "don't submit" task: how long the filled form waits for the person
     llm_threads: int = Field(1, ge=1)  # llm.threads when a form command starts the LLM (Chromium + ASR share the cores)
     date_order: Literal["DMY", "MDY"] = "DMY"  # how spoken numeric dates like 03/04/1990 are read
     person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
@@ -285,14 +288,16 @@ class Config(_Section):
     def for_simulation(self) -> "Config":
         """For the voice server a simulated person calls (``simulate form``, ``bench form``):
         :meth:`for_forms` and :meth:`loopback`, on 127.0.0.1 at a free port, loopback ICE candidates only, and a
-        phone agent that waits at least :data:`SIMULATED_ANSWER_TIMEOUT_S` for an answer.
+        phone agent that waits at least :data:`SIMULATED_ANSWER_TIMEOUT_S` for an answer, and a
+        filled "don't submit" form that waits at most :data:`SIMULATED_REVIEW_TIMEOUT_S` for its review.
 
         Raises:
             ConfigError: the derived settings are not valid.
         """
         return self.for_forms().loopback()._derive(
             server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
-            forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S)})
+            forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S),
+                   "review_timeout_s": min(self.forms.review_timeout_s, SIMULATED_REVIEW_TIMEOUT_S)})
 
     def without_recording(self) -> "Config":
         """For one call the person asked not to record (the offer's ``record: false``):

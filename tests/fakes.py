@@ -4,6 +4,8 @@
   ``json``, ``complete``, ``text``, ``warm``) answering from a script and recording every prompt.
 - :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.agent.Line`:
   answers each question with the next scripted line; records what the agent said.
+- :func:`names_from_labels` — a scripted answer to the computer agent's field-naming
+  request: each label's slug, as a model would name it.
 - :class:`FakeASR`, :class:`FakeSynth` — the voice models' shapes for tests that push
   pipecat frames: no model file is loaded.
 """
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import json as jsonlib
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,6 +137,21 @@ class ScriptedLine(QueueLine):
             if answer is not None:
                 self.heard(answer)
         return await super().hear()
+
+def names_from_labels(system: str, user: str) -> dict:
+    """A naming answer (``ScriptedLLM(json=[names_from_labels, …])``): each label of the
+    prompt's field list (``1. "Label" kind``) → its snake_case slug, as the model would."""
+    from appliance.computer_agent.mapper import slug
+
+    out: dict[str, str] = {}
+    for label in re.findall(r'^\d+\. "(.*)" \S+', user, re.M):
+        alias, n = label[:48], 1
+        while alias in out:
+            n += 1
+            alias = f"{label[:48]} ({n})"
+        out[alias] = slug(label)[:31].rstrip("_")
+    return out
+
 
 _WORDS = "one two three four five six seven eight nine ten".split()
 

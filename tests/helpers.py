@@ -59,22 +59,36 @@ def read_16k(path: Path) -> np.ndarray:
 class ScriptedPhone:
     """Stands in for the phone agent on the bus (tests of the computer agent alone).
 
-    Answers each ``need_info`` field from ``answers`` (label substring → value, or a list of
-    values given one per ask: the first answer, then the one after a ``format_invalid`` or
-    ``fill_error``), always confirmed; authorises the submit when asked if ``authorise``.
-    ``seen`` keeps every envelope it received; ``authorised_at_ms`` the submit_authorized ts.
+    Answers each ``need_info`` field from ``answers`` — a mapping label → value, or a list of
+    values given one per ask (the first answer, then the one after a ``format_invalid`` or
+    ``fill_error``), the label matched exactly (case ignored) else as a substring; or a
+    function ``(field_spec, n) -> value`` (``n``: 0 for the first ask) —, always confirmed;
+    authorises the submit when asked if ``authorise``. A field it has no answer for is kept
+    in ``unknown`` and left unanswered. ``seen`` keeps every envelope it received;
+    ``authorised`` the ts of each submit_authorized (``authorised_at_ms``: the last).
     """
 
-    def __init__(self, bus, answers: dict, authorise: bool):
+    def __init__(self, bus, answers, authorise: bool):
         self.bus, self.answers, self.authorise = bus, answers, authorise
         self.seen: list = []
-        self.authorised_at_ms: int | None = None
+        self.authorised: list[int] = []
         self.asked: dict[str, int] = {}
+        self.unknown: list[str] = []
         self.sub = bus.subscribe("phone")
 
+    @property
+    def authorised_at_ms(self) -> int | None:
+        return self.authorised[-1] if self.authorised else None
+
     def _answer(self, field) -> object:
-        key = next(k for k in self.answers if k.lower() in field.label.lower())
         n = self.asked[field.name] = self.asked.get(field.name, -1) + 1
+        if callable(self.answers):
+            return self.answers(field, n)
+        label = field.label.lower()
+        key = next((k for k in self.answers if k.lower() == label), None) or next(
+            (k for k in self.answers if k.lower() in label), None)
+        if key is None:
+            return None
         v = self.answers[key]
         return v[min(n, len(v) - 1)] if isinstance(v, list) else v
 
@@ -86,8 +100,15 @@ class ScriptedPhone:
         async def send(type_: str, payload: dict) -> None:
             env = Envelope.new(type_, payload, sender="phone", recipient="computer")
             if type_ == "submit_authorized":
-                self.authorised_at_ms = env.ts
+                self.authorised.append(env.ts)
             await self.bus.publish(env)
+
+        async def answer(f) -> None:
+            value = self._answer(f)
+            if value is None:
+                self.unknown.append(f.label)
+                return
+            await send("info_collected", {"field": f.name, "value": value, "confirmed": True})
 
         async for env in self.sub:
             self.seen.append(env)
@@ -95,12 +116,39 @@ class ScriptedPhone:
             if env.type == "need_info":
                 for f in p.fields:
                     specs[f.name] = f
-                    await send("info_collected", {"field": f.name, "value": self._answer(f), "confirmed": True})
+                    await answer(f)
             elif env.type in ("format_invalid", "fill_error") and p.field in specs:
-                await send("info_collected", {"field": p.field, "value": self._answer(specs[p.field]),
-                                              "confirmed": True})
+                await answer(specs[p.field])
             elif env.type == "status_update" and p.state == "auth-required" and self.authorise:
                 await send("submit_authorized", {})
+
+
+class BrowserTab:
+    """Stands in for :class:`appliance.computer_agent.browser.Browser` on a shared Chromium:
+    each agent run gets a fresh context and page of the one Chromium ``chromium`` (a started
+    Browser) and closes only those. ``requests``: every URL the page asked for;
+    ``navigations``: every URL its main frame went to."""
+
+    def __init__(self, chromium) -> None:
+        self.chromium = chromium
+        self.context = self.page = None
+        self.requests: list[str] = []
+        self.navigations: list[str] = []
+
+    async def start(self):
+        self.context = await self.chromium.context.browser.new_context()
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.page = await self.context.new_page()
+        self.page.on("framenavigated", lambda fr: fr == self.page.main_frame and self.navigations.append(fr.url))
+        return self.page
+
+    def processes(self) -> list[int]:
+        return []
+
+    async def close(self) -> None:
+        if self.context is not None:
+            await self.context.close()
+            self.context = None
 
 
 def chromium_processes() -> list[int]:

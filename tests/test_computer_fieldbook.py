@@ -145,3 +145,19 @@ def test_summary_and_unknown_fields():
         fb.collect(book, info("nope", "x"), ts=3)
     with pytest.raises(fb.FieldBookError):
         fb.read_back(book, "nope", EMAIL, "", "")
+
+
+def test_close_matches_go_back_as_candidates_and_a_handed_over_field_waits_for_the_person():
+    town = field("town", "Town or city", widget="autocomplete")
+    book = fb.collect(named(town, EMAIL), info("town", "Manchester"), ts=1)
+    book, reply = fb.refused(book, "town", FillProblem("format", "fits several", "A or B", ("A", "B")))
+    assert reply == FormatInvalid(field="town", expected="A or B", got="Manchester", candidates=("A", "B"))
+    book = fb.hand_over(book, "town", "the list did not open")
+    assert fb.entry(book, "town").handed_over == "the list did not open"
+    assert not fb.needs_fill(book, "town", town)  # never retried by the agent on its own
+    assert fb.pending(book, "town", town)  # required and empty: the person has to set it
+    assert not fb.pending(book, "town", replace(town, value="Manchester, United Kingdom"))  # set in the preview
+    book = fb.collect(book, info("town", "Manchester, United Kingdom"), ts=2)  # typed on the page
+    assert fb.entry(book, "town").handed_over == "" and fb.needs_fill(book, "town", town)
+    with pytest.raises(fb.FieldBookError):
+        fb.hand_over(book, "nope", "why")

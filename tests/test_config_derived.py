@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from appliance import config
-from appliance.config import FORM_SLOTS, LLM_SLOTS, MAX_SEATS, SIMULATED_ANSWER_TIMEOUT_S, ConfigError
+from appliance.config import (FORM_SLOTS, LLM_SLOTS, MAX_SEATS, SIMULATED_ANSWER_TIMEOUT_S, SIMULATED_REVIEW_TIMEOUT_S,
+                              ConfigError)
 
 
 def test_forms_get_a_slot_per_prompt_and_their_llm_threads():
@@ -20,6 +21,7 @@ def test_simulation_is_loopback_on_a_free_port_with_a_patient_phone_agent():
     sim = cfg.for_simulation()
     assert (sim.server.host, sim.server.port, sim.transport.loopback_only) == ("127.0.0.1", 0, True)
     assert sim.forms.answer_timeout_s == SIMULATED_ANSWER_TIMEOUT_S and sim.llm == cfg.for_forms().llm
+    assert sim.forms.review_timeout_s == SIMULATED_REVIEW_TIMEOUT_S < cfg.forms.review_timeout_s  # nobody reviews it
 
 
 @pytest.mark.parametrize("seats", [6, 7, 8])

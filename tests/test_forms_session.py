@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from appliance import config
 from appliance.bus import Envelope, InProcBus
 from appliance.bus.redis_streams import RedisBus
 from appliance.computer_agent.agent import Outcome
-from appliance.forms.session import SessionResult, report, session_bus
+from appliance.forms.session import PageSide, SessionResult, report, session_bus
+from appliance.forms.typed import UnknownField
 from appliance.phone_agent.agent import PhoneOutcome
-from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized
+from appliance.protocol import FieldFilled, FieldSpec, InfoCollected, SubmitAuthorized
 
 
 def test_the_session_bus_is_the_configured_backend(tmp_path):
@@ -59,8 +62,8 @@ def test_report_gives_the_interviews_figures_per_field_filled():
             _env(FieldFilled(field="email", value_read_back="a@b.c"), 1200),  # one field, read back twice
             _env(SubmitAuthorized(), 2000)]
     stats = CallStats(interview_s=13.0, person_turns=5, spelled=("name",), explained_failures=1)
-    result = SessionResult(Outcome("submitted", "ok", submitted_at_ms=2100), PhoneOutcome("submitted", 0, "", stats),
-                           "fixed", envs, duration_s=30.0, actions=4)
+    result = SessionResult(Outcome("submitted", "ok", submitted_at_ms=2100, actions={"fill": 3, "click": 1}),
+                           PhoneOutcome("submitted", 0, "", stats), "fixed", envs, duration_s=30.0)
     spec = FormSpec("f", "/f", (FieldRule("name", "given_name"), FieldRule("email", "email")))
     profile = Profile("p", {"given_name": "Ada", "email": "a@b.c"})
     r = report(result, spec, profile, [{"form": "f", "data": {"name": "Ada", "email": "a@b.c"}, "ts_ms": 2100}])
@@ -68,3 +71,38 @@ def test_report_gives_the_interviews_figures_per_field_filled():
     assert (r["actions"], r["explained_failures"], r["accepted"], r["field_accuracy"]) == (4, 1, True, 1.0)
     wrong = report(result, spec, profile, [{"form": "f", "data": {"name": "Adda", "email": "a@b.c"}, "ts_ms": 2100}])
     assert not wrong["accepted"] and wrong["field_accuracy"] == 0.5
+
+
+def test_report_counts_browser_actions_and_explained_failures():
+    from appliance.phone_agent.agent import CallStats
+
+    result = SessionResult(Outcome("submitted", "ok", actions={"fill": 4, "click": 2, "select": 1, "key": 9}),
+                           PhoneOutcome("submitted", 0, stats=CallStats(explained_failures=2)), "fixed", [],
+                           duration_s=1)
+    r = report(result, None, None, None)
+    assert (r["actions"], r["explained_failures"]) == (16, 2)
+    assert report(replace(result, phone=None), None, None, None)["explained_failures"] == 0
+
+
+async def test_the_page_side_sends_typed_values_and_a_submit_as_the_page():
+    side = PageSide()
+    with pytest.raises(RuntimeError, match="no form session"):
+        await side.submit()
+    with pytest.raises(RuntimeError, match="no form session"):
+        await side.value("city", "Leeds")
+    events = []
+    async with InProcBus(None) as bus:
+        computer, phone = bus.subscribe("computer"), bus.subscribe("phone")
+        side.bind(bus, "t1")
+        with pytest.raises(UnknownField, match="none yet"):  # a field the session has not announced
+            await side.value("city", "Leeds")
+        side.typed.known([FieldSpec(name="city", label="Town or city", type="text", required=True)])
+        await side.value("Town or city", "Leeds", emit=lambda ev, **kw: events.append((ev, kw)))
+        await side.submit()
+        got = [await anext(computer) for _ in range(2)]
+        heard = await anext(phone)  # a typed value reaches the phone agent too: it is not asked again
+    assert [(e.sender, e.type, e.task_id) for e in got] == [("page", "info_collected", "t1"),
+                                                            ("page", "submit_authorized", "t1")]
+    assert got[0].payload == InfoCollected(field="city", value="Leeds", confirmed=True) == heard.payload
+    assert events == [("bus_out", {"agent": "page", "type": "info_collected",
+                                   "payload": {"field": "city", "value": "Leeds", "confirmed": True}})]

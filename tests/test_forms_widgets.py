@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from appliance import config
+from appliance.computer_agent import widgets
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.page import FillProblem, fill, locate, perceive, same_value
 from appliance.demo.profile import load_profile
@@ -165,3 +166,33 @@ async def test_injected_text_stays_out_of_labels_and_fields(env):
     assert [f.label for f in view.live_fields] == ["First name", "Last name", "Email", "How can we help? (optional)"]
     hidden = {f.key: f for f in view.fields if not f.fillable}
     assert {"agent_notes", "website"} <= set(hidden)
+
+
+@pytest.mark.parametrize("form, label, strategy, said", [
+    ("id-check", "First name", widgets.typed, "David"),
+    ("city-autocomplete", "Town or city", widgets.autocomplete_slowly, "Manchester, United Kingdom"),
+    ("custom-dropdown", "Nationality", widgets.listbox_by_keys, "British"),
+    ("custom-dropdown", "Meal on the flight", widgets.listbox_by_keys, "Vegan"),
+    ("masked-phone", "Mobile number", widgets.masked_digits, "+447700900123"),
+])
+async def test_each_second_strategy_operates_its_widget_too(env, form, label, strategy, said):
+    """The ladder's other ways (tried when the first cannot operate a widget) work on real widgets."""
+    site, page = env
+    await page.goto(site.urls[form])
+    f = next(f for f in (await perceive(page)).live_fields if f.label == label)
+    assert strategy in widgets.LADDERS[f.widget][1:]
+    got, msg = await fill(page, f, said, TIMEOUT_MS, strategy=strategy)
+    assert not msg and same_value(f, said, got), (got, msg)
+
+
+async def test_the_reader_sees_a_captcha_and_tells_one_document_from_the_next(env):
+    site, page = env
+    await page.goto(site.urls["id-check"])
+    first = await perceive(page)
+    assert not first.captcha and first.document
+    await page.reload()
+    assert (await perceive(page)).document != first.document  # a reload is another document
+    await page.evaluate("""() => { const d = document.createElement('div'); d.className = 'g-recaptcha';
+                                   d.style.cssText = 'width:300px;height:80px'; document.forms[0].append(d); }""")
+    seen = await perceive(page)
+    assert seen.captcha and seen.document != first.document

@@ -208,3 +208,44 @@ def test_a_withdrawn_authorisation_is_asked_again():
     state = iv.apply(iv.start(), StatusUpdate(state="auth-required"))
     state = iv.withdrawn(iv.authorised(state))
     assert iv.next_step(state) == Authorise()
+def test_a_give_up_is_explained_first_and_its_field_handed_over():
+    from appliance.phone_agent.interview import Explain
+    from appliance.protocol import StepFailed
+
+    state = iv.start([NAME, PHONE])
+    failed = StepFailed(problem="widget", field="phone", reason="I could not set Phone number", advice="Set it.")
+    state = iv.apply(state, failed, ts=1234)
+    assert iv.next_step(state) == Explain("widget", "I could not set Phone number", "Set it.", "phone", 1234)
+    assert asked(state) == ["family_name"] and state.handed_over == {"phone": "Set it."}
+    state = iv.explained(state)
+    state, ask = ask_next(state)
+    state = iv.confirm(state, "family_name", "Miller")
+    assert iv.next_step(state) == Hold(boundary=True)  # waiting for the person, not for the browser
+    with pytest.raises(InterviewError, match="no explanation"):
+        iv.explained(state)
+    # a page-level give-up (no field) is explained too, and asks nothing away
+    state = iv.apply(iv.start([NAME]), StepFailed(problem="no_control", reason="No button.", advice="Press it."))
+    assert isinstance(iv.next_step(state), Explain) and asked(state) == ["family_name"]
+
+
+def test_close_matches_are_asked_as_choices_and_a_typed_value_confirms():
+    from appliance.protocol import InfoCollected
+
+    state = iv.confirm(iv.start([NAME, PHONE]), "phone", "+4412")
+    state = iv.apply(state, FormatInvalid(field="family_name", expected="A or B", got="Mil", candidates=("A", "B")))
+    step = iv.next_step(state)
+    assert step.spec == NAME and step.choices == ("A", "B")
+    state = iv.apply(state, InfoCollected(field="family_name", value="Miller", confirmed=True))  # typed on the page
+    assert state.confirmed["family_name"] == "Miller" and asked(state) == ["phone"]
+    state, ask = ask_next(iv.start([NAME]))
+    assert asked(iv.requeue(state, ask)) == ["family_name"]  # an ask cut short goes back first
+    assert iv.requeue(iv.confirm(state, "family_name", "M"), ask).queue == ()
+
+
+def test_review_ends_the_interview_once_nothing_is_left_to_ask():
+    from appliance.phone_agent.interview import Review
+
+    state = iv.apply(iv.start([NAME]), StatusUpdate(state="review", message="Filled, waiting for your review"))
+    assert isinstance(iv.next_step(state), Ask)  # a queued field first
+    state, _ = ask_next(state)
+    assert iv.next_step(state) == Review("Filled, waiting for your review")

@@ -9,7 +9,6 @@ let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, 
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
   "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error"]);
-let typedField = null;  // the field whose value the person may type (form mode)
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
@@ -70,6 +69,8 @@ function addMsg(who, text) {
 
 function onEvent(ev) {
   if (ev.event.startsWith("ww_")) { onWerewolf(ev); return; }
+  if (FORM_EVENTS.has(ev.event)) onForm(ev);
+  if (ev.event === "preview_focus") return;  // drawn on the preview, not logged
   switch (ev.event) {
     case "interim_transcript": $("interim").textContent = ev.text; break;
     case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); botMsg = null; break;
@@ -86,15 +87,158 @@ function onEvent(ev) {
     }
     case "error": setStatus(ev.error, "error"); break;
     case "agent_done": $("form-cancel").hidden = true; $("ww-start").disabled = false; break;
-    case "type_requested":  // the phone agent offers the box: the person may type the value instead
-      typedField = ev.field; $("form-type-label").textContent = ev.label; $("form-type-value").value = "";
-      $("form-type").hidden = false; $("form-type-value").focus(); break;
+    case "type_requested": askToType(ev.field, ev.label); break;  // the phone agent offers the field's box
     case "recording_notice":
       $("form-record-where").textContent = ev.recorded ? "Recorded in " + ev.folder : "Not recorded"; break;
-    case "call_ended": $("form-type").hidden = true; disconnect("The call has ended: " + ev.reason + "."); break;
+    case "call_ended": disconnect("The call has ended: " + ev.reason + "."); break;
   }
   if (!CONVERSATION_EVENTS.has(ev.event)) logActivity(ev);
 }
+
+// --- Fill a form: the agent's browser live, the field it works on, the values and their state ---
+const FORM_EVENTS = new Set(["form_started", "bus_out", "preview_focus", "form_finished", "agent_done", "error"]);
+const STATES = { ask: "to ask", heard: "heard", confirmed: "confirmed", "in-page": "in the page", refused: "refused",
+                 yours: "yours to set", typed: "typed by you" };
+const form = { live: false, fields: new Map(), viewport: [1280, 720], frameUrl: null };
+
+function formReset() {
+  form.fields.clear(); $("form-values").querySelector("tbody").innerHTML = "";
+  $("preview-focus").hidden = true; $("preview-empty").hidden = false;
+  if (form.frameUrl) URL.revokeObjectURL(form.frameUrl);
+  form.frameUrl = null; $("preview-img").removeAttribute("src");
+  $("form-review").hidden = true; $("form-review").classList.remove("done"); $("form-submit").hidden = true;
+}
+
+function fieldRow(spec) {
+  let f = form.fields.get(spec.name);
+  if (f) return f;
+  const tr = document.createElement("tr");
+  tr.innerHTML = '<td class="label"></td><td class="value"></td><td><span class="badge"></span><span class="note"></span></td>' +
+                 '<td><form class="typed"><input aria-label="Type the value"><button type="submit" class="secondary">Set</button></form></td>';
+  tr.querySelector(".label").textContent = spec.label || spec.name;
+  f = { spec, tr, value: null, state: "ask" };
+  const input = tr.querySelector("input");
+  if (spec.type === "checkbox") input.placeholder = "yes or no";
+  else if (spec.options) input.placeholder = spec.options.slice(0, 3).join(" / ") + (spec.options.length > 3 ? " …" : "");
+  else if (spec.format_hint) input.placeholder = spec.format_hint;
+  if (spec.type === "password") input.type = "password";
+  tr.querySelector("form").addEventListener("submit", (e) => { e.preventDefault(); typeValue(f, input); });
+  form.fields.set(spec.name, f); $("form-values").querySelector("tbody").appendChild(tr);
+  return f;
+}
+
+function setField(name, changes) {
+  const f = form.fields.get(name) || fieldRow({ name, label: name });
+  Object.assign(f, changes);
+  const shown = f.value === null || f.value === undefined ? "" :
+    (typeof f.value === "boolean" ? (f.value ? "yes" : "no") : (Array.isArray(f.value) ? f.value.join(", ") : String(f.value)));
+  f.tr.querySelector(".value").textContent = f.spec.type === "password" && shown ? "••••" : shown;
+  const badge = f.tr.querySelector(".badge");
+  badge.textContent = STATES[f.state] || f.state; badge.className = "badge " + f.state;
+  f.tr.querySelector(".note").textContent = changes.note !== undefined ? changes.note : (f.note || "");
+}
+
+function askToType(name, label) {
+  // the value keeps being misheard: the phone agent asks the person to spell it or type it in its row's box
+  const f = fieldRow({ name, label });
+  form.fields.forEach((g) => g.tr.classList.toggle("asked", g === f));
+  setField(name, { note: "Type it here if that is easier." });
+  f.tr.scrollIntoView({ block: "nearest" }); f.tr.querySelector("input").focus();
+}
+
+async function typeValue(f, input) {
+  const text = input.value.trim();
+  if (!text || !window.appliancePcId) return;
+  let value = text;
+  if (f.spec.type === "checkbox") value = /^(y|yes|true|on|1)$/i.test(text);
+  else if (["multiselect", "checkboxes"].includes(f.spec.type)) value = text.split(",").map((v) => v.trim()).filter(Boolean);
+  const r = await fetch("/api/form/value", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ pc_id: window.appliancePcId, field: f.spec.name, value }) });
+  if (r.ok) { input.value = ""; f.tr.classList.remove("asked"); setField(f.spec.name, { value, state: "typed", note: "" }); }
+  else setField(f.spec.name, { note: (await r.json()).error || r.statusText });
+}
+
+function onForm(ev) {
+  switch (ev.event) {
+    case "form_started":
+      formReset(); form.live = true; $("form-live").hidden = false; previewLoop(window.appliancePcId); break;
+    case "bus_out": onFormMessage(ev.agent, ev.type, ev.payload || {}); break;
+    case "preview_focus": drawFocus(ev.box); break;
+    case "form_finished": {
+      form.live = false; drawFocus(null);
+      const said = { submitted: "Submitted: " + (ev.detail || "the page confirmed it."), not_submitted: "Not submitted: " + ev.detail,
+                     terminated: "Cancelled: the form was not submitted.", failed: "The form could not be done: " + ev.detail };
+      $("form-review").hidden = false; $("form-review").classList.add("done"); $("form-submit").hidden = true;
+      $("form-review-text").textContent = said[ev.status] || ev.status;
+      break;
+    }
+    case "agent_done": case "error": form.live = false; break;
+  }
+}
+
+function onFormMessage(agent, type, p) {
+  if (type === "need_info") { (p.fields || []).forEach((spec) => { fieldRow(spec); setField(spec.name, {}); }); return; }
+  if (type === "info_collected") {
+    setField(p.field, { value: p.value, state: agent === "page" ? "typed" : (p.confirmed ? "confirmed" : "heard"), note: "" });
+  } else if (type === "field_filled") setField(p.field, { value: p.value_read_back, state: "in-page", note: "" });
+  else if (type === "format_invalid") {
+    setField(p.field, { state: "refused", note: p.candidates && p.candidates.length ? "pick one: " + p.candidates.join(" · ") : "needs " + p.expected });
+  } else if (type === "fill_error" && p.field !== "page") setField(p.field, { state: "refused", note: p.reason });
+  else if (type === "step_failed" && p.field) setField(p.field, { state: "yours", note: p.advice });
+  else if (type === "status_update" && p.state === "review") {
+    $("form-review").hidden = false; $("form-submit").hidden = false;
+    $("form-review-text").textContent = "Filled in and not submitted. Check it in the preview, then submit it there " +
+      "yourself or press “Submit it now” — or Cancel.";
+  }
+}
+
+function drawFocus(box) {
+  const el = $("preview-focus"), [vw, vh] = form.viewport;
+  if (!box || !box.width) { el.hidden = true; return; }
+  Object.assign(el.style, { left: (100 * box.x / vw) + "%", top: (100 * box.y / vh) + "%",
+                            width: (100 * box.width / vw) + "%", height: (100 * box.height / vh) + "%" });
+  el.hidden = false;
+}
+
+async function previewLoop(pcId) {
+  // each request answers with the first picture newer than the last one shown (the server waits up to 2 s for it)
+  let seq = 0;
+  while (form.live && pcId && window.appliancePcId === pcId) {
+    try {
+      const r = await fetch(`/api/form/preview?pc_id=${encodeURIComponent(pcId)}&after=${seq}`, { cache: "no-store" });
+      if (r.status === 200) {
+        seq = Number(r.headers.get("X-Frame-Seq")) || seq + 1;
+        const [w, h] = (r.headers.get("X-Viewport") || "").split("x").map(Number);
+        if (w && h) form.viewport = [w, h];
+        const url = URL.createObjectURL(await r.blob());
+        $("preview-img").src = url; $("preview-empty").hidden = true;
+        if (form.frameUrl) URL.revokeObjectURL(form.frameUrl);
+        form.frameUrl = url;
+        drawFocus(JSON.parse(r.headers.get("X-Focus") || "null"));
+      } else if (r.status !== 204) await new Promise((ok) => setTimeout(ok, 500));  // not started yet, or over
+    } catch (e) { await new Promise((ok) => setTimeout(ok, 500)); }
+  }
+}
+
+function previewPoint(e) {
+  const img = $("preview-img"), [vw, vh] = form.viewport;
+  return { x: Math.round(e.offsetX * vw / img.clientWidth), y: Math.round(e.offsetY * vh / img.clientHeight) };
+}
+
+async function previewSend(path, body) {
+  if (!window.appliancePcId) return;
+  await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                      body: JSON.stringify({ pc_id: window.appliancePcId, ...body }) });
+}
+
+const PREVIEW_KEYS = new Set(["Backspace", "Delete", "Tab", "Enter", "Escape", "ArrowUp", "ArrowDown", "ArrowLeft",
+                              "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
+$("preview-img").addEventListener("click", (e) => { $("preview-img").focus(); previewSend("/api/form/preview/click", previewPoint(e)); });
+$("preview-img").addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || !(e.key.length === 1 || PREVIEW_KEYS.has(e.key))) return;
+  e.preventDefault(); previewSend("/api/form/preview/key", { key: e.key });
+});
+$("form-submit").addEventListener("click", () => { $("form-submit").hidden = true; previewSend("/api/form/submit", {}); });
 
 // --- Werewolf: the table as the user seat knows it (the server sends only that seat's view) ---
 const PHASES = { night: "Night", day: "Day", vote: "Vote", resolution: "Resolution", over: "Game over" };
@@ -225,17 +369,9 @@ $("form-start").addEventListener("click", async () => {
   const url = $("form-url").value.trim();
   if (!/^https?:\/\//.test(url)) { setStatus("Give the form's full address (http://…).", "error"); return; }
   if (pc) disconnect();
-  $("activity").innerHTML = "";
-  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked, record: $("form-record").checked });
-});
-$("form-type-send").addEventListener("click", async () => {
-  const value = $("form-type-value").value;
-  if (!window.appliancePcId || !typedField || !value.trim()) return;
-  const r = await fetch("/api/form/value", { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ pc_id: window.appliancePcId, field: typedField, value }) });
-  const answer = await r.json();
-  if (!r.ok) { setStatus(answer.error || r.statusText, "error"); return; }
-  $("form-type").hidden = true; typedField = null;
+  $("activity").innerHTML = ""; formReset();
+  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked, task: $("form-task").value.trim(),
+                  record: $("form-record").checked });
 });
 $("form-cancel").addEventListener("click", () => {
   if (window.appliancePcId) fetch("/api/form/cancel?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });

@@ -7,10 +7,11 @@ message, by the field-naming task, or every ``forms.poll_ms``):
    (URL path + set of live fields) starts a background naming task for the fields not
    seen before (:mod:`mapper`); each named field is announced with ``need_info`` as soon
    as its name streams out. Errors the page shows for values the agent put in (server-side
-   validation after Next, the browser's own checks) become ``fill_error{field, reason}``.
+   validation after Next or submit, the browser's own checks) become ``fill_error{field,
+   reason}`` with the page's own words. Password fields are never named nor filled.
 2. **Take messages** at this safe point, never in the middle of an action:
    ``info_collected`` is filled at once (confirmed or not) and read back → ``field_filled``
-   (confirmed values) / ``format_invalid{expected, got}`` / ``fill_error{reason}``;
+   (confirmed values) / ``format_invalid{expected, got, candidates}`` / ``fill_error{reason}``;
    ``submit_authorized`` arms the final submit; ``interrupt`` disarms it; ``terminate``
    stops everything (browser closed, all its processes gone).
 3. **Advance** when every live field is named, answered, confirmed and valid: a step
@@ -18,13 +19,30 @@ message, by the field-naming task, or every ``forms.poll_ms``):
    submit and is pressed only after ``submit_authorized`` — until then the agent says it is
    ready with ``status_update{state: "auth-required"}``.
 
-What the agent knows about each field is the pure :mod:`~appliance.computer_agent.fieldbook`;
-this loop reads the page, acts on it and sends what the field book says to send.
+**The task** (:mod:`~appliance.computer_agent.task`): when the person asked for the form to
+be filled but not submitted, the final submit is never pressed; with every field done the
+agent reports ``status_update{review}`` ("filled, waiting for your review") and the task
+stays in *review*: the browser and the preview stay up (the call may end) until the
+person submits — from the preview, or with ``submit_authorized`` from their page, which
+the agent then presses —, cancels (``terminate``), or ``forms.review_timeout_s`` passes.
+
+**After a press** (:mod:`~appliance.computer_agent.verdict`) the agent reads the page until
+it answers: ``submitted`` is reported only once the page shows the result (a confirmation
+view or a new page), never on the click; refused values are re-asked with the page's own
+message; another step is filled like the first.
+
+**Never stuck in silence.** A widget no strategy of its :data:`widgets.LADDERS` can operate
+(each try on a fresh reading of the field), no control to go on or send, a press the page
+does not answer, an error of the page's that belongs to no field, a captcha or a password:
+the agent gives up on that step — a ``gave_up`` event in the recording and a
+``step_failed{problem, reason, advice, field?}`` that the phone agent says at once —, once
+per page state; a field it gave up on is the person's to set (in the preview or by typing).
 
 The LLM is never between a confirmed value and its fill (what keeps ``fill_lag_ms`` low):
 it only names fields, once per page state, and (autonomous launch) decides whether to
 call the phone agent. Page text is data: it reaches the LLM only as field labels (and, for
 the launch decision, as an excerpt marked as data), and no LLM answer can press a button.
+Every browser action is counted by kind (:mod:`~appliance.computer_agent.actions`).
 """
 
 from __future__ import annotations
@@ -36,33 +54,53 @@ from dataclasses import dataclass, field
 
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.computer_agent import fieldbook as fb, mapper, page as pg
+from appliance.computer_agent import fieldbook as fb, mapper, page as pg, verdict as vd, widgets
+from appliance.computer_agent.actions import Actions
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
+from appliance.computer_agent.preview import Preview
+from appliance.computer_agent.task import read_task
 from appliance.config import BrowserConfig, FormsConfig
 from appliance.llm.client import LLM, LLMError
 from appliance.protocol import (Emit, FieldSpec, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
-                                Interrupt, NeedInfo, Payload, StatusUpdate, SubmitAuthorized, Submitted,
+                                Interrupt, NeedInfo, Payload, StatusUpdate, StepFailed, SubmitAuthorized, Submitted,
                                 TaskCompleted)
 
 log = logging.getLogger(__name__)
 
+#: A page state that is done but offers no control is given up on after this long (s):
+#: fields may still be appearing.
+SETTLE_S = 1.0
+#: Presses of a step button with nothing changed and no new value before the agent gives up.
+MAX_STEP_PRESSES = 2
+
 
 @dataclass
 class Outcome:
-    """How a task ended: ``status`` is ``submitted``, ``not_submitted`` (the person declined
-    or the task was completed without submitting), ``terminated`` or ``failed``; ``detail``
-    says why or what the page confirmed."""
+    """How a task ended: ``status`` is ``submitted``, ``not_submitted`` (the person declined,
+    the review ended without a submit, or the task was completed without submitting),
+    ``terminated`` or ``failed``; ``detail`` says why or what the page confirmed;
+    ``actions``: browser actions performed, by kind."""
 
     status: str
     detail: str = ""
     submitted_at_ms: int | None = None
+    actions: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
 class _State:
     signature: tuple = ()
     since: float = field(default_factory=time.monotonic)
+    presses: int = 0  # step presses in this state since the last new value
+    gave_up: set = field(default_factory=set)  # give-ups already sent in this state (see ComputerAgent._give_up)
+    tries: int = 0  # new values and authorisations in this state: a give-up may be said again after one
+
+
+@dataclass
+class _Review:
+    view: pg.PageView  # the page as the person is to review it
+    until: float  # monotonic deadline
 
 
 class ComputerAgent:
@@ -77,22 +115,27 @@ class ComputerAgent:
         emit: ``emit(event, **fields)`` for the session's event log (decisions, actions).
         autonomous: decide with the LLM whether to call the phone agent (``initiate_phone_call_agent``)
             instead of announcing fields with ``need_info`` straight away.
-        task: the task in words (autonomous decision prompt).
+        task: the task in the person's words: whether to submit (:func:`task.read_task`) and,
+            for the autonomous decision, what the call is for.
         browser_cfg: the ``browser`` section (Chromium path, network); none given: loopback only.
         browser: the browser to drive (tests pass a stand-in); by default a headless Chromium
             as ``browser_cfg`` says.
+        preview: the person's live picture of the page (attached once the browser starts).
     """
 
     def __init__(self, cfg: FormsConfig, bus: Bus, llm: LLM, url: str, *, task_id: str, emit: Emit,
                  autonomous: bool = False, task: str = "", agent_id: str = "computer", phone_id: str = "phone",
                  map_max_tokens: int | None = None, browser_cfg: BrowserConfig | None = None,
-                 browser: Browser | None = None):
+                 browser: Browser | None = None, preview: Preview | None = None):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
         self.task = task or f"Fill in the web form at {url} for the person and submit it once they allow it."
+        self.intent = read_task(self.task)
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
         self.browser = browser or Browser(browser_cfg or BrowserConfig(network="loopback"))
+        self.preview = preview
+        self.actions = Actions()
         self.book = fb.FieldBook()
         self._wake = asyncio.Event()
         self._inbox = AgentInbox(self.id, emit, self._wake)
@@ -101,6 +144,7 @@ class ComputerAgent:
         self._phone_started = not autonomous
         self._authorized = False
         self._ready_sent = False
+        self._review: _Review | None = None
         self._outcome: Outcome | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -109,7 +153,8 @@ class ComputerAgent:
         """Run the task to its end. Never raises for page or LLM trouble (→ ``failed``);
         cancelling the task closes the browser too."""
         sub = self.bus.subscribe(self.id)
-        self.emit("agent_started", agent=self.id, url=self.url, autonomous=self.autonomous)
+        self.emit("agent_started", agent=self.id, url=self.url, autonomous=self.autonomous,
+                  submit=self.intent.submit, task_words=self.intent.why or None)
         try:
             async with asyncio.timeout(self.cfg.task_deadline_s), asyncio.TaskGroup() as tg:
                 reader = tg.create_task(self._inbox.read(sub))
@@ -128,13 +173,16 @@ class ComputerAgent:
         finally:
             if self._naming is not None:
                 self._naming.cancel()
+            if self.preview is not None:
+                await self.preview.detach()
             t0 = time.monotonic()
             await self.browser.close()
             await sub.close()
             self.emit("browser_closed", agent=self.id, close_ms=round((time.monotonic() - t0) * 1000),
                       chromium_left=len(self.browser.processes()))
         out = self._outcome or Outcome("failed", "stopped")
-        self.emit("agent_finished", agent=self.id, status=out.status, detail=out.detail)
+        out.actions = dict(self.actions.counts)
+        self.emit("agent_finished", agent=self.id, status=out.status, detail=out.detail, actions=out.actions)
         return out
 
     async def _loop(self) -> None:
@@ -147,6 +195,8 @@ class ComputerAgent:
     async def _drive(self) -> None:
         page = await self.browser.start()
         page.set_default_timeout(self.cfg.action_timeout_ms)
+        if self.preview is not None:
+            await self.preview.attach(page)
         if not await self._goto(page):
             return
         while self._outcome is None:
@@ -172,7 +222,7 @@ class ComputerAgent:
         return await pg.perceive(page)
 
     async def _wait(self) -> None:
-        if time.monotonic() - self._state.since > self.cfg.step_deadline_s:
+        if self._review is None and time.monotonic() - self._state.since > self.cfg.step_deadline_s:
             self._outcome = Outcome("failed", f"no progress on this page for {self.cfg.step_deadline_s:g} s")
             await self._status("failed", self._outcome.detail)
             return
@@ -194,6 +244,7 @@ class ComputerAgent:
             except PlaywrightError as e:
                 reason = str(e).splitlines()[0]
                 self.emit("page_load_failed", agent=self.id, url=self.url, attempt=attempt, reason=reason)
+        self.emit("gave_up", agent=self.id, problem="page", field=None, reason=reason)
         await self._send(FillError(field="page", reason=f"the form at {self.url} did not load: {reason}"))
         self._outcome = Outcome("failed", f"page did not load: {reason}")
         await self._status("failed", self._outcome.detail)
@@ -201,13 +252,23 @@ class ComputerAgent:
 
     # ---- perceive ----------------------------------------------------------------------------------
 
+    @staticmethod
+    def _fields(view: pg.PageView) -> list[pg.FieldView]:
+        """The live fields the agent works on (never a password: :func:`verdict.secret`)."""
+        return [f for f in view.live_fields if not vd.secret(f)]
+
     async def _on_view(self, view: pg.PageView) -> None:
         if view.signature != self._state.signature:
             self._state = _State(view.signature)
             self._ready_sent = False
             self.emit("page_state", agent=self.id, url=view.url, title=view.title,
                       fields=[f.ident for f in view.live_fields])
-        unnamed = fb.unnamed(self.book, view.live_fields)
+        obstacle = vd.obstacle(view)
+        if obstacle is not None:
+            await self._give_up(vd.obstacle_step(obstacle))
+            if obstacle.sign_in:
+                return  # the person signs in first: nothing here is ours to name or fill
+        unnamed = fb.unnamed(self.book, self._fields(view))
         if unnamed and (self._naming is None or self._naming.done()):
             self.book = fb.start_naming(self.book, unnamed)
             self._naming = asyncio.create_task(self._name(view, list(unnamed)))
@@ -273,10 +334,13 @@ class ComputerAgent:
                     await self._on_info(page, view, env)
                 case SubmitAuthorized():
                     self._authorized = True
-                    self.emit("decision", agent=self.id, what="submit_authorized_received")
+                    self._state.tries += 1
+                    self.emit("decision", agent=self.id, what="submit_authorized_received", sender=env.sender)
                 case Interrupt(reason=reason):
                     self._authorized = False
                     self.emit("decision", agent=self.id, what="authorisation_withdrawn", reason=reason)
+                case TaskCompleted(summary=summary) if self._review is not None:
+                    self.emit("decision", agent=self.id, what="call_ended_in_review", summary=summary)
                 case TaskCompleted(summary=summary):
                     self._outcome = Outcome("not_submitted", summary or "the phone agent completed the task")
                 case StatusUpdate(state="canceled" | "rejected" as state, message=message):
@@ -291,6 +355,8 @@ class ComputerAgent:
             return
         self.book = fb.collect(self.book, p, env.ts)
         self._ready_sent = False
+        self._state.presses = 0
+        self._state.tries += 1
         live = {f.ident: f for f in view.live_fields}
         f = live.get(fb.entry(self.book, p.field).view.ident)
         if f is None:
@@ -307,13 +373,10 @@ class ComputerAgent:
         if e.skipped:
             got, msg = "", ""
         else:
-            try:
-                got, msg = await pg.fill(page, f, value, self.cfg.action_timeout_ms)
-            except pg.FillProblem as problem:
-                self.emit("fill", agent=self.id, field=name, value=value, problem=problem.kind, reason=problem.reason)
-                self.book, reply = fb.refused(self.book, name, problem)
-                await self._send(reply)
+            read = await self._operate(page, name, f, value)
+            if read is None:
                 return
+            got, msg, f = read
         read_ms = now_ms()
         self._wake.set()  # re-read the page now: filling may reveal fields
         self.book, reply = fb.read_back(self.book, name, f, got, msg)
@@ -329,62 +392,213 @@ class ComputerAgent:
         if reply is not None:
             await self._send(reply)
 
+    async def _operate(self, page, name: str, f: pg.FieldView, value) -> tuple[object, str, pg.FieldView] | None:
+        """Put ``value`` into ``f`` with each strategy of its widget's ladder in turn (each
+        retry on a fresh reading of the field) until one operates it. Returns ``(read back,
+        validation message, the field's view)``, or None when the page refused the value
+        (sent as ``format_invalid``/``fill_error``) or no strategy could operate the widget
+        (the field is handed over to the person: ``step_failed``)."""
+        ladder = widgets.LADDERS.get(f.widget, ())
+        problem: pg.FillProblem | None = None
+        for attempt, strategy in enumerate(ladder):
+            if attempt:
+                fresh = await self._fresh(page, f)
+                if fresh is None:  # gone (re-rendered, or another answer hid it): filled when it is back
+                    self.emit("fill_deferred", agent=self.id, field=name, why="not on the page now")
+                    return None
+                f = fresh
+                self.emit("fill_retry", agent=self.id, field=name, attempt=attempt + 1, strategy=strategy.__name__,
+                          after=problem.reason if problem else "")
+            if self.preview is not None:
+                await self.preview.show_focus(f.label, pg.locate(page, f))
+                self.emit("preview_focus", agent=self.id, field=name, label=f.label, box=self.preview.focus)
+            try:
+                got, msg = await pg.fill(page, f, value, self.cfg.action_timeout_ms, strategy=strategy,
+                                         actions=self.actions)
+                await self._snap()
+                return got, msg, f
+            except pg.FillProblem as p:
+                await self._snap()
+                self.emit("fill", agent=self.id, field=name, value=value, problem=p.kind, reason=p.reason,
+                          strategy=strategy.__name__)
+                if p.kind == "format":  # the value does not fit: the person is asked again
+                    self.book, reply = fb.refused(self.book, name, p)
+                    await self._send(reply)
+                    return None
+                problem = p
+        if problem is None:  # no strategy for this widget at all
+            self.book, reply = fb.refused(self.book, name, pg.FillProblem("error", f"no way to operate a "
+                                                                                  f"{f.widget!r} field"))
+            await self._send(reply)
+            return None
+        reason = problem.reason
+        self.book = fb.hand_over(self.book, name, reason)
+        await self._give_up(vd.widget_failed(name, f.label, reason))
+        return None
+
+    async def _fresh(self, page, f: pg.FieldView) -> pg.FieldView | None:
+        """``f`` read again (its key), or None when it is not on the page any more."""
+        view = await self._perceive(page)
+        return next((g for g in view.live_fields if fb.key(g) == fb.key(f)), None)
+
+    async def _snap(self) -> None:
+        if self.preview is not None:
+            await self.preview.snap()
+
     # ---- advance -----------------------------------------------------------------------------------
 
     async def _advance(self, page, view: pg.PageView) -> None:
         if self._naming is not None and not self._naming.done():
             return
+        if self._review is not None:
+            await self._in_review(page, view)
+            return
+        obstacle = vd.obstacle(view)
+        if obstacle is not None and obstacle.sign_in:
+            return  # told once (_on_view); the page changes when the person has signed in
         pending = False
-        for f in view.live_fields:
+        for f in self._fields(view):
             name = fb.name_of(self.book, f)
             if name is None:
                 return  # not named yet
             if fb.needs_fill(self.book, name, f):
                 await self._fill(page, name, f)
             pending = fb.pending(self.book, name, f) or pending
+        pending = pending or any(vd.secret(f) and f.required and f.empty for f in view.live_fields)
         if pending or self.book.announce:
             return
         buttons = [b for b in view.buttons if b.role != "avoid"]
         step = next((b for b in buttons if b.role == "step"), None)
         final = next((b for b in buttons if b.role == "final"), None)
         if step is not None:
+            if self._state.presses >= MAX_STEP_PRESSES:
+                await self._give_up(vd.page_error(view.alerts[0]) if view.alerts else vd.no_result(step.text))
+                return
+            self._state.presses += 1
             self.emit("decision", agent=self.id, what="press_step_button", button=step.text)
             await self._status("working", f"all fields on this page are filled; pressing {step.text!r}")
             await self._press(page, step)
+        elif not self.intent.submit:
+            await self._start_review(view, final)
         elif final is not None and self._authorized:
-            self.emit("decision", agent=self.id, what="press_final_submit", button=final.text)
-            await self._status("working", f"submitting the form ({final.text!r})")
-            submitted_at = now_ms()
-            await self._press(page, final)
-            after = await self._perceive(page)
-            if any(f.error for f in after.live_fields) or after.signature == view.signature:
-                self._authorized = False  # corrections needed: ask for a fresh authorisation
-                self.emit("decision", agent=self.id, what="submit_rejected_by_page")
-                return
-            confirmation = after.text[:300]
-            self._outcome = Outcome("submitted", confirmation, submitted_at)
-            await self._send(Submitted(confirmation=confirmation))
-            await self._status("completed", "the form was submitted")
+            await self._submit(page, view, final, by="the agent, as the person allowed")
         elif final is not None and not self._ready_sent:
             self._ready_sent = True
             self.emit("decision", agent=self.id, what="await_authorisation", button=final.text)
             await self._status("auth-required", f"ready to submit ({final.text}). {fb.summary(self.book)}")
-        elif final is None and step is None and not self._ready_sent:
-            self._ready_sent = True
-            self.emit("decision", agent=self.id, what="no_button", buttons=[b.text for b in view.buttons])
+        elif final is None and time.monotonic() - self._state.since >= SETTLE_S:
+            await self._give_up(vd.no_control(view))
+
+    async def _submit(self, page, view: pg.PageView, final: pg.ButtonView, *, by: str) -> None:
+        """Press the final submit and read the page's answer: ``submitted`` only on a result."""
+        self.emit("decision", agent=self.id, what="press_final_submit", button=final.text, by=by)
+        await self._status("working", f"submitting the form ({final.text!r})")
+        self._authorized = False  # one authorisation, one press
+        submitted_at = now_ms()
+        await self._press(page, final)
+        v, after = await self._answer(page, view)
+        self.emit("decision", agent=self.id, what="submit_answer", verdict=v.kind, text=v.text)
+        match v.kind:
+            case "result":
+                self._outcome = Outcome("submitted", v.text, submitted_at)
+                await self._send(Submitted(confirmation=v.text))
+                await self._status("completed", "the form was submitted")
+            case "refused" if not self._ours(after):
+                self._ready_sent = True  # not asked again until the page or a value changes
+                await self._give_up(vd.page_error(v.text))
+            case "refused":
+                pass  # each error on a value of ours goes back to the phone agent (fieldbook.see), asked again
+            case "moved":
+                pass  # another step: filled like the first
+            case _:
+                self._ready_sent = True
+                await self._give_up(vd.no_result(final.text))
+
+    def _ours(self, view: pg.PageView) -> list[pg.FieldView]:
+        """The fields showing an error about a value the agent put in."""
+        out = []
+        for f in view.live_fields:
+            name = fb.name_of(self.book, f) if f.error else None
+            if name is not None and fb.entry(self.book, name).value is not None:
+                out.append(f)
+        return out
+
+    async def _answer(self, page, before: pg.PageView) -> tuple[vd.Verdict, pg.PageView]:
+        """Read the page until it answers a press (``forms.page_load_timeout_ms`` at most)."""
+        deadline = time.monotonic() + self.cfg.page_load_timeout_ms / 1000
+        while True:
+            after = await self._perceive(page)
+            v = vd.after_press(before, after)
+            if v.kind != "none" or time.monotonic() > deadline:
+                return v, after
+            await asyncio.sleep(0.1)
+
+    async def _start_review(self, view: pg.PageView, final: pg.ButtonView | None) -> None:
+        """A "don't submit" task with every field done: leave it for the person's review."""
+        self._review = _Review(view, time.monotonic() + self.cfg.review_timeout_s)
+        self.emit("decision", agent=self.id, what="review", task_words=self.intent.why,
+                  button=final.text if final else None, timeout_s=self.cfg.review_timeout_s,
+                  summary=fb.summary(self.book))
+        await self._status("review", "The form is filled in and waiting for your review")
+
+    async def _in_review(self, page, view: pg.PageView) -> None:
+        """Waiting for the person: their submit (in the preview, or authorised from their page), or the time."""
+        r = self._review
+        final = next((b for b in view.buttons if b.role == "final"), None)
+        if self._authorized and final is not None:
+            await self._submit(page, view, final, by="the person, from their page")
+            if self._outcome is None:
+                self._review = _Review(view, r.until)
+            return
+        if self._authorized:  # the person's Submit, but this page has nothing to press
+            self._authorized = False
+            await self._give_up(vd.no_control(view))
+        if view.signature != r.view.signature:
+            v = vd.after_press(r.view, view)
+            if v.kind == "result":
+                self.emit("decision", agent=self.id, what="review_ended", how="submitted_by_person", text=v.text)
+                self._outcome = Outcome("submitted", f"submitted by the person: {v.text}", now_ms())
+                await self._send(Submitted(confirmation=v.text))
+                await self._status("completed", "the person submitted the form")
+                return
+        if time.monotonic() > r.until:
+            self.emit("decision", agent=self.id, what="review_ended", how="timeout",
+                      timeout_s=self.cfg.review_timeout_s)
+            self._outcome = Outcome("not_submitted", f"filled in and left for review; nothing was submitted within "
+                                                     f"{self.cfg.review_timeout_s:g} s")
+            await self._status("canceled", self._outcome.detail)
 
     async def _press(self, page, button: pg.ButtonView) -> None:
         from playwright.async_api import Error as PlaywrightError
 
         loc = pg.locate(page, button)
         self.book = fb.pressed(self.book)
+        if self.preview is not None:
+            await self.preview.show_focus(button.text, loc)
+            self.emit("preview_focus", agent=self.id, field=None, label=button.text, box=self.preview.focus)
         try:
             # click() waits for a navigation it starts to commit; then wait for the new page's load
             await loc.click(timeout=self.cfg.page_load_timeout_ms)
+            self.actions.add("click")
             await page.wait_for_load_state("load", timeout=self.cfg.page_load_timeout_ms)
         except PlaywrightError as e:
             self.emit("press_failed", agent=self.id, button=button.text, reason=str(e).splitlines()[0])
+        await self._snap()
         self._wake.set()
+
+    # ---- giving up, out loud -----------------------------------------------------------------------
+
+    async def _give_up(self, step: StepFailed) -> None:
+        """Give up on a step: a ``gave_up`` event and ``step_failed`` to the phone agent, once
+        per page state and (problem, field) — for anything but a captcha or a password, once
+        more after each new value or authorisation (the person tried again)."""
+        key = (step.problem, step.field) + (() if step.problem in ("captcha", "login") else (self._state.tries,))
+        if key in self._state.gave_up:
+            return
+        self._state.gave_up.add(key)
+        self.emit("gave_up", agent=self.id, problem=step.problem, field=step.field, reason=step.reason,
+                  advice=step.advice)
+        await self._send(step)
 
     # ---- bus ---------------------------------------------------------------------------------------
 

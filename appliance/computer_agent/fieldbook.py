@@ -16,8 +16,13 @@ new book and, where the phone agent must hear of it, the payload to send:
   it (and when: the envelope's ``ts``, for ``fill_lag_ms``).
 - :func:`refused` / :func:`read_back`: the page's answer to putting the value in. The
   browser's validation message → ``format_invalid{expected, got}`` (``expected``: the field's
-  format hint, else the message); the page holding something else → ``fill_error``; the page
-  holding the value → filled, and ``field_filled`` when the value is confirmed.
+  format hint, else the message; ``candidates``: the page's close choices when several fit);
+  the page holding something else → ``fill_error``; the page holding the value → filled,
+  and ``field_filled`` when the value is confirmed.
+- :func:`hand_over`: the agent could not operate the field (every strategy tried); it is
+  the person's to set, in the preview or by typing a value. It keeps the agent on the page
+  only while it is required and the page shows it empty; a new value (:func:`collect`)
+  takes it back.
 - :func:`pressed` / :func:`see`: after a button press, the next reading of the page reports
   each error it shows for a value we entered, once per (error, value), as ``fill_error``;
   that field is then neither filled nor confirmed.
@@ -49,7 +54,8 @@ class Entry:
     phone agent sent (``value``, ``confirmed``, ``confirmed_ts`` in ms since the epoch), what
     the page did with it (``filled``: the page holds ``value`` and shows no error for it;
     ``tried``: the value last put in) and the last page error reported for it
-    (``reported_error``, about the value ``error_for``)."""
+    (``reported_error``, about the value ``error_for``); ``handed_over``: why the agent left
+    the field to the person ('' = it did not)."""
 
     spec: FieldSpec
     view: pg.FieldView
@@ -60,6 +66,7 @@ class Entry:
     tried: FieldValue | None = None
     reported_error: str = ""
     error_for: FieldValue | None = None
+    handed_over: str = ""
 
     @property
     def key(self) -> Key:
@@ -192,7 +199,8 @@ def collect(book: FieldBook, p: InfoCollected, ts: int) -> FieldBook:
         FieldBookError: ``p.field`` is not a named field.
     """
     entry(book, p.field)
-    return _put(book, p.field, value=p.value, confirmed=p.confirmed, confirmed_ts=ts if p.confirmed else None)
+    return _put(book, p.field, value=p.value, confirmed=p.confirmed, confirmed_ts=ts if p.confirmed else None,
+                handed_over="")
 
 
 def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
@@ -205,8 +213,19 @@ def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldB
     value = entry(book, name).value
     book = _put(book, name, tried=value, filled=False)
     if problem.kind == "format":
-        return book, FormatInvalid(field=name, expected=problem.expected, got=str(value))
+        return book, FormatInvalid(field=name, expected=problem.expected, got=str(value),
+                                   candidates=tuple(problem.candidates))
     return book, FillError(field=name, reason=problem.reason)
+
+
+def hand_over(book: FieldBook, name: str, reason: str) -> FieldBook:
+    """The agent could not operate field ``name`` (``reason``: why, not empty): the person sets it.
+
+    Raises:
+        FieldBookError: ``name`` is not a named field.
+    """
+    e = entry(book, name)
+    return _put(book, name, handed_over=reason or "the agent could not operate it", tried=e.value, filled=False)
 
 
 def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
@@ -249,12 +268,15 @@ def needs_fill(book: FieldBook, name: str, f: pg.FieldView) -> bool:
 
 def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
     """Whether ``name`` keeps the agent on this page: not done, or ``f`` shows the error
-    reported for its current value.
+    reported for its current value; a field handed over to the person, while it is required
+    and empty on the page.
 
     Raises:
         FieldBookError: ``name`` is not a named field.
     """
     e = entry(book, name)
+    if e.handed_over:
+        return e.spec.required and f.empty
     return not e.done or bool(f.error and e.value == e.error_for)
 
 

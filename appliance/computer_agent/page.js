@@ -1,6 +1,6 @@
 // The computer agent's reader of one frame: the form as a person sees it, in one call.
 // Evaluated by Playwright as `(arg) => …` (appliance/computer_agent/page.py); `arg.op` picks the entry:
-//   perceive {prefix}          → {url, title, fields, buttons, alerts, headings, text}
+//   perceive {prefix}          → {url, title, fields, buttons, alerts, headings, captcha, document, text}
 //   read {ref, kind, widget}    → {value, msg} of one field, or null when it is gone
 //   options {ref}               → the visible options of a field's list, tagged data-ap-opt="N" to click
 //   calendar {ref}              → the open date picker: {month, year, days, prev, next, year_select}, tagged data-ap-cal
@@ -431,6 +431,12 @@
   for (const el of all) if (el.hasAttribute("data-ap-ref") && !keep.has(el)) el.removeAttribute("data-ap-ref");
   const alerts = all.filter((n) => n.matches("[role=alert],.error-summary") && seen(n)).map(visText).filter(Boolean);
   const headings = all.filter((n) => n.matches("h1,h2,h3,legend") && seen(n)).map(visText).filter(Boolean);
-  return {url: location.href, title: document.title, fields: out, buttons, alerts, headings,
+  // a challenge a person must solve: a visible element named like one, or its usual words
+  const CAPTCHA = /captcha|recaptcha|hcaptcha|turnstile/i;
+  const captcha = all.some((n) => seen(n) && [n.id, n.getAttribute("class"), n.getAttribute("name"),
+                                              n.getAttribute("src"), n.getAttribute("title")].some((a) => a && CAPTCHA.test(a))) ||
+                  /\b(i'?m|i am) not a robot\b|\bverify (that )?you('| a)re (a )?human\b/i.test(document.body ? document.body.innerText : "");
+  return {url: location.href, title: document.title, fields: out, buttons, alerts, headings, captcha,
+          document: String(performance.timeOrigin),  // a new value for every document loaded
           text: prefix ? "" : clean(document.body ? document.body.innerText : "").slice(0, 1500)};
 }

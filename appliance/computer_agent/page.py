@@ -149,7 +149,11 @@ class ButtonView:
 
 @dataclass(frozen=True)
 class PageView:
-    """One reading of the page: its fields and buttons plus a little context text."""
+    """One reading of the page: its fields and buttons plus a little context text;
+    ``captcha``: some frame shows a challenge for a person (an element named like a captcha,
+    or "I'm not a robot"); ``frame_urls``: the URLs of the iframes a person can see;
+    ``document``: a token of the main frame's document (another document was loaded since a
+    reading whose token differs: a reload or a new page)."""
 
     url: str
     title: str
@@ -158,6 +162,9 @@ class PageView:
     alerts: tuple[str, ...] = ()
     headings: tuple[str, ...] = ()
     text: str = field(default="", repr=False)
+    captcha: bool = False
+    frame_urls: tuple[str, ...] = ()
+    document: str = ""
 
     @property
     def live_fields(self) -> tuple[FieldView, ...]:
@@ -240,10 +247,13 @@ async def perceive(page) -> PageView:
     buttons: list[ButtonView] = []
     alerts, headings = list(main["alerts"]), list(main["headings"])
     names: dict[str, int] = {}
+    captcha, frame_urls = bool(main.get("captcha")), []
     for i, (fr, d) in enumerate(zip(frames, results)):
         if d is None:
             continue
         if i:
+            frame_urls.append(fr.url)
+            captcha = captcha or bool(d.get("captcha"))
             tag = fr.name or urlsplit(fr.url).path or f"frame{i}"
             names[tag] = names.get(tag, 0) + 1
             prefix = f"{tag}{'#' + str(names[tag]) if names[tag] > 1 else ''}:"
@@ -255,7 +265,7 @@ async def perceive(page) -> PageView:
         buttons += [ButtonView(b["ref"], b["text"], b["type"], b["in_form"], b["name"], b["formnovalidate"],
                                None if i == 0 else fr) for b in d["buttons"]]
     return PageView(main["url"], main["title"], tuple(fields), tuple(buttons), tuple(alerts), tuple(headings),
-                    main["text"])
+                    main["text"], captcha, tuple(frame_urls), str(main.get("document", "")))
 
 
 def locate(page, item: FieldView | ButtonView):
@@ -274,10 +284,13 @@ async def read_back(page, f: FieldView) -> tuple[object, str] | None:
     return _shaped(got["value"], f.widget, f"{f.placeholder} {f.hint}"), got["msg"]
 
 
-async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_ms: int) -> tuple[object, str]:
+async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_ms: int, *,
+               strategy: widgets.Strategy | None = None, actions=None) -> tuple[object, str]:
     """Put ``value`` into field ``f`` the way a person would (its widget's strategy: typing
     and picking a suggestion, opening a list or a calendar, clicking, pressing keys) and
-    read the field back from the page.
+    read the field back from the page. ``strategy``: another way to operate the widget (one
+    of :data:`widgets.LADDERS`); ``actions``: an :class:`~appliance.computer_agent.actions.Actions`
+    that counts what is done.
 
     ``value``: str for text-like fields, dates (ISO ``YYYY-MM-DD``, whatever the widget),
     selects, lists and radios (an option's value or label); bool for a single checkbox or
@@ -296,7 +309,7 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
     """
     from playwright.async_api import Error as PlaywrightError
 
-    strategy = widgets.STRATEGIES.get(f.widget)
+    strategy = strategy or widgets.STRATEGIES.get(f.widget)
     if strategy is None:
         raise FillProblem("error", f"no way to operate a {f.widget!r} field")
     frame = f.frame or page.main_frame
@@ -304,8 +317,12 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
     async def call(op: str):
         return await frame.evaluate(PAGE_JS, {"op": op, "ref": f.ref})
 
+    def counted(obj):
+        return actions.wrap(obj) if actions is not None else obj
+
+    target = widgets.Target(counted(page), f, counted(locate(page, f)), counted(frame), lambda: read_back(page, f),
+                            call)
     try:
-        return await strategy(widgets.Target(page, f, locate(page, f), frame, lambda: read_back(page, f), call),
-                              value, timeout_ms)
+        return await strategy(target, value, timeout_ms)
     except PlaywrightError as e:
         raise FillProblem("error", f"the page did not take the value: {str(e).splitlines()[0]}") from None

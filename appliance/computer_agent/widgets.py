@@ -24,6 +24,22 @@ written by script: a calendar is opened and its day clicked.
   shows, like a fixed ``+1``, are not typed again), read back what the mask made;
 * ``aria_radio``, ``switch``, ``spinbutton``, ``contenteditable`` — click the radio, click
   the switch until it says the value, press the arrow keys, type into the editable box.
+
+When a strategy cannot operate its widget (``FillProblem`` ``error``), the agent tries the
+next one of the widget's :data:`LADDERS` on a fresh reading of the field — a *different*
+way a person would do it — and gives up after the last (the field is then the person's):
+
+* ``typed`` (native text fields) — click, then type the value key by key (pages that
+  listen for key events rather than ``input``);
+* ``autocomplete_slowly`` — the value's first part typed slowly, a longer wait for the
+  list, ``ArrowDown`` to call it up (the ARIA combobox key), then a click on the match;
+* ``listbox_by_keys`` — focus the control and type the option's first letters (type-ahead,
+  as a keyboard user picks), else ``ArrowDown`` to open it and click the option;
+* ``masked_digits`` — only the digits typed, the mask adds the rest;
+* any other widget: its own strategy once more on the fresh reading (the page may have
+  re-rendered it).
+
+No strategy presses Enter (it submits a form from a text field).
 """
 
 from __future__ import annotations
@@ -482,10 +498,102 @@ async def contenteditable(t: Target, value: Value, timeout_ms: int) -> Read:
     return await t.state()
 
 
+# ---- second tries: a different way to operate the same widget --------------------------------------
+
+#: field kinds a person types into key by key (a native date input takes the locale's keys: not typed)
+TYPED_KINDS = frozenset({"text", "email", "tel", "url", "number", "search", "textarea", "password"})
+
+
+async def typed(t: Target, value: Value, timeout_ms: int) -> Read:
+    """A text field typed into key by key; any other native field as :func:`native` does it."""
+    if t.f.kind not in TYPED_KINDS:
+        return await native(t, value, timeout_ms)
+    if not isinstance(value, str):
+        raise FillProblem("format", f"expected text, got {value!r}", "text")
+    await t.loc.click(timeout=timeout_ms)
+    await t.loc.fill("", timeout=timeout_ms)
+    await t.loc.press_sequentially(value, delay=KEY_DELAY_MS, timeout=timeout_ms)
+    await _blur(t.loc, timeout_ms)
+    return await t.state()
+
+
+async def autocomplete_slowly(t: Target, value: Value, timeout_ms: int) -> Read:
+    """The value's first part typed slowly, a longer wait, ``ArrowDown`` when no list came, a click on the match."""
+    if not isinstance(value, str) or not value.strip():
+        raise FillProblem("format", f"expected text, got {value!r}", "text")
+    loc = t.loc
+    await loc.click(timeout=timeout_ms)
+    await loc.fill("", timeout=timeout_ms)
+    typed_ = _first_part(value)
+    await loc.press_sequentially(typed_, delay=KEY_DELAY_MS * 4, timeout=timeout_ms)
+    opts = await _settled(t, typed_, SUGGEST_WAIT_S * 2)
+    if not opts:
+        await loc.press("ArrowDown", timeout=timeout_ms)
+        opts = await _settled(t, typed_, SUGGEST_WAIT_S)
+    if not opts:
+        await loc.fill("", timeout=timeout_ms)
+        raise FillProblem("error", "no list of suggestions came up to choose from")
+    try:
+        await _pick(t, opts, value, timeout_ms)
+    except FillProblem:
+        await loc.fill("", timeout=timeout_ms)
+        raise
+    await _blur(loc, timeout_ms)
+    await asyncio.sleep(0.2)
+    return await t.state()
+
+
+async def listbox_by_keys(t: Target, value: Value, timeout_ms: int) -> Read:
+    """Focus the control and type the option's first letters (type-ahead); else ``ArrowDown`` and a click."""
+    f = t.f
+    if not isinstance(value, str):
+        raise FillProblem("format", f"expected one choice, got {value!r}", "one choice")
+    opt = match_option(f.options or (), value) if f.options else None
+    if f.options and opt is None:
+        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options)}",
+                          tuple(o.label for o in close_options(f.options, value)))
+    await t.loc.focus(timeout=timeout_ms)
+    if opt is not None:
+        await t.loc.press_sequentially(opt.label[:12], delay=KEY_DELAY_MS, timeout=timeout_ms)
+        got = await t.state()
+        if same_value(f, value, got[0]):
+            return got
+    await t.loc.press("ArrowDown", timeout=timeout_ms)
+    deadline, opts = time.monotonic() + timeout_ms / 1000, []
+    while not opts and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        opts = await _options(t)
+    if not opts:
+        raise FillProblem("error", "the list did not open, neither by clicking nor from the keyboard")
+    await _pick(t, opts, value, timeout_ms)
+    return await t.state()
+
+
+async def masked_digits(t: Target, value: Value, timeout_ms: int) -> Read:
+    """Only the value's digits typed (after any the mask shows already)."""
+    if not isinstance(value, str) or not digits(value):
+        raise FillProblem("format", f"expected digits, got {value!r}", "digits")
+    loc = t.loc
+    await loc.click(timeout=timeout_ms)
+    await loc.fill("", timeout=timeout_ms)
+    shown, keys = digits((await t.state())[0]), digits(value)
+    if shown and keys.startswith(shown):
+        keys = keys[len(shown):]
+    await loc.press_sequentially(keys, delay=KEY_DELAY_MS * 2, timeout=timeout_ms)
+    await _blur(loc, timeout_ms)
+    return await t.state()
+
+
 Strategy = Callable[[Target, Value, int], Awaitable[Read]]
 #: widget (``FieldView.widget``) → its strategy
 STRATEGIES: dict[str, Strategy] = {
     "native": native, "autocomplete": autocomplete, "listbox": listbox, "date_picker": date_picker,
     "date_parts": date_parts, "masked": masked, "aria_radio": aria_radio, "switch": switch,
     "spinbutton": spinbutton, "contenteditable": contenteditable,
+}
+#: widget → the strategies tried in turn while one cannot operate it (the first is :data:`STRATEGIES`'s)
+LADDERS: dict[str, tuple[Strategy, ...]] = {
+    **{w: (s, s) for w, s in STRATEGIES.items()},
+    "native": (native, typed), "autocomplete": (autocomplete, autocomplete_slowly),
+    "listbox": (listbox, listbox_by_keys), "masked": (masked, masked_digits),
 }

@@ -20,8 +20,8 @@ import threading
 from appliance import config
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
-from appliance.forms.session import run_session
-from appliance.forms.typed import TypedValues, UnknownField, is_typed_line
+from appliance.forms.session import PageSide, run_session
+from appliance.forms.typed import is_typed_line
 from appliance.llm.runtime import LLMRuntime
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.session import open_session
@@ -71,31 +71,37 @@ def _form(args) -> int:
 
     async def run() -> int:
         line = TerminalLine()
-        typed = TypedValues("terminal", cfg.forms.date_order)
+        hands = PageSide(sender="terminal", date_order=cfg.forms.date_order)  # typed values; no preview here
+        session = open_session(cfg, "form")
         loop = asyncio.get_running_loop()
+        typing: set[asyncio.Task] = set()
+
+        async def typed(raw: str) -> None:
+            try:
+                payload = await hands.value_line(raw, session.events.emit)
+                print(f"(typed {payload.field} = {payload.value!r})", flush=True)
+            except (RuntimeError, ValueError) as e:  # no session yet, a field the form has not shown, no value
+                print(f"(not taken: {e})", flush=True)
 
         def take(raw: str) -> None:
             if not is_typed_line(raw):
                 line.heard(raw.strip())
                 return
-            try:
-                payload = typed.put_line(raw)
-                print(f"(typed {payload.field} = {payload.value!r})", flush=True)
-            except (UnknownField, ValueError) as e:
-                print(f"(not taken: {e})", flush=True)
+            task = loop.create_task(typed(raw))
+            typing.add(task)
+            task.add_done_callback(typing.discard)
 
         def read_stdin() -> None:
             for raw in sys.stdin:
                 loop.call_soon_threadsafe(take, raw)
 
         threading.Thread(target=read_stdin, daemon=True).start()
-        session = open_session(cfg, "form")
         try:
             async with site_for(args.url) as site:
                 url = cfg.browser.check_url(resolve_url(args.url, site))
                 result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
                                            autonomous=args.autonomous, task=args.task, folder=session.folder,
-                                           typed=typed)
+                                           page_side=hands)
         finally:
             session.events.close()
         print(json.dumps({"status": result.computer.status, "detail": result.computer.detail,

@@ -9,29 +9,46 @@ A URL the ``browser`` settings refuse (scheme, domain, loopback; see
 :meth:`appliance.config.BrowserConfig.check_url`) ends the mode at once with an ``error``
 event carrying ``status: 400`` and the reason, which the page shows and the line says.
 ``POST /api/form/cancel?pc_id=…`` cancels (``terminate`` on the bus: browser closed, call
-ended). ``POST /api/form/value`` ``{pc_id, field, value}`` is a value the person typed in the
-box on the page: it is published as ``info_collected{confirmed: true}`` from the page
-(:mod:`appliance.forms.typed`; 404 no form session, 400 a field the form has not shown or an
-empty value). Every decision and message goes to the session's event log, which the page
-shows. The offer's ``record: false`` keeps the call unrecorded (the server opens its session
-without a folder); the person is told either way before the first question.
+ended). Every decision and message goes to the session's event log, which the page shows.
+The offer's ``task`` is the person's words ("fill it but don't submit" → the form is left
+for their review: the browser and its preview stay up after the interview, until they
+submit from the preview, cancel, or ``forms.review_timeout_s`` passes). The offer's
+``record: false`` keeps the call unrecorded (the server opens its session without a
+folder); the person is told either way before the first question.
 
-When the form task ends — submitted, declined, failed or cancelled — the call ends by
-itself: the session gets a ``call_ended`` event and the server ends it (WebRTC closed, the
-recording finalised).
+When the form task ends — submitted, declined, reviewed, failed or cancelled — the call
+ends by itself: the session gets a ``call_ended`` event and the server ends it (WebRTC
+closed, the recording finalised).
+
+The person watches and lends a hand (routes, each for one running form session; 404: no
+form session for that ``pc_id``, 409: it is not running yet or any more):
+
+* ``GET /api/form/preview?pc_id=…&after=N`` — the agent's browser as a JPEG, the first
+  picture newer than ``N`` (waits up to 2 s; 204: none came); headers ``X-Frame-Seq``,
+  ``X-Viewport`` (``WxH`` CSS pixels) and ``X-Focus`` (JSON box of the field being worked on);
+* ``POST /api/form/preview/click {pc_id, x, y}`` and ``POST /api/form/preview/key {pc_id,
+  key}`` — the person's click (CSS pixels of the viewport) and key in the form itself;
+* ``POST /api/form/value {pc_id, field, value}`` — a value the person typed for a field
+  (its name or label; text, a yes/no as a boolean, several choices as a list):
+  ``info_collected{confirmed: true}`` from the page (:mod:`appliance.forms.typed`), answered
+  with the value as taken ``{status, field, value}``; 400: a field the form has not shown,
+  or no value for it;
+* ``POST /api/form/submit {pc_id}`` — the person's Submit from their page (a review).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 from aiohttp import web
+from pydantic import ValidationError
 
 from appliance.chromium import URLRefused
+from appliance.computer_agent.preview import Preview
 from appliance.demo.site import DemoSite
-from appliance.forms.session import SessionResult, run_session
-from appliance.forms.typed import TypedValues, UnknownField
+from appliance.forms.session import PageSide, SessionResult, run_session
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +66,7 @@ class FormFeature:
         self.site = site or DemoSite(host="127.0.0.1", port=0)
         self._waiters: dict[str, asyncio.Future[SessionResult]] = {}
         self._stops: dict[str, asyncio.Event] = {}
-        self._typed: dict[str, TypedValues] = {}
+        self._sides: dict[str, tuple[PageSide, object]] = {}  # pc_id → (its page side, the session's emit)
         self._ending: set[asyncio.Task] = set()  # calls being ended (kept so they are not collected)
 
     async def install(self, server) -> "callable":
@@ -59,7 +76,11 @@ class FormFeature:
         server.info["demo_forms"] = self.site.urls
         server.modes["form"] = self._run
         server.app.router.add_post("/api/form/cancel", self._cancel)
+        server.app.router.add_get("/api/form/preview", self._preview)
+        server.app.router.add_post("/api/form/preview/click", self._click)
+        server.app.router.add_post("/api/form/preview/key", self._key)
         server.app.router.add_post("/api/form/value", self._value)
+        server.app.router.add_post("/api/form/submit", self._submit)
         return self.site.stop if self._own_site else None
 
     async def result(self, pc_id: str) -> SessionResult:
@@ -87,23 +108,26 @@ class FormFeature:
             await line.say(f"I cannot open that address: {e}")
             return
         autonomous = bool(body.get("autonomous"))
+        task = str(body.get("task") or "")
         stop = self._stops.setdefault(pc_id, asyncio.Event())
-        typed = self._typed.setdefault(pc_id, TypedValues("page", srv.cfg.forms.date_order))
+        side = PageSide(Preview(), date_order=srv.cfg.forms.date_order)
+        self._sides[pc_id] = (side, session.events.emit)
         result = None
         cancelled = False  # the call itself is ending (the person left, the server stops)
-        session.events.emit("form_started", url=url, autonomous=autonomous)
+        session.events.emit("form_started", url=url, autonomous=autonomous, task=task)
         try:
             result = await run_session(srv.cfg, url, llms=srv.runtime.llm, line=line, emit=session.events.emit,
-                                       autonomous=autonomous, folder=session.folder, stop=stop,
-                                       task=str(body.get("task", "")), typed=typed)
+                                       autonomous=autonomous, folder=session.folder, stop=stop, task=task,
+                                       page_side=side)
             session.events.emit("form_finished", status=result.computer.status, detail=result.computer.detail,
-                                duration_s=round(result.duration_s, 1))
+                                duration_s=round(result.duration_s, 1), actions=result.actions,
+                                explained_failures=result.explained_failures)
         except asyncio.CancelledError:
             cancelled = True
             raise
         finally:
             self._stops.pop(pc_id, None)
-            self._typed.pop(pc_id, None)
+            self._sides.pop(pc_id, None)
             waiter = self._waiters.get(pc_id)
             if waiter is not None and not waiter.done():
                 waiter.set_result(result) if result is not None else waiter.cancel()
@@ -118,20 +142,82 @@ class FormFeature:
         self._ending.add(ending)
         ending.add_done_callback(self._ending.discard)
 
-    async def _value(self, req: web.Request) -> web.Response:
+    # ---- the person's page on a running session ------------------------------------------------
+
+    def _side(self, pc_id: str) -> tuple[PageSide, object]:
+        got = self._sides.get(pc_id)
+        if got is None:
+            raise web.HTTPNotFound(text=json.dumps({"error": "no form task in that session"}),
+                                   content_type="application/json")
+        return got
+
+    @staticmethod
+    async def _body(req: web.Request, *keys: str) -> dict:
         try:
             body = await req.json()
-            pc_id, field, value = (str(body[k]) for k in ("pc_id", "field", "value"))
-        except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": "send JSON {pc_id, field, value}"}, status=400)
-        typed = self._typed.get(pc_id)
-        if typed is None:
-            return web.json_response({"error": "no form task in that session"}, status=404)
+            if not isinstance(body, dict) or any(k not in body for k in keys):
+                raise ValueError(f"expected a JSON object with {', '.join(keys)}")
+        except ValueError as e:
+            raise web.HTTPBadRequest(text=json.dumps({"error": f"bad request: {e}"}),
+                                     content_type="application/json") from None
+        return body
+
+    async def _preview(self, req: web.Request) -> web.Response:
+        side, _ = self._side(req.query.get("pc_id", ""))
         try:
-            payload = typed.put(field, value)
-        except (UnknownField, ValueError) as e:
+            after = int(req.query.get("after", "0"))
+        except ValueError:
+            return web.json_response({"error": "after must be a number"}, status=400)
+        frame = await side.preview.next_frame(after, timeout_s=2.0)
+        if frame is None:
+            return web.Response(status=204)
+        return web.Response(body=frame.data, content_type="image/jpeg", headers={
+            "X-Frame-Seq": str(frame.seq), "X-Viewport": f"{frame.width}x{frame.height}",
+            "X-Focus": json.dumps(side.preview.focus), "Cache-Control": "no-store"})
+
+    async def _click(self, req: web.Request) -> web.Response:
+        body = await self._body(req, "pc_id", "x", "y")
+        side, _ = self._side(str(body["pc_id"]))
+        try:
+            await side.preview.click(float(body["x"]), float(body["y"]))
+        except (TypeError, ValueError) as e:
+            return web.json_response({"error": f"bad click: {e}"}, status=400)
+        except RuntimeError as e:
+            return web.json_response({"error": str(e)}, status=409)
+        return web.json_response({"status": "clicked"})
+
+    async def _key(self, req: web.Request) -> web.Response:
+        body = await self._body(req, "pc_id", "key")
+        side, _ = self._side(str(body["pc_id"]))
+        try:
+            await side.preview.key(str(body["key"]))
+        except ValueError as e:
             return web.json_response({"error": str(e)}, status=400)
-        return web.json_response({"field": payload.field, "value": payload.value})
+        except RuntimeError as e:
+            return web.json_response({"error": str(e)}, status=409)
+        return web.json_response({"status": "pressed"})
+
+    async def _value(self, req: web.Request) -> web.Response:
+        body = await self._body(req, "pc_id", "field", "value")
+        side, emit = self._side(str(body["pc_id"]))
+        try:
+            payload = await side.value(str(body["field"]), body["value"], emit)
+        except ValidationError as e:
+            return web.json_response({"error": f"not a field value: {e.errors()[0]['msg']}"}, status=400)
+        except ValueError as e:  # a field the form has not shown, an empty value
+            return web.json_response({"error": str(e)}, status=400)
+        except RuntimeError as e:
+            return web.json_response({"error": str(e)}, status=409)
+        return web.json_response({"status": "sent", "field": payload.field, "value": payload.value})
+
+    async def _submit(self, req: web.Request) -> web.Response:
+        body = await self._body(req, "pc_id")
+        side, emit = self._side(str(body["pc_id"]))
+        try:
+            await side.submit(emit)
+        except RuntimeError as e:
+            return web.json_response({"error": str(e)}, status=409)
+        return web.json_response({"status": "submitting"})
 
     async def _cancel(self, req: web.Request) -> web.Response:
         stop = self._stops.get(req.query.get("pc_id", ""))

@@ -7,14 +7,20 @@ Launch paths:
   the computer agent's LLM calls ``initiate_phone_call_agent``, with its own context: the
   call's purpose and ``required_info``, nothing else of the computer agent's.
 
-The person's typed values (:mod:`appliance.forms.typed`) are published on the session's bus
-as confirmed values; every browser action (fill, button press) is counted for the report.
+Every browser action the computer agent performs (fill, click, select, key) is counted for
+the report.
 
 The bus is the configured one (``bus.backend``): in-process, its log is the session's
 ``bus.jsonl`` when recording (else ``<bus.log_dir>/form-<task id>.jsonl``); on Redis, the
 session's envelopes go to the stream ``form-<task id>``. Every envelope is also kept in
 memory for the report, and every decision both agents log goes to the session's event log.
 :func:`report` turns a finished session into the ``simulate form`` JSON.
+
+The person reaches a running session through a :class:`PageSide`: the live
+:class:`~appliance.computer_agent.preview.Preview` of the agent's browser, a value the person
+typed on the page or the terminal (:mod:`appliance.forms.typed`: ``info_collected{confirmed:
+true}`` from ``page`` or ``terminal``) and a submit from the page during a review
+(``submit_authorized`` from ``page``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 
 from appliance.bus import Bus, Envelope, open_bus
 from appliance.computer_agent.agent import ComputerAgent, Outcome
+from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.llm.client import LLM
@@ -51,8 +58,7 @@ WRAP_UP_S = 60.0  # how long the phone agent may take to finish the call once th
 class SessionResult:
     """A finished session: both agents' outcomes (``phone`` None if it never started),
     how the phone agent was started (``fixed`` / ``initiate_phone_call_agent`` / None),
-    every envelope in publish order, wall time, the recording folder and the browser actions
-    performed (fills and button presses)."""
+    every envelope in publish order, wall time and the recording folder."""
 
     computer: Outcome
     phone: PhoneOutcome | None
@@ -60,7 +66,77 @@ class SessionResult:
     envelopes: list[Envelope] = field(default_factory=list)
     duration_s: float = 0.0
     folder: Path | None = None
-    actions: int = 0
+
+    @property
+    def actions(self) -> int:
+        """Browser actions the computer agent performed (fill, click, select, key)."""
+        return sum(self.computer.actions.values())
+
+    @property
+    def explained_failures(self) -> int:
+        """Times the person was told a step failed and why."""
+        return self.phone.explained_failures if self.phone else 0
+
+
+class PageSide:
+    """The person's side of a running session: ``preview``, the agent's browser live (None:
+    no picture, as on a terminal), and what the person does there: a value typed for a field
+    (``typed``: the fields the session announced, :class:`~appliance.forms.typed.TypedValues`)
+    and a Submit during a review. ``sender``: ``page`` (the voice page) or ``terminal``
+    (``appliance form``). Usable once the session has bound its bus (:meth:`bind`).
+    """
+
+    def __init__(self, preview: Preview | None = None, *, sender: str = "page", date_order: str = "DMY") -> None:
+        self.preview, self.sender = preview, sender
+        self.typed = TypedValues(date_order)
+        self._bus: Bus | None = None
+        self._task_id: str | None = None
+
+    def bind(self, bus: Bus | None, task_id: str | None = None) -> None:
+        """The session's bus (None: the session has ended)."""
+        self._bus, self._task_id = bus, task_id
+
+    async def value(self, field: str, value: object, emit: Emit | None = None) -> InfoCollected:
+        """The person typed ``value`` for ``field`` (its name or label): the confirmed value it
+        makes (:meth:`TypedValues.payload <appliance.forms.typed.TypedValues.payload>`) goes to
+        both agents as ``info_collected{confirmed: true}``; returns it.
+
+        Raises:
+            RuntimeError: no session is running.
+            UnknownField, ValueError: not a field the session announced, or no value for it
+                (pydantic.ValidationError: not a field value at all).
+        """
+        self._running()
+        return await self._typed(self.typed.payload(field, value), emit)
+
+    async def value_line(self, line: str, emit: Emit | None = None) -> InfoCollected:
+        """As :meth:`value`, for a terminal line ``=field value``."""
+        self._running()
+        return await self._typed(self.typed.payload_line(line), emit)
+
+    async def _typed(self, payload: InfoCollected, emit: Emit | None) -> InfoCollected:
+        await self._publish(payload, "*", emit)
+        return payload
+
+    async def submit(self, emit: Emit | None = None) -> None:
+        """The person pressed Submit on their page: ``submit_authorized`` to the computer agent.
+
+        Raises:
+            RuntimeError: no session is running.
+        """
+        await self._publish(SubmitAuthorized(), "computer", emit)
+
+    def _running(self) -> Bus:
+        if self._bus is None:
+            raise RuntimeError("no form session is running")
+        return self._bus
+
+    async def _publish(self, payload, recipient: str, emit: Emit | None) -> None:
+        bus = self._running()
+        env = Envelope.new(payload, sender=self.sender, recipient=recipient, task_id=self._task_id)
+        if emit is not None:
+            emit("bus_out", agent=self.sender, type=env.type, payload=env.payload.model_dump())
+        await bus.publish(env)
 
 
 def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
@@ -73,34 +149,30 @@ def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
 async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line: Line, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
                       folder: Path | None = None, stop: asyncio.Event | None = None,
-                      typed: TypedValues | None = None) -> SessionResult:
-    """Run one form task to its end (submitted, declined, failed or past its deadline).
+                      page_side: PageSide | None = None) -> SessionResult:
+    """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
     ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
     ``"phone"`` (``cfg`` sized with :meth:`~appliance.config.Config.for_forms`). ``line`` is the phone
     agent's audio side. Setting ``stop`` (e.g. Cancel on the person's page) publishes
-    ``terminate``: both agents stop, the browser is closed. ``typed``: the person's typed
-    values, published as they come. Before the first question the person is told whether the
-    call is recorded (``folder``). Returns when both agents have stopped.
+    ``terminate``: both agents stop, the browser is closed. ``page_side``: the person's
+    page or terminal (preview, typed values, submit), bound to the session's bus while it
+    runs and told the fields announced on it; ``task``: the person's words (fill it but
+    don't submit → review). Before the first question the person is told whether the call is
+    recorded (``folder``). Returns when both agents have stopped.
     """
     t0 = time.monotonic()
     task_id = str(uuid.uuid4())
     seen: list[Envelope] = []
     started: dict[str, Any] = {"task": None, "by": None}
-    actions = 0
-
-    def counted(event: str, **fields) -> None:
-        nonlocal actions
-        if event == "fill" or (event == "decision" and fields.get("what") in ("press_step_button",
-                                                                               "press_final_submit")):
-            actions += 1
-        emit(event, **fields)
-
     emit("recording_notice", recorded=folder is not None, folder=str(folder) if folder else None)
     async with session_bus(cfg, task_id, folder) as bus:
         tap = bus.subscribe()
-        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=counted,
-                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser)
+        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
+                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser,
+                                 preview=page_side.preview if page_side else None)
+        if page_side is not None:
+            page_side.bind(bus, task_id)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
             return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
@@ -112,8 +184,8 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
             async def watch() -> None:
                 async for env in tap:
                     seen.append(env)
-                    if typed is not None and isinstance(p := env.payload, (NeedInfo, InitiatePhoneCallAgent)):
-                        typed.known(p.fields if isinstance(p, NeedInfo) else p.required_info)
+                    if page_side is not None and isinstance(p := env.payload, (NeedInfo, InitiatePhoneCallAgent)):
+                        page_side.typed.known(p.fields if isinstance(p, NeedInfo) else p.required_info)
                     if isinstance(p := env.payload, InitiatePhoneCallAgent) and started["task"] is None:
                         emit("phone_agent_started", by="initiate_phone_call_agent", purpose=p.purpose,
                              fields=[f.name for f in p.required_info])
@@ -126,7 +198,6 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
 
             tg.create_task(watch())
             canceller = tg.create_task(cancel_on_stop()) if stop is not None else None
-            typist = tg.create_task(typed.publish(bus, task_id)) if typed is not None else None
             if not autonomous:
                 started.update(task=tg.create_task(phone_agent(purpose).run()), by="fixed")
             computer_out = await tg.create_task(computer.run())
@@ -138,12 +209,13 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
                     await bus.publish(Envelope.new(Terminate(reason="the call did not end after the form"),
                                                    sender="session", recipient="*"))
                     await phone_task
-            for helper in (canceller, typist):
-                if helper is not None:
-                    helper.cancel()
+            if canceller is not None:
+                canceller.cancel()
+            if page_side is not None:
+                page_side.bind(None)
             await tap.close()
     return SessionResult(computer_out, phone_task.result() if phone_task else None, started["by"], seen,
-                         time.monotonic() - t0, folder, actions)
+                         time.monotonic() - t0, folder)
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
@@ -170,7 +242,7 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     from the first question to the authorisation question ÷ the fields filled: those the
     computer agent read back after a confirmation); ``exchanges_per_field`` (the person's
     turns in that time ÷ the fields filled); ``spelled_fields`` (fields the person was asked
-    to spell); ``actions`` (browser actions: fills and button presses);
+    to spell); ``actions`` (browser actions: fill, click, select, key);
     ``explained_failures`` (times the person was told a step failed and why);
     ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
     """
@@ -203,7 +275,7 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         "exchanges_per_field": per_field(stats.person_turns if stats else None),
         "spelled_fields": len(stats.spelled) if stats else 0,
         "actions": result.actions,
-        "explained_failures": stats.explained_failures if stats else 0,
+        "explained_failures": result.explained_failures,
         "duration_s": round(result.duration_s, 1),
         "messages": [{"ts": e.ts, "sender": e.sender, "recipient": e.recipient, "type": e.type,
                       "payload": e.payload.model_dump(mode="json")} for e in envs],

@@ -28,12 +28,21 @@ word for word, picks the option the person meant); its state and rules are the p
   page is opening) and waits for the computer agent — at such a *step boundary* that is not
   a wait; any other hold of its next utterance counts in ``waits_on_browser``
   (reported as ``phone_waits_on_browser``);
+* ``step_failed`` (the computer agent gave up on a step) is said at once — what is wrong and
+  what the person can do —, cutting short a wait for an answer so that it is never more than
+  a moment after the give-up (within 5 s); its field is handed over to the person (a hold
+  reminds them of the advice). Each counts in ``explained_failures``, as do a page's
+  refusal said before a question and a failure that ends the call;
+* ``format_invalid`` with ``candidates`` asks the person to pick one of the page's close
+  matches (:mod:`~appliance.phone_agent.candidates`);
 * after ``status_update{auth-required}`` it reads a short summary and asks for explicit
   authorisation. After a "yes" it waits ``submit_grace_s`` for a "wait"/"stop"/"no"
   before it sends ``submit_authorized`` (one in that window sends nothing; a later one,
   before the page answered, sends ``interrupt``, which disarms the computer agent's submit);
   "no" ends the task unsent; ``submitted`` → it tells the person what the page answered
-  (its reference, spelled) and sends ``task_completed``.
+  (its reference, spelled) and sends ``task_completed``;
+* ``status_update{review}`` (a "don't submit" task, filled): it tells the person the form
+  waits for their review in the preview and ends the call; the browser stays up.
 """
 
 from __future__ import annotations
@@ -47,16 +56,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from appliance.bus import Bus, Envelope
+from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.client import LLM, LLMError
 from appliance.llm.decision import choices
+from appliance.phone_agent import candidates as cands
 from appliance.phone_agent import fields as fl
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
 from appliance.phone_agent import spelling
 from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Interrupt, Payload, StatusUpdate,
-                                SubmitAuthorized, TaskCompleted)
+                                StepFailed, SubmitAuthorized, TaskCompleted)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +120,10 @@ class _Typed(Exception):
     """The person typed the value of the field being asked."""
 
 
+class _GaveUp(Exception):
+    """A ``step_failed`` arrived while the agent waited for an answer: it is said first."""
+
+
 @dataclass
 class CallStats:
     """What the benchmark reads off a call: ``interview_s`` from the first question to the
@@ -128,14 +142,21 @@ class CallStats:
 
 @dataclass
 class PhoneOutcome:
-    """``status``: ``submitted``, ``not_submitted`` (declined), ``failed`` (the form could not
-    be done), ``no_answer`` or ``terminated``; ``waits_on_browser``: holds of its next utterance
-    waiting for the computer agent, step boundaries excepted."""
+    """``status``: ``submitted``, ``not_submitted`` (declined), ``review`` (filled, left for the
+    person to check), ``failed`` (the form could not be done), ``no_answer`` or
+    ``terminated``; ``waits_on_browser``: holds of its next utterance waiting for the
+    computer agent, step boundaries excepted; ``stats``: the call's figures
+    (:class:`CallStats`)."""
 
     status: str
     waits_on_browser: int
     detail: str = ""
     stats: CallStats = field(default_factory=CallStats)
+
+    @property
+    def explained_failures(self) -> int:
+        """Times the person was told a step failed and why."""
+        return self.stats.explained_failures
 
 
 @dataclass
@@ -198,7 +219,7 @@ class PhoneAgent:
         finally:
             await sub.close()
         self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
-                  detail=outcome.detail)
+                  explained_failures=outcome.explained_failures, detail=outcome.detail)
         return outcome
 
     async def _call(self) -> PhoneOutcome:
@@ -217,15 +238,31 @@ class PhoneAgent:
                                         "Thank you, goodbye.".replace("  ", " "))
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
+                    case iv.Explain() as ex:
+                        await self._explain(ex)
                     case iv.AskTogether() as together:
                         self.state = iv.begin(self.state, together)
-                        await self._interview_together(together)
+                        try:
+                            await self._interview_together(together)
+                        except _GaveUp:  # asked again after the explanation (those fields it leaves)
+                            self.state = iv.requeue(self.state, together)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
-                        await self._interview(ask)
+                        try:
+                            await self._interview(ask)
+                        except _GaveUp:  # asked again after the explanation, unless it is about this field
+                            self.state = iv.requeue(self.state, ask)
                     case iv.Authorise():
-                        if not await self._authorise():
-                            return self._outcome("not_submitted", "the person did not authorise")
+                        try:
+                            if not await self._authorise():
+                                return self._outcome("not_submitted", "the person did not authorise")
+                        except _GaveUp:
+                            pass  # still requested: asked again after the explanation
+                    case iv.Review(message=message):
+                        await self._say(f"{message.rstrip('. ')}. I have not submitted it: you can check it in the "
+                                        "preview on your page, then submit it there yourself, or cancel. Goodbye.")
+                        await self._finish("not submitted: filled in, waiting for the person's review")
+                        return self._outcome("review", message)
                     case iv.Hold(boundary=boundary):
                         await self._hold(boundary)
         except _HungUp:
@@ -252,7 +289,7 @@ class PhoneAgent:
             env = self._inbox.items.pop(0)
             self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
             before = self.state.typed
-            self.state = iv.apply(self.state, env.payload)
+            self.state = iv.apply(self.state, env.payload, env.ts)
             for name in set(self.state.typed) - set(before):
                 self.emit("decision", agent=self.id, what="typed_value", field=name, value=self.state.typed[name],
                           sender=env.sender)
@@ -267,7 +304,18 @@ class PhoneAgent:
         try:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
         except TimeoutError:
-            await self._say("I'm still working on the form, thank you for waiting.")
+            if self.state.handed_over:  # waiting for the person, not the browser: remind them what to do
+                await self._say(f"I'm waiting for you: {list(self.state.handed_over.values())[-1]}")
+            else:
+                await self._say("I'm still working on the form, thank you for waiting.")
+
+    async def _explain(self, ex: iv.Explain) -> None:
+        """Tell the person what the computer agent could not do and what they can do."""
+        self.state = iv.explained(self.state)
+        self.stats.explained_failures += 1
+        self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field,
+                  delay_ms=now_ms() - ex.since_ms if ex.since_ms else None)
+        await self._say(f"{ex.reason.rstrip('. ')}. {ex.advice}")
 
     # ---- the interview -----------------------------------------------------------------------------
 
@@ -290,6 +338,9 @@ class PhoneAgent:
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
     async def _interview(self, ask: iv.Ask) -> None:
+        if ask.choices:
+            await self._choose(ask)
+            return
         spec = ask.spec
         say: str | None = None
         reason = ask.reason
@@ -336,6 +387,8 @@ class PhoneAgent:
             if result.how == "confirmed":
                 self._prefix = "Thanks. "
                 return
+            if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
+                return  # the page offers close matches: that ask, with its choices, comes next
             if result.how == "refused":  # the page refused it: ask again right here, with its reason
                 self.state, why = iv.reask(self.state, spec.name)
                 reason = why or result.reason
@@ -363,6 +416,33 @@ class PhoneAgent:
             if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
                 return None, False
         return fl.parse(spec, text, self.date_order), False
+
+    async def _choose(self, ask: iv.Ask) -> None:
+        """The page offers several close matches for the person's value: they pick one (no
+        read-back: it is said as the page lists it); an answer that names none is taken as a
+        new value for the field."""
+        spec, q = ask.spec, cands.question(ask.spec.label, ask.choices)
+        say = q
+        for _ in range(3):
+            try:
+                text = await self._ask(say, field=spec.name)
+            except _Typed:
+                await self._say("Thanks, I have what you typed.")
+                return
+            if _REPEAT.search(text):
+                continue
+            pick = cands.pick(text, ask.choices)
+            if pick is None and not _is_question(text):
+                pick = await self._pick_option(spec.model_copy(update={"type": "select", "options": ask.choices}), text)
+            if pick is not None:
+                self.emit("decision", agent=self.id, what="candidate_picked", field=spec.name, heard=text, pick=pick)
+                await self._info(spec, pick, confirmed=True)
+                self._prefix = "Thanks. "
+                return
+            say = f"Sorry, I didn't get which one. {q}"
+        self.state = iv.give_up(self.state, spec.name)
+        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
+                  times=self.state.given_up[spec.name])
 
     async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool) -> _Result:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
@@ -590,15 +670,22 @@ class PhoneAgent:
                 return heard
 
     async def _hear(self, field: str | None) -> str:
-        """The next transcript within ``answer_timeout_s`` (TimeoutError); with ``field``, a
-        typed value for it arriving first raises :class:`_Typed`."""
-        if field is None:
-            return await asyncio.wait_for(self.line.hear(), self.answer_timeout_s)
+        """The person's next transcript within ``answer_timeout_s`` (else ``TimeoutError``). A
+        ``step_failed`` arriving meanwhile stops the wait (:class:`_GaveUp`), so that the person
+        hears about it now rather than after their answer; with ``field`` (the field being
+        asked), so does a value the person typed for it (:class:`_Typed`)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.answer_timeout_s
         hearing = asyncio.ensure_future(self.line.hear())
         try:
             while True:
+                if any(isinstance(e.payload, StepFailed) for e in self._inbox.items):
+                    raise _GaveUp()  # left in items: applied at the next safe point, after this ask
+                if field is not None:
+                    self._take_messages()
+                    if field in self.state.typed:
+                        raise _Typed(field)
+                self._inbox.arrived.clear()  # what arrived stays in items for the next safe point
                 news = asyncio.ensure_future(self._inbox.arrived.wait())
                 done, _ = await asyncio.wait({hearing, news}, timeout=max(0.0, deadline - loop.time()),
                                              return_when=asyncio.FIRST_COMPLETED)
@@ -607,9 +694,6 @@ class PhoneAgent:
                     return hearing.result()
                 if not done:
                     raise TimeoutError
-                self._take_messages()
-                if field in self.state.typed:
-                    raise _Typed(field)
         finally:
             if not hearing.done():
                 hearing.cancel()

@@ -6,8 +6,8 @@ the form lives here and changes only through these functions::
     state = start(fields)
     while True:
         for payload in what arrived:          # at a safe point between utterances
-            state = apply(state, payload)
-        step = next_step(state)               # Failed, Finished, Ask, Authorise or Hold
+            state = apply(state, payload, ts)
+        step = next_step(state)               # Failed, Finished, Explain, Ask(Together), Authorise, Review or Hold
         ...                                   # speak, listen, then one of the transitions below
 
 **Messages** (:func:`apply`):
@@ -15,26 +15,32 @@ the form lives here and changes only through these functions::
 - ``need_info{fields}`` / ``initiate_phone_call_agent{required_info}`` queue their fields in
   the order given (page order), except fields already known or confirmed; the browser is no
   longer busy and the person may be told again that the agent is waiting.
-- ``format_invalid{field, expected, got}`` / ``fill_error{field, reason}`` about a known
-  field put it first in the queue with its reason ("it needs …" / the page's reason), take
-  back its confirmation and remember the refusal (the value refused: ``got``; unknown for
-  ``fill_error``). About anything that is not a field (``page``: the form did not load) they
-  fail the interview with that reason.
-- ``status_update``: ``auth-required`` → authorisation is asked once the queue is empty;
-  ``working`` → the browser is busy; ``failed`` / ``rejected`` / ``canceled`` → the
-  interview fails with the message (or the state).
+- ``format_invalid{field, expected, got, candidates}`` / ``fill_error{field, reason}`` about a
+  known field put it first in the queue with its reason ("it needs …" / the page's reason),
+  take back its confirmation and remember the refusal (the value refused: ``got``; unknown
+  for ``fill_error``). With ``candidates`` (the page offers several close choices) the ask
+  carries them as ``choices``: the person picks one. About anything that is not a field
+  (``page``: the form did not load) they fail the interview with that reason.
+- ``step_failed{problem, reason, advice, field?}`` → an :class:`Explain` waits, said before
+  anything else is asked; a field it names leaves the queue and is *handed over* (the person
+  sets it in the preview or types it; a hold then reminds them of the advice).
 - ``info_collected{confirmed: true}`` from the person's hands (a value typed on the page or
   the terminal; the phone agent's own never come back to it) about a known field: that value
-  is confirmed as typed and the field leaves the queue.
+  is confirmed as typed, the field leaves the queue and is no longer handed over.
+- ``status_update``: ``auth-required`` → authorisation is asked once the queue is empty;
+  ``review`` → the form is filled and left unsent for the person's review (a "don't submit"
+  task): the call ends with :class:`Review`; ``working`` → the browser is busy; ``failed`` /
+  ``rejected`` / ``canceled`` → the interview fails with the message (or the state).
 - ``submitted{confirmation}`` → finished. Any other payload changes nothing.
 
 **Next step** (:func:`next_step`), the first that holds: failed → :class:`Failed`;
-submitted → :class:`Finished`; fields a person answers together at the head of the queue
-→ :class:`AskTogether` (a given name then a family name; a date's day, month and year
-fields), neither refused nor rejected before; a field queued → :class:`Ask` (the first);
-authorisation requested → :class:`Authorise`; else :class:`Hold`. A hold is a *step
+submitted → :class:`Finished`; an explanation due → :class:`Explain` (the first); fields
+a person answers together at the head of the queue → :class:`AskTogether` (a given name
+then a family name; a date's day, month and year fields), neither refused nor rejected
+before; a field queued → :class:`Ask` (the first); authorisation requested →
+:class:`Authorise`; review → :class:`Review`; else :class:`Hold`. A hold is a *step
 boundary* (not a wait on the browser) while the browser is busy or every known field is
-confirmed.
+confirmed or handed over.
 
 **How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
 is asked in ``words`` until the person rejects a read-back of it; after one rejection the
@@ -45,15 +51,17 @@ answer was not understood twice (:func:`not_understood`; a long list of options 
 read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
 Other kinds are always asked in ``words``.
 
-**Transitions:** :func:`begin` takes the asked field (or fields) off the queue;
-:func:`confirm` records a value the person accepted; :func:`rejected` counts a read-back
-the person said no to; :func:`spell_asked` records that a spelling was asked for;
-:func:`split` puts fields asked together back at the front of the queue, one by one, after
-their joint read-back was rejected; :func:`refused` tells whether the page already refused the value
-being read back; :func:`reask` drops a field's queued re-ask and refusal when it is asked again
-on the spot; :func:`give_up` sends a field to the back of the queue the first time and fails
-the interview the second; :func:`authorised` records the person's yes to submitting;
-:func:`withdrawn` takes it back (the person said stop before the page answered);
+**Transitions:** :func:`begin` takes the asked field (or fields) off the queue
+(:func:`requeue` puts an ask cut short back); :func:`confirm` records a value the person
+accepted; :func:`rejected` counts a read-back the person said no to; :func:`spell_asked`
+records that a spelling was asked for; :func:`split` puts fields asked together back at
+the front of the queue, one by one, after their joint read-back was rejected;
+:func:`refused` tells whether the page already refused the value being read back;
+:func:`reask` drops a field's queued re-ask and refusal when it is asked again on the spot;
+:func:`give_up` sends a field to the back of the queue the first time and fails the
+interview the second; :func:`explained` drops the explanation just said;
+:func:`authorised` records the person's yes to submitting; :func:`withdrawn` takes it back
+(the person said stop before the page answered);
 :func:`hold` counts waits on the browser and says when to tell the person what is happening.
 
 A transition that does not fit the state (asking a field that is not first in the queue,
@@ -69,7 +77,7 @@ from typing import Literal
 
 from appliance.phone_agent import fields as fl
 from appliance.protocol import (FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
-                                NeedInfo, Payload, StatusUpdate, Submitted)
+                                NeedInfo, Payload, StatusUpdate, StepFailed, StepProblem, Submitted)
 
 #: A given-up field fails the interview on this give-up (the first one sends it to the back of the queue).
 GIVE_UP_LIMIT = 2
@@ -86,10 +94,12 @@ class InterviewError(ValueError):
 
 @dataclass(frozen=True)
 class Ask:
-    """Ask for ``spec``; ``reason``: why the form refused the last value ('' = a first ask)."""
+    """Ask for ``spec``; ``reason``: why the form refused the last value ('' = a first ask);
+    ``choices``: the page's close choices for that value, one of which the person picks."""
 
     spec: FieldSpec
     reason: str = ""
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,7 @@ class Refusal:
 
     value: str | None
     reason: str
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,27 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class Explain:
+    """Tell the person at once that the computer agent gave up on a step: ``reason`` (what is
+    wrong) and ``advice`` (what they can do); ``field``: the field it is about, if any;
+    ``since_ms``: when the give-up was sent (envelope ``ts``, ms since the epoch; 0 = unknown)."""
+
+    problem: StepProblem
+    reason: str
+    advice: str
+    field: str | None = None
+    since_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Review:
+    """The form is filled and, as the person asked, not submitted: it waits for their review
+    in the preview. ``message``: the computer agent's words about it."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class Authorise:
     """Every field is in and the computer agent waits for the person's yes to submit."""
 
@@ -138,7 +170,7 @@ class Hold:
     boundary: bool
 
 
-Step = Failed | Finished | Ask | AskTogether | Authorise | Hold
+Step = Failed | Finished | Explain | Ask | AskTogether | Authorise | Review | Hold
 
 #: What to tell the person on a hold: the form is still opening (no field known yet), or the agent is working on it.
 Filler = Literal["opening", "working"]
@@ -158,7 +190,9 @@ class Interview:
     confirmation once submitted; ``failed``: why the form cannot be done;
     ``waits_on_browser``: holds that were not step boundaries; ``rejections``: read-backs the
     person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
-    values the person typed, per field."""
+    values the person typed, per field; ``explain``: give-ups to tell the person, in arrival
+    order; ``handed_over``: fields left to the person → the advice they were given;
+    ``review``: the computer agent's message once the form waits for the person's review."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -175,6 +209,9 @@ class Interview:
     spell_asks: Mapping[str, int] = field(default_factory=_frozen)
     typed: Mapping[str, FieldValue] = field(default_factory=_frozen)
     unheard: Mapping[str, int] = field(default_factory=_frozen)
+    explain: tuple[Explain, ...] = ()
+    handed_over: Mapping[str, str] = field(default_factory=_frozen)
+    review: str | None = None
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -182,27 +219,40 @@ def start(fields: Iterable[FieldSpec] = ()) -> Interview:
     return _add_fields(Interview(), fields)
 
 
-def apply(state: Interview, payload: Payload) -> Interview:
-    """The interview after a message from the computer agent (see the module docstring)."""
+def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
+    """The interview after a message (sent at ``ts`` ms since the epoch; 0 = unknown) from the
+    computer agent or the person's page (see the module docstring)."""
     match payload:
         case NeedInfo(fields=new) | InitiatePhoneCallAgent(required_info=new):
             return replace(_add_fields(state, new), browser_busy=False, filler_said=False)
+        case FormatInvalid(field=name, expected=expected, got=got, candidates=candidates) if candidates:
+            return _refuse(state, name, Refusal(got, "the page offers several close matches", tuple(candidates)))
         case FormatInvalid(field=name, expected=expected, got=got):
             return _refuse(state, name, Refusal(got, f"it needs {expected}"))
         case FillError(field=name, reason=reason):
             return _refuse(state, name, Refusal(None, reason))
+        case StepFailed(problem=problem, reason=reason, advice=advice, field=name):
+            state = replace(state, explain=state.explain + (Explain(problem, reason, advice, name, ts),),
+                            browser_busy=False)
+            if name in state.specs:
+                state = replace(state, queue=tuple(a for a in state.queue if a.spec.name != name),
+                                handed_over=_with(state.handed_over, name, advice))
+            return state
+        case InfoCollected(field=name, value=value, confirmed=True) if name in state.specs:
+            return replace(confirm(state, name, value), typed=_with(state.typed, name, value),
+                           queue=tuple(a for a in state.queue if a.spec.name != name),
+                           handed_over=_without(state.handed_over, name))
         case StatusUpdate(state="auth-required"):
             return replace(state, auth_requested=True, browser_busy=False)
+        case StatusUpdate(state="review", message=message):
+            return replace(state, review=message or "the form is filled in and waits for your review",
+                           browser_busy=False)
         case StatusUpdate(state="working"):
             return replace(state, browser_busy=True)
         case StatusUpdate(state="failed" | "rejected" | "canceled" as st, message=message):
             return replace(state, failed=message or st)
         case Submitted(confirmation=confirmation):
             return replace(state, submitted=confirmation or "")
-        case InfoCollected(field=name, value=value, confirmed=True) if name in state.specs:
-            return replace(state, confirmed=_with(state.confirmed, name, value), typed=_with(state.typed, name, value),
-                           refusals=_without(state.refusals, name),
-                           queue=tuple(a for a in state.queue if a.spec.name != name))
     return state  # acks, field_filled, other states: nothing for the interview
 
 
@@ -212,11 +262,15 @@ def next_step(state: Interview) -> Step:
         return Failed(state.failed)
     if state.submitted is not None:
         return Finished(state.submitted)
+    if state.explain:
+        return state.explain[0]
     if state.queue:
         return _together(state) or state.queue[0]
     if state.auth_requested:
         return Authorise()
-    return Hold(state.browser_busy or all(n in state.confirmed for n in state.specs))
+    if state.review is not None:
+        return Review(state.review)
+    return Hold(state.browser_busy or all(n in state.confirmed or n in state.handed_over for n in state.specs))
 
 
 def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
@@ -294,6 +348,16 @@ def split(state: Interview, together: AskTogether, rejected: bool = True) -> Int
                    queue=(*head, *(a for a in state.queue if a.spec.name not in names)))
 
 
+def requeue(state: Interview, ask: Ask | AskTogether) -> Interview:
+    """``ask`` (one field, or fields asked together) was cut short (an explanation comes
+    first): it goes back to the front of the queue, but for fields confirmed, handed over or
+    queued already (fields asked together that are no longer all left are asked one by one)."""
+    asks = ask.asks if isinstance(ask, AskTogether) else (ask,)
+    back = tuple(a for a in asks if a.spec.name not in state.confirmed and a.spec.name not in state.handed_over
+                 and not any(q.spec.name == a.spec.name for q in state.queue))
+    return replace(state, queue=(*back, *state.queue))
+
+
 def confirm(state: Interview, name: str, value: FieldValue) -> Interview:
     """The person accepted ``value`` for field ``name``.
 
@@ -335,6 +399,17 @@ def give_up(state: Interview, name: str) -> Interview:
     # asked again later: spelled (or typed) at once if its read-backs were rejected before
     rejections = _with(state.rejections, name, 1) if state.rejections.get(name) else state.rejections
     return replace(state, queue=state.queue + (Ask(spec),), rejections=rejections)
+
+
+def explained(state: Interview) -> Interview:
+    """The first :class:`Explain` has been said to the person.
+
+    Raises:
+        InterviewError: no explanation is due.
+    """
+    if not state.explain:
+        raise InterviewError("explained, but no explanation is due")
+    return replace(state, explain=state.explain[1:])
 
 
 def authorised(state: Interview) -> Interview:
@@ -403,7 +478,9 @@ def _refuse(state: Interview, name: str, refusal: Refusal) -> Interview:
     if spec is None:  # not a field: e.g. the page did not load
         return replace(state, failed=refusal.reason)
     return replace(state, refusals=_with(state.refusals, name, refusal), confirmed=_without(state.confirmed, name),
-                   queue=(Ask(spec, refusal.reason), *(a for a in state.queue if a.spec.name != name)))
+                   handed_over=_without(state.handed_over, name),
+                   queue=(Ask(spec, refusal.reason, refusal.candidates),
+                          *(a for a in state.queue if a.spec.name != name)))
 
 
 def _spec(state: Interview, name: str) -> FieldSpec:

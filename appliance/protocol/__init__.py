@@ -6,7 +6,7 @@
   ``terminate`` / ``interrupt`` (urgent), ``ack``.
 - :mod:`~appliance.protocol.forms` — computer agent ⇄ phone agent: ``FieldSpec``,
   ``need_info``, ``info_collected``, ``field_filled``, ``format_invalid``, ``fill_error``,
-  ``initiate_phone_call_agent``, ``submit_authorized``, ``submitted``.
+  ``initiate_phone_call_agent``, ``submit_authorized``, ``submitted``, ``step_failed``.
 - :mod:`~appliance.protocol.werewolf` — judge ⇄ seat: ``werewolf_view``, ``werewolf_turn``,
   ``werewolf_action``.
 - :mod:`~appliance.protocol.events` — ``Emit``, the shape of the callback that writes a
@@ -21,7 +21,8 @@ from appliance.protocol.control import (Ack, Interrupt, StatusUpdate, TaskAssign
                                         Terminate)
 from appliance.protocol.events import Emit
 from appliance.protocol.forms import (FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected,
-                                      InitiatePhoneCallAgent, NeedInfo, SubmitAuthorized, Submitted)
+                                      InitiatePhoneCallAgent, NeedInfo, StepFailed, StepProblem, SubmitAuthorized,
+                                      Submitted)
 from appliance.protocol.registry import (EnvelopeError, Payload, TypeSpec, register_type, registered_types,
                                          type_name, type_spec)
 from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayload
@@ -29,6 +30,6 @@ from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayl
 __all__ = [
     "Ack", "ActionPayload", "Emit", "EnvelopeError", "FieldFilled", "FieldSpec", "FieldValue", "FillError",
     "FormatInvalid", "InfoCollected", "InitiatePhoneCallAgent", "Interrupt", "NeedInfo", "Payload", "SeatViewPayload",
-    "StatusUpdate", "SubmitAuthorized", "Submitted", "TaskAssigned", "TaskCompleted", "TaskState", "Terminate",
-    "TurnPayload", "TypeSpec", "register_type", "registered_types", "type_name", "type_spec",
+    "StatusUpdate", "StepFailed", "StepProblem", "SubmitAuthorized", "Submitted", "TaskAssigned", "TaskCompleted",
+    "TaskState", "Terminate", "TurnPayload", "TypeSpec", "register_type", "registered_types", "type_name", "type_spec",
 ]

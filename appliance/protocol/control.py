@@ -6,7 +6,8 @@ Shapes (``?`` = optional):
 type                        payload
 ==========================  ===========================================================
 task_assigned               ``{goal, url?}``
-status_update               ``{state, message?}`` — ``state`` is an A2A task state
+status_update               ``{state, message?}`` — ``state`` is an A2A task state,
+                            or ``review``: filled, not submitted, waiting for the person
 task_completed              ``{summary?}``
 terminate (urgent)          ``{reason}``
 interrupt (urgent)          ``{reason}``
@@ -23,8 +24,10 @@ from pydantic import Field
 from appliance.protocol.registry import Payload, register_type
 
 TaskState = Literal["submitted", "working", "input-required", "auth-required",
-                    "completed", "canceled", "rejected", "failed"]
-"""A2A task states; they appear only inside ``status_update{state}``."""
+                    "completed", "canceled", "rejected", "failed", "review"]
+"""A2A task states plus ``review`` (a "don't submit" task: every field is filled and the
+browser stays up for the person to check it and submit it themselves); they appear only
+inside ``status_update{state}``."""
 
 class TaskAssigned(Payload):
     goal: str = Field(min_length=1)

@@ -9,12 +9,19 @@ info_collected              ``{field, value, confirmed}`` — ``confirmed``: the
                             accepted the read-back
 field_filled                ``{field, value_read_back}``
 fill_error                  ``{field, reason}``
-format_invalid              ``{field, expected, got}``
+format_invalid              ``{field, expected, got, candidates?}`` — ``candidates``:
+                            the page's close choices when several fit ("Paris, France"
+                            or "Paris, Texas"); the person picks one
 need_info                   ``{fields: [FieldSpec, ...]}`` (at least one)
 initiate_phone_call_agent   ``{purpose, required_info: [FieldSpec, ...]}``
 submit_authorized           ``{}``
 submitted                   ``{confirmation?}`` — the form was submitted (a message,
                             not the A2A task state)
+step_failed                 ``{problem, reason, advice, field?}`` — the computer agent
+                            gave up on a step it cannot do (``problem``: ``widget``,
+                            ``no_control``, ``login``, ``captcha``, ``no_result``,
+                            ``page_error``); the phone agent tells the person ``reason``
+                            and ``advice`` at once
 ==========================  ===========================================================
 
 ``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?}``.
@@ -23,6 +30,8 @@ Task states and stop signals are in :mod:`appliance.protocol.control`.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field
 
@@ -64,6 +73,7 @@ class FormatInvalid(Payload):
     field: str = Field(min_length=1)
     expected: str
     got: str
+    candidates: tuple[str, ...] = ()  # the page's close choices for ``got``, when several fit
 
 
 class NeedInfo(Payload):
@@ -83,6 +93,19 @@ class Submitted(Payload):
     confirmation: str | None = None  # what the page showed after submit, if anything
 
 
+#: Why the computer agent gave up on a step: a widget it cannot operate (``field`` names it),
+#: no control to go on or send, a sign-in page, a captcha, a press the page did not answer,
+#: or an error the page shows that belongs to no field.
+StepProblem = Literal["widget", "no_control", "login", "captcha", "no_result", "page_error"]
+
+
+class StepFailed(Payload):
+    problem: StepProblem
+    reason: str = Field(min_length=1)  # what is wrong, as the person is told it
+    advice: str = Field(min_length=1)  # what the person can do about it
+    field: str | None = None  # the field it is about, if any
+
+
 for _name, _model, _urgent in (
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
@@ -92,5 +115,6 @@ for _name, _model, _urgent in (
     ("initiate_phone_call_agent", InitiatePhoneCallAgent, False),
     ("submit_authorized", SubmitAuthorized, False),
     ("submitted", Submitted, False),
+    ("step_failed", StepFailed, False),
 ):
     register_type(_name, _model, urgent=_urgent)

@@ -53,7 +53,9 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     ``"person"`` slot) and ``cfg.for_simulation()``; the simulated person joins it over
     WebRTC (:mod:`appliance.simulate.call`) and the session runs in real time. ``site``:
     the demo site serving ``url`` when it is local (its own record of submissions is then
-    used; otherwise the URL's ``/api/submissions`` when offered). Setting ``stop`` presses Cancel as the page does.
+    used; otherwise the URL's ``/api/submissions`` when offered). The task is the demo
+    spec's own when it has one ("don't submit" → the form is left for a review that ends
+    after ``forms.review_timeout_s``), else to fill the form in and submit it. Setting ``stop`` presses Cancel as the page does.
     ``progress``: called with each line of the conversation as the person heard and said it.
     The person's side is recorded in its own folder (``…-form-<profile>/events.jsonl``);
     the appliance's side in the server session's folder (``RunOutput.session.folder``).
@@ -84,8 +86,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     try:
         await server.start()
         client = WebRTCClient(server.url)
-        await client.connect(mode="form", url=url, autonomous=autonomous,
-                             task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+        await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
         call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
                             folder=person_side.folder)
         async with asyncio.TaskGroup() as tg:
@@ -106,6 +107,14 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         if cleanup is not None:
             await cleanup()
         person_side.events.close()
+
+
+def _task(url: str, profile: Profile) -> str:
+    """The person's task in words: the demo spec's own when it has one ("don't submit" → a
+    review), else to fill the form in and submit it."""
+    spec = spec_for_url(url)
+    return spec.task if spec is not None and spec.task else \
+        f"Fill in and submit the form at {url} for {profile.display_name}."
 
 
 async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[dict] | None:
@@ -181,7 +190,7 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
     try:
         result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),
                                    emit=appliance_side.events.emit, folder=appliance_side.folder,
-                                   task=f"Fill in and submit the form at {url} for {profile.display_name}.")
+                                   task=_task(url, profile))
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder, {"bot": 0.0, "person": 0.0})

@@ -1,0 +1,72 @@
+"""What a page answers after a press, what only the person can do, and the words of a
+give-up, on hand-made page readings: no browser."""
+
+from dataclasses import replace
+
+from appliance.computer_agent import verdict as vd
+from appliance.computer_agent.page import ButtonView, FieldView, PageView
+
+
+def field(key, label, kind="text", *, value="", error="", required=True):
+    return FieldView(ref=f"r-{key}", kind=kind, key=key, label=label, required=required, pattern=None, hint="",
+                     placeholder="", options=None, value=value, visible=True, enabled=True, error=error)
+
+
+def page(*fields, url="http://127.0.0.1/form", alerts=(), headings=(), text="", document="d1", buttons=(), **kw):
+    return PageView(url=url, title="Form", fields=tuple(fields), buttons=tuple(buttons), alerts=tuple(alerts),
+                    headings=tuple(headings), text=text, document=document, **kw)
+
+
+NAME, ID = field("name", "Name", value="Ada"), field("id", "ID number", value="1234")
+FORM = page(NAME, ID)
+
+
+def test_a_result_is_the_form_gone_never_the_click():
+    assert vd.after_press(FORM, FORM) == vd.Verdict("none")
+    done = page(url="http://127.0.0.1/done", headings=("Thank you",), text="Thank you. We got it.")
+    assert vd.after_press(FORM, done) == vd.Verdict("result", "Thank you. We got it.")
+    view = page(headings=("Application sent",), text="Your card is ready.")  # a confirmation view, same URL
+    assert vd.after_press(FORM, view) == vd.Verdict("result", "Application sent. Your card is ready.")
+    survey = page(field("rate", "How was it?", required=False), text="Booked.")  # only optional new fields
+    assert vd.after_press(FORM, survey).kind == "result"
+
+
+def test_new_required_fields_are_a_next_step_and_a_field_missing_from_a_reading_is_nothing_yet():
+    step2 = page(field("street", "Street"), field("city", "City"))
+    assert vd.after_press(FORM, step2) == vd.Verdict("moved")
+    assert vd.after_press(FORM, page(NAME)) == vd.Verdict("none")  # an iframe reloading: wait
+
+
+def test_refusals_are_the_pages_own_words_new_since_the_press():
+    refused = page(NAME, replace(ID, error="An ID number has 9 digits."), document="d2")
+    assert vd.after_press(FORM, refused) == vd.Verdict("refused", "An ID number has 9 digits.")
+    same_error = page(NAME, replace(ID, error="An ID number has 9 digits."))
+    assert vd.after_press(same_error, same_error) == vd.Verdict("none")  # shown before, same document
+    assert vd.after_press(same_error, replace(same_error, document="d3")).kind == "refused"  # reloaded: new
+    alert = page(NAME, ID, alerts=("We could not check your ID right now.",))
+    assert vd.after_press(FORM, alert) == vd.Verdict("refused", "We could not check your ID right now.")
+
+
+def test_obstacles_only_the_person_can_pass():
+    assert vd.obstacle(FORM) is None
+    assert vd.obstacle(page(NAME, captcha=True)) == vd.Obstacle("captcha")
+    assert vd.obstacle(page(NAME, frame_urls=("https://www.google.com/recaptcha/api2/anchor",))).problem == "captcha"
+    password = field("pw", "Password", "password")
+    sign_in = page(field("user", "Email"), password, buttons=(ButtonView("b", "Sign in", "submit", True, "", False),))
+    assert vd.obstacle(sign_in) == vd.Obstacle("login", sign_in=True)
+    signup = page(NAME, ID, field("mail", "Email"), password)
+    assert vd.obstacle(signup) == vd.Obstacle("login", sign_in=False)
+    assert vd.obstacle(page(NAME, replace(password, value="secret"))) is None  # typed by the person
+    assert vd.secret(password) and not vd.secret(NAME)
+
+
+def test_every_give_up_says_what_is_wrong_and_what_the_person_can_do():
+    steps = [vd.widget_failed("town", "Town or city:", "the list did not open"), vd.no_control(FORM),
+             vd.no_control(page()), vd.no_result("Send"), vd.page_error("x" * 500),
+             *(vd.obstacle_step(o) for o in (vd.Obstacle("captcha"), vd.Obstacle("login", True), vd.Obstacle("login")))]
+    assert [s.problem for s in steps] == ["widget", "no_control", "no_control", "no_result", "page_error", "captcha",
+                                          "login", "login"]
+    assert all("preview" in s.advice for s in steps)
+    assert steps[0].reason == "I could not set Town or city on the page: the list did not open"
+    assert steps[0].field == "town" and all(s.field is None for s in steps[1:])
+    assert len(steps[4].reason) < 230  # the page's words, cut

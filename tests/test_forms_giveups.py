@@ -1,0 +1,211 @@
+"""Never stuck in silence: both agents on the bus over a stand-in page (no Chromium), a
+scripted person and a scripted LLM. A widget no strategy can operate is tried with a
+different strategy, given up (an event in the recording), and the person hears what is
+wrong and what they can do within 5 s — even while the phone agent waits for an answer;
+a page with nothing to press, and a "don't submit" task, are said too."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from appliance import config
+from appliance.bus import Envelope, InProcBus
+from appliance.computer_agent import page as pg
+from appliance.computer_agent.agent import ComputerAgent
+from appliance.phone_agent.agent import PhoneAgent
+from appliance.protocol import InfoCollected, StatusUpdate, Terminate
+from fakes import ScriptedLine, ScriptedLLM, names_from_labels
+
+SAVE = pg.ButtonView(ref="b1", text="Save address", type="submit", in_form=True, name="", formnovalidate=False)
+
+
+def _field(ref: str, key: str, label: str, widget: str = "native") -> pg.FieldView:
+    return pg.FieldView(ref=ref, kind="text", key=key, label=label, required=True, pattern=None, hint="",
+                        placeholder="", options=None, value="", visible=True, enabled=True, error="", widget=widget)
+
+
+class FakePage:
+    """A form page as :func:`page.perceive` and :func:`page.fill` see it: ``fields`` (their
+    values change as they are filled), ``buttons``; ``broken``: widgets whose every strategy
+    fails as a list that never opens does. ``fills``: (field key, strategy name) per try."""
+
+    def __init__(self, fields, buttons=(SAVE,), broken=frozenset()):
+        self.fields, self.buttons, self.broken = list(fields), tuple(buttons), broken
+        self.fills: list[tuple[str, str]] = []
+        self.url = "http://127.0.0.1:9/address"
+
+    def set_default_timeout(self, ms: float) -> None:
+        pass
+
+    async def goto(self, url: str, timeout: float) -> None:
+        pass
+
+    async def wait_for_load_state(self, *a, **k) -> None:
+        pass
+
+    async def perceive(self, page) -> pg.PageView:
+        return pg.PageView(self.url, "Delivery address", tuple(self.fields), self.buttons, document="d1")
+
+    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
+        self.fills.append((f.key, strategy.__name__))
+        if f.widget in self.broken:
+            raise pg.FillProblem("error", "no list of suggestions came up to choose from")
+        self.fields = [g if g.ref != f.ref else pg.FieldView(**{**g.__dict__, "value": value}) for g in self.fields]
+        actions.add("fill")
+        return value, ""
+
+
+class FakeBrowser:
+    def __init__(self, page: FakePage) -> None:
+        self.page = page
+
+    async def start(self) -> FakePage:
+        return self.page
+
+    def processes(self) -> list[int]:
+        return []
+
+    async def close(self) -> None:
+        pass
+
+
+async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20):
+    """Both agents on ``page``; ``until(events)`` ends the session (terminate). Returns
+    (computer outcome, phone outcome, line, events as (monotonic s, event, fields))."""
+    monkeypatch.setattr(pg, "perceive", page.perceive)
+    monkeypatch.setattr(pg, "fill", page.fill)
+    cfg = config.Config().loopback()
+    events: list[tuple[float, str, dict]] = []
+
+    def emit(ev: str, **kw) -> None:
+        events.append((time.monotonic(), ev, kw))
+
+    async with InProcBus(None) as bus:
+        line = ScriptedLine(answers)
+        forms = cfg.forms.model_copy(update={"poll_ms": 50, "review_timeout_s": 60.0})
+        computer = ComputerAgent(forms, bus, ScriptedLLM(json=[names_from_labels] * 5), page.url, task_id="t",
+                                 emit=emit, task=task, browser=FakeBrowser(page))
+        phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit,
+                           answer_timeout_s=30.0)  # long: only the give-up can cut the wait for an answer short
+        runs = asyncio.gather(phone.run(), computer.run())  # the phone listens first, as in a session
+        t0 = time.monotonic()
+        while not until(events) and time.monotonic() - t0 < deadline_s:
+            await asyncio.sleep(0.05)
+        await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
+        phone_done, done = await asyncio.wait_for(runs, 10)
+    return done, phone_done, line, events
+
+
+def _at(events, name: str, **match) -> tuple[float, dict]:
+    return next((t, kw) for t, ev, kw in events if ev == name and all(kw.get(k) == v for k, v in match.items()))
+
+
+async def test_a_widget_no_strategy_can_operate_is_explained_within_5_s_while_an_answer_is_awaited(monkeypatch):
+    page = FakePage([_field("f1", "city", "Town or city", "autocomplete"), _field("f2", "given_name", "First name")],
+                    broken={"autocomplete"})
+    # the town is read back and the person says nothing yet (None): the give-up arrives during that wait
+    answers = ["Manchester.", None, "David.", "Yes."]
+
+    def over(events):
+        return any(ev == "bus_out" and kw["type"] == "info_collected" and kw["payload"]["field"] == "first_name"
+                   and kw["payload"]["confirmed"] for _, ev, kw in events)
+
+    computer, phone, line, events = await run_both(monkeypatch, page, answers, until=over)
+    # two different ways were tried on the town before giving up; the name went in at once
+    assert [s for k, s in page.fills if k == "city"] == ["autocomplete", "autocomplete_slowly"]
+    gave_up_at, gave_up = _at(events, "gave_up", problem="widget")
+    assert gave_up["field"] == "town_or_city" and "suggestions" in gave_up["reason"]
+    said_at, said = _at(events, "failure_explained")
+    assert said["problem"] == "widget" and said_at - gave_up_at < 5.0
+    explanation = next(s for s in line.said if "could not set Town or city" in s)
+    assert "no list of suggestions came up" in explanation and "preview" in explanation
+    # the wait for the read-back answer was cut short: the explanation came right after the question
+    assert line.said.index(explanation) == line.said.index("I have Manchester. Is that right?") + 1  # as written
+    assert not any("still working" in s for s in line.said)
+    # the town is the person's now: not asked again; the next field is
+    assert line.said[line.said.index(explanation) + 1] == "What is your first name?"
+    assert phone.explained_failures == 1 and computer.status == "terminated"
+    assert computer.actions["fill"] == 2  # the name (as heard, then confirmed); the failed tries did nothing
+
+
+async def test_a_page_with_nothing_to_press_is_explained_and_not_repeated(monkeypatch):
+    page = FakePage([_field("f2", "given_name", "First name")], buttons=())
+
+    def over(events):
+        return any(ev == "failure_explained" for _, ev, _ in events) and len(events) > 0
+
+    computer, phone, line, events = await run_both(monkeypatch, page, ["David.", "Yes."], until=over)
+    gave_up_at, gave_up = _at(events, "gave_up")
+    assert gave_up["problem"] == "no_control"
+    said_at, _ = _at(events, "failure_explained", problem="no_control")
+    assert said_at - gave_up_at < 5.0
+    assert any("can't find a button to go on or to send it" in s and "press it yourself in the preview" in s
+               for s in line.said)
+    assert [ev for _, ev, _ in events].count("gave_up") == 1
+
+
+async def test_dont_submit_fills_everything_and_leaves_it_for_review(monkeypatch):
+    page = FakePage([_field("f2", "given_name", "First name")])
+
+    def over(events):
+        return any(ev == "agent_finished" and kw["agent"] == "phone" for _, ev, kw in events)
+
+    computer, phone, line, events = await run_both(
+        monkeypatch, page, ["David.", "Yes."], task="Fill it in but don't submit it, I want to check it first.",
+        until=over)
+    assert phone.status == "review"
+    assert any("waiting for your review" in s and "I have not submitted it" in s for s in line.said)
+    states = [kw["payload"]["state"] for _, ev, kw in events if ev == "bus_out" and kw["type"] == "status_update"]
+    assert "review" in states and "auth-required" not in states
+    assert not any(kw.get("what") == "press_final_submit" for _, ev, kw in events)
+    # the call ended; the computer agent stayed in review (its browser up) until the test ended it
+    assert computer.status == "terminated"
+
+
+@pytest.mark.parametrize("answer, value", [("Manchester, United Kingdom", "Manchester, United Kingdom"),
+                                           ("the one in New Hampshire", "Manchester, New Hampshire, United States")])
+async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, value):
+    from appliance.protocol import FieldSpec, FormatInvalid
+
+    city = FieldSpec(name="city", label="Town or city", type="text", required=True)
+    candidates = ("Manchester, United Kingdom", "Manchester, New Hampshire, United States")
+    async with InProcBus(None) as bus:
+        line = ScriptedLine(["Manchester.", "Yes.", answer])
+        phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="p", emit=lambda *a, **k: None,
+                           fields=(city,))
+        computer = bus.subscribe("computer")
+        run = asyncio.create_task(phone.run())
+        got = []
+        async with asyncio.timeout(10):
+            async for env in computer:
+                got.append(env.payload)
+                if isinstance(env.payload, InfoCollected) and env.payload.confirmed and len(got) == 2:
+                    await bus.publish(Envelope.new(FormatInvalid(field="city", expected=" or ".join(candidates),
+                                                                 got="Manchester", candidates=candidates),
+                                                   sender="computer", recipient="phone"))
+                if isinstance(env.payload, InfoCollected) and env.payload.value == value:
+                    break
+        await bus.publish(Envelope.new(StatusUpdate(state="canceled"), sender="computer", recipient="phone"))
+        await asyncio.wait_for(run, 5)
+    assert ("The page offers several for town or city: Manchester, United Kingdom; or Manchester, New Hampshire, "
+            "United States. Which one do you mean?") in line.said
+    assert got[-1] == InfoCollected(field="city", value=value, confirmed=True)  # a pick needs no read-back
+
+
+async def test_a_sign_in_page_is_the_persons_and_no_password_is_ever_asked(monkeypatch):
+    password = pg.FieldView(**{**_field("f3", "password", "Password").__dict__, "kind": "password"})
+    sign_in = pg.ButtonView(ref="b2", text="Sign in", type="submit", in_form=True, name="", formnovalidate=False)
+    page = FakePage([_field("f1", "email", "Email"), password], buttons=(sign_in,))
+
+    def over(events):
+        return any(ev == "failure_explained" for _, ev, _ in events)
+
+    computer, phone, line, events = await run_both(monkeypatch, page, [], until=over)
+    _, gave_up = _at(events, "gave_up")
+    assert gave_up["problem"] == "login" and "sign in" in gave_up["reason"]
+    assert any("sign in yourself in the preview" in s for s in line.said), line.said
+    assert not any(ev == "bus_out" and kw["type"] == "need_info" for _, ev, kw in events)  # nothing asked
+    assert page.fills == [] and not any("password" in s.lower() for s in line.said if s.startswith("What"))
