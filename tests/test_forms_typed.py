@@ -12,7 +12,7 @@ from appliance.bus import Envelope, InProcBus
 from appliance.forms.session import PageSide
 from appliance.forms.typed import TypedValues, UnknownField, is_typed_line
 from appliance.phone_agent.agent import PhoneAgent
-from appliance.protocol import FieldSpec, InfoCollected, NeedInfo, StatusUpdate
+from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, NeedInfo, StatusUpdate, Terminate
 from fakes import ScriptedLLM, ScriptedLine
 
 EMAIL = FieldSpec(name="email", label="Email address", type="email", required=True)
@@ -87,3 +87,38 @@ async def test_a_terminal_line_goes_on_the_bus_as_the_terminal():
         env = await anext(computer)
     assert (env.sender, env.recipient, env.payload) == ("terminal", "*", payload)
     assert payload == InfoCollected(field="email", value="jo@example.com", confirmed=True)
+
+
+async def test_a_typed_value_the_page_refuses_is_asked_again_with_the_pages_reason():
+    """The person types the e-mail, the page refuses it: the field is asked again (the typed
+    value no longer stands), the page's reason first."""
+    async def until(said) -> None:
+        async def wait() -> None:
+            while not any(said(s) for s in line.said):
+                await asyncio.sleep(0.01)
+        try:
+            await asyncio.wait_for(wait(), 5)
+        except TimeoutError:
+            raise AssertionError(line.said) from None
+
+    async with InProcBus(None) as bus:
+        side = PageSide()
+        side.bind(bus, "t")
+        side.typed.known([EMAIL])
+        line = ScriptedLine([None, None])  # silent: the value is typed, then the field is asked again
+        agent = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the test form",
+                           emit=lambda *a, **k: None, fields=(EMAIL,), answer_timeout_s=5)
+        run = asyncio.create_task(agent.run())
+        try:
+            await until(lambda s: s == "What is your email address?")
+            await side.value("email", "jo@example")
+            await until(lambda s: s == "Thanks, I have what you typed.")
+            await bus.publish(Envelope.new(FormatInvalid(field="email", expected="an e-mail address", got="jo@example"),
+                                           sender="computer", recipient="phone"))
+            await until(lambda s: "did not accept" in s)
+        finally:
+            await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
+            await asyncio.wait_for(run, 5)
+    refused = next(s for s in line.said if "did not accept" in s)
+    assert refused == "Sorry, the form did not accept that: it needs an e-mail address. What is your email address?"
+    assert "email" not in agent.state.typed and "email" not in agent.state.confirmed

@@ -202,6 +202,8 @@ def test_a_typed_value_is_confirmed_and_leaves_the_queue():
     assert asked(state) == ["phone"]
     assert iv.apply(state, InfoCollected(field="nope", value="x", confirmed=True)) == state
     assert iv.apply(state, InfoCollected(field="phone", value="1", confirmed=False)) == state
+    refused = iv.apply(state, FormatInvalid(field="family_name", expected="letters only", got="Siobhán"))
+    assert "family_name" not in refused.typed and iv.next_step(refused) == Ask(NAME, "it needs letters only")
 
 
 def test_a_withdrawn_authorisation_is_asked_again():

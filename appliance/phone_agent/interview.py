@@ -17,10 +17,11 @@ the form lives here and changes only through these functions::
   longer busy and the person may be told again that the agent is waiting.
 - ``format_invalid{field, expected, got, candidates}`` / ``fill_error{field, reason}`` about a
   known field put it first in the queue with its reason ("it needs …" / the page's reason),
-  take back its confirmation and remember the refusal (the value refused: ``got``; unknown
-  for ``fill_error``). With ``candidates`` (the page offers several close choices) the ask
-  carries them as ``choices``: the person picks one. About anything that is not a field
-  (``page``: the form did not load) they fail the interview with that reason.
+  take back its confirmation (a typed value too) and remember the refusal (the value
+  refused: ``got``; unknown for ``fill_error``). With ``candidates`` (the page offers several
+  close choices) the ask carries them as ``choices``: the person picks one. About anything
+  that is not a field (``page``: the form did not load) they fail the interview with that
+  reason.
 - ``step_failed{problem, reason, advice, field?}`` → an :class:`Explain` waits, said before
   anything else is asked; a field it names leaves the queue and is *handed over* (the person
   sets it in the preview or types it; a hold then reminds them of the advice).
@@ -190,7 +191,7 @@ class Interview:
     confirmation once submitted; ``failed``: why the form cannot be done;
     ``waits_on_browser``: holds that were not step boundaries; ``rejections``: read-backs the
     person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
-    values the person typed, per field; ``explain``: give-ups to tell the person, in arrival
+    values the person typed, per field (until the page refuses one); ``explain``: give-ups to tell the person, in arrival
     order; ``handed_over``: fields left to the person → the advice they were given;
     ``review``: the computer agent's message once the form waits for the person's review."""
 
@@ -478,7 +479,7 @@ def _refuse(state: Interview, name: str, refusal: Refusal) -> Interview:
     if spec is None:  # not a field: e.g. the page did not load
         return replace(state, failed=refusal.reason)
     return replace(state, refusals=_with(state.refusals, name, refusal), confirmed=_without(state.confirmed, name),
-                   handed_over=_without(state.handed_over, name),
+                   handed_over=_without(state.handed_over, name), typed=_without(state.typed, name),
                    queue=(Ask(spec, refusal.reason, refusal.candidates),
                           *(a for a in state.queue if a.spec.name != name)))
 
