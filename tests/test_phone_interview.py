@@ -251,3 +251,15 @@ def test_review_ends_the_interview_once_nothing_is_left_to_ask():
     assert isinstance(iv.next_step(state), Ask)  # a queued field first
     state, _ = ask_next(state)
     assert iv.next_step(state) == Review("Filled, waiting for your review")
+
+
+def test_fields_asked_together_and_cut_short_go_back_together_but_for_one_handed_over():
+    from appliance.protocol import StepFailed
+
+    state = iv.start([GIVEN, NAME, PHONE])
+    together = iv.next_step(state)
+    state = iv.begin(state, together)
+    assert iv.next_step(iv.requeue(state, together)) == together  # a give-up to explain came first
+    failed = StepFailed(problem="widget", field="family_name", reason="I could not set Family name", advice="Set it.")
+    for handed in (iv.apply(iv.requeue(state, together), failed), iv.requeue(iv.apply(state, failed), together)):
+        assert asked(handed) == ["given_name", "phone"] and iv.next_step(iv.explained(handed)) == Ask(GIVEN)
