@@ -24,6 +24,7 @@ from appliance.phone_agent.agent import PhoneOutcome
 from appliance.protocol import FieldSpec, InfoCollected, SubmitAuthorized
 from appliance.voice.events import EventLog
 from appliance.voice.session import Session
+from server_helpers import eventually
 
 CITY = FieldSpec(name="city", label="Town or city", type="text", required=True)
 EXTRAS = FieldSpec(name="extras", label="Extras", type="checkboxes", required=False, options=("a", "b", "c"))
@@ -86,13 +87,6 @@ async def running(monkeypatch):
         assert r.status == 404  # the session is over
 
 
-async def _received(got: list, n: int) -> None:
-    for _ in range(50):
-        if len(got) >= n:
-            return
-        await asyncio.sleep(0.02)
-
-
 async def test_typed_values_and_a_submit_from_the_page_go_on_the_bus_as_the_page(running):
     client, side, got, args, events, server = running
     assert args["task"] == "don't submit it" and server.ended == []  # the call stays up while the task runs
@@ -103,7 +97,7 @@ async def test_typed_values_and_a_submit_from_the_page_go_on_the_bus_as_the_page
     r = await client.post("/api/form/value", json={"pc_id": "pc1", "field": "extras", "value": ["a", "b"]})
     assert r.status == 200
     assert (await client.post("/api/form/submit", json={"pc_id": "pc1"})).status == 200
-    await _received(got, 4)
+    await eventually(lambda: len(got) >= 4, 1, "the page's four messages to the computer agent")
     assert [(e.sender, e.payload) for e in got] == [
         ("page", InfoCollected(field="city", value="Leeds", confirmed=True)),
         ("page", InfoCollected(field="email", value="jo@example.com", confirmed=True)),

@@ -12,8 +12,9 @@ from appliance.bus import Envelope, InProcBus
 from appliance.forms.session import PageSide
 from appliance.forms.typed import TypedValues, UnknownField, is_typed_line
 from appliance.phone_agent.agent import PhoneAgent
-from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, NeedInfo, StatusUpdate, Terminate
+from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, StatusUpdate, Terminate
 from fakes import ScriptedLLM, ScriptedLine
+from server_helpers import eventually
 
 EMAIL = FieldSpec(name="email", label="Email address", type="email", required=True)
 FAMILY = FieldSpec(name="family_name", label="Family name", type="text", required=True)
@@ -58,8 +59,7 @@ async def test_a_typed_value_is_published_to_both_agents_and_accepted_without_a_
                            emit=lambda *a, **k: None, fields=(EMAIL,), answer_timeout_s=5)
         computer = bus.subscribe("computer")
         run = asyncio.create_task(agent.run())
-        while "What is your email address?" not in line.said:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: "What is your email address?" in line.said, 5, "the question")
         await side.value("Email address", "jo.m91@example.com")
         got = []
         async for env in computer:
@@ -92,14 +92,8 @@ async def test_a_terminal_line_goes_on_the_bus_as_the_terminal():
 async def test_a_typed_value_the_page_refuses_is_asked_again_with_the_pages_reason():
     """The person types the e-mail, the page refuses it: the field is asked again (the typed
     value no longer stands), the page's reason first."""
-    async def until(said) -> None:
-        async def wait() -> None:
-            while not any(said(s) for s in line.said):
-                await asyncio.sleep(0.01)
-        try:
-            await asyncio.wait_for(wait(), 5)
-        except TimeoutError:
-            raise AssertionError(line.said) from None
+    def said(what: str) -> bool:
+        return any(what in s for s in line.said)
 
     async with InProcBus(None) as bus:
         side = PageSide()
@@ -110,12 +104,12 @@ async def test_a_typed_value_the_page_refuses_is_asked_again_with_the_pages_reas
                            emit=lambda *a, **k: None, fields=(EMAIL,), answer_timeout_s=5)
         run = asyncio.create_task(agent.run())
         try:
-            await until(lambda s: s == "What is your email address?")
+            await eventually(lambda: said("What is your email address?"), 5, "the question")
             await side.value("email", "jo@example")
-            await until(lambda s: s == "Thanks, I have what you typed.")
+            await eventually(lambda: said("Thanks, I have what you typed."), 5, "the typed value taken")
             await bus.publish(Envelope.new(FormatInvalid(field="email", expected="an e-mail address", got="jo@example"),
                                            sender="computer", recipient="phone"))
-            await until(lambda s: "did not accept" in s)
+            await eventually(lambda: said("did not accept"), 5, "the field asked again with the page's reason")
         finally:
             await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
             await asyncio.wait_for(run, 5)
