@@ -68,6 +68,10 @@ Q = "Is that right?"
     ("I have jean dash luc, at example dot fr. Is that right?", "jean-luc@example.fr"),
     ("I have emma underscore j eighty five, as one word. Is that right?", "emma_j85"),
     ("I have david miller 84, as one word. Is that right?", "davidmiller84"),
+    # "as one word" as Whisper wrote it (CI): the instruction is not part of the value
+    ("I have David Miller 84. That's one word. Is that right?", "davidmiller84"),
+    ("I have David Miller 84. S one word. Is that right?", "davidmiller84"),
+    ("I have David Miller 84. S1 word. Is that right?", "davidmiller84"),
     ("I have david miller eighty four. Is that right?", "davidmiller84"),
     ("I have D M I L L E R 8 4. Is that right?", "dmiller84"),
     # dates, in any form naming the same day
@@ -137,6 +141,7 @@ def test_a_read_back_of_the_value_is_accepted(heard, value):
     ("I have emma j 85. Is that right?", "emma_j85"),
     ("I have emma underscore j eighty six. Is that right?", "emma_j85"),
     ("I have david miller 48, as one word. Is that right?", "davidmiller84"),
+    ("I have David Miller 48. That's one word. Is that right?", "davidmiller84"),
     ("I have david miller. Is that right?", "davidmiller84"),
     # dates: a wrong day, month or year; not one clear date
     ("I have the fifteenth of March, nineteen ninety. Is that right?", "1990-03-14"),

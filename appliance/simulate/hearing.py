@@ -71,7 +71,8 @@ _QUESTION = re.compile(r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i g
                        r"have i got (?:that|it) right|(?:right|correct)\s*\?)", re.I)
 _FRAME = re.compile(r"\b(?:so that's|so that is|i have|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
 _SPELLED = re.compile(r"\bspel(?:l|led|t|ling)\b[\s,.:;-]*", re.I)
-_UNSAID = re.compile(r"\b(?:(?:as|all) one word|all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
+#: "as one word" as Whisper writes it too: "That's one word", "S one word", "S1 word"
+_UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
                      re.I)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
