@@ -35,7 +35,7 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
     task = build_task(runtime, websocket_transport(cfg), session)
     runner = asyncio.create_task(run_task(task))
     try:
-        pcm = (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000 * 7, np.float32)])
+        pcm = (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000, np.float32)])
                * 32767).astype(np.int16).tobytes()
         received = bytearray()
         for _ in range(50):
@@ -54,6 +54,12 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
         for off in range(0, len(pcm), 640):  # 20 ms chunks, in real time
             await ws.send(pcm[off:off + 640])
             await asyncio.sleep(0.02)
+        # then silence, as a client on a call sends, until the bot's reply has played (a loaded
+        # machine answers later; 30 s bounds it)
+        silence, deadline = bytes(640), asyncio.get_running_loop().time() + 30
+        while _audible_windows(received) < 20 and asyncio.get_running_loop().time() < deadline:
+            await ws.send(silence)
+            await asyncio.sleep(0.02)
         await ws.close()
         read_task.cancel()
         await asyncio.gather(read_task, return_exceptions=True)
@@ -62,9 +68,13 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
         await asyncio.gather(runner, return_exceptions=True)
     finals = [e["text"] for e in session.events.events if e["event"] == "final_transcript"]
     assert finals and word_recall(models.ARCTIC_TEXT[CLIP], finals[0]) >= 0.8, finals
-    bot = np.frombuffer(bytes(received), np.int16).astype(np.float32) / 32768
-    windows = bot[: len(bot) // 320 * 320].reshape(-1, 320)
-    assert (np.sqrt((windows ** 2).mean(axis=1)) > 0.01).sum() >= 10, "no audible bot audio over the WebSocket"
+    assert _audible_windows(received) >= 10, "no audible bot audio over the WebSocket"
+
+
+def _audible_windows(pcm: bytes | bytearray) -> int:
+    """20 ms windows (16 kHz int16) of ``pcm`` louder than RMS 0.01."""
+    bot = np.frombuffer(bytes(pcm[: len(pcm) // 640 * 640]), np.int16).astype(np.float32) / 32768
+    return int((np.sqrt((bot.reshape(-1, 320) ** 2).mean(axis=1)) > 0.01).sum())
 
 
 @pytest.mark.e2e
