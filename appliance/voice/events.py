@@ -10,6 +10,7 @@ from typing import Callable
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
+    EagerTranscriptionFrame,
     InterimTranscriptionFrame,
     InterruptionFrame,
     LLMFullResponseEndFrame,
@@ -56,10 +57,15 @@ class EventLog:
             self._fh = None
 
 
+#: The stages of a turn, in order; the ``turn`` event gives each one's ms from the end of speech.
+STAGES = ("early_final", "vad_stopped", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent")
+
+
 class TurnObserver(BaseObserver):
     """Writes per-turn events and latencies (ms) to the :class:`EventLog`.
 
-    Events: ``user_started_speaking``, ``vad_stopped`` (``speech_end_ms`` = VAD stop
+    Events: ``user_started_speaking``, ``early_final`` (the STT's early final transcript,
+    before the VAD stop), ``vad_stopped`` (``speech_end_ms`` = VAD stop
     − ``vad.stop_ms``), ``interim_transcript``, ``final_transcript``, ``llm_first_token``,
     ``tts_first_audio``, ``first_audio_sent``, ``bot_text`` (what was spoken),
     ``interruption``, ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
@@ -75,6 +81,7 @@ class TurnObserver(BaseObserver):
         self._turn: dict = {}
         self._bot_speaking = False
         self._reply: list[str] = []
+        self._early: float | None = None  # when the STT's early final of this segment came
 
     def _mark(self, key: str, **fields) -> None:
         if key in self._turn:
@@ -91,18 +98,25 @@ class TurnObserver(BaseObserver):
         if len(self._seen) > 50_000:
             self._seen.clear()
         if isinstance(f, VADUserStartedSpeakingFrame):
+            self._early = None
             if self._bot_speaking:
                 self._ev.emit("barge_in_detected")
             self._ev.emit("user_started_speaking")
         elif isinstance(f, VADUserStoppedSpeakingFrame):
             t = self._ev.now_ms()
             self._turn = {"vad_stopped": t, "speech_end": t - self._stop_ms}
+            if self._early is not None:
+                self._turn["early_final"] = self._early
             self._ev.emit("vad_stopped", speech_end_ms=round(t - self._stop_ms, 1))
+        elif isinstance(f, EagerTranscriptionFrame):
+            self._early = self._ev.now_ms()
+            self._ev.emit("early_final", text=f.text)
         elif isinstance(f, InterimTranscriptionFrame):
             self._ev.emit("interim_transcript", text=f.text)
         elif isinstance(f, TranscriptionFrame):
-            self._ev.emit("final_transcript", text=f.text)
-            self._turn["final_transcript"] = self._ev.now_ms()
+            if f.text.strip():  # an empty final: the segment said nothing
+                self._ev.emit("final_transcript", text=f.text)
+                self._turn["final_transcript"] = self._ev.now_ms()
         elif isinstance(f, LLMFullResponseStartFrame):
             self._reply = []
             self._turn.pop("llm_first_token", None)
@@ -123,9 +137,7 @@ class TurnObserver(BaseObserver):
             if "first_audio_sent" not in self._turn and "speech_end" in self._turn:
                 self._mark("first_audio_sent")
                 end = self._turn["speech_end"]
-                self._ev.emit("turn", **{f"{k}_ms": round(self._turn[k] - end, 1) for k in (
-                    "vad_stopped", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent")
-                    if k in self._turn})
+                self._ev.emit("turn", **{f"{k}_ms": round(self._turn[k] - end, 1) for k in STAGES if k in self._turn})
         elif isinstance(f, BotStoppedSpeakingFrame):
             self._bot_speaking = False
             self._ev.emit("bot_stopped")
