@@ -86,6 +86,13 @@ class TurnConfig(_Section):
     # 0: VAD speech interrupts the bot; N: a transcript of N words that are not all backchannel
     # ("mm-hm", "yeah"), or a stop word ("stop", "wait"), does; shorter ones are dropped
     barge_in_min_words: int = Field(2, ge=0)
+    barge_in_max_pause_ms: int = Field(3000, ge=100)  # a ducked bot waits this long for a decision, then resumes
+    resume_overlap_ms: int = Field(200, ge=0)  # after a false barge-in the bot resumes this much before the cut
+    # never silent when slow (voice/acks.py): auto = after each turn with a remote LLM, and when an agent
+    # announces a slow step (a tool call); on = after each turn; off = never
+    ack: Literal["auto", "on", "off"] = "auto"
+    ack_after_ms: int = Field(700, ge=0)  # ... when no audio of the answer has come this long after the turn
+    ack_text: str = "One moment."
     say_timeout_s: float = Field(8.0, gt=0)  # an agent's line gives up waiting for its audio after this
     say_timeout_per_char_ms: float = Field(80.0, ge=0)  # ... plus this per character said
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import sys
 
 from appliance import config
 from appliance.config import add_config_arg
@@ -67,4 +68,7 @@ def _replay(args) -> int:
 def _bench(args) -> int:
     result = asyncio.run(run_bench(_load(args), turns=args.turns, stock=not args.skip_stock))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    if "error" in result:
+        print(f"appliance bench voice: {result['error']}", file=sys.stderr)
+        return 1
     return 0

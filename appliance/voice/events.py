@@ -23,6 +23,9 @@ from pipecat.frames.frames import (
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.transports.base_output import BaseOutputTransport
+
+from appliance.voice.acks import AckAudioRawFrame
 
 from appliance.voice.markers import strip_markers
 
@@ -83,6 +86,12 @@ class TurnObserver(BaseObserver):
         self._reply: list[str] = []
         self._early: float | None = None  # when the STT's early final of this segment came
 
+    def _first_audio_sent(self) -> None:
+        if "first_audio_sent" not in self._turn and "speech_end" in self._turn:
+            self._mark("first_audio_sent")
+            end = self._turn["speech_end"]
+            self._ev.emit("turn", **{f"{k}_ms": round(self._turn[k] - end, 1) for k in STAGES if k in self._turn})
+
     def _mark(self, key: str, **fields) -> None:
         if key in self._turn:
             return
@@ -128,16 +137,18 @@ class TurnObserver(BaseObserver):
         elif isinstance(f, LLMFullResponseEndFrame):
             self._ev.emit("llm_reply", text=strip_markers("".join(self._reply)))
             self._reply = []
+        elif isinstance(f, AckAudioRawFrame):
+            self._turn.setdefault("ack", self._ev.now_ms())  # not the answer (reported as an ``ack``)
         elif isinstance(f, TTSAudioRawFrame):
             self._mark("tts_first_audio")
+            if "ack" in self._turn and isinstance(data.destination, BaseOutputTransport):
+                self._first_audio_sent()  # the bot was already talking: its start was the ack's
         elif isinstance(f, TTSTextFrame):
             self._ev.emit("bot_text", text=strip_markers(f.text))
         elif isinstance(f, BotStartedSpeakingFrame):
             self._bot_speaking = True
-            if "first_audio_sent" not in self._turn and "speech_end" in self._turn:
-                self._mark("first_audio_sent")
-                end = self._turn["speech_end"]
-                self._ev.emit("turn", **{f"{k}_ms": round(self._turn[k] - end, 1) for k in STAGES if k in self._turn})
+            if "ack" not in self._turn:
+                self._first_audio_sent()
         elif isinstance(f, BotStoppedSpeakingFrame):
             self._bot_speaking = False
             self._ev.emit("bot_stopped")

@@ -3,15 +3,16 @@
 ::
 
     transport.input → STT (interim + final) → user aggregator (Silero VAD, turn strategy)
-      → LLM (streamed) → clause chunker + markers → TTS → transport.output
-      → recorder → assistant aggregator
+      → LLM (streamed) → clause chunker + markers → TTS → [acknowledger] → playout (paced; barge-in pauses it)
+      → transport.output → recorder → assistant aggregator
 
 Turn-taking: Silero VAD (pipecat's bundled ONNX) on the user aggregator, with the user-turn
 strategies of :func:`appliance.voice.turns.turn_strategies`: Smart Turn v3 and the words
 decide the end of turn (or the pause rule), the LLM may start speculatively on the early
-final transcript. Barge-in is pipecat's:
-the start strategy broadcasts an ``InterruptionFrame`` while
-the bot speaks, which stops output audio and cancels LLM and TTS work; the assistant
+final transcript. Barge-in: the page mutes the bot at the person's first sound and
+:class:`~appliance.voice.playout.Playout` pauses it; pipecat's start strategy confirms
+(an ``InterruptionFrame`` stops output audio and cancels LLM and TTS work) or the pause is
+released and the bot goes on where it was (a backchannel, a noise); the assistant
 aggregator sits after the output transport, which releases each clause's text only once
 its audio was sent, so the context keeps only what the person heard (to the clause).
 """
@@ -34,11 +35,13 @@ from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
 
+from appliance.voice.acks import Acknowledger
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
 from appliance.voice.markers import SpeakableTextProcessor
 from appliance.voice.piper_tts import PiperClauseTTSService
+from appliance.voice.playout import Playout
 from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.session import Session
 from appliance.voice.turns import turn_strategies
@@ -71,9 +74,15 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     vad = SileroVADAnalyzer(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
                                              stop_secs=cfg.vad.stop_ms / 1000, min_volume=cfg.vad.min_volume))
     prompt = system_prompt or cfg.llm.system_prompt
+    playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit)
+
+    def report(event: str, **fields) -> None:
+        session.events.emit(event, **fields)
+        playout.on_report(event, **fields)
+
     session.context = LLMContext()
     aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
-        vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=session.events.emit),
+        vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
         user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
     llm = line or OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
                            settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
@@ -84,8 +93,13 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     processors = [transport.input(), stt, aggregators.user(), llm,
-                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts,
-                  transport.output()]
+                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts]
+    ack = acknowledger(runtime, agent, session)
+    if ack is not None:
+        processors.append(ack)
+        if line is not None:
+            line.acknowledger = ack
+    processors += [playout, transport.output()]
     if line is not None:
         processors.append(line.played)
     if session.folder:
@@ -102,6 +116,19 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     task = PipelineWorker(Pipeline(processors), params=PipelineParams(enable_metrics=True),
                         observers=[TurnObserver(session.events, cfg.vad.stop_ms)])
     return task
+
+
+def acknowledger(runtime: VoiceRuntime, agent: bool, session: Session) -> Acknowledger | None:
+    """The session's "never silent when slow" (``turn.ack``; see :mod:`appliance.voice.acks`),
+    or None when it is off or there is no embedded voice to say it."""
+    turn = runtime.cfg.turn
+    audio = runtime.ack_audio() if turn.ack != "off" else None
+    if audio is None:
+        return None
+    every_turn = turn.ack == "on" or runtime.cfg.llm.provider != "embedded"
+    if not (every_turn or agent):
+        return None
+    return Acknowledger(audio[0], audio[1], turn.ack_after_ms, every_turn, report=session.events.emit)
 
 
 async def run_task(task: PipelineWorker) -> None:

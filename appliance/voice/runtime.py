@@ -36,6 +36,7 @@ class VoiceRuntime:
         self.synth: PiperSynth | None = None
         self.llms = LLMRuntime(cfg)
         self.fish_api_key = ""
+        self._ack: tuple[bytes, int] | None = None
 
     @property
     def llm_base_url(self) -> str:
@@ -57,6 +58,13 @@ class VoiceRuntime:
             ValueError: no such slot, or the config has too few slots for it.
         """
         return self.llms.llm(name)
+
+    def ack_audio(self) -> tuple[bytes, int] | None:
+        """``turn.ack_text`` said by the TTS voice: (s16 mono PCM, sample rate), made once;
+        None without an embedded voice (Fish TTS: no acknowledgements)."""
+        if self._ack is None and self.synth is not None:
+            self._ack = (self.synth.synthesize(self.cfg.turn.ack_text).tobytes(), self.synth.sample_rate_hz)
+        return self._ack
 
     def start(self, progress: Callable[[str], None] = log.info) -> "VoiceRuntime":
         cfg = self.cfg

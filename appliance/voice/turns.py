@@ -142,13 +142,21 @@ def interrupts(text: str, min_words: int) -> bool:
 class BargeInStart(MinWordsUserTurnStartStrategy):
     """pipecat's ``MinWordsUserTurnStartStrategy`` with a rule that knows backchannels: while
     the bot speaks, a transcript (interim or final) starts the turn — and interrupts — only
-    when it :func:`interrupts`; otherwise its text is dropped and the bot goes on. While
-    the bot is quiet, any word starts the turn."""
+    when it :func:`interrupts`; otherwise its text is dropped and the bot goes on (a final
+    one is reported as ``backchannel``, which releases a ducked bot at once). While the bot
+    is quiet, any word starts the turn."""
+
+    def __init__(self, *, report: Report | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self._report = report or (lambda *_a, **_k: None)
 
     async def _handle_transcription(self, frame: TranscriptionFrame | InterimTranscriptionFrame) -> ProcessFrameResult:
         words = spoken_words(frame.text)
-        if not frame.text.strip():
-            return ProcessFrameResult.CONTINUE  # the STT's empty final: nothing said, nothing to drop
+        final = isinstance(frame, TranscriptionFrame)
+        if not words:
+            if final and self._bot_speaking:
+                self._report("backchannel", text=frame.text)
+            return ProcessFrameResult.CONTINUE  # nothing said (an empty final, a cough): nothing to drop
         if self._bot_speaking:
             take = interrupts(frame.text, self._min_words)
         else:
@@ -156,6 +164,8 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         if take:
             await self.trigger_user_turn_started()
             return ProcessFrameResult.STOP
+        if final:
+            self._report("backchannel", text=frame.text)
         await self.trigger_reset_aggregation()
         return ProcessFrameResult.CONTINUE
 
@@ -371,7 +381,7 @@ def turn_strategies(turn: TurnConfig, agent: bool, report: Report | None = None,
     receives the strategies' decisions as events. ``analyzer`` replaces Smart Turn (tests).
     """
     if turn.barge_in_min_words:
-        start = BargeInStart(min_words=turn.barge_in_min_words, enable_interruptions=turn.barge_in)
+        start = BargeInStart(min_words=turn.barge_in_min_words, enable_interruptions=turn.barge_in, report=report)
     else:
         start = VADUserTurnStartStrategy(enable_interruptions=turn.barge_in)
     speculate = turn.speculate and not agent

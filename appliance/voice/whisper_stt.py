@@ -45,20 +45,26 @@ def window_rms(pcm: bytes) -> np.ndarray:
     return np.sqrt((a[: n * _WINDOW_SAMPLES].reshape(n, _WINDOW_SAMPLES) ** 2).mean(axis=1))
 
 
+#: Quiet = a 20 ms window's RMS under this share of the utterance's loudest (−30 dB): the
+#: end of a fricative ("France", "yes") is ~−20 dB and must not count as the speech's end.
+QUIET_RATIO = 1 / 32
+
+
 def trailing_silence(pcm: bytes, window_ms: int = 120) -> bool:
     """Whether the last ``window_ms`` of an utterance (16 kHz s16 mono, ≥ 200 ms long) stay
-    under 1/8 of its loudest 20 ms window (RMS): the person has probably stopped."""
+    under :data:`QUIET_RATIO` of its loudest 20 ms window (RMS): the person has probably stopped."""
     rms = window_rms(pcm)
     if len(rms) < 10:
         return False
-    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() / 8)
+    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() * QUIET_RATIO)
 
 
 def quiet_after(pcm: bytes, offset: int) -> bool:
-    """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under 1/8
-    of the loudest 20 ms window before it; nothing after ``offset`` counts as quiet."""
+    """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under
+    :data:`QUIET_RATIO` of the loudest 20 ms window before it; nothing after ``offset``
+    counts as quiet."""
     before, after = window_rms(pcm[:offset]), window_rms(pcm[offset - offset % 2:])
-    return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() / 8))
+    return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() * QUIET_RATIO))
 
 
 class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
