@@ -42,3 +42,10 @@ def fake_microphone_args(wav: str | Path) -> list[str]:
     return ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             f"--use-file-for-fake-audio-capture={Path(wav).resolve()}%noloop",
             "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection"]
+
+
+def webaudio_microphone_args() -> list[str]:
+    """Flags for a page whose microphone is WebAudio (the voice benchmark's hook): the
+    permission prompt answered, WebRTC on loopback allowed, autoplay on."""
+    return ["--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required",
+            "--allow-loopback-in-peer-connection"]

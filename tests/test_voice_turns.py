@@ -54,7 +54,8 @@ def test_words_drop_sound_annotations_and_join_hyphens():
     assert spoken_words("[Music] Mm-hm. (coughing) ♪ la la ♪") == ["mmhm"]
 
 
-@pytest.mark.parametrize("text", ["Mm-hm.", "Yeah.", "Right.", "Okay, yeah.", "Uh-huh", "(coughing)", "[Music]", ""])
+@pytest.mark.parametrize("text", ["Mm-hm.", "Mm-mm", "Mmm.", "Hmm.", "Yeah.", "Right.", "Okay, yeah.", "Uh-huh",
+                                  "(coughing)", "[Music]", ""])
 def test_backchannels_and_noises_never_interrupt(text):
     assert is_backchannel(text) and not interrupts(text, 2)
 

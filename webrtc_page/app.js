@@ -110,13 +110,19 @@ function onEvent(ev) {
   if (ev.event.startsWith("ww_")) { onWerewolf(ev); return; }
   switch (ev.event) {
     case "interim_transcript": $("interim").textContent = ev.text; break;
-    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); botMsg = null; break;
+    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); break;
+    case "backchannel": {  // said while the bot talked, and it went on: shown aside
+      const lines = [...document.querySelectorAll(".msg.user")]; const last = lines[lines.length - 1];
+      if (last && last.querySelector(".text").textContent === ev.text) last.classList.add("aside");
+      break;
+    }
     case "bot_text":
       if (!botMsg) botMsg = addMsg("bot", ev.text);
       else botMsg.querySelector(".text").textContent += " " + ev.text;
       break;
     case "interruption": if (botMsg) { botMsg.classList.add("cut"); botMsg = null; } break;
     case "turn": {
+      botMsg = null;  // a new reply begins: its words get their own line
       const row = document.createElement("tr"); turnNo += 1;
       const cols = [turnNo, ev.vad_stopped_ms, ev.final_transcript_ms, ev.llm_first_token_ms, ev.tts_first_audio_ms, ev.first_audio_sent_ms, "…"];
       row.innerHTML = cols.map((c) => `<td>${c === undefined ? "–" : (typeof c === "number" ? Math.round(c) : c)}</td>`).join("");

@@ -147,7 +147,8 @@ def _clips(tmp: Path, synth: PiperSynth) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(7)
     clips = {"story": _piper(synth, STORY)}
     clips.update({f"stop{i}": _piper(synth, text) for i, text in enumerate(INTERRUPTIONS)})
-    clips.update({"mm-hm": _piper(synth, "Mm-hm."), "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
+    # Piper cannot hum ("Mm-hm." comes out as words): espeak-ng's is heard as "Mm-mm"
+    clips.update({"mm-hm": _espeak("Mm-hmm.", tmp / "mm.wav"), "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
                   "right": _piper(synth, "Right."), "cough": _cough(rng), "knock": _knock(), "tone": _tone()})
     return clips
 
@@ -383,7 +384,7 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
         synth = PiperSynth()
         turn_utts = _utterances(tmp, synth)[:turns]
         clips = _clips(tmp, synth)
-        parts = [_silence(1.0)]
+        parts = [_silence(2.5)]  # the file microphone plays from capture on, before WebRTC is up
         for _text, audio in turn_utts:
             parts += [audio, _silence(GAP_S)]
         sf.write(tmp / "turns.wav", np.concatenate(parts), RATE)

@@ -71,7 +71,7 @@ class TurnObserver(BaseObserver):
     before the VAD stop), ``vad_stopped`` (``speech_end_ms`` = VAD stop
     − ``vad.stop_ms``), ``interim_transcript``, ``final_transcript``, ``llm_first_token``,
     ``tts_first_audio``, ``first_audio_sent``, ``bot_text`` (what was spoken),
-    ``interruption``, ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
+    ``interruption`` (a reply was cut: the bot was speaking or generating), ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
     may be more than was heard), and one ``turn`` summary per answered turn with
     each stage's latency from the end of speech.
     """
@@ -85,6 +85,16 @@ class TurnObserver(BaseObserver):
         self._bot_speaking = False
         self._reply: list[str] = []
         self._early: float | None = None  # when the STT's early final of this segment came
+        self._last_vad: dict[type, float] = {}
+
+    def _vad_copy(self, frame) -> bool:
+        """Whether ``frame`` is the second copy of the VAD event just seen."""
+        kind, now = type(frame), self._ev.now_ms()
+        last = self._last_vad.get(kind)
+        self._last_vad[kind] = now
+        other = self._last_vad.get(VADUserStoppedSpeakingFrame if kind is VADUserStartedSpeakingFrame
+                                    else VADUserStartedSpeakingFrame, -1e9)
+        return last is not None and now - last < 1000 and last > other
 
     def _first_audio_sent(self) -> None:
         if "first_audio_sent" not in self._turn and "speech_end" in self._turn:
@@ -106,6 +116,11 @@ class TurnObserver(BaseObserver):
         self._seen.add(f.id)
         if len(self._seen) > 50_000:
             self._seen.clear()
+        if isinstance(f, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
+            # the user aggregator sends each VAD frame twice (upstream at once, downstream after
+            # its queue): the first one gives the time
+            if self._vad_copy(f):
+                return
         if isinstance(f, VADUserStartedSpeakingFrame):
             self._early = None
             if self._bot_speaking:
@@ -153,7 +168,8 @@ class TurnObserver(BaseObserver):
             self._bot_speaking = False
             self._ev.emit("bot_stopped")
         elif isinstance(f, InterruptionFrame):
-            self._ev.emit("interruption")
+            if self._bot_speaking or self._reply:  # pipecat interrupts at every turn start: only a cut counts
+                self._ev.emit("interruption")
             if self._reply:  # generation was cut: log what had been generated
                 self._ev.emit("llm_reply", text=strip_markers("".join(self._reply)), interrupted=True)
                 self._reply = []

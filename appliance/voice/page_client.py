@@ -195,8 +195,7 @@ async def open_page(url: str) -> AsyncIterator[ScriptedMic]:
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium.executable(), headless=True,
-                                          args=chromium.OFFLINE_ARGS + ["--use-fake-ui-for-media-stream",
-                                                                        "--autoplay-policy=no-user-gesture-required"])
+                                          args=chromium.OFFLINE_ARGS + chromium.webaudio_microphone_args())
         try:
             page = await browser.new_page()
             await page.add_init_script(BENCH_HOOK)

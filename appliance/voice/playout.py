@@ -60,7 +60,7 @@ from appliance.voice.acks import AckAudioRawFrame
 log = logging.getLogger(__name__)
 
 NOISE_MARGIN_MS = 120  # after a duck, the VAD has vad.start_ms + this to hear speech
-SETTLE_MS = 1500  # after the person stops, how long the start strategy may take to decide
+SETTLE_MS = 2500  # after the person stops, how long the start strategy may take to decide (a loaded ASR)
 PAGE_LATENCY_MS = 80  # audio the transport sends is heard at the page about this much later
 _HISTORY_S = 4.0
 

@@ -123,10 +123,13 @@ def unfinished(text: str) -> bool:
     return words[-1] in DANGLING
 
 
+_HUM_RE = re.compile(r"^(?:[mh]+|(?:uh|huh|ah|oh|um)+)$")  # "mmm", "mm-mm", "hmm", "mhm", "uh-huh"
+
+
 def is_backchannel(text: str) -> bool:
-    """Whether a transcript is only backchannel ("mm-hm", "yeah", "right", "okay") or no
-    words at all (a cough, a knock, music)."""
-    return all(w in BACKCHANNEL for w in spoken_words(text))
+    """Whether a transcript is only backchannel ("mm-hm", "yeah", "right", "okay", any hum)
+    or no words at all (a cough, a knock, music)."""
+    return all(w in BACKCHANNEL or _HUM_RE.match(w) for w in spoken_words(text))
 
 
 def interrupts(text: str, min_words: int) -> bool:

@@ -15,6 +15,8 @@ from typing import AsyncGenerator, Callable
 
 import numpy as np
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     Frame,
     InputAudioRawFrame,
     InterimTranscriptionFrame,
@@ -33,6 +35,7 @@ from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
 _RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
+QUIET_BOT_INTERIM_FACTOR = 2.5
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -71,8 +74,11 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
     """Whisper STT with interim transcripts while the person speaks and a final one at
     the VAD stop. Input audio: 16 kHz mono s16.
 
-    Interims: every ``interim_every_ms`` the utterance so far is re-transcribed and an
-    ``InterimTranscriptionFrame`` pushed when its text changed. Final: a
+    Interims: every ``interim_every_ms`` while the bot speaks (they decide a barge-in), and
+    :data:`QUIET_BOT_INTERIM_FACTOR` times less often while it is quiet (then they only show
+    the person their words, and the final one is what counts), the utterance so far is
+    re-transcribed and an ``InterimTranscriptionFrame`` pushed when its text changed; none
+    starts in a pause that may be the end (it would hold up the early final). Final: a
     ``TranscriptionFrame`` (``finalized``) for the whole VAD segment, empty (``''``) for
     silence or noise (pipecat's user aggregator adds nothing for it; the turn strategies
     learn that the segment is done). Early final: once the end of the utterance has been
@@ -104,6 +110,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
         self._utterance = bytearray()
         self._speaking = False
+        self._bot_speaking = False
         self._interim_task: asyncio.Task | None = None
         self._early: tuple[bytes, asyncio.Future] | None = None  # (audio covered, its transcription)
         self._early_final: tuple[bytes, asyncio.Future] | None = None  # the early one at the last VAD stop
@@ -141,6 +148,8 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                 self.create_task(self._announce(early), "early_final")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
+        if isinstance(frame, (BotStartedSpeakingFrame, BotStoppedSpeakingFrame)):
+            self._bot_speaking = isinstance(frame, BotStartedSpeakingFrame)
         if isinstance(frame, VADUserStoppedSpeakingFrame):
             if self._interim_task is not None:
                 await self.cancel_task(self._interim_task)
@@ -177,9 +186,10 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                     continue  # the early final still covers the utterance
                 self._early = self._drop(self._early)  # speech went on: that early transcript is stale
                 await self._cancel_eager_end_of_turn()
-            if trailing_silence(pcm, self._early_final_ms):
-                continue
-            if loop.time() - last_t < self._interim_every_s:
+            if trailing_silence(pcm, 60):
+                continue  # a pause that may be the end: leave the ASR to the early final
+            every = self._interim_every_s * (1 if self._bot_speaking else QUIET_BOT_INTERIM_FACTOR)
+            if loop.time() - last_t < every:
                 continue
             last_t = loop.time()
             result = await self._transcribe(pcm)
