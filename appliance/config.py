@@ -58,10 +58,11 @@ class TransportConfig(_Section):
 
 
 class VADConfig(_Section):
-    """Silero VAD (pipecat's bundled ONNX). Defaults: pipecat's VADParams except stop_ms."""
+    """Silero VAD (pipecat's bundled ONNX). Defaults: pipecat's VADParams except start_ms
+    (a ~200 ms "Yes." must start a turn)."""
 
     confidence: float = Field(0.7, gt=0, lt=1)
-    start_ms: int = Field(200, ge=0)
+    start_ms: int = Field(120, ge=0)
     stop_ms: int = Field(200, ge=0)
     min_volume: float = Field(0.6, ge=0, le=1)
 
@@ -76,7 +77,7 @@ class TurnConfig(_Section):
     assistant ends it at once. Both apply to the plain assistant and the agent modes."""
 
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
-    incomplete_timeout_ms: int = Field(1500, ge=0)  # smart_turn: longest pause inside an unfinished utterance
+    incomplete_timeout_ms: int = Field(2000, ge=0)  # smart_turn: longest pause inside an unfinished utterance
     interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription
     early_final_ms: int = Field(120, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches

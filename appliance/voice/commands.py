@@ -24,7 +24,7 @@ def register(parsers) -> None:
 
     p = parsers.top.add_parser("replay", help="feed a recorded session's input audio through the current pipeline")
     add_config_arg(p)
-    p.add_argument("folder", help="a session recording folder (with input.wav)")
+    p.add_argument("folder", help="a session recording folder (with input.wav), or a WAV file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay)
 
