@@ -51,7 +51,7 @@ async def test_one_turn_gives_each_stage_once_and_a_summary_from_the_end_of_spee
     assert by["interim_transcript"]["text"] == "what is"
     assert by["final_transcript"]["text"] == "What is two plus two?"
     assert by["llm_reply"]["text"] == "Four." and by["bot_text"]["text"] == "Four."  # markers never logged
-    assert by["vad_stopped"]["speech_end_ms"] == round(by["vad_stopped"]["t_ms"] - STOP_MS, 1)
+    assert abs(by["vad_stopped"]["speech_end_ms"] - (by["vad_stopped"]["t_ms"] - STOP_MS)) <= 0.5  # emitted just after
     turn = {k: v for k, v in by["turn"].items() if k.endswith("_ms") and k != "t_ms"}
     stages = ["vad_stopped_ms", "final_transcript_ms", "llm_first_token_ms", "tts_first_audio_ms",
               "first_audio_sent_ms"]
