@@ -87,7 +87,7 @@ class TurnConfig(_Section):
     # 0: VAD speech interrupts the bot; N: a transcript of N words that are not all backchannel
     # ("mm-hm", "yeah"), or a stop word ("stop", "wait"), does; shorter ones are dropped
     barge_in_min_words: int = Field(2, ge=0)
-    barge_in_max_pause_ms: int = Field(3000, ge=100)  # a ducked bot waits this long for a decision, then resumes
+    barge_in_max_pause_ms: int = Field(4000, ge=100)  # a ducked bot waits this long for a decision, then resumes
     resume_overlap_ms: int = Field(200, ge=0)  # after a false barge-in the bot resumes this much before the cut
     # never silent when slow (voice/acks.py): auto = after each turn with a remote LLM, and when an agent
     # announces a slow step (a tool call); on = after each turn; off = never

@@ -11,6 +11,7 @@ let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, 
 let channel = null, duck = null, ducked = false, duckTimer = null, botHeardAt = -1e9, duckable = false;
 const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: un-mute
 const CONFIRMED_UNDUCK_MS = 300;     // after a confirmed barge-in the cut reply's last packets drain, muted
+const bargeLog = []; window.applianceBargeLog = bargeLog;  // [t_ms, what] of onsets, ducks and the server's answers
 // Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
@@ -70,12 +71,14 @@ function setDuck(on) {
 
 function onOnset(tMs) {
   // Only a sound while the bot talks can be a barge-in; the server decides what it was.
+  bargeLog.push([tMs, `onset (duckable ${duckable}, ducked ${ducked}, bot heard ${Math.round(tMs - botHeardAt)} ms ago)`]);
   if (!duckable || ducked || !channel || channel.readyState !== "open" || tMs - botHeardAt > 300) return;
-  setDuck(true);
+  setDuck(true); bargeLog.push([tMs, "duck"]);
   channel.send(JSON.stringify({ type: "duck", t_ms: tMs }));
 }
 
 function onServerMessage(m) {
+  if (m.type === "barge_in") bargeLog.push([audioCtx ? audioCtx.currentTime * 1000 : 0, m.state]);
   if (m.type === "barge_in" && m.state === "ready") { duckable = true; return; }
   if (m.type !== "barge_in" || !ducked) return;
   if (m.state === "released") setDuck(false);

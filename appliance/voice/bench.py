@@ -211,21 +211,18 @@ def barge_in_trial(mic: list[float], bot: list[float], start: float) -> float | 
 
 
 def stopped_by(mic: list[float], bot: list[float], start: float, clip_ms: float) -> bool | None:
-    """Whether a backchannel or noise clip started at ``start`` stopped the bot: it went
-    inaudible for ≥ 300 ms from a moment within the clip or the 600 ms after it. None
-    when the bot was not audible when the clip began (the clip does not count)."""
+    """Whether a backchannel or noise clip started at ``start`` stopped the bot at the page:
+    it went inaudible for ≥ 300 ms from a moment within 150 ms of the clip's onset (a duck or
+    a pause begins there; the bot's own gaps while the LLM catches up rarely do). A cut reply
+    is counted from the server's events (:func:`barge_in_figures`). None when the bot was not
+    audible when the clip began (the clip does not count)."""
     onset = onset_after(mic, start) or start
     if not any(onset - 300 < t <= onset + 20 for t in bot):
         return None
-    horizon = onset + clip_ms + 600  # a silence that begins later is the bot's own
-    prev = max(t for t in bot if t <= onset + 20)
-    for t in (t for t in bot if t > onset + 20):
-        if prev > horizon:
-            return False
-        if t - prev >= 300:
-            return True
-        prev = t
-    return prev <= horizon  # silent from ``prev`` to the end of the session
+    near = [t for t in bot if onset - 300 < t <= onset + 150]
+    after = [t for t in bot if t > onset + 150]
+    edges = near + after[:1]
+    return any(b - a >= 300 for a, b in zip(edges, edges[1:])) or (not after and bool(near))
 
 
 @dataclass
@@ -265,14 +262,13 @@ async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
             await asyncio.sleep(len(clips[clip]) / RATE + 1.0)
             await _wait_bot_quiet(mic)
             trials.append(Trial(clip, start, (t0, time.time()), len(clips[clip]) / RATE * 1000))
-        await mic.play("story")
         for name in FALSE_BARGE_INS:
             t0 = time.time()
-            start = await mic.play_when_bot_heard(name, 200, extra_ms=500, timeout_s=6)
-            if start is None:  # the story ended: ask again
+            start = await mic.play_when_bot_heard(name, 200, extra_ms=500, timeout_s=4)
+            if start is None:  # the bot is quiet (the story ended, or a clip took the turn): ask again
                 await _wait_bot_quiet(mic)
                 await mic.play("story")
-                start = await mic.play_when_bot_heard(name, 200, extra_ms=500, timeout_s=25)
+                start = await mic.play_when_bot_heard(name, 200, extra_ms=1500, timeout_s=25)
             await asyncio.sleep(len(clips[name]) / RATE + 2.0)
             falses.append(Trial(name, start, (t0, time.time()), len(clips[name]) / RATE * 1000))
         await _wait_bot_quiet(mic, max_s=10)

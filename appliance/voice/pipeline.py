@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 
-from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -41,7 +40,7 @@ from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
 from appliance.voice.markers import SpeakableTextProcessor
 from appliance.voice.piper_tts import PiperClauseTTSService
-from appliance.voice.playout import Playout
+from appliance.voice.playout import ListeningSileroVAD, Playout
 from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.session import Session
 from appliance.voice.turns import turn_strategies
@@ -71,10 +70,10 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     agent = line is not None
     stt = StreamingWhisperSTTService(runtime.asr, cfg.turn.interim_every_ms, on_final=on_final,
                                      early_final_ms=cfg.turn.early_final_ms, eager=cfg.turn.speculate and not agent)
-    vad = SileroVADAnalyzer(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
+    vad = ListeningSileroVAD(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
                                              stop_secs=cfg.vad.stop_ms / 1000, min_volume=cfg.vad.min_volume))
     prompt = system_prompt or cfg.llm.system_prompt
-    playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit)
+    playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, vad=vad)
 
     def report(event: str, **fields) -> None:
         session.events.emit(event, **fields)

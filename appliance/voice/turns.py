@@ -146,12 +146,17 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
     """pipecat's ``MinWordsUserTurnStartStrategy`` with a rule that knows backchannels: while
     the bot speaks, a transcript (interim or final) starts the turn — and interrupts — only
     when it :func:`interrupts`; otherwise its text is dropped and the bot goes on (a final
-    one is reported as ``backchannel``, which releases a ducked bot at once). While the bot
-    is quiet, any word starts the turn."""
+    one, or an early final that is all backchannel, is reported as ``backchannel``, which
+    releases a ducked bot at once). While the bot is quiet, any word starts the turn."""
 
     def __init__(self, *, report: Report | None = None, **kwargs):
         super().__init__(**kwargs)
         self._report = report or (lambda *_a, **_k: None)
+
+    async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        if isinstance(frame, EagerTranscriptionFrame) and self._bot_speaking and is_backchannel(frame.text):
+            self._report("backchannel", text=frame.text)  # the early final: decided before the VAD stop
+        return await super().process_frame(frame)
 
     async def _handle_transcription(self, frame: TranscriptionFrame | InterimTranscriptionFrame) -> ProcessFrameResult:
         words = spoken_words(frame.text)
