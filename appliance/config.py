@@ -147,7 +147,7 @@ class TTSConfig(_Section):
     base_url: str | None = None  # fish only: override the API address (tests use a local fake)
     voice_library: str = "voices"  # folder with per-emotion reference clips (fish)
     timeout_s: float = Field(10.0, gt=0)
-    first_clause_words: int = Field(4, ge=1)  # the reply's first clause goes to TTS after this many words
+    first_clause_words: int = Field(3, ge=1)  # the reply's first clause goes to TTS after this many words
     max_clause_words: int = Field(14, ge=2)  # later clauses: at punctuation or this many words
 
     @model_validator(mode="after")

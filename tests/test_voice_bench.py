@@ -68,3 +68,11 @@ def test_figures_count_valid_trials_and_false_barge_ins():
     assert got["barge_in_trials"] == {"valid": 1, "run": 2} and got["barge_in_all_ms"] == [40.0, None]
     assert got["false_barge_in_rate"] == 0.5  # the knock stopped it (silent 1 s, and a cancelled reply)
     assert got["false_barge_in"] == {"clips": 2, "stopped": ["knock"], "ducks_released": 1}
+
+
+def test_transport_is_paired_turn_by_turn():
+    from appliance.voice.bench import transport_ms
+
+    events = [{"event": "turn", "first_audio_sent_ms": v} for v in (700, 900, 650)]
+    assert transport_ms([1100, 1250, 1000], events) == 350
+    assert transport_ms([1100, 1250], events) == 475  # unpaired: the medians (1175 − 700)

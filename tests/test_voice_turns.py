@@ -31,7 +31,14 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance import config
-from appliance.voice.turns import interrupts, is_backchannel, spoken_words, turn_strategies, unfinished
+from appliance.voice.turns import (
+    interrupts,
+    is_backchannel,
+    sounds_finished,
+    spoken_words,
+    turn_strategies,
+    unfinished,
+)
 
 RATE = 16_000
 GAP = SleepFrame(0.03)  # keeps system frames in order with the transcripts
@@ -45,9 +52,16 @@ def test_unfinished_utterances(text):
 
 
 @pytest.mark.parametrize("text", ["My name is David Miller.", "Yes.", "What is the capital of France?",
-                                  "555 123 4567", "Eight.", "Thank you.", "", "Stop, wait a moment."])
+                                  "555 123 4567", "Eight.", "Thank you.", "", "Stop, wait a moment.",
+                                  "How many legs does a spider have?", "What time zone is Tokyo in?", "Yes, I do.",
+                                  "I can.", "It was."])
 def test_finished_utterances(text):
     assert not unfinished(text)
+
+
+def test_whole_questions_sound_finished_cut_ones_do_not():
+    assert sounds_finished("How do I make a cup of green tea?") and sounds_finished("What time zone is Tokyo in?")
+    assert not sounds_finished("What is the capital of?") and not sounds_finished("My name is David.")
 
 
 def test_words_drop_sound_annotations_and_join_hyphens():
@@ -168,6 +182,15 @@ async def test_what_smart_turn_finds_incomplete_waits_for_more_speech():
     frames = [*_utterance("I think that's it."), *_audio(0.25, 0), *_utterance("Thanks.")]
     probe, llm, _ = await _run(frames, complete=lambda _s: next(verdicts))
     assert llm.contexts == [("I think that's it. Thanks.", False)]
+
+
+async def test_a_whole_question_smart_turn_finds_incomplete_ends_after_a_short_grace():
+    probe, llm, reports = await _run([*_utterance("How do I make a cup of green tea?"), *_audio(1.5, 0)],
+                                     complete=lambda _s: False)
+    assert llm.contexts == [("How do I make a cup of green tea?", False)]
+    (stopped,) = probe.times(UserStoppedSpeakingFrame)
+    assert 0.35 < stopped - probe.times(VADUserStoppedSpeakingFrame)[0] < 0.8  # not the 1 s hold
+    assert [r["event"] for r in reports] == ["turn_ended_by_words"]
 
 
 async def test_the_timeout_rule_ends_the_plain_turn_at_once():

@@ -359,6 +359,19 @@ def stage_medians(events: list[dict]) -> dict:
             if any(k in t for t in turns)}
 
 
+def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
+    """Median, over turns, of what the page heard (v2v) − when the server sent the reply's
+    first audio (both from the end of speech): the transport, the page's jitter buffer and
+    the two ends' different notion of where speech ended. Paired turn by turn when each
+    utterance gave one turn, else the difference of the medians."""
+    sent = [t["first_audio_sent_ms"] for t in events if t["event"] == "turn" and "first_audio_sent_ms" in t]
+    if not sent or not v2v:
+        return None
+    if len(sent) == len(v2v):
+        return round(statistics.median(v - s for v, s in zip(v2v, sent)), 1)
+    return round(statistics.median(v2v) - statistics.median(sent), 1)
+
+
 async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
     """Run the benchmark; returns the JSON object the module docstring describes. When a
     pipeline had fewer than :data:`MIN_VALID_TRIALS` valid barge-in trials, ``error`` says so.
@@ -408,8 +421,7 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
                 stages = stage_medians(events)
                 v2v_pct = _pct(v2v)
                 stages["heard_ms"] = v2v_pct["p50"]
-                if v2v_pct["p50"] is not None and "first_audio_sent_ms" in stages:
-                    stages["transport_ms"] = round(v2v_pct["p50"] - stages["first_audio_sent_ms"], 1)
+                stages["transport_ms"] = transport_ms(v2v, events)
                 result[name] = {"v2v_ms": v2v_pct, "unanswered": missing, "v2v_all_ms": [round(v, 1) for v in v2v],
                                 **barge_in_figures(brun, trials, falses, bevents), "stages_ms": stages,
                                 "acks": sum(1 for e in events + bevents if e["event"] == "ack")}

@@ -22,6 +22,8 @@ from pipecat.frames.frames import (
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
+from pipecat.frames.frames import MetricsFrame
+from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.transports.base_output import BaseOutputTransport
 
@@ -68,7 +70,7 @@ class TurnObserver(BaseObserver):
     """Writes per-turn events and latencies (ms) to the :class:`EventLog`.
 
     Events: ``user_started_speaking``, ``early_final`` (the STT's early final transcript,
-    before the VAD stop), ``vad_stopped`` (``speech_end_ms`` = VAD stop
+    before the VAD stop), ``smart_turn`` (Smart Turn's verdict at a VAD stop), ``vad_stopped`` (``speech_end_ms`` = VAD stop
     − ``vad.stop_ms``), ``interim_transcript``, ``final_transcript``, ``llm_first_token``,
     ``tts_first_audio``, ``first_audio_sent``, ``bot_text`` (what was spoken),
     ``interruption`` (a reply was cut: the bot was speaking or generating), ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
@@ -132,6 +134,11 @@ class TurnObserver(BaseObserver):
             if self._early is not None:
                 self._turn["early_final"] = self._early
             self._ev.emit("vad_stopped", speech_end_ms=round(t - self._stop_ms, 1))
+        elif isinstance(f, MetricsFrame):
+            for m in f.data:
+                if isinstance(m, TurnMetricsData):
+                    self._ev.emit("smart_turn", complete=m.is_complete, probability=round(m.probability, 3),
+                                  compute_ms=round(m.e2e_processing_time_ms, 1))
         elif isinstance(f, EagerTranscriptionFrame):
             self._early = self._ev.now_ms()
             self._ev.emit("early_final", text=f.text)

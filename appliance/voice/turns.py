@@ -36,6 +36,7 @@ import re
 from typing import Callable
 
 from pipecat.audio.turn.base_turn_analyzer import BaseTurnAnalyzer
+from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.frames.frames import (
     EagerEndOfTurnCancelFrame,
     EagerTranscriptionFrame,
@@ -62,13 +63,14 @@ log = logging.getLogger(__name__)
 #: (``speculation`` with ``state`` started | kept | cancelled, ``turn_held``).
 Report = Callable[..., None]
 
-# A last word after which an English sentence is rarely over.
+# A last word after which an English statement is rarely over ("I can.", "It was." are:
+# auxiliaries that often end an answer are not here). A question mark overrides it.
 DANGLING = frozenset("""
-a an the my your his her our their its this that these those some any every each no
-is are was were am be been being do does did have has had will would can could should may might must
-to of in on at for with from by about into onto over under after before than as like via per
-and or but nor so because if when while although though unless until whether
-um uh er erm uhm hmm
+a an the my your his her our their its these those some every each
+is are am
+to of in on at for with from by about into onto over under after before than via per
+and or but nor because if although though unless whether
+um uh er erm uhm
 """.split())
 # What a person says to show they listen, not to take the turn.
 BACKCHANNEL = frozenset("""
@@ -80,6 +82,7 @@ STOP_WORDS = frozenset("stop wait hold pause hang quiet enough cancel no nope so
 # Whisper's names for sounds that are not words: "[Music]", "(coughing)", "♪ ... ♪", "*knock*".
 _NON_SPEECH_RE = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪[^♪]*♪?|♪")
 FINAL_WAIT_S = 3.0  # longest wait for the final transcript of a VAD segment before the turn may end
+FINISHED_GRACE_S = 0.4  # Smart Turn heard an unfinished voice but the words are a whole question: wait this
 _DIGIT_WORDS = frozenset("zero oh one two three four five six seven eight nine double triple".split())
 
 
@@ -106,11 +109,12 @@ def _digit_count(words: list[str]) -> int | None:
 
 def unfinished(text: str) -> bool:
     """Whether a transcript sounds like the person has more to say: it trails off ("…",
-    a comma, a dash), its last word seldom ends a sentence (:data:`DANGLING`: "my name
+    a comma, a dash), its last word seldom ends a statement (:data:`DANGLING`: "my name
     is", "I want to book a flight to"), or it is a number being read in groups (only digits,
-    at least 3 and fewer than 10: "555", "555 123"; a whole phone number is complete)."""
+    at least 3 and fewer than 10: "555", "555 123"; a whole phone number is complete). A
+    question or an exclamation ("What time zone is Tokyo in?") is finished."""
     stripped = text.strip()
-    if not stripped:
+    if not stripped or stripped.endswith(("?", "!")):
         return False
     if re.search(r"(\.\.\.|…|,|-|—)$", stripped):
         return True
@@ -124,6 +128,21 @@ def unfinished(text: str) -> bool:
 
 
 _HUM_RE = re.compile(r"^(?:[mh]+|(?:uh|huh|ah|oh|um)+)$")  # "mmm", "mm-mm", "hmm", "mhm", "uh-huh"
+
+
+# Words a question cannot end on ("What is the capital of?" is Whisper's guess at a cut one).
+_QUESTION_DANGLING = frozenset("a an the my your his her our their its of and or but nor because if um uh er".split())
+
+
+def sounds_finished(text: str) -> bool:
+    """Whether the words alone say the utterance is over: a question or an exclamation
+    ("How do I make a cup of green tea?") that does not end on an article, a possessive,
+    "of" or a conjunction."""
+    stripped = text.strip()
+    if not stripped.endswith(("?", "!")):
+        return False
+    words = spoken_words(stripped)
+    return bool(words) and words[-1] not in _QUESTION_DANGLING and _digit_count(words) is None
 
 
 def is_backchannel(text: str) -> bool:
@@ -285,6 +304,10 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
     has found the turn complete and the final transcript is in, a transcript that sounds
     :func:`unfinished` is held ``hold_s`` more; speech ends the hold (the turn goes on).
 
+    Smart Turn is often wrong on synthetic or flat voices: when it finds the utterance
+    incomplete but the words :func:`sounds_finished` (a whole question), the turn ends
+    after :data:`FINISHED_GRACE_S` of silence instead of ``hold_s``.
+
     The turn never ends while the final transcript of its last VAD segment is still due
     (at most :data:`FINAL_WAIT_S`): pipecat's STT safety net would end it on the previous
     segment's text when the ASR is slow. The STT sends an empty final for a segment
@@ -299,6 +322,8 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
         self._held_text: str | None = None
         self._final_due: float | None = None  # loop time of the VAD stop whose final is still to come
         self._deferred = False  # a stop came while that final was due
+        self._incomplete = False  # Smart Turn's verdict at the last VAD stop was "incomplete"
+        self._grace: asyncio.Task | None = None
         self._setup_speculation(speculate, report)
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
@@ -313,8 +338,29 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
                 return ProcessFrameResult.CONTINUE
         result = await super().process_frame(frame)
         if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._incomplete = False
             await self._cancel_hold()  # after pipecat dropped its pending end of turn: nothing re-arms it
+        elif isinstance(frame, TranscriptionFrame):
+            self._maybe_grace()
         return result
+
+    async def _handle_prediction_result(self, result):
+        await super()._handle_prediction_result(result)
+        if isinstance(result, TurnMetricsData):
+            self._incomplete = not result.is_complete
+            self._maybe_grace()
+
+    def _maybe_grace(self) -> None:
+        if (self._incomplete and self._grace is None and self._final_due is None and self._open
+                and sounds_finished(self.turn_text)):
+            self._grace = self.task_manager.create_task(self._grace_then_stop(), f"{self}::grace")
+
+    async def _grace_then_stop(self) -> None:
+        await asyncio.sleep(FINISHED_GRACE_S)
+        self._grace = None
+        if not self._vad_user_speaking and self._incomplete:
+            self._report("turn_ended_by_words", text=self.turn_text)
+            await self.trigger_user_turn_stopped()
 
     async def handle_user_turn_started(self):
         # A turn whose first words are its final transcript ("Yes.", too short for an interim)
@@ -336,9 +382,11 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
         await super().cleanup()
 
     async def _cancel_hold(self) -> None:
-        if self._hold is not None:
-            task, self._hold = self._hold, None
-            await self.task_manager.cancel_task(task)
+        for name in ("_hold", "_grace"):
+            task = getattr(self, name)
+            if task is not None:
+                setattr(self, name, None)
+                await self.task_manager.cancel_task(task)
 
     async def trigger_user_turn_stopped(self, *, enable_user_speaking_frames: bool | None = None):
         if self._final_due is not None and asyncio.get_running_loop().time() - self._final_due < FINAL_WAIT_S:
