@@ -78,8 +78,8 @@ class TurnConfig(_Section):
 
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
     incomplete_timeout_ms: int = Field(2000, ge=0)  # smart_turn: longest pause inside an unfinished utterance
-    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription
-    early_final_ms: int = Field(120, ge=40)  # trailing quiet after which the final transcript is started early
+    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks
+    early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
     user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript

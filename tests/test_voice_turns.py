@@ -184,6 +184,14 @@ async def test_what_smart_turn_finds_incomplete_waits_for_more_speech():
     assert llm.contexts == [("I think that's it. Thanks.", False)]
 
 
+async def test_a_statement_smart_turn_finds_incomplete_ends_after_a_second():
+    probe, llm, reports = await _run([*_utterance("Tell me a fun fact about the moon."), *_audio(1.8, 0)],
+                                     complete=lambda _s: False, turn={"incomplete_timeout_ms": 3000})
+    (stopped,) = probe.times(UserStoppedSpeakingFrame)
+    assert 0.95 < stopped - probe.times(VADUserStoppedSpeakingFrame)[0] < 1.5
+    assert [r["event"] for r in reports] == ["turn_ended_by_words"]
+
+
 async def test_a_whole_question_smart_turn_finds_incomplete_ends_after_a_short_grace():
     probe, llm, reports = await _run([*_utterance("How do I make a cup of green tea?"), *_audio(1.5, 0)],
                                      complete=lambda _s: False)

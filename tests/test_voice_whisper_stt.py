@@ -52,7 +52,8 @@ def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
 
 async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager)
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager,
+                                     interims_while_quiet=True)
     probe = StopProbe(asr)
     down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
         VADUserStartedSpeakingFrame(), *frames, VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
@@ -106,6 +107,15 @@ async def test_an_early_final_on_the_trailing_quiet_is_the_final():
                                            *audio_frames(silence(0.3)), SleepFrame(0.4)])
     assert [f.text for f in got if isinstance(f, TranscriptionFrame)] == ["one two three four"]
     assert len(asr.calls) == probe.calls_at_stop  # no ASR call after the VAD stop
+
+
+async def test_no_interims_while_the_bot_is_quiet_unless_asked():
+    asr, finals = FakeASR(), []
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    down, _ = await run_test(stt, frames_to_send=[VADUserStartedSpeakingFrame(), *audio_frames(tone(1.2)),
+                                                  SleepFrame(0.5), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    assert not [f for f in down if isinstance(f, InterimTranscriptionFrame)]
+    assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two three four"]
 
 
 def test_the_person_has_stopped_when_the_end_is_quiet():

@@ -11,7 +11,9 @@ let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, 
 let channel = null, duck = null, ducked = false, duckTimer = null, botHeardAt = -1e9, duckable = false;
 const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: un-mute
 const CONFIRMED_UNDUCK_MS = 300;     // after a confirmed barge-in the cut reply's last packets drain, muted
-const bargeLog = []; window.applianceBargeLog = bargeLog;  // [t_ms, what] of onsets, ducks and the server's answers
+const bargeLog = []; window.applianceBargeLog = bargeLog;
+// The meter's clock against the wall clock (ms), so the page's figures can be set beside the server's events.
+window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, Date.now()] : null);  // [t_ms, what] of onsets, ducks and the server's answers
 // Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
@@ -224,7 +226,11 @@ async function connect(offerExtra) {
     channel = pc.createDataChannel("appliance");
     channel.onmessage = (e) => { try { onServerMessage(JSON.parse(e.data)); } catch (_) { /* not ours */ } };
     micStream.getAudioTracks().forEach((tr) => pc.addTrack(tr, micStream));
-    pc.ontrack = (e) => playBot(e.streams[0] || new MediaStream([e.track]));
+    pc.ontrack = (e) => {
+      // the appliance is on this machine or the LAN: the smallest jitter buffer Chrome allows (NetEq's own minimum)
+      if ("jitterBufferTarget" in e.receiver) e.receiver.jitterBufferTarget = 0;
+      playBot(e.streams[0] || new MediaStream([e.track]));
+    };
     pc.onconnectionstatechange = () => {
       if (pc && pc.connectionState === "connected") { setStatus("Connected — talk any time, interrupt any time.", "live"); }
       if (pc && ["failed", "closed"].includes(pc.connectionState)) { disconnect("Connection " + pc.connectionState + "."); }

@@ -83,6 +83,7 @@ STOP_WORDS = frozenset("stop wait hold pause hang quiet enough cancel no nope so
 _NON_SPEECH_RE = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪[^♪]*♪?|♪")
 FINAL_WAIT_S = 3.0  # longest wait for the final transcript of a VAD segment before the turn may end
 FINISHED_GRACE_S = 0.4  # Smart Turn heard an unfinished voice but the words are a whole question: wait this
+STATEMENT_GRACE_S = 1.0  # ... the words are a statement that does not trail off: wait this
 _DIGIT_WORDS = frozenset("zero oh one two three four five six seven eight nine double triple".split())
 
 
@@ -304,9 +305,11 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
     has found the turn complete and the final transcript is in, a transcript that sounds
     :func:`unfinished` is held ``hold_s`` more; speech ends the hold (the turn goes on).
 
-    Smart Turn is often wrong on synthetic or flat voices: when it finds the utterance
-    incomplete but the words :func:`sounds_finished` (a whole question), the turn ends
-    after :data:`FINISHED_GRACE_S` of silence instead of ``hold_s``.
+    Smart Turn is often wrong on synthetic or flat voices, so when it finds the utterance
+    incomplete the words weigh in too: a whole question (:func:`sounds_finished`) ends the
+    turn after :data:`FINISHED_GRACE_S` of silence, a statement that is not
+    :func:`unfinished` after :data:`STATEMENT_GRACE_S`; only words that trail off wait the
+    whole ``hold_s``.
 
     The turn never ends while the final transcript of its last VAD segment is still due
     (at most :data:`FINAL_WAIT_S`): pipecat's STT safety net would end it on the previous
@@ -351,12 +354,14 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
             self._maybe_grace()
 
     def _maybe_grace(self) -> None:
-        if (self._incomplete and self._grace is None and self._final_due is None and self._open
-                and sounds_finished(self.turn_text)):
-            self._grace = self.task_manager.create_task(self._grace_then_stop(), f"{self}::grace")
+        text = self.turn_text
+        if (self._incomplete and self._grace is None and self._final_due is None and self._open and text
+                and not unfinished(text)):
+            wait = FINISHED_GRACE_S if sounds_finished(text) else STATEMENT_GRACE_S
+            self._grace = self.task_manager.create_task(self._grace_then_stop(wait), f"{self}::grace")
 
-    async def _grace_then_stop(self) -> None:
-        await asyncio.sleep(FINISHED_GRACE_S)
+    async def _grace_then_stop(self, wait_s: float) -> None:
+        await asyncio.sleep(wait_s)
         self._grace = None
         if not self._vad_user_speaking and self._incomplete:
             self._report("turn_ended_by_words", text=self.turn_text)

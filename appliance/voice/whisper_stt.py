@@ -35,7 +35,6 @@ from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
 _RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
-QUIET_BOT_INTERIM_FACTOR = 2.5
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -74,11 +73,12 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
     """Whisper STT with interim transcripts while the person speaks and a final one at
     the VAD stop. Input audio: 16 kHz mono s16.
 
-    Interims: every ``interim_every_ms`` while the bot speaks (they decide a barge-in), and
-    :data:`QUIET_BOT_INTERIM_FACTOR` times less often while it is quiet (then they only show
-    the person their words, and the final one is what counts), the utterance so far is
-    re-transcribed and an ``InterimTranscriptionFrame`` pushed when its text changed; none
-    starts in a pause that may be the end (it would hold up the early final). Final: a
+    Interims: every ``interim_every_ms`` while the bot speaks (they decide a barge-in) the
+    utterance so far is re-transcribed and an ``InterimTranscriptionFrame`` pushed when its
+    text changed; none starts in a pause that may be the end. While the bot is quiet there
+    are none at all (``interims_while_quiet`` False, the default): on 2 cores one still in
+    flight when the person stops holds up the early final by a whole ASR call, and the
+    final transcript comes ~100 ms into the silence anyway. Final: a
     ``TranscriptionFrame`` (``finalized``) for the whole VAD segment, empty (``''``) for
     silence or noise (pipecat's user aggregator adds nothing for it; the turn strategies
     learn that the segment is done). Early final: once the end of the utterance has been
@@ -100,12 +100,13 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
 
     def __init__(self, asr: WhisperASR, interim_every_ms: int,
                  on_final: Callable[[Transcript], None] | None = None, early_final_ms: int = 120,
-                 eager: bool = False, **kwargs):
+                 eager: bool = False, interims_while_quiet: bool = False, **kwargs):
         super().__init__(sample_rate=SAMPLE_RATE_HZ, trailing_silence_secs=0.0, enable_eager_end_of_turn=eager,
                          settings=STTSettings(model=asr.cfg.model, language=None), ttfs_p99_latency=1.0, **kwargs)
         self._asr = asr
         self._interim_every_s = interim_every_ms / 1000
         self._early_final_ms = early_final_ms
+        self._interims_while_quiet = interims_while_quiet
         self._on_final = on_final
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
         self._utterance = bytearray()
@@ -188,8 +189,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                 await self._cancel_eager_end_of_turn()
             if trailing_silence(pcm, 60):
                 continue  # a pause that may be the end: leave the ASR to the early final
-            every = self._interim_every_s * (1 if self._bot_speaking else QUIET_BOT_INTERIM_FACTOR)
-            if loop.time() - last_t < every:
+            if not (self._bot_speaking or self._interims_while_quiet) or loop.time() - last_t < self._interim_every_s:
                 continue
             last_t = loop.time()
             result = await self._transcribe(pcm)
