@@ -174,3 +174,10 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def webaudio_microphone_args() -> list[str]:
+    """Flags for a page whose microphone is WebAudio (the voice benchmark's hook): the
+    permission prompt answered, WebRTC on loopback allowed, autoplay on."""
+    return ["--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required",
+            "--allow-loopback-in-peer-connection"]

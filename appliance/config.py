@@ -81,26 +81,42 @@ class TransportConfig(_Section):
 
 
 class VADConfig(_Section):
-    """Silero VAD (pipecat's bundled ONNX). Defaults: pipecat's VADParams except stop_ms."""
+    """Silero VAD (pipecat's bundled ONNX). Defaults: pipecat's VADParams except start_ms
+    (a ~200 ms "Yes." must start a turn)."""
 
     confidence: float = Field(0.7, gt=0, lt=1)
-    start_ms: int = Field(200, ge=0)
+    start_ms: int = Field(120, ge=0)
     stop_ms: int = Field(200, ge=0)
     min_volume: float = Field(0.6, ge=0, le=1)
 
 
 class TurnConfig(_Section):
-    """End of turn: the plain assistant's turn ends when VAD says stop and the final
-    transcript is ready; an agent that takes dictation (form filling, a Werewolf seat) keeps
-    the turn open ``agent_speech_timeout_ms`` after the VAD stop for more speech, so "No,
-    it's David." with its comma pause (300–660 ms in Piper's speech) stays one turn."""
+    """When the person's turn starts and ends, and what the bot does meanwhile
+    (``voice/turns.py``). ``end_of_turn``: ``smart_turn`` = Smart Turn v3 (bundled with
+    pipecat) and the transcript's words decide at each VAD stop, an utterance that sounds
+    unfinished waits up to ``incomplete_timeout_ms``; ``timeout`` = the pause rule: an agent
+    mode keeps the turn open ``agent_speech_timeout_ms`` after the VAD stop (so "No, it's
+    David." with its comma pause, 300–660 ms in Piper's speech, stays one turn), the plain
+    assistant ends it at once. Both apply to the plain assistant and the agent modes."""
 
-    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription
+    end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
+    incomplete_timeout_ms: int = Field(2000, ge=0)  # smart_turn: longest pause inside an unfinished utterance
+    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks
+    early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
+    speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
     user_turn_timeout_ms: int = Field(5000, ge=500)  # give up waiting for a transcript
     barge_in: bool = True
-    # 0: VAD speech interrupts the bot; N: a transcript of N words does (shorter ones are dropped)
-    barge_in_min_words: int = Field(0, ge=0)
+    # 0: VAD speech interrupts the bot; N: a transcript of N words that are not all backchannel
+    # ("mm-hm", "yeah"), or a stop word ("stop", "wait"), does; shorter ones are dropped
+    barge_in_min_words: int = Field(2, ge=0)
+    barge_in_max_pause_ms: int = Field(4000, ge=100)  # a ducked bot waits this long for a decision, then resumes
+    resume_overlap_ms: int = Field(200, ge=0)  # after a false barge-in the bot resumes this much before the cut
+    # never silent when slow (voice/acks.py): auto = after each turn with a remote LLM, and when an agent
+    # announces a slow step (a tool call); on = after each turn; off = never
+    ack: Literal["auto", "on", "off"] = "auto"
+    ack_after_ms: int = Field(700, ge=0)  # ... when no audio of the answer has come this long after the turn
+    ack_text: str = "One moment."
     say_timeout_s: float = Field(8.0, gt=0)  # an agent's line gives up waiting for its audio after this
     say_timeout_per_char_ms: float = Field(80.0, ge=0)  # ... plus this per character said
 
@@ -156,7 +172,7 @@ class TTSConfig(_Section):
     base_url: str | None = None  # fish only: override the API address (tests use a local fake)
     voice_library: str = "voices"  # folder with per-emotion reference clips (fish)
     timeout_s: float = Field(10.0, gt=0)
-    first_clause_words: int = Field(4, ge=1)  # the reply's first clause goes to TTS after this many words
+    first_clause_words: int = Field(3, ge=1)  # the reply's first clause goes to TTS after this many words
     max_clause_words: int = Field(14, ge=2)  # later clauses: at punctuation or this many words
 
     @model_validator(mode="after")

@@ -8,10 +8,13 @@
   request: each label's slug, as a model would name it.
 - :class:`FakeASR`, :class:`FakeSynth` — the voice models' shapes for tests that push
   pipecat frames: no model file is loaded.
+- :class:`FakeLLMService` — a pipecat LLM service answering every context at once;
+  :class:`ScriptedSmartTurn` — pipecat's Smart Turn with a scripted verdict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json as jsonlib
 import re
 import threading
@@ -20,6 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pipecat.audio.turn.smart_turn.base_smart_turn import BaseSmartTurn
+from pipecat.frames.frames import (
+    Frame,
+    LLMContextFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.llm_service import LLMService
+from pipecat.services.settings import LLMSettings
 from pydantic import BaseModel, ValidationError
 
 from appliance import config
@@ -197,3 +211,44 @@ class FakeSynth:
         if self.hold_from is not None and len(self.calls) >= self.hold_from:
             self._released.wait(10)
         return np.full(self.sample_rate_hz // 10, 1000, np.int16)
+
+
+class FakeLLMService(LLMService):
+    """A pipecat LLM service (so pipecat's speculation gate holds its speculative replies)
+    that answers each ``LLMContextFrame`` with ``"Answer to <last user text>."`` in three
+    tokens, ``token_s`` apart. ``contexts``: ``(user text, speculative)`` of each one."""
+
+    def __init__(self, token_s: float = 0.02, **kwargs):
+        super().__init__(settings=LLMSettings(model="fake", **dict.fromkeys((
+            "system_instruction", "temperature", "max_tokens", "top_p", "top_k", "frequency_penalty",
+            "presence_penalty", "seed", "filter_incomplete_user_turns", "user_turn_completion_config"))), **kwargs)
+        self.token_s = token_s
+        self.contexts: list[tuple[str, bool]] = []
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, LLMContextFrame):
+            user = next((m["content"] for m in reversed(frame.context.get_messages()) if m.get("role") == "user"), "")
+            self.contexts.append((user, frame.speculation))
+            await self.push_frame(LLMFullResponseStartFrame())
+            for token in ("Answer", " to", f" {user}."):
+                await asyncio.sleep(self.token_s)
+                await self.push_frame(LLMTextFrame(token))
+            await self.push_frame(LLMFullResponseEndFrame())
+        else:
+            await self.push_frame(frame, direction)
+
+
+class ScriptedSmartTurn(BaseSmartTurn):
+    """pipecat's Smart Turn buffering with the model replaced: ``complete(seconds of audio
+    in the segment) -> bool`` (default: always complete)."""
+
+    def __init__(self, complete: Callable[[float], bool] = lambda _s: True, **kwargs):
+        super().__init__(**kwargs)
+        self.complete = complete
+        self.verdicts: list[bool] = []
+
+    def _predict_endpoint(self, audio_array: np.ndarray) -> dict[str, Any]:
+        verdict = self.complete(len(audio_array) / self.sample_rate)
+        self.verdicts.append(verdict)
+        return {"prediction": int(verdict), "probability": float(verdict)}

@@ -24,7 +24,7 @@ def test_default_yaml_matches_the_schema_defaults():
 
 def test_operator_file_merges_over_defaults(tmp_path):
     cfg = config.load(_write(tmp_path, "vad:\n  stop_ms: 300\n"))
-    assert cfg.vad.stop_ms == 300 and cfg.vad.start_ms == 200
+    assert cfg.vad.stop_ms == 300 and cfg.vad.start_ms == 120
 
 
 @pytest.mark.parametrize("text, key, why", [

@@ -109,3 +109,70 @@ def test_local_transport_without_a_sound_card_is_a_clear_error():
         pytest.skip("this machine has an audio device")
     with pytest.raises(TransportError, match="no usable audio device"):
         LocalAudioTransport()
+
+
+# --- input formats (fast) -------------------------------------------------------------
+def _tone(seconds: float, rate: int, hz: float = 440.0, channels: int = 1) -> np.ndarray:
+    t = np.arange(int(seconds * rate)) / rate
+    return np.repeat((0.3 * np.sin(2 * np.pi * hz * t))[:, None], channels, axis=1).astype(np.float32)
+
+
+def _peak_hz(pcm: bytes, rate: int = 16_000) -> float:
+    a = np.frombuffer(pcm, "<i2").astype(np.float32)
+    return float(np.argmax(np.abs(np.fft.rfft(a))) * rate / len(a))
+
+
+async def test_a_48_khz_stereo_wav_replayed_keeps_its_length_and_pitch(tmp_path):
+    import soundfile as sf
+    from pipecat.frames.frames import Frame, InputAudioRawFrame
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.processors.frame_processor import FrameProcessor
+
+    wav = tmp_path / "stereo48k.wav"
+    sf.write(wav, _tone(2.0, 48_000, channels=2), 48_000, subtype="PCM_24")  # 24-bit too
+
+    class Count(FrameProcessor):
+        pcm = bytearray()
+
+        async def process_frame(self, frame: Frame, direction):
+            await super().process_frame(frame, direction)
+            if isinstance(frame, InputAudioRawFrame):
+                assert frame.sample_rate == 16_000 and frame.num_channels == 1
+                self.pcm += frame.audio
+            await self.push_frame(frame, direction)
+
+    transport, count = WavFileTransport(wav, tail_s=0.0), Count()
+    task = PipelineWorker(Pipeline([transport.input(), count, transport.output()]))
+    runner = asyncio.create_task(run_task(task))
+    await transport.finished.wait()
+    await task.stop_when_done()
+    await runner
+    assert len(count.pcm) == 2 * 32_000  # 2.0 s at 16 kHz: the same length
+    assert abs(_peak_hz(bytes(count.pcm)) - 440) < 2  # the same pitch
+
+
+async def test_a_websocket_client_may_declare_its_format():
+    from appliance.voice.transports import PCMSerializer
+
+    ser = PCMSerializer()
+    assert await ser.deserialize('{"event": "format", "sample_rate_hz": 48000, "channels": 2}') is None
+    pcm = (_tone(1.0, 48_000, channels=2) * 32767).astype("<i2").tobytes()
+    out = bytearray()
+    for off in range(0, len(pcm), 1001):  # chunks that split samples and channels
+        frame = await ser.deserialize(pcm[off:off + 1001])
+        if frame is not None:
+            assert frame.sample_rate == 16_000 and frame.num_channels == 1
+            out += frame.audio
+    assert abs(len(out) // 2 - 16_000) < 400  # the streaming resampler keeps ~20 ms back
+    assert abs(_peak_hz(bytes(out)) - 440) < 3
+
+
+async def test_websocket_audio_is_16_khz_mono_without_a_declaration_and_bad_ones_are_ignored():
+    from appliance.voice.transports import PCMSerializer
+
+    ser = PCMSerializer()
+    for bad in ('{"event": "format", "sample_rate_hz": 5, "channels": 2}', "not json", '{"event": "hello"}'):
+        assert await ser.deserialize(bad) is None
+    frame = await ser.deserialize(bytes(640))
+    assert frame.sample_rate == 16_000 and frame.audio == bytes(640)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from fakes import FakeASR
 from pipecat.frames.frames import (
+    EagerEndOfTurnCancelFrame,
+    EagerTranscriptionFrame,
     Frame,
     InputAudioRawFrame,
     InterimTranscriptionFrame,
@@ -48,13 +50,39 @@ def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
     return [InputAudioRawFrame(pcm[i:i + step], SAMPLE_RATE_HZ, 1) for i in range(0, len(pcm), step)]
 
 
-async def _run(frames: list[Frame]) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
+async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager,
+                                     interims_while_quiet=True)
     probe = StopProbe(asr)
     down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
         VADUserStartedSpeakingFrame(), *frames, VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
-    return [f for f in down if isinstance(f, (InterimTranscriptionFrame, TranscriptionFrame))], asr, probe, finals
+    kinds = (InterimTranscriptionFrame, TranscriptionFrame, EagerTranscriptionFrame, EagerEndOfTurnCancelFrame,
+             VADUserStoppedSpeakingFrame)
+    return [f for f in down if isinstance(f, kinds)], asr, probe, finals
+
+
+def _texts(frames: list[Frame]) -> list[tuple[str, str]]:
+    return [(type(f).__name__, getattr(f, "text", "")) for f in frames if not isinstance(f, InterimTranscriptionFrame)]
+
+
+async def test_the_early_final_is_announced_as_the_eager_end_of_turn_before_the_vad_stop():
+    got, _asr, _probe, _finals = await _run([*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3)],
+                                            eager=True)
+    assert _texts(got) == [("EagerTranscriptionFrame", "one two three four"), ("VADUserStoppedSpeakingFrame", ""),
+                           ("TranscriptionFrame", "one two three four")]
+
+
+async def test_speech_that_goes_on_withdraws_the_eager_end_of_turn():
+    got, _asr, _probe, _finals = await _run([*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3),
+                                             *audio_frames(tone(0.5)), SleepFrame(0.3)], eager=True)
+    assert _texts(got)[:2] == [("EagerTranscriptionFrame", "one two three four"), ("EagerEndOfTurnCancelFrame", "")]
+    assert _texts(got)[-1] == ("TranscriptionFrame", "one two three four five six")
+
+
+async def test_without_eager_no_early_final_is_announced():
+    got, _asr, _probe, _finals = await _run([*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3)])
+    assert [n for n, _t in _texts(got)] == ["VADUserStoppedSpeakingFrame", "TranscriptionFrame"]
 
 
 async def test_interim_transcripts_while_speaking_then_the_final_one():
@@ -68,10 +96,10 @@ async def test_interim_transcripts_while_speaking_then_the_final_one():
     assert asr.calls[-1] == int(1.2 * SAMPLE_RATE_HZ) and finals[0].audio_s == 1.2
 
 
-async def test_silence_gives_no_transcript():
+async def test_silence_gives_an_empty_final():
     got, asr, _probe, finals = await _run([*audio_frames(silence(1.2)), SleepFrame(0.4)])
-    assert got == []
-    assert asr.calls and [f.text for f in finals] == [""]  # transcribed, found empty, not pushed
+    assert _texts(got) == [("VADUserStoppedSpeakingFrame", ""), ("TranscriptionFrame", "")]  # done, nothing said
+    assert asr.calls and [f.text for f in finals] == [""]
 
 
 async def test_an_early_final_on_the_trailing_quiet_is_the_final():
@@ -79,6 +107,15 @@ async def test_an_early_final_on_the_trailing_quiet_is_the_final():
                                            *audio_frames(silence(0.3)), SleepFrame(0.4)])
     assert [f.text for f in got if isinstance(f, TranscriptionFrame)] == ["one two three four"]
     assert len(asr.calls) == probe.calls_at_stop  # no ASR call after the VAD stop
+
+
+async def test_no_interims_while_the_bot_is_quiet_unless_asked():
+    asr, finals = FakeASR(), []
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    down, _ = await run_test(stt, frames_to_send=[VADUserStartedSpeakingFrame(), *audio_frames(tone(1.2)),
+                                                  SleepFrame(0.5), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    assert not [f for f in down if isinstance(f, InterimTranscriptionFrame)]
+    assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two three four"]
 
 
 def test_the_person_has_stopped_when_the_end_is_quiet():

@@ -5,10 +5,20 @@ const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" thre
 const meter = { mic: [], bot: [] };  // [t_ms, rms] per 20 ms window, read by `appliance bench voice`
 window.applianceMeter = meter;
 let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0, mode = null;
+// Barge-in: the bot plays through `duck` (a GainNode); the person's onset at the mic mutes it at once and
+// tells the server ("duck" on the data channel), which confirms (the bot stops) or releases (it goes on). Only a
+// server that said "ready" is ducked for (one without the appliance's playout would never answer).
+let channel = null, duck = null, ducked = false, duckTimer = null, botHeardAt = -1e9, duckable = false;
+const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: un-mute
+const CONFIRMED_UNDUCK_MS = 300;     // after a confirmed barge-in the cut reply's last packets drain, muted
+const bargeLog = []; window.applianceBargeLog = bargeLog;
+// The meter's clock against the wall clock (ms), so the page's figures can be set beside the server's events.
+window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, Date.now()] : null);  // [t_ms, what] of onsets, ducks and the server's answers
 // Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
-  "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error"]);
+  "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error", "early_final", "speculation", "turn_held",
+  "backchannel", "duck", "duck_released", "barge_in_confirmed"]);
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
@@ -36,11 +46,45 @@ async function pollStatus() {
   setTimeout(pollStatus, 500);
 }
 
-async function attachMeter(stream, key) {
-  const src = audioCtx.createMediaStreamSource(stream);
+function attachMeter(source, key) {
   const node = new AudioWorkletNode(audioCtx, "meter");
   node.port.onmessage = (e) => onLevel(key, e.data.t_ms, e.data.rms);
-  const sink = audioCtx.createGain(); sink.gain.value = 0; src.connect(node); node.connect(sink); sink.connect(audioCtx.destination);
+  const sink = audioCtx.createGain(); sink.gain.value = 0; source.connect(node); node.connect(sink); sink.connect(audioCtx.destination);
+}
+
+// The bot's audio: stream → (level before the duck, to know the bot is talking) → duck → speakers, metered after the
+// duck (what the person hears; the benchmark reads that). The <audio> element stays muted: Chrome only pulls a
+// remote WebRTC stream into WebAudio while a media element plays it.
+function playBot(stream) {
+  $("bot-audio").srcObject = stream; $("bot-audio").muted = true;
+  const src = audioCtx.createMediaStreamSource(stream);
+  const raw = new AudioWorkletNode(audioCtx, "meter");
+  raw.port.onmessage = (e) => { if (e.data.rms > AUDIBLE_RMS) botHeardAt = e.data.t_ms; };
+  const sink = audioCtx.createGain(); sink.gain.value = 0; src.connect(raw); raw.connect(sink); sink.connect(audioCtx.destination);
+  duck = audioCtx.createGain(); src.connect(duck); duck.connect(audioCtx.destination);
+  attachMeter(duck, "bot");
+}
+
+function setDuck(on) {
+  ducked = on; clearTimeout(duckTimer);
+  if (duck) duck.gain.setTargetAtTime(on ? 0 : 1, audioCtx.currentTime, on ? 0.003 : 0.01);
+  if (on) duckTimer = setTimeout(() => setDuck(false), DUCK_GIVE_UP_MS);
+}
+
+function onOnset(tMs) {
+  // Only a sound while the bot talks can be a barge-in; the server decides what it was.
+  bargeLog.push([tMs, `onset (duckable ${duckable}, ducked ${ducked}, bot heard ${Math.round(tMs - botHeardAt)} ms ago)`]);
+  if (!duckable || ducked || !channel || channel.readyState !== "open" || tMs - botHeardAt > 300) return;
+  setDuck(true); bargeLog.push([tMs, "duck"]);
+  channel.send(JSON.stringify({ type: "duck", t_ms: tMs }));
+}
+
+function onServerMessage(m) {
+  if (m.type === "barge_in") bargeLog.push([audioCtx ? audioCtx.currentTime * 1000 : 0, m.state]);
+  if (m.type === "barge_in" && m.state === "ready") { duckable = true; return; }
+  if (m.type !== "barge_in" || !ducked) return;
+  if (m.state === "released") setDuck(false);
+  else if (m.state === "confirmed") { clearTimeout(duckTimer); duckTimer = setTimeout(() => setDuck(false), CONFIRMED_UNDUCK_MS); }
 }
 
 function onLevel(key, t, rms) {
@@ -73,13 +117,19 @@ function onEvent(ev) {
   if (ev.event === "preview_focus") return;  // drawn on the preview, not logged
   switch (ev.event) {
     case "interim_transcript": $("interim").textContent = ev.text; break;
-    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); botMsg = null; break;
+    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); break;
+    case "backchannel": {  // said while the bot talked, and it went on: shown aside
+      const lines = [...document.querySelectorAll(".msg.user")]; const last = lines[lines.length - 1];
+      if (last && last.querySelector(".text").textContent === ev.text) last.classList.add("aside");
+      break;
+    }
     case "bot_text":
       if (!botMsg) botMsg = addMsg("bot", ev.text);
       else botMsg.querySelector(".text").textContent += " " + ev.text;
       break;
     case "interruption": if (botMsg) { botMsg.classList.add("cut"); botMsg = null; } break;
     case "turn": {
+      botMsg = null;  // a new reply begins: its words get their own line
       const row = document.createElement("tr"); turnNo += 1;
       const cols = [turnNo, ev.vad_stopped_ms, ev.final_transcript_ms, ev.llm_first_token_ms, ev.tts_first_audio_ms, ev.first_audio_sent_ms, "…"];
       row.innerHTML = cols.map((c) => `<td>${c === undefined ? "–" : (typeof c === "number" ? Math.round(c) : c)}</td>`).join("");
@@ -321,12 +371,20 @@ async function connect(offerExtra) {
     micStream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
     audioCtx = new AudioContext();
     await audioCtx.audioWorklet.addModule("/static/meter-worklet.js");
-    await attachMeter(micStream, "mic");
+    await audioCtx.audioWorklet.addModule("/static/onset-worklet.js");
+    const mic = audioCtx.createMediaStreamSource(micStream);
+    attachMeter(mic, "mic");
+    const onset = new AudioWorkletNode(audioCtx, "onset");
+    onset.port.onmessage = (e) => { if (e.data.type === "onset") onOnset(e.data.t_ms); };
+    const quiet = audioCtx.createGain(); quiet.gain.value = 0; mic.connect(onset); onset.connect(quiet); quiet.connect(audioCtx.destination);
     pc = new RTCPeerConnection({ iceServers: [] }); window.pcRef = pc;
+    channel = pc.createDataChannel("appliance");
+    channel.onmessage = (e) => { try { onServerMessage(JSON.parse(e.data)); } catch (_) { /* not ours */ } };
     micStream.getAudioTracks().forEach((tr) => pc.addTrack(tr, micStream));
     pc.ontrack = (e) => {
-      const stream = e.streams[0] || new MediaStream([e.track]);
-      $("bot-audio").srcObject = stream; attachMeter(stream, "bot");
+      // the appliance is on this machine or the LAN: the smallest jitter buffer Chrome allows (NetEq's own minimum)
+      if ("jitterBufferTarget" in e.receiver) e.receiver.jitterBufferTarget = 0;
+      playBot(e.streams[0] || new MediaStream([e.track]));
     };
     pc.onconnectionstatechange = () => {
       if (pc && pc.connectionState === "connected") { setStatus("Connected — talk any time, interrupt any time.", "live"); }
@@ -358,7 +416,8 @@ function disconnect(message) {
   if (window.appliancePcId) fetch("/api/disconnect?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
   if (events) events.close(); if (pc) pc.close(); if (micStream) micStream.getTracks().forEach((t) => t.stop());
   if (audioCtx) audioCtx.close();
-  events = pc = micStream = audioCtx = null; window.appliancePcId = null; mode = null;
+  clearTimeout(duckTimer);
+  events = pc = micStream = audioCtx = channel = duck = null; ducked = duckable = false; window.appliancePcId = null; mode = null;
   $("form-cancel").hidden = true; $("form-start").disabled = false; $("ww-start").disabled = false;
   $("connect").textContent = "Connect"; $("connect").classList.remove("live"); $("connect").disabled = false;
   setStatus(message || "Disconnected.", message && message.startsWith("Could") ? "error" : "ready");

@@ -1,22 +1,43 @@
-"""``appliance bench voice``: voice-to-voice and barge-in latency at headless Chromium.
+"""``appliance bench voice``: voice-to-voice, barge-in and false barge-in at headless Chromium.
 
 Both pipelines run in the same run, on the same machine, with the same models, behind
 the same page and WebRTC transport; only the pipeline differs:
 
-- **ours**: :func:`appliance.voice.pipeline.build_task` (short-window Whisper, interim
-  transcripts, end of turn at the final transcript, clause-level TTS).
-- **stock**: pipecat 1.14 defaults: ``WhisperSTTService`` with the same
-  tiny.en, ``SileroVADAnalyzer()`` with default ``VADParams``, default user-turn strategies
+- **ours**: :func:`appliance.voice.pipeline.build_task` (streaming Whisper with an early
+  final, Smart Turn + words, speculative LLM start, clause-level TTS, page-side duck with
+  server confirmation).
+- **stock**: pipecat 1.14 defaults: ``WhisperSTTService`` with the same tiny.en,
+  ``SileroVADAnalyzer()`` with default ``VADParams``, default user-turn strategies
   (smart-turn v3), ``OpenAILLMService`` against the same llama-server and model,
-  ``PiperTTSService`` with the same voice and default sentence aggregation.
+  ``PiperTTSService`` with the same voice and default sentence aggregation. Its server
+  never answers a duck, so the page never ducks for it.
 
-Measured at the page: a 20 ms window is audible when
-its RMS > 0.01 (−40 dBFS). ``v2v`` = first audible bot window of the reply − last audible
-mic window of the utterance. ``barge_in`` = last audible bot window − onset of the
-interrupting speech. A turn with no reply before the next utterance counts at the
-fallback (the gap) and is reported in ``unanswered``. The page client needs a
-loopback-only network namespace: run ``appliance bench voice`` under
-``unshare -n sh -c 'ip link set lo up; …'`` (``scripts/bench_voice.sh`` does).
+Measured at the page, on the bot's audio after the page's own output gain: a 20 ms window
+is audible when its RMS > 0.01 (−40 dBFS).
+
+- ``v2v`` (file microphone, :data:`QUESTIONS` and the ARCTIC clips): first audible bot
+  window of the reply − last audible mic window of the utterance. A turn with no reply
+  before the next utterance counts at the fallback (the gap) and is reported in
+  ``unanswered``.
+- ``barge_in`` (WebAudio microphone, :data:`BARGE_IN_TRIALS` trials): the story question,
+  then an interruption from :data:`INTERRUPTIONS` started by the page once it has heard the
+  bot for ≥ 200 ms (plus a varied delay); ``barge_in_ms`` = last audible bot window (before
+  a bot silence ≥ 500 ms) − first audible mic window of the interruption. A trial counts
+  when the bot was audible in the 300 ms before that onset; fewer than
+  :data:`MIN_VALID_TRIALS` valid trials for a pipeline is an error (exit 1, the reason in
+  ``error``).
+- ``false_barge_in_rate`` (WebAudio microphone, :data:`FALSE_BARGE_INS`: backchannels and
+  noises played while the bot speaks): the share of clips after which the bot stayed
+  inaudible ≥ 300 ms (a silence starting within the clip or 600 ms after it) or its reply
+  was cancelled; ``ducks_released``: ducks the server released.
+- ``speculation_kept_rate``: replies started on the early final and kept ÷ replies started
+  early (ours). ``acks``: "never silent" acknowledgements said (off in the benchmark).
+- ``stages_ms``: per stage, the server's median ms from the end of speech (early final, VAD
+  stop, final transcript, LLM first token, TTS first audio, first audio sent) and, from the
+  page, ``heard`` = v2v p50 (``transport`` = heard − first audio sent).
+
+The page client needs a loopback-only network namespace: run ``appliance bench voice``
+under ``unshare -n sh -c 'ip link set lo up; …'`` (``scripts/bench_voice.sh`` does).
 """
 
 from __future__ import annotations
@@ -26,6 +47,8 @@ import logging
 import statistics
 import subprocess
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +56,11 @@ import soundfile as sf
 
 from appliance import models
 from appliance.config import Config
-from appliance.voice.page_client import talk
+from appliance.voice.events import STAGES
+from appliance.voice.page_client import open_page, talk
 from appliance.voice.replay import asr_rtf
 from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth, VoiceStyle
+from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
 log = logging.getLogger(__name__)
 
@@ -52,39 +76,85 @@ QUESTIONS = [
     ("What time zone is Tokyo in?", "piper"),
     ("Give me one tip for sleeping better.", "espeak"),
 ]
-BARGE_IN = ("Tell me a long story about a brave knight and a green dragon.", "Stop. What is two plus two?")
-GAP_S = 8.0  # silence after each utterance: room for the reply; also the unanswered fallback
-BARGE_IN_AFTER_S = 6.0  # the interruption starts this long after the question ends
+STORY = "Tell me a long story about a brave knight and a green dragon."
+INTERRUPTIONS = ["Stop. What is two plus two?", "Wait, stop. What is the capital of Spain?",
+                 "Stop, wait a moment."]
+#: Backchannels and noises played while the bot speaks: none may stop it.
+FALSE_BARGE_INS = ["mm-hm", "yeah", "right", "cough", "knock", "tone"]
+BARGE_IN_TRIALS = 6
+MIN_VALID_TRIALS = 5
+GAP_S = 8.0  # silence after each v2v utterance: room for the reply; also the unanswered fallback
 BARGE_IN_MAX_TOKENS = 160  # the story goes on well past the interruption, even on a loaded machine
 PERSON_STYLE = VoiceStyle(length_scale=1.05, pitch_semitones=-3)
-BENCH_MAX_TOKENS = 60  # replies end before the next utterance; a story outlasts the barge-in delay
+BENCH_MAX_TOKENS = 60  # replies end before the next utterance
+RATE = 48_000
 
 
-def _espeak(text: str, path: Path) -> None:
+class BenchError(RuntimeError):
+    """The benchmark could not measure what it must (too few valid barge-in trials)."""
+
+
+def _espeak(text: str, path: Path) -> np.ndarray:
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "160", "-w", str(path), text], check=True)
+    audio, rate = sf.read(str(path), dtype="float32")
+    return resample(audio, rate, RATE)
+
+
+def _piper(synth: PiperSynth, text: str) -> np.ndarray:
+    return resample(synth.synthesize(text, PERSON_STYLE).astype(np.float32) / 32768, synth.sample_rate_hz, RATE)
+
+
+def _cough(rng: np.random.Generator) -> np.ndarray:
+    """Two bursts of band-limited noise with a fast attack (≈ 0.45 s in all)."""
+    out = []
+    for length, level in ((0.18, 0.5), (0.14, 0.35)):
+        n = int(length * RATE)
+        noise = np.convolve(rng.standard_normal(n), np.ones(6) / 6, mode="same")
+        env = np.minimum(1, np.arange(n) / (0.01 * RATE)) * np.exp(-np.arange(n) / (0.06 * RATE))
+        out += [level * noise * env / np.abs(noise).max(), np.zeros(int(0.06 * RATE))]
+    return np.concatenate(out).astype(np.float32)
+
+
+def _knock() -> np.ndarray:
+    """Two knocks on a door: damped 180 Hz thuds with a click, 0.2 s apart."""
+    n = int(0.08 * RATE)
+    t = np.arange(n) / RATE
+    knock = 0.6 * np.sin(2 * np.pi * 180 * t) * np.exp(-t / 0.012)
+    knock[:24] += np.linspace(0.5, 0, 24)
+    return np.concatenate([knock, np.zeros(int(0.12 * RATE)), knock]).astype(np.float32)
+
+
+def _tone() -> np.ndarray:
+    """A 1 kHz beep, 1.2 s at −14 dBFS."""
+    t = np.arange(int(1.2 * RATE)) / RATE
+    return (0.2 * np.sin(2 * np.pi * 1000 * t) * np.minimum(1, t / 0.005)).astype(np.float32)
 
 
 def _utterances(tmp: Path, synth: PiperSynth) -> list[tuple[str, np.ndarray]]:
     """(text, float32 mono 48 kHz) for the ARCTIC clips and the questions."""
-    from appliance.voice.tts import resample
-
     out = []
     for name, text in models.ARCTIC_TEXT.items():
         audio, rate = sf.read(str(models.path("arctic", name)), dtype="float32")
-        out.append((text, resample(audio, rate, 48_000)))
-    for i, (text, engine) in enumerate(QUESTIONS + [(t, "piper") for t in BARGE_IN]):
-        if engine == "piper":
-            audio = synth.synthesize(text, PERSON_STYLE).astype(np.float32) / 32768
-            rate = synth.sample_rate_hz
-        else:
-            _espeak(text, tmp / f"q{i}.wav")
-            audio, rate = sf.read(str(tmp / f"q{i}.wav"), dtype="float32")
-        out.append((text, resample(audio, rate, 48_000)))
+        out.append((text, resample(audio, rate, RATE)))
+    for i, (text, engine) in enumerate(QUESTIONS):
+        out.append((text, _piper(synth, text) if engine == "piper" else _espeak(text, tmp / f"q{i}.wav")))
     return out
 
 
+def _clips(tmp: Path, synth: PiperSynth) -> dict[str, np.ndarray]:
+    """The WebAudio microphone's clips: the story question, the interruptions (``stop0``…),
+    the backchannels and noises."""
+    rng = np.random.default_rng(7)
+    clips = {"story": _piper(synth, STORY)}
+    clips.update({f"stop{i}": _piper(synth, text) for i, text in enumerate(INTERRUPTIONS)})
+    # Piper cannot hum ("Mm-hm." comes out as words): espeak-ng's is heard as "Mm-mm"
+    clips.update({"mm-hm": _espeak("Mm-hmm.", tmp / "mm.wav"), "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
+                  "right": _piper(synth, "Right."), "cough": _cough(rng), "knock": _knock(), "tone": _tone()})
+    return clips
+
+
 def _silence(s: float) -> np.ndarray:
-    return np.zeros(int(s * 48_000), np.float32)
+    return np.zeros(int(s * RATE), np.float32)
 
 
 def _segments(times: list[float], min_gap_ms: float) -> list[tuple[float, float]]:
@@ -120,26 +190,126 @@ def v2v_from_run(mic: list[float], bot: list[float], fallback_ms: float) -> tupl
     return values, missing
 
 
-def barge_in_from_run(mic: list[float], bot: list[float]) -> list[float]:
-    """For each (question, interruption) pair of utterances where the bot was audible in
-    the 300 ms before the interruption's onset: the last audible bot window before a bot
-    silence of ≥ 500 ms, − onset. Trials where the bot had already stopped are skipped
-    (logged), not counted as 0."""
-    utts = _segments(mic, 1500)
-    out = []
-    for k in range(1, len(utts), 2):
-        onset = utts[k][0]
-        if not any(onset - 300 < t < onset for t in bot):
-            log.warning("barge-in trial %d: the bot was not speaking at the interruption", k // 2)
+def onset_after(mic: list[float], start: float) -> float | None:
+    """The first audible mic window of a clip started at ``start`` (meter ms)."""
+    return next((t for t in mic if t >= start - 40), None)
+
+
+def barge_in_trial(mic: list[float], bot: list[float], start: float) -> float | None:
+    """One barge-in trial: the last audible bot window before a bot silence of ≥ 500 ms,
+    − the interruption's onset (ms, ≥ 0); None when the bot was not audible in the 300 ms
+    before the onset (the trial does not count)."""
+    onset = onset_after(mic, start)
+    if onset is None or not any(onset - 300 < t <= onset for t in bot):
+        return None
+    last = onset
+    for t in (t for t in bot if t >= onset - 20):
+        if t - last >= 500:
+            break
+        last = t
+    return max(0.0, last - onset)
+
+
+def stopped_by(mic: list[float], bot: list[float], start: float, clip_ms: float) -> bool | None:
+    """Whether a backchannel or noise clip started at ``start`` stopped the bot at the page:
+    it went inaudible for ≥ 300 ms from a moment within 150 ms of the clip's onset (a duck or
+    a pause begins there; the bot's own gaps while the LLM catches up rarely do). A cut reply
+    is counted from the server's events (:func:`barge_in_figures`). None when the bot was not
+    audible when the clip began (the clip does not count)."""
+    onset = onset_after(mic, start) or start
+    if not any(onset - 300 < t <= onset + 20 for t in bot):
+        return None
+    near = [t for t in bot if onset - 300 < t <= onset + 150]
+    after = [t for t in bot if t > onset + 150]
+    edges = near + after[:1]
+    return any(b - a >= 300 for a, b in zip(edges, edges[1:])) or (not after and bool(near))
+
+
+@dataclass
+class Trial:
+    clip: str
+    start: float | None  # page meter ms
+    wall: tuple[float, float]  # epoch seconds: the trial's span
+    clip_ms: float
+
+
+async def _wait_bot_quiet(mic, quiet_s: float = 1.5, max_s: float = 20.0) -> None:
+    """Until the page has heard no bot audio for ``quiet_s`` (at most ``max_s``)."""
+    waited = 0.0
+    while waited < max_s:
+        run = await mic.read()
+        bot = run.audible("bot")
+        now = max([t for t, _ in run.mic[-1:]] + [t for t, _ in run.bot[-1:]] + [0])
+        if not bot or now - bot[-1] > quiet_s * 1000:
+            return
+        await asyncio.sleep(0.5)
+        waited += 0.5
+
+
+async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
+    """The barge-in trials, then the false barge-ins, on one page with the WebAudio mic."""
+    trials: list[Trial] = []
+    falses: list[Trial] = []
+    async with open_page(server.url) as mic:
+        for name, audio in clips.items():
+            await mic.add(name, audio)
+        await asyncio.sleep(1.0)
+        for i in range(BARGE_IN_TRIALS):
+            clip = f"stop{i % len(INTERRUPTIONS)}"
+            t0 = time.time()
+            await mic.play("story")
+            start = await mic.play_when_bot_heard(clip, 200, extra_ms=300 + 400 * (i % 3), timeout_s=25)
+            await asyncio.sleep(len(clips[clip]) / RATE + 1.0)
+            await _wait_bot_quiet(mic)
+            trials.append(Trial(clip, start, (t0, time.time()), len(clips[clip]) / RATE * 1000))
+        for name in FALSE_BARGE_INS:
+            t0 = time.time()
+            start = await mic.play_when_bot_heard(name, 200, extra_ms=500, timeout_s=4)
+            if start is None:  # the bot is quiet (the story ended, or a clip took the turn): ask again
+                await _wait_bot_quiet(mic)
+                await mic.play("story")
+                start = await mic.play_when_bot_heard(name, 200, extra_ms=1500, timeout_s=25)
+            await asyncio.sleep(len(clips[name]) / RATE + 2.0)
+            falses.append(Trial(name, start, (t0, time.time()), len(clips[name]) / RATE * 1000))
+        await _wait_bot_quiet(mic, max_s=10)
+        run = await mic.read()
+    await asyncio.sleep(1.0)
+    events = [e for s in server.sessions.values() for e in s.events.events]
+    server.sessions.clear()
+    return run, trials, falses, events
+
+
+def _in(events: list[dict], name: str, span: tuple[float, float]) -> int:
+    return sum(1 for e in events if e["event"] == name and span[0] * 1000 <= e["ts"] <= span[1] * 1000)
+
+
+def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list[dict]) -> dict:
+    """The barge-in and false barge-in figures of one pipeline's session."""
+    mic, bot = run.audible("mic"), run.audible("bot")
+    barge = [barge_in_trial(mic, bot, t.start) if t.start is not None else None for t in trials]
+    valid = [b for b in barge if b is not None]
+    stopped, released, counted = [], 0, 0
+    for t in falses:
+        verdict = stopped_by(mic, bot, t.start, t.clip_ms) if t.start is not None else None
+        if verdict is None:
             continue
-        after = [t for t in bot if t >= onset - 20]
-        last = onset
-        for t in after:
-            if t - last >= 500:
-                break
-            last = t
-        out.append(max(0.0, last - onset))
-    return out
+        counted += 1
+        cancelled = _in(events, "interruption", t.wall) > 0
+        released += _in(events, "duck_released", t.wall)
+        if verdict or cancelled:
+            stopped.append(t.clip)
+    return {"barge_in_ms": _pct(valid), "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
+            "barge_in_trials": {"valid": len(valid), "run": len(trials)},
+            "false_barge_in_rate": round(len(stopped) / counted, 3) if counted else None,
+            "false_barge_in": {"clips": counted, "stopped": stopped, "ducks_released": released}}
+
+
+async def _measure_turns(server: VoiceServer, wav: Path, listen_s: float):
+    run = await talk(server.url, wav, listen_s)
+    await asyncio.sleep(1.0)
+    events = [e for s in server.sessions.values() for e in s.events.events]
+    server.sessions.clear()
+    return run, events
 
 
 def stock_pipeline(runtime, transport, session):
@@ -174,16 +344,37 @@ def stock_pipeline(runtime, transport, session):
                           observers=[TurnObserver(session.events, 200)])
 
 
-async def _measure(server: VoiceServer, wav: Path, listen_s: float):
-    run = await talk(server.url, wav, listen_s)
-    await asyncio.sleep(1.0)
-    events = [e for s in server.sessions.values() for e in s.events.events]
-    server.sessions.clear()
-    return run, events
+def speculation_kept_rate(events: list[dict]) -> float | None:
+    """Replies started on the early final and kept ÷ replies started early."""
+    spec = [e["state"] for e in events if e["event"] == "speculation"]
+    started = spec.count("started")
+    return round(spec.count("kept") / started, 3) if started else None
+
+
+def stage_medians(events: list[dict]) -> dict:
+    """Median ms from the end of speech (server side) to each stage, over the run's turns."""
+    turns = [e for e in events if e["event"] == "turn"]
+    keys = [f"{s}_ms" for s in STAGES]
+    return {k: round(statistics.median([t[k] for t in turns if k in t]), 1) for k in keys
+            if any(k in t for t in turns)}
+
+
+def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
+    """Median, over turns, of what the page heard (v2v) − when the server sent the reply's
+    first audio (both from the end of speech): the transport, the page's jitter buffer and
+    the two ends' different notion of where speech ended. Paired turn by turn when each
+    utterance gave one turn, else the difference of the medians."""
+    sent = [t["first_audio_sent_ms"] for t in events if t["event"] == "turn" and "first_audio_sent_ms" in t]
+    if not sent or not v2v:
+        return None
+    if len(sent) == len(v2v):
+        return round(statistics.median(v - s for v, s in zip(v2v, sent)), 1)
+    return round(statistics.median(v2v) - statistics.median(sent), 1)
 
 
 async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
-    """Run the benchmark; returns its JSON object (ours, stock, the v2v ratio).
+    """Run the benchmark; returns the JSON object the module docstring describes. When a
+    pipeline had fewer than :data:`MIN_VALID_TRIALS` valid barge-in trials, ``error`` says so.
 
     Raises:
         ValueError: ``turns`` < 10 or more than the bench's utterances.
@@ -195,22 +386,18 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
         "transport": cfg.transport.model_copy(update={"loopback_only": True}),
         "recording": cfg.recording.model_copy(update={"enabled": False}),
         "llm": cfg.llm.model_copy(update={"max_tokens": BENCH_MAX_TOKENS}),
+        "turn": cfg.turn.model_copy(update={"ack": "off"}),
     })
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         synth = PiperSynth()
-        utts = _utterances(tmp, synth)
-        turn_utts, barge = utts[:turns], utts[-2:]
-        parts = [_silence(1.0)]
+        turn_utts = _utterances(tmp, synth)[:turns]
+        clips = _clips(tmp, synth)
+        parts = [_silence(2.5)]  # the file microphone plays from capture on, before WebRTC is up
         for _text, audio in turn_utts:
             parts += [audio, _silence(GAP_S)]
-        sf.write(tmp / "turns.wav", np.concatenate(parts), 48_000)
-        parts = [_silence(1.0)]
-        for _ in range(3):
-            parts += [barge[0][1], _silence(BARGE_IN_AFTER_S), barge[1][1], _silence(GAP_S)]
-        sf.write(tmp / "barge.wav", np.concatenate(parts), 48_000)
-        turns_s = sum(len(a) for _, a in turn_utts) / 48_000 + GAP_S * turns + 3
-        barge_s = 3 * (len(barge[0][1]) + len(barge[1][1])) / 48_000 + 3 * (BARGE_IN_AFTER_S + GAP_S) + 3
+        sf.write(tmp / "turns.wav", np.concatenate(parts), RATE)
+        turns_s = sum(len(a) for _, a in turn_utts) / RATE + GAP_S * turns + 3
 
         server = VoiceServer(cfg)
         await server.start()
@@ -224,31 +411,32 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
             for name, builder in [("ours", build_task)] + ([("stock", stock_pipeline)] if stock else []):
                 server.pipeline_builder = builder
                 log.info("bench: %s, %d turns", name, turns)
-                run, events = await _measure(server, tmp / "turns.wav", turns_s)
+                run, events = await _measure_turns(server, tmp / "turns.wav", turns_s)
                 v2v, missing = v2v_from_run(run.audible("mic"), run.audible("bot"), GAP_S * 1000)
-                log.info("bench: %s barge-in trials", name)
+                log.info("bench: %s barge-in and false barge-in trials", name)
                 server.runtime.cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(
                     update={"max_tokens": BARGE_IN_MAX_TOKENS})})
-                brun, _ = await _measure(server, tmp / "barge.wav", barge_s)
+                brun, trials, falses, bevents = await _barge_session(server, clips)
                 server.runtime.cfg = cfg
-                barge_ms = barge_in_from_run(brun.audible("mic"), brun.audible("bot"))
-                result[name] = {"v2v_ms": _pct(v2v), "barge_in_ms": _pct(barge_ms), "unanswered": missing,
-                                "v2v_all_ms": [round(v, 1) for v in v2v],
-                                "barge_in_all_ms": [round(v, 1) for v in barge_ms],
-                                "stages_ms": _stage_medians(events)}
+                stages = stage_medians(events)
+                v2v_pct = _pct(v2v)
+                stages["heard_ms"] = v2v_pct["p50"]
+                stages["transport_ms"] = transport_ms(v2v, events)
+                result[name] = {"v2v_ms": v2v_pct, "unanswered": missing, "v2v_all_ms": [round(v, 1) for v in v2v],
+                                **barge_in_figures(brun, trials, falses, bevents), "stages_ms": stages,
+                                "acks": sum(1 for e in events + bevents if e["event"] == "ack")}
                 if name == "ours":
                     result[name]["asr_rtf"] = asr_rtf(events)
+                    result[name]["speculation_kept_rate"] = speculation_kept_rate(events)
         finally:
             await server.stop()
             server.runtime.stop()
     if stock and result["stock"]["v2v_ms"]["p50"]:
         result["v2v_p50_ratio"] = round(result["ours"]["v2v_ms"]["p50"] / result["stock"]["v2v_ms"]["p50"], 3)
+    short = [f"{n}: {result[n]['barge_in_trials']['valid']} of {result[n]['barge_in_trials']['run']}"
+             for n in ("ours", "stock") if n in result
+             and result[n]["barge_in_trials"]["valid"] < MIN_VALID_TRIALS]
+    if short:
+        result["error"] = (f"fewer than {MIN_VALID_TRIALS} valid barge-in trials (the bot audible when the "
+                           f"interruption began) — {'; '.join(short)}")
     return result
-
-
-def _stage_medians(events: list[dict]) -> dict:
-    """Median ms from the end of speech (server side) to each stage, over the run's turns."""
-    turns = [e for e in events if e["event"] == "turn"]
-    keys = ("vad_stopped_ms", "final_transcript_ms", "llm_first_token_ms", "tts_first_audio_ms", "first_audio_sent_ms")
-    return {k: round(statistics.median([t[k] for t in turns if k in t]), 1) for k in keys
-            if any(k in t for t in turns)}

@@ -26,7 +26,8 @@ def register(parsers) -> None:
     p = parsers.top.add_parser("replay", help="feed a recorded session's input audio through the current pipeline "
                                               "(or re-run a recorded Werewolf game and show where it diverges)")
     add_config_arg(p)
-    p.add_argument("folder", help="a session recording folder (with input.wav), or a feature's recording")
+    p.add_argument("folder", help="a session recording folder (with input.wav), a WAV file, "
+                                   "or a feature's recording")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay, replayers=parsers.replayers)
 
@@ -81,6 +82,9 @@ def _replay(args) -> int:
 def _bench(args) -> int:
     result = asyncio.run(run_bench(_load(args), turns=args.turns, stock=not args.skip_stock))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    if "error" in result:
+        print(f"appliance bench voice: {result['error']}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -70,6 +70,15 @@ class LineProcessor(FrameProcessor):
         #: goes after ``transport.output()``: the output transport lets a clause's text and
         #: the reply's end frame through only after their audio, so what it sees was played.
         self.played = _PlayedProbe(self._done)
+        #: the session's :class:`~appliance.voice.acks.Acknowledger` (``build_task`` sets it), or None
+        self.acknowledger = None
+
+    def acknowledge(self) -> None:
+        """A slow step begins (a tool call, a wait on another agent): unless something is
+        said within ``turn.ack_after_ms``, the person hears ``turn.ack_text`` (``turn.ack``
+        off: nothing)."""
+        if self.acknowledger is not None:
+            self.acknowledger.now()
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)

@@ -1,9 +1,16 @@
-"""Headless Chromium as the person at the page: its microphone is a WAV file.
+"""Headless Chromium as the person at the page.
 
 Used by the end-to-end tests and ``appliance bench voice``: it opens the appliance's
-page, clicks Connect, lets the WAV play into the microphone (once, ``%noloop``), and
-reads back what the page measured — every 20 ms window's RMS of the microphone and of
-the bot's audio (``window.applianceMeter``, AudioContext ms) — and what it shows.
+page, clicks Connect, and reads back what the page measured — every 20 ms window's RMS of
+the microphone and of the bot's audio after the page's own output gain
+(``window.applianceMeter``, AudioContext ms) — and what it shows.
+
+- :func:`talk`: the microphone is a WAV file (Chromium's fake capture, once, ``%noloop``).
+- :class:`ScriptedMic` (with :func:`open_page`): the microphone is WebAudio — a
+  ``MediaStreamAudioDestinationNode`` playing clips handed to the page, each started at
+  once or once the page has heard the bot for a while (:data:`BENCH_HOOK`, a script only
+  the benchmark and tests add to the page; the person's page never has it).
+
 Needs a loopback-only network namespace for WebRTC on 127.0.0.1 (``scripts/test.sh``
 runs the tests in one; see appliance/voice/ice.py).
 """
@@ -11,9 +18,13 @@ runs the tests in one; see appliance/voice/ice.py).
 from __future__ import annotations
 
 import asyncio
+import base64
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import AsyncIterator, Callable
+
+import numpy as np
 
 from appliance import chromium
 
@@ -83,3 +94,120 @@ async def _read(page) -> PageRun:
     cut = len(await page.query_selector_all(".msg.bot.cut"))
     return PageRun([tuple(x) for x in meter["mic"]], [tuple(x) for x in meter["bot"]], user, bot, cut,
                    await page.inner_text("#status"))
+
+
+#: The benchmark's microphone (added with ``add_init_script`` before the page loads):
+#: ``getUserMedia`` answers a WebAudio destination's stream; ``applianceBench.add(name,
+#: base64 int16 mono 48 kHz)`` stores a clip; ``play(name)`` starts it now and
+#: ``playWhenBotHeard(name, minMs, extraMs, timeoutMs)`` once the page's bot meter has
+#: been audible for ``minMs`` (within the current reply: gaps under 500 ms) plus
+#: ``extraMs`` and is audible at that moment. Both return the page's AudioContext time
+#: (the meter's clock, ms) at the start, or null on timeout.
+BENCH_HOOK = """
+(() => {
+  const clips = {};
+  let ctx = null, dest = null;
+  navigator.mediaDevices.getUserMedia = async () => {
+    ctx = new AudioContext({ sampleRate: 48000 });
+    dest = ctx.createMediaStreamDestination();
+    return dest.stream;
+  };
+  const meter = () => window.applianceMeter || { mic: [], bot: [] };
+  const now = () => { const m = meter(); const last = [m.mic.at(-1), m.bot.at(-1)].filter(Boolean);
+                      return last.length ? Math.max(...last.map((x) => x[0])) : 0; };
+  const heardMs = () => {  // audible bot time in the current reply, and whether it is audible now
+    const bot = meter().bot; let total = 0, last = null;
+    for (let i = bot.length - 1; i >= 0; i--) {
+      if (bot[i][1] <= 0.01) continue;
+      if (last !== null && last - bot[i][0] > 500) break;
+      total += 20; last = bot[i][0];
+    }
+    const end = bot.length ? bot.at(-1)[0] : 0;
+    const audibleNow = bot.slice(-4).some((x) => x[1] > 0.01);
+    return { total, audibleNow, end };
+  };
+  window.applianceBench = {
+    add(name, b64) {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const pcm = new Int16Array(bytes.buffer);
+      clips[name] = Float32Array.from(pcm, (v) => v / 32768);
+    },
+    play(name) {
+      const buf = ctx.createBuffer(1, clips[name].length, 48000);
+      buf.copyToChannel(clips[name], 0);
+      const src = ctx.createBufferSource(); src.buffer = buf; src.connect(dest); src.start();
+      return now();
+    },
+    async playWhenBotHeard(name, minMs, extraMs, timeoutMs) {
+      const t0 = performance.now(); let heardSince = null;
+      while (performance.now() - t0 < timeoutMs) {
+        const h = heardMs();
+        if (h.total >= minMs && heardSince === null) heardSince = performance.now();
+        if (heardSince !== null && performance.now() - heardSince >= extraMs && h.audibleNow) return this.play(name);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return null;
+    },
+  };
+})();
+"""
+
+
+def _b64_pcm(audio: np.ndarray) -> str:
+    """float32 mono 48 kHz → base64 int16 little-endian."""
+    return base64.b64encode((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes()).decode()
+
+
+class ScriptedMic:
+    """The page's WebAudio microphone (:data:`BENCH_HOOK`) on an open page."""
+
+    def __init__(self, page):
+        self.page = page
+
+    async def add(self, name: str, audio: np.ndarray) -> None:
+        """Hand the page a clip (float32 mono 48 kHz)."""
+        await self.page.evaluate("([n, b]) => window.applianceBench.add(n, b)", [name, _b64_pcm(audio)])
+
+    async def play(self, name: str) -> float:
+        """Start clip ``name`` now; returns the page's meter time (ms) at its start."""
+        return await self.page.evaluate("(n) => window.applianceBench.play(n)", name)
+
+    async def play_when_bot_heard(self, name: str, min_ms: float = 200, extra_ms: float = 0,
+                                  timeout_s: float = 20.0) -> float | None:
+        """Start clip ``name`` once the page has heard the bot for ``min_ms`` + ``extra_ms``
+        and hears it now; returns the meter time at its start, or None (timeout)."""
+        return await self.page.evaluate("([n, a, b, t]) => window.applianceBench.playWhenBotHeard(n, a, b, t)",
+                                        [name, min_ms, extra_ms, timeout_s * 1000])
+
+    async def read(self) -> PageRun:
+        return await _read(self.page)
+
+
+@asynccontextmanager
+async def open_page(url: str) -> AsyncIterator[ScriptedMic]:
+    """Open ``url`` in headless Chromium with the WebAudio microphone, connect, and yield it.
+
+    Raises:
+        TimeoutError: the page never became ready to connect (30 s).
+        RuntimeError: the page reported a connection error.
+    """
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium.executable(), headless=True,
+                                          args=chromium.OFFLINE_ARGS + chromium.webaudio_microphone_args())
+        try:
+            page = await browser.new_page()
+            await page.add_init_script(BENCH_HOOK)
+            await page.goto(url)
+            await page.wait_for_selector("#connect:not([disabled])", timeout=30_000)
+            await page.click("#connect")
+            await page.wait_for_function("window.appliancePcId || document.querySelector('.dot.error')",
+                                         timeout=30_000)
+            if await page.query_selector(".dot.error"):
+                raise RuntimeError(await page.inner_text("#status"))
+            yield ScriptedMic(page)
+            await page.click("#connect")  # disconnect cleanly
+            await asyncio.sleep(0.3)
+        finally:
+            await browser.close()

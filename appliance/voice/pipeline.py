@@ -3,14 +3,16 @@
 ::
 
     transport.input → STT (interim + final) → user aggregator (Silero VAD, turn strategy)
-      → LLM (streamed) → clause chunker + markers → TTS → transport.output
-      → recorder → assistant aggregator
+      → LLM (streamed) → clause chunker + markers → TTS → [acknowledger] → playout (paced; barge-in pauses it)
+      → transport.output → recorder → assistant aggregator
 
-Turn-taking: Silero VAD (pipecat's bundled ONNX) on the user aggregator; the turn ends
-as soon as the final transcript of the VAD segment arrives
-(``SpeechTimeoutUserTurnStopStrategy`` with no extra timeout). Barge-in is pipecat's:
-the start strategy (:func:`turn_strategies`) broadcasts an ``InterruptionFrame`` while
-the bot speaks, which stops output audio and cancels LLM and TTS work; the assistant
+Turn-taking: Silero VAD (pipecat's bundled ONNX) on the user aggregator, with the user-turn
+strategies of :func:`appliance.voice.turns.turn_strategies`: Smart Turn v3 and the words
+decide the end of turn (or the pause rule), the LLM may start speculatively on the early
+final transcript. Barge-in: the page mutes the bot at the person's first sound and
+:class:`~appliance.voice.playout.Playout` pauses it; pipecat's start strategy confirms
+(an ``InterruptionFrame`` stops output audio and cancels LLM and TTS work) or the pause is
+released and the bot goes on where it was (a backchannel, a noise); the assistant
 aggregator sits after the output transport, which releases each clause's text only once
 its audio was sent, so the context keeps only what the person heard (to the clause).
 """
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import logging
 
-from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -31,42 +32,22 @@ from pipecat.processors.aggregators.llm_response_universal import (
 from pipecat.processors.audio.audio_buffer_processor import AudioBufferProcessor
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.transports.base_transport import BaseTransport
-from pipecat.turns.user_start import MinWordsUserTurnStartStrategy, VADUserTurnStartStrategy
-from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
-from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
-from appliance.config import TurnConfig
+from appliance.voice.acks import Acknowledger
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
 from appliance.voice.markers import SpeakableTextProcessor
 from appliance.voice.piper_tts import PiperClauseTTSService
+from appliance.voice.playout import ListeningSileroVAD, Playout
 from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.session import Session
+from appliance.voice.turns import turn_strategies
 from appliance.voice.wav import write_wav
 from appliance.voice.whisper_stt import StreamingWhisperSTTService
 
 log = logging.getLogger(__name__)
-
-
-def turn_strategies(turn: TurnConfig, agent: bool) -> UserTurnStrategies:
-    """When the person's turn starts and ends (pipecat's user-turn strategies).
-
-    Start: with ``turn.barge_in_min_words`` 0, VAD speech starts the turn; with N > 0,
-    pipecat's ``MinWordsUserTurnStartStrategy``: while the bot speaks, the turn starts only
-    once a transcript (interim or final) has N words, so a shorter one ("mm-hm") is dropped
-    and the bot goes on; otherwise at the first word. Either way the start interrupts the
-    bot when ``turn.barge_in``. Stop: the final transcript of the VAD segment ends the turn
-    at once, or ``turn.agent_speech_timeout_ms`` later when ``agent`` (an agent taking
-    dictation through a :class:`~appliance.voice.line.LineProcessor`).
-    """
-    if turn.barge_in_min_words:
-        start = MinWordsUserTurnStartStrategy(min_words=turn.barge_in_min_words, enable_interruptions=turn.barge_in)
-    else:
-        start = VADUserTurnStartStrategy(enable_interruptions=turn.barge_in)
-    stop = SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=turn.agent_speech_timeout_ms / 1000 if agent else 0.0)
-    return UserTurnStrategies(start=[start], stop=[stop])
 
 
 def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session,
@@ -86,13 +67,21 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         session.events.emit("asr", audio_s=round(result.audio_s, 3), compute_s=round(result.compute_s, 3),
                             no_speech_prob=round(result.no_speech_prob, 3))
 
-    stt = StreamingWhisperSTTService(runtime.asr, cfg.turn.interim_every_ms, on_final=on_final)
-    vad = SileroVADAnalyzer(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
+    agent = line is not None
+    stt = StreamingWhisperSTTService(runtime.asr, cfg.turn.interim_every_ms, on_final=on_final,
+                                     early_final_ms=cfg.turn.early_final_ms, eager=cfg.turn.speculate and not agent)
+    vad = ListeningSileroVAD(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
                                              stop_secs=cfg.vad.stop_ms / 1000, min_volume=cfg.vad.min_volume))
     prompt = system_prompt or cfg.llm.system_prompt
+    playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, vad=vad)
+
+    def report(event: str, **fields) -> None:
+        session.events.emit(event, **fields)
+        playout.on_report(event, **fields)
+
     session.context = LLMContext()
     aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
-        vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=line is not None),
+        vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
         user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
     llm = line or OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
                            settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
@@ -103,8 +92,13 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     processors = [transport.input(), stt, aggregators.user(), llm,
-                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts,
-                  transport.output()]
+                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts]
+    ack = acknowledger(runtime, agent, session)
+    if ack is not None:
+        processors.append(ack)
+        if line is not None:
+            line.acknowledger = ack
+    processors += [playout, transport.output()]
     if line is not None:
         processors.append(line.played)
     if session.folder:
@@ -121,6 +115,19 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     task = PipelineWorker(Pipeline(processors), params=PipelineParams(enable_metrics=True),
                         observers=[TurnObserver(session.events, cfg.vad.stop_ms)])
     return task
+
+
+def acknowledger(runtime: VoiceRuntime, agent: bool, session: Session) -> Acknowledger | None:
+    """The session's "never silent when slow" (``turn.ack``; see :mod:`appliance.voice.acks`),
+    or None when it is off or there is no embedded voice to say it."""
+    turn = runtime.cfg.turn
+    audio = runtime.ack_audio() if turn.ack != "off" else None
+    if audio is None:
+        return None
+    every_turn = turn.ack == "on" or runtime.cfg.llm.provider != "embedded"
+    if not (every_turn or agent):
+        return None
+    return Acknowledger(audio[0], audio[1], turn.ack_after_ms, every_turn, report=session.events.emit)
 
 
 async def run_task(task: PipelineWorker) -> None:

@@ -29,6 +29,19 @@ PIPER_EMOTIONS: dict[str, tuple[float, float, float]] = {
 }
 
 _CHUNK_MS = 40  # audio is handed to the transport in pieces this long
+_LEAD_KEPT_MS = 10  # Piper starts each synthesis with ~50–75 ms of silence: all but this is cut
+_SILENT = 300  # |sample| under this (−40 dBFS) is silence
+
+
+def trim_leading_silence(audio, rate: int):
+    """``audio`` (int16) from ``_LEAD_KEPT_MS`` before its first sound on: the reply is
+    heard that much sooner, and clauses cut mid-sentence run on as speech does."""
+    import numpy as np
+
+    loud = np.flatnonzero(np.abs(audio) > _SILENT)
+    if not len(loud):
+        return audio
+    return audio[max(0, int(loud[0]) - rate * _LEAD_KEPT_MS // 1000):]
 
 
 def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> VoiceStyle:
@@ -46,7 +59,8 @@ def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> V
 
 
 class PiperClauseTTSService(ClauseTTSService):
-    """Piper, in-process, one clause at a time, streamed to the transport in 40 ms chunks.
+    """Piper, in-process, one clause at a time (its leading silence cut), streamed to the
+    transport in 40 ms chunks.
 
     ``synth``: anything with ``sample_rate_hz`` and ``synthesize(text, VoiceStyle) -> int16
     samples`` (blocking; run on this service's own worker thread). ``voice_style`` sets
@@ -80,7 +94,7 @@ class PiperClauseTTSService(ClauseTTSService):
             yield ErrorFrame(error=f"Piper failed on {text!r}: {e}")
             return
         log.debug("piper %.0f ms for %r", (time.monotonic() - t0) * 1000, text)
-        pcm = silence(style.pause_before_ms, rate) + audio.tobytes()
+        pcm = silence(style.pause_before_ms, rate) + trim_leading_silence(audio, rate).tobytes()
 
         async def chunks():
             step = rate * 2 * _CHUNK_MS // 1000

@@ -1,6 +1,8 @@
-"""``appliance replay FOLDER``: a recorded session's input audio through the current pipeline.
+"""``appliance replay FOLDER|WAV``: a recorded session's input audio (or any WAV file)
+through the current pipeline.
 
-The recording's ``input.wav`` is played in real time into the pipeline built from the
+The recording's ``input.wav`` (or the WAV given: any rate and channel count, resampled and
+averaged to 16 kHz mono) is played in real time into the pipeline built from the
 current configuration (no browser, no network); the bot's audio goes to a paced sink.
 Result: per turn, the final transcript, the reply and each stage's latency (ms from the
 end of speech), plus the ASR real-time factor.
@@ -40,15 +42,16 @@ def asr_rtf(events: list[dict]) -> float | None:
 
 
 async def replay(cfg: Config, folder: str | Path) -> dict:
-    """Replay ``folder/input.wav``; returns ``{"folder", "turns": [...], "asr_rtf"}``.
+    """Replay ``folder/input.wav``, or ``folder`` itself when it is a WAV file; returns
+    ``{"folder", "turns": [...], "asr_rtf"}``.
 
     Raises:
         TransportError: the folder has no input.wav.
     """
     folder = Path(folder)
-    wav = folder / "input.wav"
+    wav = folder if folder.is_file() else folder / "input.wav"
     if not wav.is_file():
-        raise TransportError(f"{folder}: no input.wav (not a session recording folder?)")
+        raise TransportError(f"{folder}: no input.wav (not a session recording folder or a WAV file?)")
     cfg = cfg.model_copy(update={"recording": cfg.recording.model_copy(update={"enabled": False})})
     runtime = VoiceRuntime(cfg).start(lambda _stage: None)
     try:

@@ -38,6 +38,7 @@ class VoiceRuntime:
         self.synth: PiperSynth | None = None
         self.llms = LLMRuntime(cfg)
         self.fish_api_key = ""
+        self._ack: tuple[bytes, int] | None = None
 
     @property
     def llm_base_url(self) -> str:
@@ -64,6 +65,13 @@ class VoiceRuntime:
         """What serves the prompt ``name``: ``{"config", "provider", "model"[, "base_url"]}``
         (``config``: ``llm``, or ``werewolf.llm`` for a seat when that is set)."""
         return self.llms.describe(name)
+
+    def ack_audio(self) -> tuple[bytes, int] | None:
+        """``turn.ack_text`` said by the TTS voice: (s16 mono PCM, sample rate), made once;
+        None without an embedded voice (Fish TTS: no acknowledgements)."""
+        if self._ack is None and self.synth is not None:
+            self._ack = (self.synth.synthesize(self.cfg.turn.ack_text).tobytes(), self.synth.sample_rate_hz)
+        return self._ack
 
     def start(self, progress: Callable[[str], None] = log.info) -> "VoiceRuntime":
         cfg = self.cfg

@@ -3,10 +3,16 @@
 pipeline (:func:`appliance.voice.pipeline.build_task`) runs on each.
 
 WebSocket protocol (``appliance serve --transport websocket``, ``ws://host:port/``):
-client → server binary messages are the microphone, s16le mono at 16 kHz, any chunk
-size; server → client binary messages are the bot's audio, s16le mono at 16 kHz, paced
-in real time; a text message ``{"event": "interruption"}`` tells the client to drop the
-bot audio it has buffered (barge-in). One client at a time; each connection is a session.
+client → server binary messages are the microphone, s16le, any chunk size: 16 kHz mono
+unless the client first sends the text message ``{"event": "format", "sample_rate_hz": N,
+"channels": C}`` (interleaved channels are averaged to mono, N resampled to 16 kHz, with
+one streaming resampler so chunk edges leave no clicks); server → client binary messages
+are the bot's audio, s16le mono at 16 kHz, paced in real time; a text message
+``{"event": "interruption"}`` tells the client to drop the bot audio it has buffered
+(barge-in). One client at a time; each connection is a session.
+
+A WAV file (replay) may have any rate, channel count and sample format soundfile reads:
+it is averaged to mono and resampled to 16 kHz, keeping its pitch and length.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import wave
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -49,7 +54,17 @@ def _params(**extra) -> TransportParams:
 
 # --- WebSocket ---------------------------------------------------------------------------
 class PCMSerializer(FrameSerializer):
-    """Raw s16le mono 16 kHz audio both ways; interruptions as a JSON text message."""
+    """Raw s16le audio both ways (the client's in its declared format, ours 16 kHz mono);
+    the format declaration and interruptions as JSON text messages (module docstring)."""
+
+    MAX_RATE_HZ = 192_000
+    MAX_CHANNELS = 8
+
+    def __init__(self):
+        super().__init__()
+        self._rate, self._channels = SAMPLE_RATE_HZ, 1
+        self._resampler = None
+        self._rest = b""  # a partial sample frame (all channels) from the last message
 
     async def serialize(self, frame: Frame) -> str | bytes | None:
         if isinstance(frame, OutputAudioRawFrame):
@@ -59,10 +74,41 @@ class PCMSerializer(FrameSerializer):
         return None
 
     async def deserialize(self, data: str | bytes) -> Frame | None:
-        if isinstance(data, bytes) and len(data) % 2 == 0:
-            return InputAudioRawFrame(audio=data, sample_rate=SAMPLE_RATE_HZ, num_channels=1)
-        log.warning("websocket: ignored a %s message (expected binary s16le audio)", type(data).__name__)
-        return None
+        if isinstance(data, str):
+            self._declare(data)
+            return None
+        pcm = self._to_16k_mono(self._rest + data)
+        return InputAudioRawFrame(audio=pcm, sample_rate=SAMPLE_RATE_HZ, num_channels=1) if pcm else None
+
+    def _declare(self, text: str) -> None:
+        try:
+            msg = json.loads(text)
+            if msg.get("event") != "format":
+                raise ValueError(f"unknown event {msg.get('event')!r}")
+            rate, channels = int(msg.get("sample_rate_hz", SAMPLE_RATE_HZ)), int(msg.get("channels", 1))
+            if not (8_000 <= rate <= self.MAX_RATE_HZ and 1 <= channels <= self.MAX_CHANNELS):
+                raise ValueError(f"unsupported format {rate} Hz × {channels}")
+        except (ValueError, TypeError, AttributeError) as e:
+            log.warning("websocket: ignored a text message (%s): %.80s", e, text)
+            return
+        import soxr
+
+        self._rate, self._channels, self._rest = rate, channels, b""
+        self._resampler = None if rate == SAMPLE_RATE_HZ else soxr.ResampleStream(rate, SAMPLE_RATE_HZ, 1, dtype="float32")
+        log.info("websocket: the client's audio is %d Hz, %d channel(s)", rate, channels)
+
+    def _to_16k_mono(self, data: bytes) -> bytes:
+        import numpy as np
+
+        frame_bytes = 2 * self._channels
+        whole = len(data) - len(data) % frame_bytes
+        data, self._rest = data[:whole], data[whole:]
+        if self._channels == 1 and self._resampler is None:
+            return data
+        audio = np.frombuffer(data, "<i2").reshape(-1, self._channels).astype(np.float32).mean(axis=1)
+        if self._resampler is not None:
+            audio = self._resampler.resample_chunk(audio)
+        return np.clip(np.round(audio), -32768, 32767).astype("<i2").tobytes()
 
 
 def websocket_transport(cfg: Config) -> BaseTransport:
@@ -169,6 +215,26 @@ class LocalAudioTransport(BaseTransport):
 
 
 # --- WAV file (replay) ---------------------------------------------------------------------
+def read_wav_16k(path: Path) -> bytes:
+    """A WAV file (any rate, channels, sample format) as s16le mono 16 kHz PCM: channels
+    averaged, resampled with soxr (pitch and length kept).
+
+    Raises:
+        TransportError: the file is not audio soundfile can read.
+    """
+    import numpy as np
+    import soundfile as sf
+
+    from appliance.voice.tts import resample
+
+    try:
+        audio, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError) as e:
+        raise TransportError(f"{path}: not a readable WAV file ({e})") from None
+    mono = resample(audio.mean(axis=1), rate, SAMPLE_RATE_HZ)
+    return (np.clip(mono, -1, 1) * 32767).astype("<i2").tobytes()
+
+
 class _WavInput(BaseInputTransport):
     """Plays a WAV into the pipeline in real time (20 ms frames), then ``tail_s`` of
     silence so the last turn can finish; ``finished`` is set at the end."""
@@ -186,16 +252,7 @@ class _WavInput(BaseInputTransport):
         self._task = self.create_task(self._play())
 
     async def _play(self):
-        from appliance.voice.tts import resample
-        import numpy as np
-
-        with wave.open(str(self._path), "rb") as w:
-            if w.getsampwidth() != 2:
-                raise TransportError(f"{self._path}: expected 16-bit PCM, got {8 * w.getsampwidth()}-bit")
-            rate, channels = w.getframerate(), w.getnchannels()
-            audio = np.frombuffer(w.readframes(w.getnframes()), np.int16).reshape(-1, channels).mean(axis=1)
-        pcm = resample(audio.astype(np.int16), rate, SAMPLE_RATE_HZ).tobytes()
-        pcm += bytes(int(self._tail_s * SAMPLE_RATE_HZ) * 2)
+        pcm = read_wav_16k(self._path) + bytes(int(self._tail_s * SAMPLE_RATE_HZ) * 2)
         step = SAMPLE_RATE_HZ // 50 * 2
         loop = asyncio.get_running_loop()
         t0 = loop.time()

@@ -1,5 +1,6 @@
 """Whisper as a pipecat STT service: interim transcripts while the person speaks, the final
-one at the VAD stop, and that final often ready *at* the VAD stop.
+one at the VAD stop, and that final often ready *at* the VAD stop — announced even before
+it as pipecat's eager end of turn, so the LLM can start on it (``voice/turns.py``).
 
 Pure helpers on 16 kHz s16 mono PCM (how loud each 20 ms window is; whether the person has
 probably stopped) under one ``SegmentedSTTService`` subclass, which only schedules
@@ -14,6 +15,8 @@ from typing import AsyncGenerator, Callable
 
 import numpy as np
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     Frame,
     InputAudioRawFrame,
     InterimTranscriptionFrame,
@@ -24,12 +27,14 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.turns.eager_end_of_turn_mixin import EagerEndOfTurnSTTServiceMixin
 from pipecat.utils.time import time_now_iso8601
 
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to_float
 
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
+_RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -42,36 +47,49 @@ def window_rms(pcm: bytes) -> np.ndarray:
     return np.sqrt((a[: n * _WINDOW_SAMPLES].reshape(n, _WINDOW_SAMPLES) ** 2).mean(axis=1))
 
 
+#: Quiet = a 20 ms window's RMS under this share of the utterance's loudest (−30 dB): the
+#: end of a fricative ("France", "yes") is ~−20 dB and must not count as the speech's end.
+QUIET_RATIO = 1 / 32
+
+
 def trailing_silence(pcm: bytes, window_ms: int = 120) -> bool:
     """Whether the last ``window_ms`` of an utterance (16 kHz s16 mono, ≥ 200 ms long) stay
-    under 1/8 of its loudest 20 ms window (RMS): the person has probably stopped."""
+    under :data:`QUIET_RATIO` of its loudest 20 ms window (RMS): the person has probably stopped."""
     rms = window_rms(pcm)
     if len(rms) < 10:
         return False
-    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() / 8)
+    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() * QUIET_RATIO)
 
 
 def quiet_after(pcm: bytes, offset: int) -> bool:
-    """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under 1/8
-    of the loudest 20 ms window before it; nothing after ``offset`` counts as quiet."""
+    """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under
+    :data:`QUIET_RATIO` of the loudest 20 ms window before it; nothing after ``offset``
+    counts as quiet."""
     before, after = window_rms(pcm[:offset]), window_rms(pcm[offset - offset % 2:])
-    return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() / 8))
+    return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() * QUIET_RATIO))
 
 
-class StreamingWhisperSTTService(SegmentedSTTService):
+class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
     """Whisper STT with interim transcripts while the person speaks and a final one at
     the VAD stop. Input audio: 16 kHz mono s16.
 
-    Interims: every ``interim_every_ms`` the utterance so far is re-transcribed and an
-    ``InterimTranscriptionFrame`` pushed when its text changed. Final: a
-    ``TranscriptionFrame`` (``finalized``) for the whole VAD segment; an empty final
-    (silence, noise) is not pushed. Early final: once the end of the utterance has been
-    quiet for ~120 ms (the VAD needs ``vad.stop_ms`` of silence to decide), it is
-    transcribed at once; if the segment pipecat hands over at the VAD stop begins with
+    Interims: every ``interim_every_ms`` while the bot speaks (they decide a barge-in) the
+    utterance so far is re-transcribed and an ``InterimTranscriptionFrame`` pushed when its
+    text changed; none starts in a pause that may be the end. While the bot is quiet there
+    are none at all (``interims_while_quiet`` False, the default): on 2 cores one still in
+    flight when the person stops holds up the early final by a whole ASR call, and the
+    final transcript comes ~100 ms into the silence anyway. Final: a
+    ``TranscriptionFrame`` (``finalized``) for the whole VAD segment, empty (``''``) for
+    silence or noise (pipecat's user aggregator adds nothing for it; the turn strategies
+    learn that the segment is done). Early final: once the end of the utterance has been
+    quiet for ``early_final_ms`` (the VAD needs ``vad.stop_ms`` of silence to decide), it
+    is transcribed at once; if the segment pipecat hands over at the VAD stop begins with
     exactly that audio and the rest is still quiet, that transcript *is* the final one
     (the same speech, less trailing silence), ready at the VAD stop instead of one ASR call
-    later. ``on_final`` (optional) receives each final's
-    :class:`~appliance.voice.asr.Transcript`, empty ones included.
+    later. When it is ready before the VAD stop it is pushed as pipecat's eager end of turn
+    (``EagerTranscriptionFrame``, with ``eager=True``), and withdrawn
+    (``EagerEndOfTurnCancelFrame``) if the person goes on. ``on_final`` (optional) receives
+    each final's :class:`~appliance.voice.asr.Transcript`, empty ones included.
 
     The utterance so far is this service's own copy, kept from pipecat's public hooks
     (``process_audio_frame`` and the VAD frames) by the rule ``SegmentedSTTService``
@@ -81,15 +99,19 @@ class StreamingWhisperSTTService(SegmentedSTTService):
     _TICK_S = 0.04
 
     def __init__(self, asr: WhisperASR, interim_every_ms: int,
-                 on_final: Callable[[Transcript], None] | None = None, **kwargs):
-        super().__init__(sample_rate=SAMPLE_RATE_HZ, trailing_silence_secs=0.0,
-                         settings=STTSettings(model=asr.cfg.model, language=None), **kwargs)
+                 on_final: Callable[[Transcript], None] | None = None, early_final_ms: int = 120,
+                 eager: bool = False, interims_while_quiet: bool = False, **kwargs):
+        super().__init__(sample_rate=SAMPLE_RATE_HZ, trailing_silence_secs=0.0, enable_eager_end_of_turn=eager,
+                         settings=STTSettings(model=asr.cfg.model, language=None), ttfs_p99_latency=1.0, **kwargs)
         self._asr = asr
         self._interim_every_s = interim_every_ms / 1000
+        self._early_final_ms = early_final_ms
+        self._interims_while_quiet = interims_while_quiet
         self._on_final = on_final
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
         self._utterance = bytearray()
         self._speaking = False
+        self._bot_speaking = False
         self._interim_task: asyncio.Task | None = None
         self._early: tuple[bytes, asyncio.Future] | None = None  # (audio covered, its transcription)
         self._early_final: tuple[bytes, asyncio.Future] | None = None  # the early one at the last VAD stop
@@ -119,8 +141,16 @@ class StreamingWhisperSTTService(SegmentedSTTService):
         self._utterance += frame.audio
         if not self._speaking:
             del self._utterance[:-_PREROLL_BYTES]
+        elif self._early is None and len(self._utterance) >= SAMPLE_RATE_HZ:  # ≥ 0.5 s
+            recent = bytes(self._utterance[-_RECENT_BYTES:])
+            if trailing_silence(recent, self._early_final_ms):  # the person has probably stopped
+                pcm = bytes(self._utterance)
+                early = self._early = (pcm, self._transcribe(pcm))
+                self.create_task(self._announce(early), "early_final")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
+        if isinstance(frame, (BotStartedSpeakingFrame, BotStoppedSpeakingFrame)):
+            self._bot_speaking = isinstance(frame, BotStartedSpeakingFrame)
         if isinstance(frame, VADUserStoppedSpeakingFrame):
             if self._interim_task is not None:
                 await self.cancel_task(self._interim_task)
@@ -135,6 +165,15 @@ class StreamingWhisperSTTService(SegmentedSTTService):
             self._early = self._drop(self._early)
             self._interim_task = self.create_task(self._interims())
 
+    async def _announce(self, early: tuple[bytes, asyncio.Future]) -> None:
+        """Push ``early``'s transcript as the eager end of turn if it is ready while the
+        person is still (by the VAD) speaking and nothing has made it stale."""
+        await asyncio.wait({early[1]})
+        if early[1].cancelled() or early[1].exception() is not None:
+            return
+        if self._early is early and self._speaking and early[1].result().text:
+            await self._push_eager_end_of_turn(early[1].result().text, user_id=self._user_id)
+
     async def _interims(self):
         loop = asyncio.get_running_loop()
         last_text, last_t = "", loop.time()
@@ -143,12 +182,14 @@ class StreamingWhisperSTTService(SegmentedSTTService):
             pcm = bytes(self._utterance)
             if len(pcm) < SAMPLE_RATE_HZ:  # < 0.5 s: nothing useful yet
                 continue
-            if trailing_silence(pcm):
-                if self._early is None:  # the person has probably stopped: start the final now
-                    self._early = (pcm, self._transcribe(pcm))
-                continue
-            self._early = self._drop(self._early)  # speech went on: that early transcript is stale
-            if loop.time() - last_t < self._interim_every_s:
+            if self._early is not None:
+                if quiet_after(pcm, len(self._early[0])):
+                    continue  # the early final still covers the utterance
+                self._early = self._drop(self._early)  # speech went on: that early transcript is stale
+                await self._cancel_eager_end_of_turn()
+            if trailing_silence(pcm, 60):
+                continue  # a pause that may be the end: leave the ASR to the early final
+            if not (self._bot_speaking or self._interims_while_quiet) or loop.time() - last_t < self._interim_every_s:
                 continue
             last_t = loop.time()
             result = await self._transcribe(pcm)
@@ -165,5 +206,6 @@ class StreamingWhisperSTTService(SegmentedSTTService):
             result = await self._transcribe(audio)
         if self._on_final:
             self._on_final(result)
-        if result.text:
-            yield TranscriptionFrame(result.text, self._user_id, time_now_iso8601(), finalized=True)
+        self._clear_eager_end_of_turn()
+        # an empty final too: the turn strategies learn that this segment said nothing
+        yield TranscriptionFrame(result.text, self._user_id, time_now_iso8601(), finalized=True)

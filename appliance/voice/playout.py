@@ -1,0 +1,327 @@
+"""The bot's audio on its way out, so that a barge-in can stop it at once and a false one
+(a backchannel, a cough, a knock, a tone) can let it go on where the person stopped hearing.
+
+:class:`Playout` sits between TTS and the output transport. It forwards the bot's audio
+paced ``lead_ms`` ahead of real time (pipecat's transport would otherwise queue a whole
+clause, which nothing could take back), and keeps what it forwarded in the last seconds.
+
+Barge-in, decided in two steps:
+
+1. **Duck** — the person may be interrupting. The page's own speech detector (an
+   AudioWorklet on the microphone, ``webrtc_page/onset-worklet.js``) mutes the bot at the
+   page within tens of ms and sends ``{"type": "duck"}`` over the WebRTC data channel.
+   The server goes on sending for now: if, :data:`NOISE_CHECK_MS` after the sound reached
+   the server (the microphone's audio comes later than the data channel's message), the
+   VAD is not hearing anything speech-like (:class:`ListeningSileroVAD`: quiet, not even
+   starting), or it goes back to quiet before its start (a knock, a cough, a tone,
+   music), the page is told ``released`` and un-mutes at once, the bot never stopped.
+2. **Pause** — the VAD hears speech (a transport without a page: its start alone): no more
+   audio goes out, and what was sent but not heard (since the duck) goes back to the front
+   of the queue, ``turn.resume_overlap_ms`` earlier still, so the bot picks up a little
+   before the cut.
+3. **Confirm or release** — pipecat's user-turn start strategy decides
+   (:class:`~appliance.voice.turns.BargeInStart`): a transcript that takes the turn
+   interrupts (``InterruptionFrame``: the queue is dropped, LLM and TTS cancelled, the
+   context trimmed), and the page is told ``confirmed``; a backchannel ("mm-hm", "yeah",
+   from the early final on), or no decision within ``turn.barge_in_max_pause_ms``,
+   releases: the page is told ``released``, un-mutes, and the bot resumes where it was.
+
+An acknowledgement (:class:`~appliance.voice.acks.AckAudioRawFrame`) still queued when the
+answer's audio arrives is dropped.
+
+Messages to the page: ``{"type": "barge_in", "state": "ready" | "confirmed" | "released"}``
+(``OutputTransportMessageUrgentFrame``; dropped by transports without a data channel); the
+page ducks only once it has had ``ready``, so a pipeline without a Playout (the benchmark's
+stock pipecat) is never ducked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections import deque
+from typing import Callable
+
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.audio.vad.vad_analyzer import VADState
+import numpy as np
+from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
+    Frame,
+    InputAudioRawFrame,
+    InputTransportMessageFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    OutputTransportMessageUrgentFrame,
+    StartFrame,
+    SystemFrame,
+    UserStartedSpeakingFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+from appliance.config import TurnConfig
+from appliance.voice.acks import AckAudioRawFrame
+
+log = logging.getLogger(__name__)
+
+NOISE_CHECK_MS = 100  # after a ducked sound reached the server, when the VAD is asked whether it is speech
+NOISE_MAX_MS = 450  # ... and the longest it may stay "starting" before the duck counts as noise
+SOUND_WAIT_MS = 400  # the longest wait for the page's sound in the microphone's audio
+SOUND_RMS = 0.003 * 32768  # −50 dBFS: the sound has reached the server
+SETTLE_MS = 3000  # after the person stops, how long the start strategy may take to decide (a loaded ASR)
+PAGE_LATENCY_MS = 80  # audio the transport sends is heard at the page about this much later
+_HISTORY_S = 4.0
+
+
+class ListeningSileroVAD(SileroVADAnalyzer):
+    """pipecat's Silero VAD analyzer, telling what it hears right now (``state``: pipecat's
+    ``VADState``, ``STARTING`` while speech-like frames add up to ``start_ms``)."""
+
+    @property
+    def state(self) -> VADState:
+        return self._vad_state
+
+
+def _duration_s(frame: OutputAudioRawFrame) -> float:
+    return len(frame.audio) / 2 / frame.sample_rate / max(1, frame.num_channels)
+
+
+class Playout(FrameProcessor):
+    """Paces the bot's audio to the transport and pauses, resumes or drops it on barge-in.
+
+    ``turn``: ``barge_in`` (off: ducks are released at once, the VAD never pauses),
+    ``barge_in_max_pause_ms``, ``resume_overlap_ms``. ``vad_start_ms``: the VAD's
+    ``start_ms`` (its start comes that long after the onset). ``vad``: the session's
+    :class:`ListeningSileroVAD` (None: a duck waits ``start_ms`` + :data:`NOISE_CHECK_MS`
+    for the VAD's start). ``report(event, **fields)``:
+    ``duck`` (the page muted the bot), ``pause`` (source page | vad, rewound_ms),
+    ``duck_released`` (why, after_ms), ``barge_in_confirmed`` (after_ms).
+    """
+
+    def __init__(self, turn: TurnConfig, vad_start_ms: int, report: Callable[..., None] | None = None,
+                 lead_ms: int = 150, vad: ListeningSileroVAD | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self._turn = turn
+        self._vad_start_s = vad_start_ms / 1000
+        self._vad = vad
+        self._report = report or (lambda *_a, **_k: None)
+        self._lead_s = lead_ms / 1000
+        self._queue: deque[Frame] = deque()
+        self._history: deque[tuple[float, OutputAudioRawFrame]] = deque()  # (transport play start, frame)
+        self._play_end = 0.0  # loop time when the audio sent so far has been played by the transport
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._ducked_at: float | None = None  # loop time of the page's duck (muted there, not here)
+        self._sound_at: float | None = None  # when the ducked-for sound reached us in the mic's audio
+        self._paused_at: float | None = None  # loop time of the pause
+        self._source: str | None = None  # what paused it: "page" or "vad"
+        self._speech = False  # the VAD hears the person
+        self._timer: asyncio.Task | None = None
+
+    # --- the arbiter's inputs ---------------------------------------------------------
+    def on_report(self, event: str, **fields) -> None:
+        """A turn strategy's decision (``backchannel``: a transcript that did not take the
+        turn while the bot spoke): a pause waiting for it is released."""
+        if event == "backchannel" and (self.paused or self._ducked_at is not None):
+            self._arm(0.0, "backchannel")
+
+    @property
+    def paused(self) -> bool:
+        return self._paused_at is not None
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _playing(self) -> bool:
+        """Bot audio is going out or about to."""
+        return self._play_end > self._now() - 0.1 or any(isinstance(f, OutputAudioRawFrame) for f in self._queue)
+
+    # --- frames -----------------------------------------------------------------------
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if direction == FrameDirection.UPSTREAM:
+            await self.push_frame(frame, direction)
+            return
+        if isinstance(frame, StartFrame):
+            await self.push_frame(frame, direction)
+            self._task = self.create_task(self._forward(), "playout")
+            await self._tell_page("ready")  # the page ducks only for a server that answers
+            return
+        if isinstance(frame, CancelFrame):
+            await self._stop()
+            await self.push_frame(frame, direction)
+            return
+        if isinstance(frame, InputAudioRawFrame):
+            if self._ducked_at is not None and self._sound_at is None and _rms(frame.audio) > SOUND_RMS:
+                self._sound_at = self._now()
+            await self.push_frame(frame, direction)
+            return
+        if isinstance(frame, SystemFrame):
+            await self._on_system(frame)
+            if not (isinstance(frame, InputTransportMessageFrame) and _is_duck(frame.message)):
+                await self.push_frame(frame, direction)
+            return
+        if isinstance(frame, EndFrame) and (self.paused or self._ducked_at is not None):
+            await self._release("the session ends")
+        if isinstance(frame, OutputAudioRawFrame) and not isinstance(frame, AckAudioRawFrame):
+            # the answer is here: an acknowledgement still waiting is dropped, never played before it
+            self._queue = deque(f for f in self._queue if not isinstance(f, AckAudioRawFrame))
+        self._queue.append(frame)
+        self._changed.set()
+
+    async def _on_system(self, frame: Frame) -> None:
+        if isinstance(frame, InterruptionFrame):
+            self._queue = deque(f for f in self._queue if not f.interruptible)
+            self._history.clear()
+            self._play_end = 0.0
+            if self.paused or self._ducked_at is not None:
+                await self._confirm()
+            self._changed.set()
+        elif isinstance(frame, InputTransportMessageFrame) and _is_duck(frame.message):
+            await self._on_duck()
+        elif isinstance(frame, VADUserStartedSpeakingFrame):
+            self._speech = True
+            if self.paused:
+                self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
+            elif self._ducked_at is not None:
+                await self._pause("page", self._ducked_at)
+            elif self._turn.barge_in and self._playing():
+                await self._pause("vad", self._now() - self._vad_start_s - 0.03)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._speech = False
+            if self.paused:
+                self._arm(SETTLE_MS / 1000, "no decision after the speech")
+        elif isinstance(frame, UserStartedSpeakingFrame) and self.paused and not self._turn.barge_in:
+            await self._release("barge-in is off")
+
+    async def _on_duck(self) -> None:
+        if not (self._turn.barge_in and self._playing()):
+            await self._tell_page("released")
+            return
+        if self.paused or self._ducked_at is not None:
+            return
+        self._ducked_at, self._sound_at = self._now(), None
+        self._report("duck")
+        if self._speech:
+            await self._pause("page", self._ducked_at)
+        else:
+            self._cancel_timer()
+            self._timer = self.create_task(self._noise_or_speech(), "playout-noise")
+
+    async def _noise_or_speech(self) -> None:
+        """Release a duck the VAD does not hear as speech (its start pauses the bot instead)."""
+        if self._vad is None:
+            await asyncio.sleep(self._vad_start_s + NOISE_CHECK_MS / 1000)
+        else:
+            waited = 0
+            while self._sound_at is None and waited < SOUND_WAIT_MS:
+                await asyncio.sleep(0.01)
+                waited += 10
+            await asyncio.sleep(NOISE_CHECK_MS / 1000)
+            waited = NOISE_CHECK_MS
+            while self._vad.state == VADState.STARTING and waited < NOISE_MAX_MS:
+                await asyncio.sleep(0.02)
+                waited += 20
+        self._timer = None
+        if not self._speech and not self.paused:
+            await self._release("no speech")
+
+    # --- pause, release, confirm --------------------------------------------------------
+    async def _pause(self, source: str, heard_until: float) -> None:
+        """Stop sending; what was sent to be heard after ``heard_until`` (less the overlap)
+        goes back to the front of the queue."""
+        self._paused_at, self._source = self._ducked_at or self._now(), source
+        cut = heard_until - (self._turn.resume_overlap_ms + PAGE_LATENCY_MS) / 1000
+        back = [dataclasses.replace(f) for start, f in self._history if start + _duration_s(f) > cut]
+        self._queue.extendleft(reversed(back))
+        self._history.clear()
+        self._play_end = 0.0
+        self._report("pause", source=source, rewound_ms=round(sum(_duration_s(f) for f in back) * 1000))
+        self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
+        self._changed.set()
+
+    async def _release(self, why: str) -> None:
+        if not (self.paused or self._ducked_at is not None):
+            return
+        after_ms = round((self._now() - (self._ducked_at or self._paused_at)) * 1000)
+        self._paused_at = self._source = self._ducked_at = None
+        self._cancel_timer()
+        self._report("duck_released", why=why, after_ms=after_ms)
+        await self._tell_page("released")
+        self._changed.set()
+
+    async def _confirm(self) -> None:
+        after_ms = round((self._now() - (self._ducked_at or self._paused_at)) * 1000)
+        self._paused_at = self._source = self._ducked_at = None
+        self._cancel_timer()
+        self._report("barge_in_confirmed", after_ms=after_ms)
+        await self._tell_page("confirmed")
+
+    async def _tell_page(self, state: str) -> None:
+        await self.push_frame(OutputTransportMessageUrgentFrame(message={"type": "barge_in", "state": state}))
+
+    def _arm(self, delay_s: float, why: str) -> None:
+        """Release after ``delay_s`` unless something decides first (replaces the timer)."""
+        self._cancel_timer()
+        self._timer = self.create_task(self._release_after(delay_s, why), "playout-release")
+
+    async def _release_after(self, delay_s: float, why: str) -> None:
+        await asyncio.sleep(delay_s)
+        self._timer = None
+        await self._release(why)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        self._timer = None
+
+    # --- forwarding -----------------------------------------------------------------------
+    async def _forward(self) -> None:
+        while True:
+            if not self._queue or (self.paused and isinstance(self._queue[0], OutputAudioRawFrame)):
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            frame = self._queue[0]
+            if isinstance(frame, OutputAudioRawFrame):
+                now = self._now()
+                ahead = self._play_end - now
+                if ahead > self._lead_s:
+                    self._changed.clear()
+                    try:
+                        await asyncio.wait_for(self._changed.wait(), ahead - self._lead_s)
+                    except TimeoutError:
+                        pass
+                    continue
+                start = max(now, self._play_end)
+                self._play_end = start + _duration_s(frame)
+                self._history.append((start, frame))
+                while self._history and self._history[0][0] < now - _HISTORY_S:
+                    self._history.popleft()
+            self._queue.popleft()
+            await self.push_frame(frame)
+            if isinstance(frame, EndFrame):
+                return
+
+    async def _stop(self) -> None:
+        self._cancel_timer()
+        if self._task is not None:
+            await self.cancel_task(self._task)
+            self._task = None
+
+    async def cleanup(self):
+        await super().cleanup()
+        await self._stop()
+
+
+def _rms(pcm: bytes) -> float:
+    a = np.frombuffer(pcm, np.int16).astype(np.float32)
+    return float(np.sqrt((a * a).mean())) if len(a) else 0.0
+
+
+def _is_duck(message) -> bool:
+    return isinstance(message, dict) and message.get("type") == "duck"
