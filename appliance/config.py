@@ -100,7 +100,8 @@ class TurnConfig(_Section):
     assistant ends it at once. Both apply to the plain assistant and the agent modes."""
 
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
-    incomplete_timeout_ms: int = Field(2000, ge=0)  # smart_turn: longest pause inside an unfinished utterance
+    # smart_turn: how long after the VAD stop an utterance that sounds unfinished waits for more speech
+    incomplete_timeout_ms: int = Field(2000, ge=0)
     interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks
     early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
@@ -263,7 +264,8 @@ class FormsConfig(_Section):
     person_length_scale: float = Field(0.95, gt=0.2, lt=3)
     submit_grace_ms: int = Field(3000, ge=0)  # after the yes to submitting, a "stop" this soon sends nothing
     # VAD stop in form sessions: a spelling's or a dictation's pauses (300-450 ms in Piper's speech) stay inside one
-    # VAD segment, which Whisper transcribes whole; turn.agent_speech_timeout_ms shrinks by as much (same end of turn)
+    # VAD segment, which Whisper transcribes whole; the turn's waits after the VAD stop (turn.agent_speech_timeout_ms,
+    # turn.incomplete_timeout_ms) shrink by as much (the longest pause inside a turn stays the same)
     vad_stop_ms: int = Field(500, ge=0)
 
 
@@ -286,20 +288,26 @@ class Config(_Section):
     def for_forms(self) -> "Config":
         """For a process that runs form sessions: ``llm.parallel_slots`` covers every
         :data:`FORM_SLOTS` slot and ``llm.threads`` is ``forms.llm_threads`` (Chromium, ASR
-        and TTS share the cores); ``vad.stop_ms`` is at least ``forms.vad_stop_ms`` and
-        ``turn.agent_speech_timeout_ms`` shorter by what that added, so a turn ends as soon
-        as before but a spelling's pauses stay inside one VAD segment (Whisper transcribes a
-        segment alone: "Sierra," cut off its neighbours came back as "Tier").
+        and TTS share the cores); ``vad.stop_ms`` is at least ``forms.vad_stop_ms``, so a
+        spelling's pauses stay inside one VAD segment (Whisper transcribes a segment alone:
+        "Sierra," cut off its neighbours came back as "Tier"), and the waits for more speech
+        that follow the VAD stop are shorter by what that added, so the longest pause a turn
+        waits out stays the same: ``turn.agent_speech_timeout_ms`` (``end_of_turn: timeout``:
+        every turn ends as soon as before) and ``turn.incomplete_timeout_ms``
+        (``smart_turn``: an utterance that sounds unfinished is held as long as before; a
+        finished one ends at the VAD stop, later by what it added).
 
         Raises:
             ConfigError: the derived settings are not valid.
         """
         slots = 1 + max(LLM_SLOTS[name] for name in FORM_SLOTS)
         stop_ms = max(self.vad.stop_ms, self.forms.vad_stop_ms)
-        wait_ms = max(0, self.turn.agent_speech_timeout_ms - (stop_ms - self.vad.stop_ms))
+        added_ms = stop_ms - self.vad.stop_ms
+        waits = {key: max(0, getattr(self.turn, key) - added_ms)
+                 for key in ("agent_speech_timeout_ms", "incomplete_timeout_ms")}
         return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, slots),
                                  "threads": self.forms.llm_threads},
-                            vad={"stop_ms": stop_ms}, turn={"agent_speech_timeout_ms": wait_ms})
+                            vad={"stop_ms": stop_ms}, turn=waits)
 
     def for_simulation(self) -> "Config":
         """For the voice server a simulated person calls (``simulate form``, ``bench form``):

@@ -58,10 +58,13 @@ def test_a_call_without_recording():
     assert cfg.without_recording().recording.dir == cfg.recording.dir
 
 
-def test_form_sessions_keep_a_spellings_pauses_in_one_vad_segment_and_end_turns_as_soon():
+@pytest.mark.parametrize("wait", ["agent_speech_timeout_ms", "incomplete_timeout_ms"])  # timeout, smart_turn
+def test_form_sessions_keep_a_spellings_pauses_in_one_vad_segment_and_wait_no_longer(wait):
     cfg = config.load()
     forms = cfg.for_forms()
     assert forms.vad.stop_ms == cfg.forms.vad_stop_ms == 500
-    assert forms.vad.stop_ms + forms.turn.agent_speech_timeout_ms == cfg.vad.stop_ms + cfg.turn.agent_speech_timeout_ms
+    assert forms.vad.stop_ms + getattr(forms.turn, wait) == cfg.vad.stop_ms + getattr(cfg.turn, wait)
     slow = config.load(overrides={"vad": {"stop_ms": 700}}).for_forms()
-    assert slow.vad.stop_ms == 700 and slow.turn.agent_speech_timeout_ms == cfg.turn.agent_speech_timeout_ms
+    assert slow.vad.stop_ms == 700 and getattr(slow.turn, wait) == getattr(cfg.turn, wait)
+    short = config.load(overrides={"turn": {wait: 100}}).for_forms()
+    assert getattr(short.turn, wait) == 0  # never below nothing
