@@ -11,20 +11,24 @@ Models and the session:
 
 pipecat extensions (each a processor or service):
 
-- :mod:`~appliance.voice.pipeline` — the flat processor list (``build_task``) and turn strategies.
+- :mod:`~appliance.voice.pipeline` — the flat processor list (``build_task``).
+- :mod:`~appliance.voice.turns` — the user-turn strategies: Smart Turn + words (or the pause rule), speculation,
+  barge-in that knows a backchannel.
 - :mod:`~appliance.voice.whisper_stt` — streaming Whisper STT: interims, the early final.
 - :mod:`~appliance.voice.markers` — control markers and the clause chunker (``SpeakableTextProcessor``).
 - :mod:`~appliance.voice.clause_tts`, :mod:`~appliance.voice.piper_tts`, :mod:`~appliance.voice.fish_tts` —
   clause-level TTS with per-clause style; Piper (embedded) and Fish Audio (cloud).
 - :mod:`~appliance.voice.line` — ``LineProcessor``: an agent speaks and hears in the LLM's place.
+- :mod:`~appliance.voice.acks` — ``Acknowledger``: "One moment." when the answer is slow (``turn.ack``).
+- :mod:`~appliance.voice.playout` — ``Playout``: paces the bot's audio, pauses it on a duck or the VAD, resumes it.
 
 Transports, server and clients:
 
 - :mod:`~appliance.voice.server` — the page, WebRTC signalling, per-session event streams, modes.
-- :mod:`~appliance.voice.transports` — WebSocket, the local sound card, a WAV file.
+- :mod:`~appliance.voice.transports` — WebSocket (with a declared input format), the local sound card, a WAV file.
 - :mod:`~appliance.voice.ice` — the loopback ICE host-candidate adapter (aioice skips 127.0.0.1).
 - :mod:`~appliance.voice.webrtc_client` — an aiortc client that joins as a browser would.
-- :mod:`~appliance.voice.page_client` — headless Chromium at the page, its microphone a WAV.
+- :mod:`~appliance.voice.page_client` — headless Chromium at the page, its microphone a WAV or WebAudio clips.
 - :mod:`~appliance.voice.replay`, :mod:`~appliance.voice.bench`, :mod:`~appliance.voice.commands` —
   ``appliance replay``, ``appliance bench voice``, ``appliance serve``.
 """
