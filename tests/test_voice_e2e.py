@@ -94,7 +94,8 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
     # it goes on once the server has heard that it was a backchannel (a wide margin: a loaded ASR)
     assert any(mm_end < t < mm_end + 5000 for t in bot), "the bot stayed silent after mm-hm"
     onset = next(t for t in mic_on if t >= stop - 40)
-    assert any(onset - 300 < t <= onset for t in bot), "the bot was not talking when the person interrupted"
+    # talking: audible within the last second (Piper pauses up to ~660 ms between clauses)
+    assert any(onset - 1000 < t <= onset for t in bot), "the bot was not talking when the person interrupted"
     # Bot audio must stop: a silence of at least 0.5 s begins within 1.5 s of the onset (a
     # behaviour check with a wide margin over the 200 ms target: shared, noisy machines).
     after = [t for t in bot if t > onset]
