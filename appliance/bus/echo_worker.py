@@ -8,6 +8,8 @@ once however the worker dies. Prints ``ready`` once subscribed, then ``handled <
 envelope; with ``--hold-after N`` it prints ``holding <id>`` on envelope N+1 and keeps it
 unacknowledged until killed. ``--log PATH``: the bus's publisher log, from which it re-sends
 the answers a restarted redis-server lost; it prints ``resent N`` on exit if it re-sent any.
+SIGINT stops it (flushing its acknowledgements), also when it was started from a shell's
+background job, which starts children with SIGINT ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 
 from appliance.bus.redis_streams import RedisBus
 
@@ -50,6 +53,9 @@ def main() -> None:
     ap.add_argument("--hold-after", type=int, default=None)
     ap.add_argument("--log", default=None, help="the bus's publisher log (JSONL)")
     args = ap.parse_args()
+    # a background job (``cmd &`` in a non-interactive shell, nohup) starts us with SIGINT
+    # ignored, and Python then leaves it ignored: the caller's SIGINT would never stop us
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(args))
 
