@@ -347,6 +347,22 @@ async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second
     assert await person.respond(f"I have {spelled}. Is that right?") == "Yes, that's right."
 
 
+async def test_a_request_to_spell_is_about_the_detail_last_asked_however_whisper_wrote_its_name():
+    """CI: "Could you spell your post good for me?" (Whisper's "postcode"): the persona's LLM
+    named no detail, the person asked to hear it again, four times, and the form failed."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("postcode")
+    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "town": "Manchester"}), llm,
+                             emit=lambda *a, **k: None)
+    assert await person.respond("What is your postcode?") == "My postal code is M1 1AE."
+    llm.topic = "none"  # the LLM no longer recognises the detail
+    assert await person.respond("I have M for Mike, 111 Alpha Echo, is that right?") == "No, it's M1 1AE."
+    spelled = await person.respond("Could you spell your post good for me? Letter by letter or type it in the box.")
+    assert spelled.startswith("M for Mike") and "Echo" in spelled, spelled
+
+
 async def test_the_person_gives_its_full_name_as_one_detail():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
