@@ -161,3 +161,22 @@ def test_close_matches_go_back_as_candidates_and_a_handed_over_field_waits_for_t
     assert fb.entry(book, "town").handed_over == "" and fb.needs_fill(book, "town", town)
     with pytest.raises(fb.FieldBookError):
         fb.hand_over(book, "nope", "why")
+
+
+def test_a_refused_value_the_person_confirms_again_is_judged_by_the_page_again_then_given_up():
+    """The page refused check-out ("Check-out must be after check-in": about another field)
+    and the person confirmed the same date again: the agent must not wait for a new value
+    (the phone agent has none to give) but press again; a second refusal of the same value is
+    no longer the person's to fix."""
+    out = field("check_out", "Check-out", "date")
+    book = fb.collect(named(out), info("check_out", "2027-06-09"), ts=1)
+    book, _ = fb.read_back(book, "check_out", out, "2027-06-09", "")
+    shown = replace(out, value="2027-06-09", error="Check-out must be after check-in.")
+    book, errors = fb.see(fb.pressed(book), page(shown))
+    assert errors == (FillError(field="check_out", reason="Check-out must be after check-in."),)
+    assert fb.pending(book, "check_out", shown) and not fb.refused_again(book, [shown])
+    book = fb.collect(book, info("check_out", "2027-06-09"), ts=2)  # confirmed again, unchanged
+    book, _ = fb.read_back(book, "check_out", shown, "2027-06-09", "")
+    assert not fb.pending(book, "check_out", shown)  # the page judges it again
+    book, errors = fb.see(fb.pressed(book), page(shown))
+    assert errors == () and fb.refused_again(book, [shown])  # same words for the same value: give up

@@ -506,6 +506,9 @@ class ComputerAgent:
             case "refused" if not self._ours(after):
                 self._ready_sent = True  # not asked again until the page or a value changes
                 await self._give_up(vd.page_error(v.text))
+            case "refused" if fb.refused_again(self.book, self._ours(after)):
+                self._ready_sent = True  # the person confirmed the refused value again: say the page's words
+                await self._give_up(vd.page_error(v.text))
             case "refused":
                 pass  # each error on a value of ours goes back to the phone agent (fieldbook.see), asked again
             case "moved":

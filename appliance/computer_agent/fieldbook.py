@@ -54,8 +54,10 @@ class Entry:
     phone agent sent (``value``, ``confirmed``, ``confirmed_ts`` in ms since the epoch), what
     the page did with it (``filled``: the page holds ``value`` and shows no error for it;
     ``tried``: the value last put in) and the last page error reported for it
-    (``reported_error``, about the value ``error_for``); ``handed_over``: why the agent left
-    the field to the person ('' = it did not)."""
+    (``reported_error``, about the value ``error_for``); ``insisted``: the refused value the
+    person confirmed again (the page judges it again at the next press: its error may be
+    about another field, "Check-out must be after check-in"); ``handed_over``: why the agent
+    left the field to the person ('' = it did not)."""
 
     spec: FieldSpec
     view: pg.FieldView
@@ -66,6 +68,7 @@ class Entry:
     tried: FieldValue | None = None
     reported_error: str = ""
     error_for: FieldValue | None = None
+    insisted: FieldValue | None = None
     handed_over: str = ""
 
     @property
@@ -198,9 +201,10 @@ def collect(book: FieldBook, p: InfoCollected, ts: int) -> FieldBook:
     Raises:
         FieldBookError: ``p.field`` is not a named field.
     """
-    entry(book, p.field)
+    e = entry(book, p.field)
+    insisted = p.value if p.confirmed and e.error_for is not None and p.value == e.error_for else None
     return _put(book, p.field, value=p.value, confirmed=p.confirmed, confirmed_ts=ts if p.confirmed else None,
-                handed_over="")
+                insisted=insisted, handed_over="")
 
 
 def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
@@ -277,7 +281,15 @@ def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
     e = entry(book, name)
     if e.handed_over:
         return e.spec.required and f.empty
-    return not e.done or bool(f.error and e.value == e.error_for)
+    return not e.done or bool(f.error and e.value == e.error_for and e.value != e.insisted)
+
+
+def refused_again(book: FieldBook, fields: list[pg.FieldView]) -> bool:
+    """Whether every error on ``fields`` is one the page already gave for a value the person
+    insisted on (nothing new to ask: the page and the person disagree)."""
+    entries = [get(book, n) for n in (name_of(book, f) for f in fields) if n]
+    return bool(entries) and all(e is not None and e.insisted is not None and e.value == e.insisted
+                                 and e.view.error == e.reported_error for e in entries)
 
 
 def summary(book: FieldBook) -> str:
