@@ -228,6 +228,11 @@ def test_a_give_up_is_explained_first_and_its_field_handed_over():
     # a page-level give-up (no field) is explained too, and asks nothing away
     state = iv.apply(iv.start([NAME]), StepFailed(problem="no_control", reason="No button.", advice="Press it."))
     assert isinstance(iv.next_step(state), Explain) and asked(state) == ["family_name"]
+    # ... and the person is reminded of its advice while the page waits for them, until the
+    # computer agent reports progress
+    assert state.waiting_for == "Press it."
+    from appliance.protocol import StatusUpdate
+    assert iv.apply(state, StatusUpdate(state="working", message="pressing")).waiting_for == ""
 
 
 def test_close_matches_are_asked_as_choices_and_a_typed_value_confirms():

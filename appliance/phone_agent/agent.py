@@ -304,8 +304,10 @@ class PhoneAgent:
         try:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
         except TimeoutError:
-            if self.state.handed_over:  # waiting for the person, not the browser: remind them what to do
-                await self._say(f"I'm waiting for you: {list(self.state.handed_over.values())[-1]}")
+            # waiting for the person, not the browser: remind them what to do
+            advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
+            if advice:
+                await self._say(f"I'm waiting for you: {advice}")
             else:
                 await self._say("I'm still working on the form, thank you for waiting.")
 

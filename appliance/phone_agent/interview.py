@@ -193,7 +193,10 @@ class Interview:
     person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
     values the person typed, per field (until the page refuses one); ``explain``: give-ups to tell the person, in arrival
     order; ``handed_over``: fields left to the person → the advice they were given;
-    ``review``: the computer agent's message once the form waits for the person's review."""
+    ``waiting_for``: the advice of the last give-up that named no field (the person has to
+    act on the page: press a button, fix an error; '' = nothing), until the computer agent
+    reports progress; ``review``: the computer agent's message once the form waits for the
+    person's review."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -212,6 +215,7 @@ class Interview:
     unheard: Mapping[str, int] = field(default_factory=_frozen)
     explain: tuple[Explain, ...] = ()
     handed_over: Mapping[str, str] = field(default_factory=_frozen)
+    waiting_for: str = ""
     review: str | None = None
 
 
@@ -225,7 +229,7 @@ def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
     computer agent or the person's page (see the module docstring)."""
     match payload:
         case NeedInfo(fields=new) | InitiatePhoneCallAgent(required_info=new):
-            return replace(_add_fields(state, new), browser_busy=False, filler_said=False)
+            return replace(_add_fields(state, new), browser_busy=False, filler_said=False, waiting_for="")
         case FormatInvalid(field=name, expected=expected, got=got, candidates=candidates) if candidates:
             return _refuse(state, name, Refusal(got, "the page offers several close matches", tuple(candidates)))
         case FormatInvalid(field=name, expected=expected, got=got):
@@ -236,20 +240,20 @@ def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
             state = replace(state, explain=state.explain + (Explain(problem, reason, advice, name, ts),),
                             browser_busy=False)
             if name in state.specs:
-                state = replace(state, queue=tuple(a for a in state.queue if a.spec.name != name),
-                                handed_over=_with(state.handed_over, name, advice))
-            return state
+                return replace(state, queue=tuple(a for a in state.queue if a.spec.name != name),
+                               handed_over=_with(state.handed_over, name, advice))
+            return replace(state, waiting_for=advice)
         case InfoCollected(field=name, value=value, confirmed=True) if name in state.specs:
             return replace(confirm(state, name, value), typed=_with(state.typed, name, value),
                            queue=tuple(a for a in state.queue if a.spec.name != name),
                            handed_over=_without(state.handed_over, name))
         case StatusUpdate(state="auth-required"):
-            return replace(state, auth_requested=True, browser_busy=False)
+            return replace(state, auth_requested=True, browser_busy=False, waiting_for="")
         case StatusUpdate(state="review", message=message):
             return replace(state, review=message or "the form is filled in and waits for your review",
-                           browser_busy=False)
+                           browser_busy=False, waiting_for="")
         case StatusUpdate(state="working"):
-            return replace(state, browser_busy=True)
+            return replace(state, browser_busy=True, waiting_for="")
         case StatusUpdate(state="failed" | "rejected" | "canceled" as st, message=message):
             return replace(state, failed=message or st)
         case Submitted(confirmation=confirmation):
