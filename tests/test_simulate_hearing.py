@@ -361,6 +361,8 @@ async def test_a_request_to_spell_is_about_the_detail_last_asked_however_whisper
     assert await person.respond("I have M for Mike, 111 Alpha Echo, is that right?") == "No, it's M1 1AE."
     spelled = await person.respond("Could you spell your post good for me? Letter by letter or type it in the box.")
     assert spelled.startswith("M for Mike") and "Echo" in spelled, spelled
+    llm.topic = "town"  # a request that names another detail (CI: the e-mail, asked again later) is about that one
+    assert (await person.respond("Could you spell your town for me?")).startswith("M for Mike, Alpha")
 
 
 async def test_the_person_gives_its_full_name_as_one_detail():

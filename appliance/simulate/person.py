@@ -143,10 +143,10 @@ class SimulatedPerson:
     async def respond(self, heard: str) -> str | None:
         """What the person says back to ``heard`` (the bot has yielded the floor: always something).
 
-        A read-back ("… Is that right?") and a request to spell ("Could you spell your post
-        good for me?", as Whisper wrote "postcode") are about the detail last asked; a request
-        to submit is about submitting; for anything else the LLM decides which detail is asked
-        for.
+        A read-back ("… Is that right?") is about the detail last asked; a request to submit is
+        about submitting; for anything else the LLM decides which detail is asked for, and a
+        request to spell in which it finds none ("Could you spell your post good for me?", as
+        Whisper wrote "postcode") is about the detail last asked.
         """
         if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = "none", "presence"
@@ -154,8 +154,6 @@ class SimulatedPerson:
             topic, kind = self._previous, "check"
         elif _PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
-        elif _SPELL.search(heard) and self._previous != "none":
-            topic, kind = self._previous, "ask"
         else:
             kind = "ask"
             # a question is about one of the details (the assistant asks for nothing else); "none"
@@ -170,6 +168,8 @@ class SimulatedPerson:
             except (LLMError, KeyError, TypeError) as e:
                 log.warning("persona: %s", e)
                 topic = "none"
+            if topic == "none" and _SPELL.search(heard):  # a spelling asked for a detail the LLM missed
+                topic = self._previous
         said = await self._answer(heard, topic, kind)
         self.repeat = self.repeat + 1 if self.turns and (self.turns[-1].topic, kind) == (topic, "ask") else 0
         self.turns.append(Turn(heard, topic, kind, said))
