@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from aiortc import RTCConfiguration, RTCPeerConnection
-from aiortc.mediastreams import AudioStreamTrack
+from appliance.voice.soak import audio_offer
+
 
 
 def stub_runtime() -> SimpleNamespace:
@@ -23,20 +23,7 @@ def bare_pipeline(_runtime, transport, _session, line=None):  # noqa: ANN001
     return PipelineWorker(Pipeline([transport.input(), transport.output()]))
 
 
-async def real_offer(*, candidates: bool = True) -> str:
-    """A real aiortc audio offer; ``candidates=False`` strips its ICE candidates, so the
-    answerer waits for trickled ones that never come (a tab closed right after posting)."""
-    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-    try:
-        pc.addTrack(AudioStreamTrack())
-        await pc.setLocalDescription(await pc.createOffer())
-        sdp = pc.localDescription.sdp
-    finally:
-        await pc.close()
-    if not candidates:
-        sdp = "".join(line + "\r\n" for line in sdp.splitlines()
-                      if not line.startswith(("a=candidate", "a=end-of-candidates")))
-    return sdp
+real_offer = audio_offer  # a real aiortc audio offer; candidates=False: a tab closed right after posting
 
 
 async def eventually(predicate, timeout_s: float, what: str) -> None:  # noqa: ANN001

@@ -183,20 +183,8 @@ def _local_numbers(local: str) -> str:
     """Number words in an e-mail's local part → digits ("oneill seven" → "oneill 7"; "twenty
     one" → "21"); "o"/"oh" only after another number word (else it is the letter)."""
     toks = re.findall(r"[a-z]+|\d+|[^a-z\d\s]+", local)
-    out: list[str] = []
-    run: list[str] = []
-    for tok in toks + [""]:
-        numeric = tok in TEENS or tok in TENS or tok in MULTIPLIERS or (tok in UNITS and (
-            tok not in ("o", "oh", "nought") or run))
-        if numeric:
-            run.append(tok)
-            continue
-        if run:
-            out.append(digits(" ".join(run)))
-            run = []
-        if tok:
-            out.append(tok)
-    return " ".join(out)
+    return " ".join(_number_runs(toks, lambda tok, run: tok in TEENS or tok in TENS or tok in MULTIPLIERS or (
+        tok in UNITS and (tok not in ("o", "oh", "nought") or bool(run)))))
 
 
 def _spoken_numbers(text: str) -> str:
@@ -298,12 +286,13 @@ def _iso(y: int, m: int, d: int) -> str | None:
         return None
 
 
-def _number_runs(tokens: list[str]) -> list[str]:
-    """Runs of number words (with "double"/"triple") → their digits; other tokens kept."""
+def _number_runs(tokens: list[str], numeric=lambda tok, run: _is_number_word(tok)) -> list[str]:  # noqa: ANN001
+    """Runs of number words (with "double"/"triple") → their digits; other tokens kept.
+    ``numeric(tok, run)``: whether ``tok`` continues a run (``run``: the run so far)."""
     out: list[str] = []
     run: list[str] = []
     for tok in tokens + [""]:
-        if _is_number_word(tok):
+        if numeric(tok, run):
             run.append(tok)
             continue
         if run:

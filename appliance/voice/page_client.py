@@ -65,12 +65,7 @@ async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = N
         try:
             page = await browser.new_page()
             await page.goto(url)
-            await page.wait_for_selector("#connect:not([disabled])", timeout=30_000)
-            await page.click("#connect")
-            await page.wait_for_function("window.appliancePcId || document.querySelector('.dot.error')",
-                                         timeout=30_000)
-            if await page.query_selector(".dot.error"):
-                raise RuntimeError(await page.inner_text("#status"))
+            await _connect(page)
             await asyncio.sleep(listen_s)
             run = await _read(page)
             waited = listen_s
@@ -200,14 +195,22 @@ async def open_page(url: str) -> AsyncIterator[ScriptedMic]:
             page = await browser.new_page()
             await page.add_init_script(BENCH_HOOK)
             await page.goto(url)
-            await page.wait_for_selector("#connect:not([disabled])", timeout=30_000)
-            await page.click("#connect")
-            await page.wait_for_function("window.appliancePcId || document.querySelector('.dot.error')",
-                                         timeout=30_000)
-            if await page.query_selector(".dot.error"):
-                raise RuntimeError(await page.inner_text("#status"))
+            await _connect(page)
             yield ScriptedMic(page)
             await page.click("#connect")  # disconnect cleanly
             await asyncio.sleep(0.3)
         finally:
             await browser.close()
+
+
+async def _connect(page) -> None:  # noqa: ANN001
+    """Click Connect once the page's models are ready and wait for the call (its pc_id).
+
+    Raises:
+        RuntimeError: the page showed an error (its status line's text).
+    """
+    await page.wait_for_selector("#connect:not([disabled])", timeout=30_000)
+    await page.click("#connect")
+    await page.wait_for_function("window.appliancePcId || document.querySelector('.dot.error')", timeout=30_000)
+    if await page.query_selector(".dot.error"):
+        raise RuntimeError(await page.inner_text("#status"))

@@ -64,9 +64,10 @@ FORM_ANSWER = "My name is David Smith."
 GARBAGE_SDP = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n"  # parses, but has no audio section
 
 
-async def abandoned_offer() -> str:
-    """A real aiortc audio offer without its ICE candidates: the server waits for trickled
-    ones that never come, as after a tab closed right after posting its offer."""
+async def audio_offer(*, candidates: bool = True) -> str:
+    """A real aiortc audio offer's SDP; ``candidates=False`` strips its ICE candidates, so the
+    server waits for trickled ones that never come, as after a tab closed right after posting
+    its offer."""
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     try:
         pc.addTrack(AudioStreamTrack())
@@ -74,6 +75,8 @@ async def abandoned_offer() -> str:
         sdp = pc.localDescription.sdp
     finally:
         await pc.close()
+    if candidates:
+        return sdp
     return "".join(line + "\r\n" for line in sdp.splitlines()
                    if not line.startswith(("a=candidate", "a=end-of-candidates")))
 
@@ -206,7 +209,7 @@ class Soak:
                 self.bad["garbage"]["refused_400"] += status == 400
             else:
                 self.bad["abandoned"]["sent"] += 1
-                status = await self._post(http, await abandoned_offer())
+                status = await self._post(http, await audio_offer(candidates=False))
                 self.bad["abandoned"]["answered"] += status == 200
                 self.bad["abandoned"]["busy_503"] += status == 503
             await asyncio.sleep(0.1)
