@@ -120,6 +120,8 @@ def test_spelled_code_reads_back_and_parses_again():
     ("Hello, I'm your assistant for the web form. I'll ask you a few questions.", False),
     ("One moment, I'm working on the form.", False),
     ("Done! The form has been submitted. Thank you, goodbye.", False),
+    ("Thanks, one moment, I'm working on the form. Here's what I'll submit. David Miller, United Kingdom, "
+     "Manchester, Email, and your username, Email address and postcode as you confirmed them.", False),
 ])
 def test_simulated_person_answers_only_questions(heard, want):
     assert asks(heard) is want

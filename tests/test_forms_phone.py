@@ -264,16 +264,16 @@ async def test_a_correction_spelled_at_once_is_read_back_without_asking():
 
 class TypingLine(ScriptedLine):
     """A person who answers from a script and, once offered the box on the screen, types
-    ``typed`` into it (published on the bus as the page does) instead of answering."""
+    ``typed`` into it for ``field`` (published on the bus as the page does) instead of answering."""
 
-    def __init__(self, answers, typed):
+    def __init__(self, answers, typed, field="family_name"):
         super().__init__(answers)
-        self.typed = typed
+        self.typed, self.field = typed, field
 
     async def say(self, text):
         await super().say(text)
         if "type it in the box" in text:
-            await self.bus.publish(Envelope.new(InfoCollected(field="family_name", value=self.typed, confirmed=True),
+            await self.bus.publish(Envelope.new(InfoCollected(field=self.field, value=self.typed, confirmed=True),
                                                 sender="page", recipient="*"))
 
 
@@ -373,3 +373,23 @@ async def test_a_spelling_that_does_not_decode_is_not_read_as_words():
     _, line, seen, _ = await run_phone([NATIONALITY], answers, authorise_when_confirmed, llm)
     assert ("nationality", "India") not in info_collected(seen)  # "India" was a spelling word, not the answer
     assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]
+
+
+DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+
+
+async def test_a_date_whose_read_backs_led_nowhere_is_asked_again_with_the_box_offered():
+    """CI: tiny.en wrote "fourteenth" as "4-Into" and "fort into"; the read-backs went from the 14th to
+    the 4th and back, and the field was given up. Asked again, the person is offered the box."""
+    answers = ["I was born on the 14th of March 1990.", "No, it's the 4th of March 1990.",
+               "No, it's the 14th of March 1990.", "No, it's the 4th of March 1990.", None, "No."]
+    events = []
+    line = TypingLine(answers, "1990-03-14", field="date_of_birth")
+    outcome, line, seen, _ = await run_phone([DOB], answers, authorise_when_confirmed, line=line, events=events,
+                                             answer_timeout_s=2)
+    assert line.said[5] == "Let's try again. What is your date of birth? Or type it in the box on your screen."
+    assert [f["field"] for e, f in events if e == "type_requested"] == ["date_of_birth"]
+    assert not [e for e, _ in events if e == "spelling_requested"]  # a date is not spelled
+    assert line.said[6] == "Thanks, I have what you typed."
+    assert [(e.sender, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected)
+            and e.payload.confirmed] == [("page", "1990-03-14")]

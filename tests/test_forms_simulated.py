@@ -30,13 +30,23 @@ def _types(report: dict) -> list[tuple[str, dict]]:
     return [(m["type"], m["payload"]) for m in report["messages"]]
 
 
+def _conversation(out) -> str:
+    """The call as the person heard and said it (for a failing assertion's message)."""
+    lines = []
+    for line in (out.person_folder / "events.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        if e["event"] in ("person_heard", "person_said", "person_typed"):
+            lines.append(f"{e['event'][7:]:>6}: {e.get('text') or e.get('written') or e.get('value')}")
+    return "\n".join(lines)
+
+
 async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(forms_cfg, forms_runtime, demo_site):
     out = await simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"], load_profile("david"),
                               site=demo_site)
     r = out.report
     assert set(r) == REPORT_KEYS
-    assert r["submitted"] and r["authorised_before_submit"]
-    assert r["field_accuracy"] == 1.0, [f for f in r["fields"] if not f["ok"]]
+    assert r["submitted"] and r["authorised_before_submit"], _conversation(out)
+    assert r["field_accuracy"] == 1.0, ([f for f in r["fields"] if not f["ok"]], _conversation(out))
     assert r["phone_waits_on_browser"] == 0
     msgs = _types(r)
     # the person's first phone answer had no country code: the page refused it, the agent asked again
@@ -73,7 +83,8 @@ def test_registration_by_cli_server_errors_and_revealed_field(forms_cfg, tmp_pat
     assert len(lines) == 1
     r = json.loads(lines[0])
     assert set(r) == REPORT_KEYS
-    assert r["submitted"] and r["authorised_before_submit"] and r["field_accuracy"] == 1.0, r["fields"]
+    assert r["submitted"] and r["authorised_before_submit"] and r["field_accuracy"] == 1.0, (
+        r["fields"], proc.stderr[-4000:])  # the conversation, as the CLI printed it
     msgs = _types(r)
     taken = [i for i, (t, p) in enumerate(msgs) if t == "fill_error" and "already taken" in p["reason"]]
     assert taken, "the server refused the first username"

@@ -168,6 +168,17 @@ def test_a_rejected_name_is_spelled_then_spelled_or_typed_then_given_up():
     assert asked(later)[-1] == "family_name" and iv.ask_mode(later, NAME) == "spell_or_type"
 
 
+def test_a_date_or_number_is_never_spelled_but_offers_the_box_once_its_read_backs_led_nowhere():
+    dob = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+    state = iv.start([dob, PHONE, SEAT])
+    assert iv.ask_mode(state, dob) == iv.ask_mode(state, PHONE) == "words"
+    state = iv.not_understood(iv.not_understood(state, "date_of_birth"), "phone")
+    assert iv.ask_mode(state, dob) == iv.ask_mode(state, PHONE) == "words_or_type"
+    state = iv.not_understood(state, "seat")
+    assert iv.ask_mode(state, SEAT) == "words"  # a choice not understood once is asked in words again
+    assert iv.ask_mode(iv.not_understood(state, "seat"), SEAT) == "spell"
+
+
 def test_names_and_date_parts_are_asked_together_until_one_is_rejected_or_refused():
     state = iv.start([GIVEN, NAME, PHONE])
     step = iv.next_step(state)

@@ -219,6 +219,7 @@ def test_only_a_choice_in_other_words_goes_to_the_persons_judgement_of_meaning()
     ("So Rome, is that right?", "Rome"),
     ("So that's window, correct?", "window"),
     ("You said vegetarian. Did I get that right?", "vegetarian"),
+    ("I had 077. 009, 001, 23, is that right?", "077. 009, 001, 23"),  # Whisper's "I have", in CI
 ])
 def test_the_value_part_of_a_read_back(heard, want):
     assert hearing.read_back(heard) == want
@@ -384,3 +385,88 @@ def test_the_ear_takes_whispers_spelling_of_the_spelling_alphabet_and_o_for_osca
     assert not hearing.states("I have O for Oscar, November, Echo, India, Lena, Lena. Is that right?", "O'Neill x")
     assert not hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena. Is that right?",
                               "O'Neill")
+
+
+def test_amid_a_spelling_the_ear_takes_a_word_close_to_a_spelling_alphabet_word():
+    """CI: the bot's correct spelled read-back of davidmiller@example.com came through tiny.en as
+    "…Alpha, Vicker, …, Lena, Lena, Echo, Romato…"; the person said no twice and the form failed."""
+    heard = ("I have D for Delta, Alpha, Vicker, India, Delta, Mike, India, Lena, Lena, Echo, Romato at example.com. "
+             "Is that right?")
+    assert hearing.states(heard, "davidmiller@example.com")
+    assert not hearing.states(heard, "davidmiler@example.com")
+    assert not hearing.states(heard.replace("Vicker", "Bicker"), "davidmiller@example.com")  # B is not V
+    assert not hearing.states("I have Vicker. Is that right?", "V")  # only amid a spelling
+
+
+class _Hands:
+    """The person's hands at their seam: the page takes what is typed when ``takes``."""
+
+    def __init__(self, takes: bool):
+        self.takes, self.typed = takes, []
+
+    async def __call__(self, value: str) -> bool:
+        self.typed.append(value)
+        return self.takes
+
+
+async def test_offered_the_box_on_the_screen_the_person_types_the_value_there_and_says_nothing():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    events = []
+    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE"}), AgreeingLLM("postcode"),
+                             emit=lambda e, **k: events.append((e, k)))
+    offer = "Could you spell your postcode for me, letter by letter? Or type it in the box on your screen."
+    hands = _Hands(takes=True)
+    assert await person.respond(offer, type_in=hands) is None
+    assert hands.typed == ["M1 1AE"] and ("person_typed", {"topic": "postcode", "value": "M1 1AE"}) in events
+    refused = _Hands(takes=False)  # no box offered, or the page refused it: the person spells it
+    assert (await person.respond(offer, type_in=refused)).startswith("M for Mike") and refused.typed == ["M1 1AE"]
+    assert (await person.respond("Could you spell your postcode?", type_in=hands)).startswith("M for Mike")
+    assert hands.typed == ["M1 1AE"]  # asked to spell only: no box to type in
+
+
+async def test_the_persons_screen_types_in_the_box_the_phone_agent_offers():
+    """:class:`Screen` against a stand-in for the server's routes: the box comes from the
+    session's ``type_requested`` event; typing posts the value for that field, once."""
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    from appliance.simulate.call import Screen
+
+    posted, offered = [], asyncio.Event()
+
+    async def events(req):
+        ws = web.WebSocketResponse()
+        await ws.prepare(req)
+        assert req.query["pc_id"] == "pc1"
+        await ws.send_json({"event": "heard", "text": "M for Mike"})
+        await ws.send_json({"event": "type_requested", "field": "postcode", "label": "Postcode"})
+        offered.set()
+        await ws.receive()
+        return ws
+
+    async def value(req):
+        posted.append(await req.json())
+        return web.json_response({"status": "sent"})
+
+    app = web.Application()
+    app.router.add_get("/api/events", events)
+    app.router.add_post("/api/form/value", value)
+    emitted = []
+    async with TestServer(app) as srv:
+        screen = Screen(str(srv.make_url("/")), "pc1", lambda e, **k: emitted.append(e))
+        watching = asyncio.create_task(screen.run())
+        await asyncio.wait_for(offered.wait(), 5)
+        for _ in range(100):
+            if screen.box:
+                break
+            await asyncio.sleep(0.02)
+        assert await screen.type_in("M1 1AE")
+        assert posted == [{"pc_id": "pc1", "field": "postcode", "value": "M1 1AE"}]
+        assert not await screen.type_in("M1 1AE")  # typed once; no box offered now
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+    assert emitted == []

@@ -33,6 +33,12 @@ def _user_turns(session) -> list[str]:
             for m in msgs if m["role"] == "user"]
 
 
+def _in_order(wanted: str, got: str) -> bool:
+    """Whether ``wanted``'s characters all appear in ``got`` in that order (others may come between)."""
+    rest = iter(got)
+    return all(ch in rest for ch in wanted)
+
+
 async def test_turns_on_real_audio(voice_cfg, runtime, tmp_path):
     synth = PiperSynth()
     rng = np.random.default_rng(3)
@@ -79,9 +85,10 @@ async def test_turns_on_real_audio(voice_cfg, runtime, tmp_path):
                                            "speculation", "first_audio_sent", "interruption", "backchannel"))
     assert len(turns) == 4, f"{turns}\n{timeline}"  # the silence and the noise made no turn
     assert word_recall("yes", turns[0]) == 1, turns
-    digits = "".join(ch for ch in turns[1] if ch.isdigit())
-    assert digits == "5551234567" or word_recall("five five five one two three four five six seven", turns[1]) >= 0.8, \
-        turns
+    # one turn holds all three groups, in order (Whisper may write them as digits or words, and may
+    # repeat a digit: "5, 5, 5 5 5 5 1, 2, 3 …" — what it writes is not what is tested)
+    assert _in_order("5551234567", "".join(ch for ch in turns[1] if ch.isdigit())) or word_recall(
+        "five five five one two three four five six seven", turns[1]) >= 0.8, turns
     assert word_recall("my name is david miller", turns[2]) >= 0.8, turns  # one turn: answered once complete
     assert word_recall("what is the capital of france", turns[3]) >= 0.8, turns
 

@@ -22,8 +22,10 @@ word for word, picks the option the person meant); its state and rules are the p
   (:mod:`~appliance.phone_agent.spelling`; a correction that is already spelled is taken
   at once); the second request for a spelling adds "or type it in the box on your screen"
   (event ``type_requested``); a spelled value is spelled back. Other kinds read a "no,
-  it's …" correction back. A value the person typed (``info_collected{confirmed: true}``
-  from the page or the terminal) ends the field's question at once;
+  it's …" correction back, and when that led nowhere ask again with the offer of the box
+  ("Let's try again. What is your date of birth? Or type it in the box on your
+  screen."). A value the person typed (``info_collected{confirmed: true}`` from the page
+  or the terminal) ends the field's question at once;
 * with nothing left to ask the agent says what is happening (the form is loading, the next
   page is opening) and waits for the computer agent — at such a *step boundary* that is not
   a wait; any other hold of its next utterance counts in ``waits_on_browser``
@@ -325,6 +327,8 @@ class PhoneAgent:
         """The question for ``spec`` in ``mode``, after the page's reason for a refusal if any."""
         if mode == "words":
             q = fl.question(spec)
+        elif mode == "words_or_type":
+            q = f"{fl.question(spec)} {fl.TYPE_OFFER}"
         else:
             q = fl.spell_question(spec, or_type=mode == "spell_or_type")
         if reason:
@@ -332,11 +336,13 @@ class PhoneAgent:
             return f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}"
         return q
 
-    def _spell_asked(self, spec: FieldSpec, mode: iv.AskMode) -> None:
-        self.state = iv.spell_asked(self.state, spec.name)
-        self.emit("spelling_requested", agent=self.id, field=spec.name, label=spec.label,
-                  times=self.state.spell_asks[spec.name])
-        if mode == "spell_or_type":  # the page shows a box for this field
+    def _offer(self, spec: FieldSpec, mode: iv.AskMode) -> None:
+        """Record how ``spec`` is asked beyond plain words: a spelling requested, the page's box offered."""
+        if mode.startswith("spell"):
+            self.state = iv.spell_asked(self.state, spec.name)
+            self.emit("spelling_requested", agent=self.id, field=spec.name, label=spec.label,
+                      times=self.state.spell_asks[spec.name])
+        if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
     async def _interview(self, ask: iv.Ask) -> None:
@@ -352,8 +358,7 @@ class PhoneAgent:
             mode = iv.ask_mode(self.state, spec)
             if say is None:
                 say = self._prompt(spec, mode, reason)
-                if mode != "words":
-                    self._spell_asked(spec, mode)
+                self._offer(spec, mode)
             reason = ""
             try:
                 text = await self._ask(say, field=spec.name)
@@ -373,10 +378,9 @@ class PhoneAgent:
                     if fl.kind(spec) == "choice":
                         self.state = iv.not_understood(self.state, spec.name)
                     mode = iv.ask_mode(self.state, spec)
-                    hint = fl.hint(spec) if mode == "words" else ""
+                    hint = "" if mode.startswith("spell") else fl.hint(spec)
                     say = f"Sorry, I didn't get that. {hint} {self._prompt(spec, mode)}".replace("  ", " ")
-                    if mode != "words":
-                        self._spell_asked(spec, mode)
+                    self._offer(spec, mode)
                     continue
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
@@ -399,10 +403,11 @@ class PhoneAgent:
                     break
                 self._prefix = "Sorry about that. "
             else:
-                say = f"Let's try again. {self._prompt(spec, iv.ask_mode(self.state, spec))}"
+                if not fl.spellable(spec) and fl.kind(spec) != "choice":  # a date or number misheard: the box too
+                    self.state = iv.not_understood(self.state, spec.name)
                 mode = iv.ask_mode(self.state, spec)
-                if mode != "words":
-                    self._spell_asked(spec, mode)
+                say = f"Let's try again. {self._prompt(spec, mode)}"
+                self._offer(spec, mode)
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
@@ -410,8 +415,9 @@ class PhoneAgent:
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
         kind = fl.kind(spec) if fl.spellable(spec) else "name"
-        spelled = spelling.looks_spelled(text, kind) or (mode != "words" and spelling.letters(text, kind) is not None)
-        if mode != "words" or (fl.spellable(spec) and spelled):
+        by_letter = mode.startswith("spell")
+        spelled = spelling.looks_spelled(text, kind) or (by_letter and spelling.letters(text, kind) is not None)
+        if by_letter or (fl.spellable(spec) and spelled):
             value = fl.parse_spelled(spec, text)
             if value is not None:
                 return value, True

@@ -175,12 +175,16 @@ def parse_spelled(spec: FieldSpec, text: str) -> str | None:
     return value
 
 
+#: what follows a question when the page offers the field's box
+TYPE_OFFER = "Or type it in the box on your screen."
+
+
 def spell_question(spec: FieldSpec, or_type: bool = False) -> str:
     """"Could you spell your family name for me, letter by letter?" (``or_type``: "… Or type
     it in the box on your screen.")."""
     label = _lower_first(spec.label.strip().rstrip(":*?").strip())
     ask = f"Could you spell your {label} for me, letter by letter?"
-    return f"{ask} Or type it in the box on your screen." if or_type else ask
+    return f"{ask} {TYPE_OFFER}" if or_type else ask
 
 
 def typed_value(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue:

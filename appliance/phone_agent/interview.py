@@ -50,7 +50,8 @@ person is asked to ``spell`` it, and when a spelling is asked for the second tim
 :data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
 answer was not understood twice (:func:`not_understood`; a long list of options is not
 read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
-Other kinds are always asked in ``words``.
+Other kinds (a date, a number, a phone) are asked in ``words``, and once their read-backs
+failed (:func:`not_understood`) in ``words_or_type``: the box on the screen is offered too.
 
 **Transitions:** :func:`begin` takes the asked field (or fields) off the queue
 (:func:`requeue` puts an ask cut short back); :func:`confirm` records a value the person
@@ -85,8 +86,8 @@ GIVE_UP_LIMIT = 2
 #: Read-backs of one field the person may reject before it is given up (the first ones lead to spelling).
 REJECTION_LIMIT = 3
 
-#: How a field is asked: in words, to be spelled, or to be spelled or typed on the screen.
-AskMode = Literal["words", "spell", "spell_or_type"]
+#: How a field is asked: in words, to be spelled, or either with the offer to type it on the screen.
+AskMode = Literal["words", "words_or_type", "spell", "spell_or_type"]
 
 
 class InterviewError(ValueError):
@@ -298,15 +299,17 @@ def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
     if fl.spellable(spec):
         due = bool(state.rejections.get(spec.name))
-    else:
-        due = fl.kind(spec) == "choice" and state.unheard.get(spec.name, 0) >= 2
+    elif fl.kind(spec) == "choice":
+        due = state.unheard.get(spec.name, 0) >= 2
+    else:  # a date, number or phone: nothing to spell, but the person may type it
+        return "words_or_type" if state.unheard.get(spec.name) else "words"
     if not due:
         return "words"
     return "spell" if not state.spell_asks.get(spec.name) else "spell_or_type"
 
 
 def not_understood(state: Interview, name: str) -> Interview:
-    """An answer for ``name`` gave no value (counted for choices: see :func:`ask_mode`).
+    """An answer for ``name`` gave no value, or its read-backs led nowhere (see :func:`ask_mode`).
 
     Raises:
         InterviewError: ``name`` is not a known field.

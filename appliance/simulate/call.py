@@ -13,12 +13,16 @@ last spoke asks something — a question, a read-back, a request to submit. Afte
 statement ("One moment, I'm working on the form.") it stays silent and keeps listening;
 after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
 bot's next clause may be late) before it answers.
+
+The person also has the appliance's page in front of them (:class:`Screen`): the events it
+shows (``type_requested`` highlights a field's box) and the box to type a value in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import re
 import time
@@ -26,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import numpy as np
 
 from appliance.voice.wav import write_wav
@@ -38,10 +43,12 @@ log = logging.getLogger(__name__)
 
 ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
 
-#: a question even where the ASR left out its question mark: a wh-word, an opening auxiliary, a
-#: choice ("Country: United Kingdom, Ireland or Portugal"), a read-back ("I have Manchester, …")
-_ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|is|are|shall|should|may|can|could|"
-                     r"would|will|i have)\b|\bis that (right|correct)\b", re.I)
+#: a question even where the ASR left out its question mark: a wh-word opening a clause ("Thanks, what
+#: is …", not "Here's what I'll submit"), an opening auxiliary, a choice ("Country: United Kingdom, Ireland
+#: or Portugal"), a read-back ("I have Manchester, …")
+_ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|who|how)\b|\bor\b|"
+                     r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
+                     r"\bis that (right|correct)\b", re.I)
 
 
 #: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
@@ -49,8 +56,10 @@ _ASKING = re.compile(r"\b(what|when|which|where|who|how|or)\b|^\W*(do|does|did|i
 READ_BACK_WAIT_S = 10.0
 
 
-#: a transcript with fewer words per second of audio than this was cut short (see ``PersonOnCall._transcribe``)
-MIN_WORDS_PER_S = 1.0
+#: a transcript with fewer words per second of audio than this may have been cut short (see
+#: ``PersonOnCall._transcribe``): the bot's speech comes through at 2–3.5 words a second, pauses included
+#: (CI: "I have David Miller at example." for 4.1 s of "I have david miller, at example dot com. Is that right?")
+MIN_WORDS_PER_S = 1.6
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -89,6 +98,42 @@ def asks(text: str) -> bool:
     return any("?" in sent or _ASKING.search(sent) for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
 
 
+class Screen:
+    """The person's page on a form call, as far as the person uses it: the box the phone
+    agent offers (the session's ``type_requested`` events, over ``GET /api/events``) and
+    typing a value in it (``POST /api/form/value``). ``await run()`` follows the events
+    until cancelled or the call ends; :meth:`type_in` is the person's hands."""
+
+    def __init__(self, url: str, pc_id: str, emit: Callable[..., Any]):
+        self.url, self.pc_id, self.emit = url.rstrip("/"), pc_id, emit
+        self.box: dict | None = None  # the offered field: {"field", "label"}
+        self._http: aiohttp.ClientSession | None = None
+
+    async def run(self) -> None:
+        async with aiohttp.ClientSession() as self._http:
+            async with self._http.ws_connect(f"{self.url}/api/events", params={"pc_id": self.pc_id}) as ws:
+                async for msg in ws:
+                    if msg.type != aiohttp.WSMsgType.TEXT:
+                        break
+                    ev = json.loads(msg.data)
+                    if ev.get("event") == "type_requested":
+                        self.box = {"field": ev["field"], "label": ev.get("label", "")}
+            await asyncio.Event().wait()  # the call ended: keep the session for a last type_in
+
+    async def type_in(self, value: str) -> bool:
+        """Type ``value`` in the offered box and press Set: whether the page took it (False
+        when no box is offered; the page's refusal is logged as ``person_type_refused``)."""
+        if self.box is None or self._http is None:
+            return False
+        field, self.box = self.box["field"], None  # a box is typed in once; the next offer highlights it again
+        async with self._http.post(f"{self.url}/api/form/value",
+                                   json={"pc_id": self.pc_id, "field": field, "value": value}) as r:
+            if r.status == 200:
+                return True
+            self.emit("person_type_refused", field=field, value=value, status=r.status, error=await r.text())
+            return False
+
+
 class PersonOnCall:
     """The person's side of one call: ``await run()`` listens and answers until cancelled.
 
@@ -102,17 +147,29 @@ class PersonOnCall:
             answer (written, spoken words, seconds of audio).
         folder: where the person's side is recorded: each bot utterance as it arrived
             (``heard-NNN.wav``, 16 kHz, numbered as the ``person_asr`` events).
+        screen: the person's page (None: a person without one, who only talks).
     """
 
     def __init__(self, person: SimulatedPerson, client: WebRTCClient, synth, asr, *, style: VoiceStyle,
-                 emit: Callable[..., Any], folder: Path | None = None):
+                 emit: Callable[..., Any], folder: Path | None = None, screen: Screen | None = None):
         self.person, self.client, self.synth, self.asr = person, client, synth, asr
-        self.style, self.emit, self.folder = style, emit, folder
+        self.style, self.emit, self.folder, self.screen = style, emit, folder, screen
         self._heard_n = 0
         self.vocabulary = [v for k, v in person.profile.facts.items() if k in ("given_name", "family_name", "city")]
         self.spoken_s = 0.0
 
     async def run(self) -> None:
+        if self.screen is None:
+            await self._listen()
+            return
+        async with asyncio.TaskGroup() as tg:
+            watching = tg.create_task(self.screen.run(), name="person's screen")
+            try:
+                await self._listen()
+            finally:
+                watching.cancel()
+
+    async def _listen(self) -> None:
         heard: list[str] = []  # what the bot said since the person last spoke
         waiting = False  # a read-back ("I have …") without its question yet: give the bot a moment
         while True:
@@ -133,7 +190,7 @@ class PersonOnCall:
             said, heard = " ".join(heard), []
             self.emit("person_heard", text=said)
             try:
-                reply = await self.person.respond(said)
+                reply = await self.person.respond(said, type_in=self.screen.type_in if self.screen else None)
                 if reply:
                     await self._speak(reply)
             except Exception:  # one broken turn must not silence the person for the rest of the call
@@ -148,9 +205,11 @@ class PersonOnCall:
         tr = await asyncio.to_thread(self.asr.transcribe, audio)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
-            # Whisper stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s of a
-            # spelled read-back): a listener hears it all, so the person hears it again in two halves
-            text = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
+            # Whisper may have stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
+            # of a spelled read-back): a listener hears it all, so the person hears it again in two halves, and
+            # keeps what holds more words
+            again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
+            text = again if len(again.split()) > len(text.split()) else text
         self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(tr.audio_s, 2),
                   asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None)
         return clean(text)

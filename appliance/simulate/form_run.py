@@ -21,7 +21,7 @@ from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, fetch_submissions, report
 from appliance.forms.session import run_session
-from appliance.simulate.call import PersonOnCall, asks
+from appliance.simulate.call import PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
@@ -72,9 +72,10 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
 
     def emit(event: str, **fields) -> None:
         person_side.events.emit(event, **fields)
-        if progress is not None and event in ("person_heard", "person_said"):
+        if progress is not None and event in ("person_heard", "person_said", "person_typed"):
             progress(f"  bot (as heard): {fields['text']}" if event == "person_heard" else
-                     f"  person: {fields['written']}")
+                     f"  person: {fields['written']}" if event == "person_said" else
+                     f"  person (typed in the box): {fields['value']}")
     person = SimulatedPerson(profile, runtime.llm("person"), emit)
     style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
@@ -88,7 +89,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         client = WebRTCClient(server.url)
         await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
         call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
-                            folder=person_side.folder)
+                            folder=person_side.folder, screen=Screen(server.url, client.pc_id, emit))
         async with asyncio.TaskGroup() as tg:
             listening = tg.create_task(call.run())
             cancel = tg.create_task(_cancel_on(stop, server.url, client.pc_id)) if stop is not None else None

@@ -14,6 +14,8 @@ Strict about the value, tolerant of how Whisper writes speech:
   before them sounded like; a wrong, missing or extra letter is a no;
 * letters as said: single letters ("D-A-V-I-D", "d a v i d"), letter names ("dee",
   "double you"), the spelling alphabet ("Mike", "M for Mike", "A as in Alpha"), "double L";
+  amid a spelling, a word close to a spelling-alphabet word of its first letter is that
+  word ("Alpha, Vicker, India": a listener hears Victor);
 * digits as said: numerals or words, "oh", "double five", "eighty four", and "to"/"for"
   between digits (how Whisper writes a spoken "two"/"four");
 * e-mails and user names: "at", "dot", "underscore", "dash" say their symbols;
@@ -30,6 +32,8 @@ said symbols count ("emma underscore j" is not "emmaj").
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
+import functools
 import re
 
 from appliance.simulate.speech import DIGIT_WORDS, ICAO, MONTH_NAMES, SMALL_ORDINALS, TEEN_WORDS, TENS_WORDS
@@ -74,7 +78,8 @@ NATIONALITIES = {
 
 _QUESTION = re.compile(r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i get (?:that|it) right|"
                        r"have i got (?:that|it) right|(?:right|correct)\s*\?)", re.I)
-_FRAME = re.compile(r"\b(?:so that's|so that is|i have|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
+#: the words before a read-back's value ("I had" is how Whisper may write the bot's "I have")
+_FRAME = re.compile(r"\b(?:so that's|so that is|i have|i had|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
 _SPELLED = re.compile(r"\bspel(?:l|led|t|ling)\b[\s,.:;-]*", re.I)
 #: "as one word" as Whisper writes it too: "That's one word", "S one word", "S1 word"
 _UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
@@ -203,9 +208,24 @@ def _sounds(text: str) -> list[tuple[str, ...]]:
                 out.append((_DIGIT_HOMOPHONES[tok],))
                 i += 1
             else:
-                out.append(_alternatives(tok))
+                alts = _alternatives(tok)
+                near = _near_spelling_word(tok) if len(alts) == 1 and (
+                    (i > 0 and toks[i - 1] in _ICAO_WORDS) or nxt in _ICAO_WORDS) else None
+                out.append(alts + (near,) if near else alts)
                 i += 1
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _near_spelling_word(tok: str) -> str | None:
+    """The letter of the spelling-alphabet word ``tok`` sounds like, as a listener hears a
+    misheard one amid a spelling ("Alpha, Vicker, India": Victor; "Echo, Romato": Romeo):
+    a word of the same first letter, close by :func:`difflib.get_close_matches` (ratio
+    ≥ 0.6). Only asked for a word next to a spelling-alphabet word."""
+    if not tok.isalpha() or len(tok) < 3:
+        return None
+    hit = next((w for w in difflib.get_close_matches(tok, _ICAO_WORDS, n=3, cutoff=0.6) if w[0] == tok[0]), None)
+    return _ICAO_WORDS[hit] if hit else None
 
 
 def _alternatives(tok: str) -> tuple[str, ...]:

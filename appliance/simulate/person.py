@@ -12,7 +12,9 @@ exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: th
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; a profile's ``first_answers`` value the
 first time that key is asked (kept through its read-back, corrected once asked again).
-Asked for a spelling ("Could you spell …"), the person spells the value with the spelling
+Offered the box on the screen ("… Or type it in the box on your screen."), a person
+with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
+Otherwise, asked for a spelling ("Could you spell …"), the person spells the value with the spelling
 alphabet (:func:`~appliance.simulate.speech.say_spelled`); from its second "no" to the
 read-backs of one detail on, its correction is spelled too ("No, it's O'Neill: Oscar,
 apostrophe, …"). A given and a family name are also one detail, ``full_name``, when the
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +71,7 @@ _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got
 _PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
+_TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your screen."
 _SPELL = re.compile(r"\bspell|\bletter by letter\b", re.I)  # Whisper writes "spell" as "style", "stub"…
 #: details a person would spell (letters in them); dates, numbers and choices are said
 SPELLABLE_KEYS = ("given_name", "family_name", "full_name", "passport_number", "email", "username", "postcode",
@@ -140,9 +143,13 @@ class SimulatedPerson:
         except LLMError as e:
             log.warning("persona warm-up: %s", e)
 
-    async def respond(self, heard: str) -> str | None:
-        """What the person says back to ``heard`` (the bot has yielded the floor: always something).
+    async def respond(self, heard: str, type_in: Callable[[str], Awaitable[bool]] | None = None) -> str | None:
+        """What the person says back to ``heard`` (the bot has yielded the floor: always
+        something, unless the person typed the answer instead).
 
+        ``type_in``: the person's hands on their page, ``await type_in(value)`` → whether the
+        page took ``value`` in the box it offers; a person with a screen offered the box
+        types the detail asked for there and says nothing (event ``person_typed``).
         A read-back ("… Is that right?") is about the detail last asked; a request to submit is
         about submitting; for anything else the LLM decides which detail is asked for, and a
         request to spell in which it finds none ("Could you spell your post good for me?", as
@@ -170,7 +177,12 @@ class SimulatedPerson:
                 topic = "none"
             if topic == "none" and _SPELL.search(heard):  # a spelling asked for a detail the LLM missed
                 topic = self._previous
-        said = await self._answer(heard, topic, kind)
+        if kind == "ask" and type_in is not None and _TYPE_OFFER.search(heard) and self.believed(topic) \
+                and await type_in(self.believed(topic)):
+            kind, said = "typed", None
+            self.emit("person_typed", topic=topic, value=self.believed(topic))
+        else:
+            said = await self._answer(heard, topic, kind)
         self.repeat = self.repeat + 1 if self.turns and (self.turns[-1].topic, kind) == (topic, "ask") else 0
         self.turns.append(Turn(heard, topic, kind, said))
         self.emit("person", heard=heard, topic=topic, kind=kind, said=said)
