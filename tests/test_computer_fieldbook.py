@@ -45,6 +45,14 @@ def test_naming_is_once_per_field_with_unique_names_and_specs():
     other = field("email2", "Work email", "email")
     book, spec2 = fb.name(book, other, "email")
     assert spec2.name == "email_2" and fb.name_of(book, other) == "email_2"
+    # a name taken already: the field's label's own name when given and free (a page never holds two
+    # copies of one detail: the 0.5B model named "Check-in" and "Check-out" both date_of_birth)
+    check_in, check_out = field("cin", "Check-in", "text"), field("cout", "Check-out", "text")
+    book, _ = fb.name(book, check_in, "date_of_birth", instead="check_in")
+    book, spec3 = fb.name(book, check_out, "date_of_birth", instead="check_out")
+    assert spec3.name == "check_out"
+    book, spec4 = fb.name(book, field("cout2", "Check-out", "text"), "date_of_birth", instead="check_out")
+    assert spec4.name == "date_of_birth_2"  # its label's name is taken too
     with pytest.raises(fb.FieldBookError, match="named already"):
         fb.name(book, EMAIL, "mail")
     book = fb.done_naming(book)

@@ -93,3 +93,12 @@ def test_typed_values():
     assert fl.typed_value(SEAT, "aisle") == "Aisle"
     assert fl.typed_value(CONSENT, "yes") is True
     assert fl.typed_value(FAMILY, "  Siobhán ") == "Siobhán"
+
+
+def test_a_dates_question_says_date_where_its_label_does_not():
+    assert fl.question(DOB) == "What is your date of birth?"
+    check_in = FieldSpec(name="date_of_birth", label="Check-in", type="date", required=True)  # as the 0.5B model named it
+    assert fl.question(check_in) == "What is your check-in date?"
+    assert fl.question(FieldSpec(name="when", label="When do you travel?", type="date", required=True)) == (
+        "When do you travel?")
+    assert fl.question(FieldSpec(name="note", label="Check-in", type="text", required=True)) == "What is your check-in?"

@@ -287,7 +287,7 @@ class ComputerAgent:
 
         def on_name(i: int, name: str, source: str) -> None:
             f = fields[i]
-            self.book, named[i] = fb.name(self.book, f, name)
+            self.book, named[i] = fb.name(self.book, f, name, instead=mapper.slug(f.label) if f.label else "")
             self.emit("field_named", agent=self.id, ident=f.ident, label=f.label, name=named[i].name, source=source,
                       ms=round((time.monotonic() - t0) * 1000))
             while len(specs) in named:

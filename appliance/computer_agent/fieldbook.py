@@ -142,8 +142,11 @@ def start_naming(book: FieldBook, fields: Iterable[pg.FieldView]) -> FieldBook:
     return replace(book, naming=frozenset(key(f) for f in fields))
 
 
-def name(book: FieldBook, f: pg.FieldView, wanted: str) -> tuple[FieldBook, FieldSpec]:
-    """Name page field ``f`` ``wanted`` (``wanted_2``, ``wanted_3`` … when taken) and return its spec.
+def name(book: FieldBook, f: pg.FieldView, wanted: str, instead: str = "") -> tuple[FieldBook, FieldSpec]:
+    """Name page field ``f`` ``wanted`` and return its spec. When another field has that name
+    already, ``f`` is named ``instead`` (its label's own name: one page never holds two copies
+    of one detail, "Check-in" and "Check-out" both ``date_of_birth``), else ``wanted_2``,
+    ``wanted_3`` ….
 
     Raises:
         FieldBookError: ``f`` is named already.
@@ -151,6 +154,8 @@ def name(book: FieldBook, f: pg.FieldView, wanted: str) -> tuple[FieldBook, Fiel
     if name_of(book, f) is not None:
         raise FieldBookError(f"field {f.ident!r} ({f.label!r}) is named already")
     unique, n = wanted, 2
+    if get(book, wanted) is not None and instead and get(book, instead) is None:
+        unique = instead
     while get(book, unique) is not None:
         unique, n = f"{wanted}_{n}", n + 1
     spec = spec_for(unique, f)

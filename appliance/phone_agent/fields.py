@@ -96,7 +96,8 @@ def question(spec: FieldSpec) -> str:
     """The question for a field: "What is your date of birth?", "What is your seat
     preference: Window, Aisle or Middle?" (up to six options are read out; a label that is a
     question is kept: "How should we contact you? Email, Phone or Post?"), "Do you accept the
-    fare rules and the privacy notice?"."""
+    fare rules and the privacy notice?"; a date's label that does not say so gets "date":
+    "What is your check-in date?"."""
     label = spec.label.strip().rstrip(":*").strip()
     k = kind(spec)
     if k == "yesno":
@@ -109,6 +110,8 @@ def question(spec: FieldSpec) -> str:
         return f"{head} {listed}?"
     if label.endswith("?"):
         return label
+    if k == "date" and not re.search(r"(?i)\b(date|day|birthday|born|dob|when)\b", label):
+        label = f"{label} date"  # "Check-in" → "What is your check-in date?"
     return f"What is your {label[0].lower() + label[1:]}?"
 
 
