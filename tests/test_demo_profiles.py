@@ -41,3 +41,16 @@ def test_hard_profiles_hold_values_the_flight_form_takes(name):
     for field, rule in mapped.items():
         assert exp[field] in rule.values.values(), (field, exp[field])
     assert p.facts["travel_date"] > "2027-01-01"
+
+
+def test_a_first_wrong_answer_is_played_only_on_the_pages_made_to_refuse_it():
+    """Bench, text person: on shadow-iframe (a phone field that takes any format) the national number
+    David gives first for the flight form stayed in the page, and the run failed on the profile."""
+    from appliance.demo.spec import load_specs
+
+    specs, david = load_specs(), load_profile("david")
+    assert specs["flight"].person(david).first_answers == {"phone": "07700900123"}
+    assert specs["register"].person(david).first_answers == {"username": "davidmiller"}
+    assert specs["id-check"].person(david).first_answers == {"id_number": "73910452"}
+    assert specs["shadow-iframe"].person(david).first_answers == {}
+    assert specs["shadow-iframe"].person(david).facts == david.facts

@@ -147,6 +147,24 @@ async def test_a_page_with_nothing_to_press_is_explained_and_not_repeated(monkey
     assert [ev for _, ev, _ in events].count("gave_up") == 1
 
 
+async def test_a_give_up_the_person_does_not_act_on_ends_the_call_unsent_after_the_reminders(monkeypatch):
+    from appliance.phone_agent import agent as phone_agent
+
+    monkeypatch.setattr(phone_agent, "HOLD_S", 0.1)
+    monkeypatch.setattr(phone_agent, "HANDS_REMINDERS", 2)
+    page = FakePage([_field("f2", "given_name", "First name")], buttons=())
+
+    def over(events):
+        return any(ev == "agent_finished" and kw["agent"] == "phone" for _, ev, kw in events)
+
+    computer, phone, line, events = await run_both(monkeypatch, page, ["David.", "Yes."], until=over)
+    reminders = [s for s in line.said if s.startswith("I'm waiting for you: ")]
+    assert len(reminders) == 2 and "press it yourself in the preview" in reminders[0]
+    assert line.said[-1].startswith("I'll stop here: nothing has changed, and the form is not submitted.")
+    assert phone.status == "failed" and "did not act on" in phone.detail
+    assert computer.status == "not_submitted" and "did not act on" in computer.detail  # the task ended with the call
+
+
 async def test_dont_submit_fills_everything_and_leaves_it_for_review(monkeypatch):
     page = FakePage([_field("f2", "given_name", "First name")])
 

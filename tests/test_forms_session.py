@@ -73,6 +73,22 @@ def test_report_gives_the_interviews_figures_per_field_filled():
     assert not wrong["accepted"] and wrong["field_accuracy"] == 0.5
 
 
+def test_a_dont_submit_run_is_judged_on_the_pages_last_draft_and_no_submission():
+    from appliance.demo.profile import Profile
+    from appliance.demo.spec import FieldRule, FormSpec
+
+    result = SessionResult(Outcome("not_submitted", "review"), PhoneOutcome("review", 0), "fixed", [], duration_s=9)
+    spec = FormSpec("w", "/w", (FieldRule("name", "given_name"),), submit=False)
+    profile = Profile("p", {"given_name": "Ada"})
+    drafts = [{"form": "w", "data": {"name": "Ad"}, "ts_ms": 1, "draft": True},
+              {"form": "w", "data": {"name": "Ada"}, "ts_ms": 2, "draft": True}]
+    r = report(result, spec, profile, drafts)
+    assert (r["accepted"], r["field_accuracy"], r["submitted"]) == (True, 1.0, False)
+    sent = report(result, spec, profile, [*drafts, {"form": "w", "data": {"name": "Ada"}, "ts_ms": 3}])
+    assert not sent["accepted"] and sent["submitted"]  # a submission on a "don't submit" task
+    assert report(result, spec, profile, drafts[:1])["field_accuracy"] == 0.0  # the last draft decides
+
+
 def test_report_counts_browser_actions_and_explained_failures():
     from appliance.phone_agent.agent import CallStats
 

@@ -102,3 +102,25 @@ def test_a_dates_question_says_date_where_its_label_does_not():
     assert fl.question(FieldSpec(name="when", label="When do you travel?", type="date", required=True)) == (
         "When do you travel?")
     assert fl.question(FieldSpec(name="note", label="Check-in", type="text", required=True)) == "What is your check-in?"
+
+
+def test_questions_leave_out_optional_and_agree_with_a_plural():
+    """Bench, text person: "What is your how can we help? (optional)?" and "What is your notes for the crew (optional)?"."""
+    def q(label, type_="text"):
+        return fl.question(FieldSpec(name="x", label=label, type=type_, required=False))
+
+    assert q("How can we help? (optional)") == "How can we help?"
+    assert q("Notes for the crew (optional)") == "What are your notes for the crew?"
+    assert q("Checked bags", "number") == "How many checked bags?"
+    assert q("Email address", "email") == "What is your email address?"
+    assert q("Status") == "What is your status?"
+
+
+def test_a_free_text_answer_keeps_the_persons_own_words():
+    """Bench, text person: "Please call me after 5 pm." was read back as "call me after 5 pm"."""
+    assert fl.parse(FieldSpec(name="notes", label="Notes", type="text", required=False),
+                    "My message is Please call me after 5 pm..") == "Please call me after 5 pm."
+    assert fl.parse(FieldSpec(name="company", label="Company", type="text", required=False),
+                    "Um, it's Acme Ltd.") == "Acme Ltd"  # a short value: no full stop
+    assert fl.parse(FieldSpec(name="q", label="Question", type="text", required=False),
+                    "Is there parking near the office?") == "Is there parking near the office?"

@@ -56,6 +56,10 @@ async def test_a_run_reports_only_the_submissions_made_since_it_started():
     from appliance.simulate.form_run import _submissions
 
     site = SimpleNamespace(submissions=[SimpleNamespace(form="flight", data={"given_name": "David"}, ts_ms=1000),
-                                        SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000)])
-    assert [s["data"] for s in await _submissions(site, "http://x/flight", 2000)] == [{"given_name": "Hoa"}]
+                                        SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000)],
+                           attempts=[SimpleNamespace(form="wizard", outcome="draft", data={"city": "Leeds"}, ts_ms=6000),
+                                     SimpleNamespace(form="flight", outcome="accepted", data={}, ts_ms=5000)])
+    assert await _submissions(site, "http://x/flight", 2000) == [
+        {"form": "flight", "data": {"given_name": "Hoa"}, "ts_ms": 5000},
+        {"form": "wizard", "data": {"city": "Leeds"}, "ts_ms": 6000, "draft": True}]  # a draft, for a "don't submit" task
     assert await _submissions(site, "http://x/flight", 9000) == []

@@ -470,3 +470,23 @@ async def test_the_persons_screen_types_in_the_box_the_phone_agent_offers():
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)
     assert emitted == []
+
+
+async def test_the_persona_asks_its_llm_about_the_question_not_the_offer_of_the_box_and_ends_with_one_full_stop():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    class Recording(AgreeingLLM):
+        def __init__(self, topic):
+            super().__init__(topic)
+            self.prompts = []
+
+        async def json(self, system, user, **kw):
+            self.prompts.append(user)
+            return await super().json(system, user, **kw)
+
+    llm = Recording("message")
+    person = SimulatedPerson(Profile("p", {"message": "Please call me after 5 pm."}), llm, emit=lambda *a, **k: None)
+    said = await person.respond("Let's try again. What are your notes for the crew? Or type it in the box on your screen.")
+    assert llm.prompts == ["said: Let's try again. What are your notes for the crew?"]
+    assert said == "My message is Please call me after 5 pm."

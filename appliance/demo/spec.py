@@ -11,7 +11,7 @@ shows after another answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -54,7 +54,8 @@ class FieldRule:
 class FormSpec:
     """One demo form: its ``name`` (as the site records submissions), ``path``, field rules,
     fields that must stay empty, whether the task is to ``submit`` it, and the ``task`` in
-    the person's words ('' = the default "fill it in and submit it")."""
+    the person's words ('' = the default "fill it in and submit it"), and the profile keys whose
+    first, wrong answer (``Profile.first_answers``) it is made to refuse: :meth:`person`."""
 
     name: str
     path: str
@@ -62,6 +63,14 @@ class FormSpec:
     must_be_empty: tuple[str, ...] = ()
     submit: bool = True
     task: str = ""
+    first_answers: tuple[str, ...] = ()  # profile keys whose first, wrong answer this page is made to refuse
+
+    def person(self, profile: Profile) -> Profile:
+        """``profile`` as the simulated person plays it on this page: its first, wrong answers
+        only for the keys this page is made to refuse (elsewhere a page that takes any format
+        would keep one, and the run would measure the profile, not the agents)."""
+        return replace(profile, first_answers={k: v for k, v in profile.first_answers.items()
+                                               if k in self.first_answers})
 
     def rules_for(self, profile: Profile) -> tuple[FieldRule, ...]:
         """The rules that apply to this person (see :meth:`FieldRule.applies`)."""
@@ -105,7 +114,7 @@ def load_specs() -> dict[str, FormSpec]:
                                     when={str(k): _yaml_key(v) for k, v in (r.get("when") or {}).items()})
                           for n, r in data["fields"].items())
             extra = {"must_be_empty": tuple(data.get("must_be_empty") or ()), "submit": bool(data.get("submit", True)),
-                     "task": str(data.get("task", ""))}
+                     "task": str(data.get("task", "")), "first_answers": tuple(data.get("first_answers") or ())}
             out[data["form"]] = FormSpec(data["form"], data["path"], rules, **extra)
             for name, path in (data.get("variants") or {}).items():
                 out[name] = FormSpec(name, path, rules, **extra)

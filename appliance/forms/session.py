@@ -219,12 +219,14 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
-    """What a demo site recorded (``GET <origin>/api/submissions``), or None when the site
-    does not offer it (not a demo site)."""
+    """What a demo site recorded (``GET <origin>/api/submissions``): its submissions, then its
+    autosaved drafts (``draft: true``); None when the site does not offer it (not a demo site)."""
     origin = "/".join(url.split("/")[:3])
     try:
         with urllib.request.urlopen(origin + "/api/submissions", timeout=5) as r:
-            return json.load(r)["submissions"]
+            body = json.load(r)
+        return body["submissions"] + [{"form": a["form"], "data": a["data"], "ts_ms": a["ts_ms"], "draft": True}
+                                      for a in body["attempts"] if a["outcome"] == "draft"]
     except (OSError, ValueError, KeyError):
         return None
 
@@ -234,8 +236,10 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     """The ``simulate form --json`` object (with the interview's figures):
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
-    else [] and null); ``accepted`` (the page recorded a submission holding exactly the
-    expected values; null without a spec); ``submitted``; ``authorised_before_submit``
+    else [] and null: what the page last took, or for a spec whose task is not to submit its
+    last autosaved draft); ``accepted`` (the page recorded a submission holding exactly the
+    expected values — for a "don't submit" spec: a draft holding them and no submission;
+    null without a spec); ``submitted``; ``authorised_before_submit``
     (every submission the site recorded came after a ``submit_authorized``);
     ``fill_lag_ms`` {p50, max} (each ``field_filled`` − the ``info_collected{confirmed}`` it
     answers); ``phone_waits_on_browser``; ``seconds_per_field`` (the interview's real time
@@ -247,7 +251,9 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
     """
     envs = result.envelopes
-    mine = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
+    records = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
+    mine = [s for s in records if not s.get("draft")]
+    drafts = [s for s in records if s.get("draft")]
     submitted = bool(mine) if submissions is not None else result.computer.status == "submitted"
     auth_ts = [e.ts for e in envs if isinstance(e.payload, SubmitAuthorized)]
     sub_ts = [s["ts_ms"] for s in mine] or ([result.computer.submitted_at_ms] if result.computer.submitted_at_ms
@@ -256,10 +262,11 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     lags = _fill_lags(envs)
     fields, accuracy, accepted = [], None, None
     if spec is not None and profile is not None:
-        res = evaluate(spec, profile, mine[-1]["data"] if mine else None)
+        held = mine if spec.submit else drafts
+        res = evaluate(spec, profile, held[-1]["data"] if held else None)
         fields = [{"field": r.field, "expected": r.expected, "filled": r.filled, "ok": r.ok} for r in res]
         accuracy = round(sum(r.ok for r in res) / len(res), 3) if res else None
-        accepted = bool(mine) and bool(res) and all(r.ok for r in res)
+        accepted = bool(held) and bool(res) and all(r.ok for r in res) and (spec.submit or not mine)
     filled = len({e.payload.field for e in envs if isinstance(e.payload, FieldFilled)})
     stats = result.phone.stats if result.phone else None
     per_field = (lambda x: round(x / filled, 2) if filled and x is not None else None)

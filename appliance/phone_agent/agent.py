@@ -33,8 +33,10 @@ word for word, picks the option the person meant); its state and rules are the p
 * ``step_failed`` (the computer agent gave up on a step) is said at once — what is wrong and
   what the person can do —, cutting short a wait for an answer so that it is never more than
   a moment after the give-up (within 5 s); its field is handed over to the person (a hold
-  reminds them of the advice). Each counts in ``explained_failures``, as do a page's
-  refusal said before a question and a failure that ends the call;
+  reminds them of the advice; after :data:`HANDS_REMINDERS` reminders with nothing
+  changing, the call ends unsent: "I'll stop here: …"). Each counts in
+  ``explained_failures``, as do a page's refusal said before a question and a failure that
+  ends the call;
 * ``format_invalid`` with ``candidates`` asks the person to pick one of the page's close
   matches (:mod:`~appliance.phone_agent.candidates`);
 * after ``status_update{auth-required}`` it reads a short summary and asks for explicit
@@ -77,6 +79,9 @@ GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few ques
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
                                  "working": "One moment, I'm working on the form."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
+#: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
+#: unsent: the person is not acting on it (about 2 minutes)
+HANDS_REMINDERS = 6
 #: tries at one field (answers that did not parse, side questions, page refusals) before it is given up
 ATTEMPTS = 4
 #: "wait", "stop", "no" after the yes to submitting
@@ -203,6 +208,7 @@ class PhoneAgent:
         self._t_first: float | None = None  # the first question
         self._t_authorise: float | None = None  # the first authorisation question
         self._t_last_answer: float | None = None
+        self._reminders = 0  # reminders of a give-up's advice since the last bus message
         self.stats = CallStats()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -266,7 +272,11 @@ class PhoneAgent:
                         await self._finish("not submitted: filled in, waiting for the person's review")
                         return self._outcome("review", message)
                     case iv.Hold(boundary=boundary):
-                        await self._hold(boundary)
+                        if (advice := await self._hold(boundary)) is not None:
+                            await self._say(f"I'll stop here: nothing has changed, and the form is not submitted. "
+                                            f"{advice} Goodbye.")
+                            await self._finish(f"not submitted: the person did not act on: {advice}")
+                            return self._outcome("failed", f"the person did not act on: {advice}")
         except _HungUp:
             await self._finish("not submitted: the person stopped answering")
             return self._outcome("no_answer", "no answer")
@@ -296,8 +306,10 @@ class PhoneAgent:
                 self.emit("decision", agent=self.id, what="typed_value", field=name, value=self.state.typed[name],
                           sender=env.sender)
 
-    async def _hold(self, boundary: bool) -> None:
-        """Nothing to ask: keep the person informed, then wait for the computer agent."""
+    async def _hold(self, boundary: bool) -> str | None:
+        """Nothing to ask: keep the person informed, then wait for the computer agent. Returns
+        the advice the person has not acted on after :data:`HANDS_REMINDERS` reminders (the
+        call ends), else None."""
         self.state, filler = iv.hold(self.state)
         if filler is not None:
             await self._say(FILLERS[filler])
@@ -305,13 +317,18 @@ class PhoneAgent:
             self.emit("waits_on_browser", agent=self.id, count=self.state.waits_on_browser)
         try:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
+            self._reminders = 0
         except TimeoutError:
             # waiting for the person, not the browser: remind them what to do
             advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
-            if advice:
-                await self._say(f"I'm waiting for you: {advice}")
-            else:
+            if not advice:
                 await self._say("I'm still working on the form, thank you for waiting.")
+            elif self._reminders >= HANDS_REMINDERS:
+                return advice
+            else:
+                self._reminders += 1
+                await self._say(f"I'm waiting for you: {advice}")
+        return None
 
     async def _explain(self, ex: iv.Explain) -> None:
         """Tell the person what the computer agent could not do and what they can do."""

@@ -97,8 +97,9 @@ def question(spec: FieldSpec) -> str:
     preference: Window, Aisle or Middle?" (up to six options are read out; a label that is a
     question is kept: "How should we contact you? Email, Phone or Post?"), "Do you accept the
     fare rules and the privacy notice?"; a date's label that does not say so gets "date":
-    "What is your check-in date?"."""
-    label = spec.label.strip().rstrip(":*").strip()
+    "What is your check-in date?"; "(optional)" is not read out, a plural takes "are": "What are
+    your notes for the crew?", a number "how many": "How many checked bags?"."""
+    label = re.sub(r"(?i)\s*\((?:optional|required)\)$", "", spec.label.strip().rstrip(":*").strip())
     k = kind(spec)
     if k == "yesno":
         m = re.match(r"(?i)i (agree|accept|consent|confirm|want|would like|have read)\b(.*)", label)
@@ -112,7 +113,11 @@ def question(spec: FieldSpec) -> str:
         return label
     if k == "date" and not re.search(r"(?i)\b(date|day|birthday|born|dob|when)\b", label):
         label = f"{label} date"  # "Check-in" → "What is your check-in date?"
-    return f"What is your {label[0].lower() + label[1:]}?"
+    head = re.split(r"(?i)\s+(?:for|of|to|in|on|with|about|from)\s+", label)[0].split()[-1]
+    plural = bool(re.search(r"(?i)[^su]s$", head))  # "Notes for the crew", "Checked bags"
+    if plural and k == "number":
+        return f"How many {label[0].lower() + label[1:]}?"
+    return f"What {'are' if plural else 'is'} your {label[0].lower() + label[1:]}?"
 
 
 def hint(spec: FieldSpec) -> str:
@@ -158,7 +163,7 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
             return value
     return {"email": nz.email, "phone": nz.phone, "date": lambda t: nz.date(t, date_order), "username": nz.username,
             "code": nz.code, "name": nz.name, "number": lambda t: nz.digits(t) or None,
-            "address": lambda t: nz.strip_lead_in(t) or None, "text": lambda t: nz.strip_lead_in(t) or None}[k](text)
+            "address": lambda t: nz.strip_lead_in(t) or None, "text": nz.own_words}[k](text)
 
 
 def _spelling_kind(spec: FieldSpec) -> spelling.Kind:

@@ -140,6 +140,28 @@ def strip_lead_in(text: str) -> str:
     return t.strip(" .,!?;:\"'")
 
 
+_OWN_WORDS_LEAD_IN = re.compile(r"^(?:(?:um+|uh+|er+|erm)\b[\s,.]*)*(?:(?:my|the) [\w' ]{1,30}? is|it's|it is)\b[\s,:]*",
+                                re.I)
+_HESITATION = re.compile(r"^(?:(?:um+|uh+|er+|erm)\b[\s,.]*)+", re.I)
+
+
+def own_words(text: str) -> str | None:
+    """A free-text answer in the person's own words (a message, a note): without a lead-in
+    at its start ("My message is …", "It's …") or hesitations, every other word kept
+    ("Please call me after 5 pm." stays so); a sentence (four words or more) keeps its one
+    closing full stop, question or exclamation mark, a shorter value none. None: nothing said."""
+    t = clean(text).strip()
+    m = _OWN_WORDS_LEAD_IN.match(t)
+    if m and m.end() < len(t):
+        t = t[m.end():]
+    t = _HESITATION.sub("", t).strip(" ,;:\"'")
+    body = t.rstrip(" .!?")
+    if not body:
+        return None
+    end = t[len(body):].strip()[:1]
+    return body + end if end and len(body.split()) >= 4 else body
+
+
 def name(text: str) -> str | None:
     """A person's or place's name: "My first name is David." → "David"; "D-A-V-I-D" → "David";
     "Miller, spelled M I L L E R" → "Miller"."""

@@ -76,7 +76,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
             progress(f"  bot (as heard): {fields['text']}" if event == "person_heard" else
                      f"  person: {fields['written']}" if event == "person_said" else
                      f"  person (typed in the box): {fields['value']}")
-    person = SimulatedPerson(profile, runtime.llm("person"), emit)
+    person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
     style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
     await person.warm()
@@ -110,6 +110,13 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         person_side.events.close()
 
 
+def _played(url: str, profile: Profile) -> Profile:
+    """The profile as the person plays it on ``url``: a demo page's spec decides which first,
+    wrong answers it gives (:meth:`~appliance.demo.spec.FormSpec.person`); elsewhere all of them."""
+    spec = spec_for_url(url)
+    return spec.person(profile) if spec is not None else profile
+
+
 def _task(url: str, profile: Profile) -> str:
     """The person's task in words: the demo spec's own when it has one ("don't submit" → a
     review), else to fill the form in and submit it."""
@@ -119,9 +126,12 @@ def _task(url: str, profile: Profile) -> str:
 
 
 async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[dict] | None:
-    """What the site recorded since this run started (a shared site keeps earlier runs' too)."""
+    """What the site recorded since this run started (a shared site keeps earlier runs' too):
+    its submissions, then its autosaved drafts (``draft: true``)."""
     if site is not None:
-        subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions]
+        subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions] + [
+            {"form": a.form, "data": a.data, "ts_ms": a.ts_ms, "draft": True} for a in site.attempts
+            if a.outcome == "draft"]
     else:
         subs = await asyncio.to_thread(fetch_submissions, url)
     return None if subs is None else [s for s in subs if s["ts_ms"] >= since_ms]
@@ -186,7 +196,7 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
         if progress is not None and event in ("person_heard", "person_said"):
             progress(f"  bot (as read): {fields['text']}" if event == "person_heard" else
                      f"  person: {fields['written']}")
-    person = SimulatedPerson(profile, runtime.llm("person"), emit)
+    person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
     await person.warm()
     try:
         result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),

@@ -47,12 +47,14 @@ KEY_WORDS = {
     "family_name": ("last name, surname", "My last name is {v}."),
     "full_name": ("full name, first and last name together", "My name is {v}."),
     "date_of_birth": ("birthday, when you were born", "I was born on {v}."),
-    "passport_number": ("passport, ID", "My passport number is {v}."),
+    "passport_number": ("passport number", "My passport number is {v}."),
+    "id_number": ("national ID number, ID card number", "My ID number is {v}."),
     "nationality": ("nationality", "My nationality is {v}."),
     "email": ("email address", "My email is {v}."),
     "phone": ("phone or mobile number", "My phone number is {v}."),
     "destination": ("where you fly to", "I'd like to fly to {v}."),
-    "travel_date": ("when you travel, departure date, check-in date", "I travel on {v}."),
+    "travel_date": ("when you travel, departure date", "I travel on {v}."),
+    "check_in_date": ("check-in date, when you arrive", "I check in on {v}."),
     "check_out_date": ("check-out date, when you leave", "I check out on {v}."),
     "seat_preference": ("window, aisle or middle seat", "My seat preference is {v}."),
     "meal": ("meal choice", "I'd like a {v} meal."),
@@ -73,6 +75,7 @@ _PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
 _TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your screen."
+_TYPE_OFFER_SENTENCE = re.compile(r"[,.]?\s*\bor type it\b[^.?!]*[.?!]?", re.I)
 _SPELL = re.compile(r"\bspell|\bletter by letter\b", re.I)  # Whisper writes "spell" as "style", "stub"…
 #: details a person would spell (letters in them); dates, numbers and choices are said
 SPELLABLE_KEYS = ("given_name", "family_name", "full_name", "passport_number", "email", "username", "postcode",
@@ -166,10 +169,11 @@ class SimulatedPerson:
             kind = "ask"
             # a question is about one of the details (the assistant asks for nothing else); "none"
             # only for words that ask nothing, such as a greeting
-            topics = self._choices[heard.rstrip().endswith("?")]
+            asked = _TYPE_OFFER_SENTENCE.sub("", heard).strip() or heard  # the question, not the offer of the box
+            topics = self._choices[asked.rstrip().endswith("?")]
             try:
                 topic = (await self.llm.json(
-                    self._system, f"said: {heard}", max_tokens=24,
+                    self._system, f"said: {asked}", max_tokens=24,
                     grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
                     schema={"type": "object", "required": ["topic"], "additionalProperties": False,
                             "properties": {"topic": {"enum": list(topics)}}}))["topic"]
@@ -231,7 +235,7 @@ class SimulatedPerson:
             self._corrected.add(topic)  # told the form refused it: now the right value
         value = self.believed(topic)
         template = KEY_WORDS[topic][1] if topic in KEY_WORDS else f"My {topic.replace('_', ' ')} is {{v}}."
-        return template.format(v=value)
+        return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
 _FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
