@@ -472,7 +472,7 @@ async def test_the_persons_screen_types_in_the_box_the_phone_agent_offers():
     assert emitted == []
 
 
-async def test_the_persona_asks_its_llm_about_the_question_not_the_offer_of_the_box_and_ends_with_one_full_stop():
+async def test_the_persona_asks_its_llm_about_the_question_alone_and_ends_with_one_full_stop():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
@@ -488,5 +488,19 @@ async def test_the_persona_asks_its_llm_about_the_question_not_the_offer_of_the_
     llm = Recording("message")
     person = SimulatedPerson(Profile("p", {"message": "Please call me after 5 pm."}), llm, emit=lambda *a, **k: None)
     said = await person.respond("Let's try again. What are your notes for the crew? Or type it in the box on your screen.")
-    assert llm.prompts == ["said: Let's try again. What are your notes for the crew?"]
+    assert llm.prompts == ["said: What are your notes for the crew?"]
     assert said == "My message is Please call me after 5 pm."
+    # the page's reason before the question is not the question (bench: "national" was taken for the nationality)
+    await person.respond("Okay, submitting. Sorry, the form did not accept that: A national ID number has 9 digits; "
+                         "you entered 8. What is your national ID number?")
+    await person.respond("Thanks. What is your seat preference: Window, Aisle or Middle?")
+    assert llm.prompts[1:] == ["said: What is your national ID number?",
+                               "said: What is your seat preference: Window, Aisle or Middle?"]
+
+
+def test_a_sentences_closing_full_stop_is_not_pronounced():
+    """Bench, text person: "I have Please call me after 5 pm. Is that right?" was refused for the value
+    "Please call me after 5 pm." (its full stop was compared)."""
+    assert hearing.states("I have Please call me after 5 pm. Is that right?", "Please call me after 5 pm.")
+    assert not hearing.states("I have Please call me after 6 pm. Is that right?", "Please call me after 5 pm.")
+    assert not hearing.states("I have call me after 5 pm. Is that right?", "Please call me after 5 pm.")

@@ -252,7 +252,8 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
 def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
     """"I have …. Is that right?" (``heard``: the answer the value came from; ``spelled``:
     the person spelled it)."""
-    return f"I have {spoken(spec, value, heard, spelled)}. Is that right?"
+    said = spoken(spec, value, heard, spelled)
+    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'} Is that right?"
 
 
 # ---- fields asked together -------------------------------------------------------------------------------

@@ -134,6 +134,8 @@ def states(heard: str, value: str) -> bool:
     person's own written value ("Miller", "1990-03-14", "+447700900123",
     "davidmiller@example.com", "M1 1AE", "window", "British")."""
     part = read_back(heard)
+    if " " in value.strip():  # a sentence's closing full stop (or ? or !) is not pronounced
+        value = value.strip().rstrip(".!?")
     if not part or not value.strip():
         return False
     if _ISO_DATE.fullmatch(value):

@@ -169,7 +169,12 @@ class SimulatedPerson:
             kind = "ask"
             # a question is about one of the details (the assistant asks for nothing else); "none"
             # only for words that ask nothing, such as a greeting
-            asked = _TYPE_OFFER_SENTENCE.sub("", heard).strip() or heard  # the question, not the offer of the box
+            # the question, from its first sentence that asks: not the page's reason before it ("Sorry, the form
+            # did not accept that: A national ID number has 9 digits…" was taken for the nationality), nor the
+            # offer of the box after it
+            asked = _TYPE_OFFER_SENTENCE.sub("", heard).strip() or heard
+            asked = next((asked[m.start():] for m in re.finditer(r"(?:^|(?<=[.!?;]\s))[^.!?;]*\?", asked)),
+                         asked).strip()
             topics = self._choices[asked.rstrip().endswith("?")]
             try:
                 topic = (await self.llm.json(
@@ -224,7 +229,7 @@ class SimulatedPerson:
             self._rejections[topic] = self._rejections.get(topic, 0) + 1
             if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
                 return f"No, it's {value}: {speech.say_spelled(value)}."
-            return f"No, it's {value}."
+            return f"No, it's {value}" + ("" if value.endswith((".", "!", "?")) else ".")
         if _SPELL.search(heard) and re.search(r"[A-Za-z]", self.believed(topic)):  # asked to spell: anything
             return f"{speech.say_spelled(self.believed(topic))}."
         if self.believed(topic) in ("yes", "no"):
