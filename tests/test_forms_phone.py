@@ -393,3 +393,13 @@ async def test_a_date_whose_read_backs_led_nowhere_is_asked_again_with_the_box_o
     assert line.said[6] == "Thanks, I have what you typed."
     assert [(e.sender, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected)
             and e.payload.confirmed] == [("page", "1990-03-14")]
+
+
+async def test_an_email_that_does_not_parse_twice_is_asked_to_be_spelled():
+    email = FieldSpec(name="email", label="Email", type="email", required=True)
+    answers = ["It's hoa nguyen eighty eight.", "Hoa nguyen eighty eight.",
+               "Hotel, Oscar, Alpha, dot, November, at, example, dot, net.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([email], answers, authorise_when_confirmed)
+    assert line.said[2].startswith("Sorry, I didn't get that.") and line.said[2].endswith("What is your email?")
+    assert line.said[3].endswith("Could you spell your email for me, letter by letter?")
+    assert info_collected(seen, confirmed=True) == [("email", "hoa.n@example.net")]

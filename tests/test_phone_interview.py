@@ -168,6 +168,13 @@ def test_a_rejected_name_is_spelled_then_spelled_or_typed_then_given_up():
     assert asked(later)[-1] == "family_name" and iv.ask_mode(later, NAME) == "spell_or_type"
 
 
+def test_a_name_whose_answers_gave_no_value_twice_is_spelled():
+    """Bench: an e-mail that never parsed ("Sorry, I didn't get that" four times, twice) failed the form."""
+    state = iv.not_understood(iv.start([NAME]), "family_name")
+    assert iv.ask_mode(state, NAME) == "words"
+    assert iv.ask_mode(iv.not_understood(state, "family_name"), NAME) == "spell"
+
+
 def test_a_date_or_number_is_never_spelled_but_offers_the_box_once_its_read_backs_led_nowhere():
     dob = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
     state = iv.start([dob, PHONE, SEAT])

@@ -392,8 +392,7 @@ class PhoneAgent:
                     value = await self._pick_option(spec, text)
                     needs_read_back = value is not None
                 if value is None:
-                    if fl.kind(spec) == "choice":
-                        self.state = iv.not_understood(self.state, spec.name)
+                    self.state = iv.not_understood(self.state, spec.name)
                     mode = iv.ask_mode(self.state, spec)
                     hint = "" if mode.startswith("spell") else fl.hint(spec)
                     say = f"Sorry, I didn't get that. {hint} {self._prompt(spec, mode)}".replace("  ", " ")

@@ -44,14 +44,16 @@ boundary* (not a wait on the browser) while the browser is busy or every known f
 confirmed or handed over.
 
 **How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
-is asked in ``words`` until the person rejects a read-back of it; after one rejection the
-person is asked to ``spell`` it, and when a spelling is asked for the second time it is
-``spell_or_type`` (the person may type it in the box on the screen instead). After
+is asked in ``words`` until the person rejects a read-back of it, or two answers for it
+gave no value; then the person is asked to ``spell`` it, and when a spelling is asked for
+the second time it is ``spell_or_type`` (the person may type it in the box on the screen
+instead). After
 :data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
 answer was not understood twice (:func:`not_understood`; a long list of options is not
 read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
-Other kinds (a date, a number, a phone) are asked in ``words``, and once their read-backs
-failed (:func:`not_understood`) in ``words_or_type``: the box on the screen is offered too.
+Other kinds (a date, a number, a phone) are asked in ``words``, and once an answer gave no
+value or their read-backs led nowhere (:func:`not_understood`) in ``words_or_type``: the
+box on the screen is offered too.
 
 **Transitions:** :func:`begin` takes the asked field (or fields) off the queue
 (:func:`requeue` puts an ask cut short back); :func:`confirm` records a value the person
@@ -298,7 +300,7 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
     if fl.spellable(spec):
-        due = bool(state.rejections.get(spec.name))
+        due = bool(state.rejections.get(spec.name)) or state.unheard.get(spec.name, 0) >= 2
     elif fl.kind(spec) == "choice":
         due = state.unheard.get(spec.name, 0) >= 2
     else:  # a date, number or phone: nothing to spell, but the person may type it
