@@ -403,3 +403,22 @@ async def test_an_email_that_does_not_parse_twice_is_asked_to_be_spelled():
     assert line.said[2].startswith("Sorry, I didn't get that.") and line.said[2].endswith("What is your email?")
     assert line.said[3].endswith("Could you spell your email for me, letter by letter?")
     assert info_collected(seen, confirmed=True) == [("email", "hoa.n@example.net")]
+
+
+async def test_a_choice_whose_read_backs_lead_nowhere_is_spelled_then_offered_to_type():
+    """Bench: the person's tiny.en heard the bot's "Halal" as "hell" in every read-back, and the
+    choice was asked again in words until the form failed."""
+    meal = FieldSpec(name="meal", label="Meal", type="select", required=True, options=("Standard", "Halal", "Kosher"))
+    cycle = ["I'd like a hallal meal.", "No, it's halal.", "No, it's halal.", "No, it's halal."]
+    answers = [*cycle, *cycle, "H, A, L, A, L.", "No, it's halal.", "No, it's halal.", "No, it's halal.", None, "No."]
+    events = []
+    line = TypingLine(answers, "Halal", field="meal")
+    _, line, seen, _ = await run_phone([meal], answers, authorise_when_confirmed, line=line, events=events,
+                                       answer_timeout_s=2)
+    tries = [s for s in line.said if s.startswith("Let's try again.")]
+    assert tries[0] == "Let's try again. What is your meal: Standard, Halal or Kosher?"
+    assert tries[1] == "Let's try again. Could you spell your meal for me, letter by letter?"
+    assert tries[2].endswith("Or type it in the box on your screen.")
+    assert [f["field"] for e, f in events if e == "type_requested"] == ["meal"]
+    assert [(e.sender, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected)
+            and e.payload.confirmed] == [("page", "Halal")]

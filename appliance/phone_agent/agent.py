@@ -419,7 +419,7 @@ class PhoneAgent:
                     break
                 self._prefix = "Sorry about that. "
             else:
-                if not fl.spellable(spec) and fl.kind(spec) != "choice":  # a date or number misheard: the box too
+                if not fl.spellable(spec):  # a choice, date or number misheard: spelled or typed next (ask_mode)
                     self.state = iv.not_understood(self.state, spec.name)
                 mode = iv.ask_mode(self.state, spec)
                 say = f"Let's try again. {self._prompt(spec, mode)}"
