@@ -37,6 +37,7 @@ from pipecat.services.settings import LLMSettings
 from pydantic import BaseModel, ValidationError
 
 from appliance import config
+from appliance.computer_agent import page as pg
 from appliance.llm.client import LLMError, Reply
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
@@ -252,3 +253,67 @@ class ScriptedSmartTurn(BaseSmartTurn):
         verdict = self.complete(len(audio_array) / self.sample_rate)
         self.verdicts.append(verdict)
         return {"prediction": int(verdict), "probability": float(verdict)}
+
+
+# -- a form page and browser without Chromium (the computer agent over pg.perceive / pg.fill) --
+
+SAVE = pg.ButtonView(ref="b1", text="Save address", type="submit", in_form=True, name="", formnovalidate=False)
+
+
+def text_field(ref: str, key: str, label: str, widget: str = "native") -> pg.FieldView:
+    return pg.FieldView(ref=ref, kind="text", key=key, label=label, required=True, pattern=None, hint="",
+                        placeholder="", options=None, value="", visible=True, enabled=True, error="", widget=widget)
+
+
+class FakePage:
+    """A form page as :func:`page.perceive` and :func:`page.fill` see it: ``fields`` (their
+    values change as they are filled), ``buttons``; ``broken``: widgets whose every strategy
+    fails as a list that never opens does. ``fills``: (field key, strategy name) per try.
+    :meth:`patch` makes the computer agent see whichever FakePage its browser holds."""
+
+    @staticmethod
+    def patch(monkeypatch) -> None:
+        monkeypatch.setattr(pg, "perceive", lambda page: page.perceive(page))
+        monkeypatch.setattr(pg, "fill", lambda page, *a, **k: page.fill(page, *a, **k))
+
+    def __init__(self, fields, buttons=(SAVE,), broken=frozenset()):
+        self.fields, self.buttons, self.broken = list(fields), tuple(buttons), broken
+        self.fills: list[tuple[str, str]] = []
+        self.url = "http://127.0.0.1:9/address"
+
+    def set_default_timeout(self, ms: float) -> None:
+        pass
+
+    async def goto(self, url: str, timeout: float) -> None:
+        pass
+
+    async def wait_for_load_state(self, *a, **k) -> None:
+        pass
+
+    async def perceive(self, page) -> pg.PageView:
+        return pg.PageView(self.url, "Delivery address", tuple(self.fields), self.buttons, document="d1")
+
+    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
+        self.fills.append((f.key, strategy.__name__))
+        if f.widget in self.broken:
+            raise pg.FillProblem("error", "no list of suggestions came up to choose from")
+        self.fields = [g if g.ref != f.ref else pg.FieldView(**{**g.__dict__, "value": value}) for g in self.fields]
+        actions.add("fill")
+        return value, ""
+
+
+class FakeBrowser:
+    """Stands in for :class:`appliance.computer_agent.browser.Browser`, holding ``page``."""
+
+    def __init__(self, page: FakePage) -> None:
+        self.page = page
+        self.lost: str | None = None
+
+    async def start(self) -> FakePage:
+        return self.page
+
+    def processes(self) -> list[int]:
+        return []
+
+    async def close(self) -> None:
+        pass

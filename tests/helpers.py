@@ -134,6 +134,7 @@ class BrowserTab:
         self.context = self.page = None
         self.requests: list[str] = []
         self.navigations: list[str] = []
+        self.lost: str | None = None
 
     async def start(self):
         self.context = await self.chromium.context.browser.new_context()

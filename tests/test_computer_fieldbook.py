@@ -188,3 +188,21 @@ def test_a_refused_value_the_person_confirms_again_is_judged_by_the_page_again_t
     assert not fb.pending(book, "check_out", shown)  # the page judges it again
     book, errors = fb.see(fb.pressed(book), page(shown))
     assert errors == () and fb.refused_again(book, [shown])  # same words for the same value: give up
+
+
+def test_a_reopened_form_keeps_names_and_values_and_puts_every_value_in_again():
+    book = named(EMAIL, PHONE, SEAT)
+    book = fb.collect(book, info("email", "ada@example.org"), ts=5)
+    book = fb.collect(book, info("seat", "Window", confirmed=False), ts=6)
+    book, _ = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
+    book, _ = fb.read_back(book, "seat", SEAT, "W", "")
+    book = fb.pressed(book)
+    assert not fb.needs_fill(book, "email", field("email", "Email", "email", value="ada@example.org"))
+    book = fb.reopened(book)
+    fresh = field("email", "Email", "email")  # the new browser's page: empty
+    assert fb.name_of(book, fresh) == "email" and fb.unnamed(book, [fresh, PHONE, SEAT]) == ()
+    assert fb.needs_fill(book, "email", fresh) and fb.needs_fill(book, "seat", SEAT)
+    assert not fb.needs_fill(book, "phone", PHONE)  # no value was ever sent for it
+    e = fb.entry(book, "email")
+    assert (e.value, e.confirmed, e.confirmed_ts, e.filled) == ("ada@example.org", True, 5, False)
+    assert fb.entry(book, "seat").confirmed is False and not book.verdict_due

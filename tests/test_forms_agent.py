@@ -5,12 +5,15 @@ load needs no model (a scripted LLM)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 
 import pytest
 
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
+from appliance.chromium import alive
 from appliance.demo.spec import evaluate, load_specs
 from appliance.demo.profile import load_profile
 from appliance.protocol import FillError, StatusUpdate
@@ -29,10 +32,11 @@ REGISTER = {"First": "David", "Last": "Miller", "Username": ["davidmiller", "dav
             "terms": True}
 
 
-async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None):
+async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None, during=None):
     """Run the agent against a ScriptedPhone; returns (outcome, phone, events, agent).
 
-    ``until(phone)``: when it becomes true, ``terminate`` is published (polling every 0.1 s).
+    ``until(phone)``: when it becomes true, ``terminate`` is published; ``during(phone, agent)``
+    is called while the agent runs (both polled every 0.1 s).
     """
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
@@ -41,10 +45,12 @@ async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None):
                               emit=lambda ev, **kw: events.append((ev, kw)))
         phone_task = asyncio.create_task(phone.run())
         run = asyncio.create_task(agent.run())
-        if until is not None:
-            while not until(phone) and not run.done():
+        if until is not None or during is not None:
+            while not (until is not None and until(phone)) and not run.done():
+                if during is not None:
+                    during(phone, agent)
                 await asyncio.sleep(0.1)
-            if not run.done():
+            if until is not None and not run.done():
                 events.append(("terminate_sent", {"t": time.monotonic()}))
                 await bus.publish(Envelope.new("terminate", {"reason": "test"}, sender="operator", recipient="*"))
         outcome = await asyncio.wait_for(run, 240)
@@ -85,6 +91,35 @@ async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(
     assert closed["chromium_left"] == 0
     assert agent.browser.processes() == [] and chromium_processes() == []
     assert time.monotonic() - sent < 10  # 2 s target, 5x margin (CONTRACTS: behaviour deadlines)
+
+
+async def test_chromium_killed_mid_form_is_restarted_and_every_value_put_back_unasked(forms_cfg, forms_runtime,
+                                                                                        demo_site):
+    killed: dict = {}
+
+    def kill_after_three_fields(phone, agent) -> None:
+        filled = {e.payload.field for e in phone.seen if e.type == "field_filled"}
+        if len(filled) >= 3 and not killed:
+            killed.update(pids=agent.browser.processes(), filled=filled, asked=dict(phone.asked))
+            for pid in killed["pids"]:
+                os.kill(pid, signal.SIGKILL)
+
+    outcome, phone, events, agent = await run_agent(forms_cfg, forms_runtime.llm("computer"),
+                                                    demo_site.urls["flight"], FLIGHT, True,
+                                                    during=kill_after_three_fields)
+    assert killed["pids"] and not any(alive(p) for p in killed["pids"])
+    lost = next(kw for ev, kw in events if ev == "browser_lost")
+    assert lost["restart"] == 1 and killed["filled"] <= set(lost["values"])
+    [notice] = [e.payload for e in phone.seen if e.type == "fill_error" and e.payload.recovering]
+    assert notice.field == "page" and "browser stopped" in notice.reason
+    # no value in the page before the kill was asked again: the new browser got it from the agent's book
+    assert {n: phone.asked[n] for n in killed["filled"]} == {n: killed["asked"][n] for n in killed["filled"]}
+    assert outcome.status == "submitted", outcome
+    [sub] = demo_site.submissions_of("flight")
+    assert sub.ts_ms >= phone.authorised_at_ms
+    results = evaluate(load_specs()["flight"], load_profile("david"), sub.data)
+    assert all(r.ok for r in results), results
+    assert agent.browser.processes() == [] and chromium_processes() == []
 
 
 async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_runtime, demo_site):

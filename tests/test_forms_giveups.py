@@ -2,7 +2,8 @@
 scripted person and a scripted LLM. A widget no strategy can operate is tried with a
 different strategy, given up (an event in the recording), and the person hears what is
 wrong and what they can do within 5 s — even while the phone agent waits for an answer;
-a page with nothing to press, and a "don't submit" task, are said too."""
+a page with nothing to press, and a "don't submit" task, are said too. A browser that dies
+mid-form is replaced, the person is told, and nothing they said is asked again."""
 
 from __future__ import annotations
 
@@ -15,68 +16,16 @@ from appliance import config
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent import page as pg
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.phone_agent.agent import PhoneAgent
+from appliance.phone_agent.agent import REOPENING, PhoneAgent
 from appliance.protocol import InfoCollected, StatusUpdate, Terminate
-from fakes import ScriptedLine, ScriptedLLM, names_from_labels
+from fakes import SAVE, FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
-SAVE = pg.ButtonView(ref="b1", text="Save address", type="submit", in_form=True, name="", formnovalidate=False)
-
-
-def _field(ref: str, key: str, label: str, widget: str = "native") -> pg.FieldView:
-    return pg.FieldView(ref=ref, kind="text", key=key, label=label, required=True, pattern=None, hint="",
-                        placeholder="", options=None, value="", visible=True, enabled=True, error="", widget=widget)
-
-
-class FakePage:
-    """A form page as :func:`page.perceive` and :func:`page.fill` see it: ``fields`` (their
-    values change as they are filled), ``buttons``; ``broken``: widgets whose every strategy
-    fails as a list that never opens does. ``fills``: (field key, strategy name) per try."""
-
-    def __init__(self, fields, buttons=(SAVE,), broken=frozenset()):
-        self.fields, self.buttons, self.broken = list(fields), tuple(buttons), broken
-        self.fills: list[tuple[str, str]] = []
-        self.url = "http://127.0.0.1:9/address"
-
-    def set_default_timeout(self, ms: float) -> None:
-        pass
-
-    async def goto(self, url: str, timeout: float) -> None:
-        pass
-
-    async def wait_for_load_state(self, *a, **k) -> None:
-        pass
-
-    async def perceive(self, page) -> pg.PageView:
-        return pg.PageView(self.url, "Delivery address", tuple(self.fields), self.buttons, document="d1")
-
-    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
-        self.fills.append((f.key, strategy.__name__))
-        if f.widget in self.broken:
-            raise pg.FillProblem("error", "no list of suggestions came up to choose from")
-        self.fields = [g if g.ref != f.ref else pg.FieldView(**{**g.__dict__, "value": value}) for g in self.fields]
-        actions.add("fill")
-        return value, ""
-
-
-class FakeBrowser:
-    def __init__(self, page: FakePage) -> None:
-        self.page = page
-
-    async def start(self) -> FakePage:
-        return self.page
-
-    def processes(self) -> list[int]:
-        return []
-
-    async def close(self) -> None:
-        pass
-
-
-async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20):
-    """Both agents on ``page``; ``until(events)`` ends the session (terminate). Returns
-    (computer outcome, phone outcome, line, events as (monotonic s, event, fields))."""
-    monkeypatch.setattr(pg, "perceive", page.perceive)
-    monkeypatch.setattr(pg, "fill", page.fill)
+async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20,
+                   browser: FakeBrowser | None = None):
+    """Both agents on ``page`` (in ``browser``; default: a browser holding it); ``until(events)``
+    ends the session (terminate). Returns (computer outcome, phone outcome, line, events as
+    (monotonic s, event, fields))."""
+    FakePage.patch(monkeypatch)
     cfg = config.Config().loopback()
     events: list[tuple[float, str, dict]] = []
 
@@ -87,7 +36,7 @@ async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", unti
         line = ScriptedLine(answers)
         forms = cfg.forms.model_copy(update={"poll_ms": 50, "review_timeout_s": 60.0})
         computer = ComputerAgent(forms, bus, ScriptedLLM(json=[names_from_labels] * 5), page.url, task_id="t",
-                                 emit=emit, task=task, browser=FakeBrowser(page))
+                                 emit=emit, task=task, browser=browser or FakeBrowser(page))
         phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit,
                            answer_timeout_s=30.0)  # long: only the give-up can cut the wait for an answer short
         runs = asyncio.gather(phone.run(), computer.run())  # the phone listens first, as in a session
@@ -104,7 +53,7 @@ def _at(events, name: str, **match) -> tuple[float, dict]:
 
 
 async def test_a_widget_no_strategy_can_operate_is_explained_within_5_s_while_an_answer_is_awaited(monkeypatch):
-    page = FakePage([_field("f1", "city", "Town or city", "autocomplete"), _field("f2", "given_name", "First name")],
+    page = FakePage([text_field("f1", "city", "Town or city", "autocomplete"), text_field("f2", "given_name", "First name")],
                     broken={"autocomplete"})
     # the town is read back and the person says nothing yet (None): the give-up arrives during that wait
     answers = ["Manchester.", None, "David.", "Yes."]
@@ -132,7 +81,7 @@ async def test_a_widget_no_strategy_can_operate_is_explained_within_5_s_while_an
 
 
 async def test_a_page_with_nothing_to_press_is_explained_and_not_repeated(monkeypatch):
-    page = FakePage([_field("f2", "given_name", "First name")], buttons=())
+    page = FakePage([text_field("f2", "given_name", "First name")], buttons=())
 
     def over(events):
         return any(ev == "failure_explained" for _, ev, _ in events) and len(events) > 0
@@ -152,7 +101,7 @@ async def test_a_give_up_the_person_does_not_act_on_ends_the_call_unsent_after_t
 
     monkeypatch.setattr(phone_agent, "HOLD_S", 0.1)
     monkeypatch.setattr(phone_agent, "HANDS_REMINDERS", 2)
-    page = FakePage([_field("f2", "given_name", "First name")], buttons=())
+    page = FakePage([text_field("f2", "given_name", "First name")], buttons=())
 
     def over(events):
         return any(ev == "agent_finished" and kw["agent"] == "phone" for _, ev, kw in events)
@@ -166,7 +115,7 @@ async def test_a_give_up_the_person_does_not_act_on_ends_the_call_unsent_after_t
 
 
 async def test_dont_submit_fills_everything_and_leaves_it_for_review(monkeypatch):
-    page = FakePage([_field("f2", "given_name", "First name")])
+    page = FakePage([text_field("f2", "given_name", "First name")])
 
     def over(events):
         return any(ev == "agent_finished" and kw["agent"] == "phone" for _, ev, kw in events)
@@ -214,9 +163,9 @@ async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, 
 
 
 async def test_a_sign_in_page_is_the_persons_and_no_password_is_ever_asked(monkeypatch):
-    password = pg.FieldView(**{**_field("f3", "password", "Password").__dict__, "kind": "password"})
+    password = pg.FieldView(**{**text_field("f3", "password", "Password").__dict__, "kind": "password"})
     sign_in = pg.ButtonView(ref="b2", text="Sign in", type="submit", in_form=True, name="", formnovalidate=False)
-    page = FakePage([_field("f1", "email", "Email"), password], buttons=(sign_in,))
+    page = FakePage([text_field("f1", "email", "Email"), password], buttons=(sign_in,))
 
     def over(events):
         return any(ev == "failure_explained" for _, ev, _ in events)
@@ -227,3 +176,76 @@ async def test_a_sign_in_page_is_the_persons_and_no_password_is_ever_asked(monke
     assert any("sign in yourself in the preview" in s for s in line.said), line.said
     assert not any(ev == "bus_out" and kw["type"] == "need_info" for _, ev, kw in events)  # nothing asked
     assert page.fills == [] and not any("password" in s.lower() for s in line.said if s.startswith("What"))
+
+
+class _MortalPage(FakePage):
+    """A page that dies, as when Chromium is killed, after ``die_after`` fills (None: never)."""
+
+    def __init__(self, browser: "_DyingBrowser", fields, die_after: int | None):
+        super().__init__(fields)
+        self.browser, self.die_after, self.dead = browser, die_after, False
+
+    def _alive(self) -> None:
+        if self.dead:
+            from playwright.async_api import Error as PlaywrightError
+
+            raise PlaywrightError("Target page, context or browser has been closed")
+
+    async def wait_for_load_state(self, *a, **k) -> None:
+        self._alive()
+
+    async def perceive(self, page) -> pg.PageView:
+        self._alive()
+        return await super().perceive(page)
+
+    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
+        self._alive()
+        out = await super().fill(page, f, value, timeout_ms, strategy=strategy, actions=actions)
+        if len(self.fills) == self.die_after:
+            self.dead, self.browser.lost = True, "Chromium exited"
+        return out
+
+
+class _DyingBrowser(FakeBrowser):
+    """Its first page dies after ``die_after`` fills; each later start opens the form afresh."""
+
+    def __init__(self, fields, die_after: int):
+        self.form, self.starts, self.closes = fields, 0, 0
+        super().__init__(_MortalPage(self, fields, die_after))
+        self.pages = [self.page]
+
+    async def start(self) -> FakePage:
+        self.starts += 1
+        if self.starts > 1:
+            self.lost, self.page = None, _MortalPage(self, self.form, None)
+            self.pages.append(self.page)
+        return self.page
+
+    async def close(self) -> None:
+        self.closes += 1
+
+
+async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_asked_again(monkeypatch):
+    browser = _DyingBrowser([text_field("f1", "given_name", "First name"), text_field("f2", "city", "Town or city")],
+                            die_after=2)  # "David" as heard, then confirmed: then the browser dies
+
+    def values(page: FakePage) -> dict[str, str]:
+        return {f.key: f.value for f in page.fields}
+
+    def over(events):
+        return len(browser.pages) == 2 and values(browser.pages[1]) == {"given_name": "David", "city": "Manchester"}
+
+    computer, phone, line, events = await run_both(monkeypatch, browser.page, ["David.", "Yes.", "Manchester.", "Yes."],
+                                                   browser=browser, until=over)
+    assert over(events), line.said
+    _, lost = _at(events, "browser_lost")
+    assert lost["values"] == ["first_name"] and lost["restart"] == 1 and browser.closes >= 1
+    assert values(browser.pages[0]) == {"given_name": "David", "city": ""}  # the dead page had the name only
+    # the person is told once, and the name is put back without being asked again
+    assert line.said.count(REOPENING) == 1
+    assert line.said.count("What is your first name?") == 1
+    confirmed = [kw["payload"]["field"] for _, ev, kw in events
+                 if ev == "bus_out" and kw["type"] == "info_collected" and kw["payload"]["confirmed"]]
+    assert confirmed == ["first_name", "town_or_city"]
+    assert ("given_name", "native") in browser.pages[1].fills
+    assert computer.status == "terminated"

@@ -191,6 +191,7 @@ class _Browser:
     def __init__(self) -> None:
         self.page = _UnloadablePage()
         self.closed = False
+        self.lost: str | None = None
 
     async def start(self) -> _UnloadablePage:
         return self.page

@@ -57,6 +57,18 @@ def test_fill_error_refuses_any_value_and_a_refusal_for_no_field_fails():
     assert iv.next_step(bad) == Failed("it needs a page")
 
 
+def test_a_recovering_fill_error_is_told_once_and_asks_nothing_again():
+    state, _ = ask_next(iv.start([NAME, PHONE]))
+    state = iv.confirm(state, "family_name", "Miller")
+    state = iv.apply(state, FillError(field="page", reason="the browser stopped (Chromium exited)", recovering=True))
+    assert iv.next_step(state) == iv.Reopening()  # before the next question
+    state = iv.told_reopening(state)
+    assert state.confirmed == {"family_name": "Miller"} and state.browser_busy
+    assert iv.next_step(state) == Ask(PHONE)  # the confirmed name stays confirmed; the interview goes on
+    with pytest.raises(InterviewError):
+        iv.told_reopening(state)
+
+
 def test_confirm_clears_the_refusal_and_reask_drops_the_queued_reask():
     state = iv.start([NAME, PHONE])
     state, _ = ask_next(state)

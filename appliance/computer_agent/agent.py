@@ -73,6 +73,8 @@ log = logging.getLogger(__name__)
 SETTLE_S = 1.0
 #: Presses of a step button with nothing changed and no new value before the agent gives up.
 MAX_STEP_PRESSES = 2
+#: New browsers started in one task after Chromium died under it (then the task fails).
+MAX_BROWSER_RESTARTS = 2
 
 
 @dataclass
@@ -188,9 +190,38 @@ class ComputerAgent:
     async def _loop(self) -> None:
         warm = asyncio.create_task(self.llm.warm(mapper.SYSTEM))  # overlaps the browser start and page load
         try:
-            await self._drive()
+            for restarts in range(MAX_BROWSER_RESTARTS + 1):
+                try:
+                    await self._drive()
+                    return
+                except Exception:
+                    if self.browser.lost is None or restarts == MAX_BROWSER_RESTARTS:
+                        raise
+                    await self._reopen(self.browser.lost, restarts + 1)
         finally:
             warm.cancel()
+
+    async def _reopen(self, why: str, restart: int) -> None:
+        """Chromium died under the task (``why``): the phone agent hears of it
+        (``fill_error{field: "page", recovering: true}``: nothing for the person to do), what is
+        left of the browser is killed, and the next :meth:`_drive` opens the form in a new one.
+        The book keeps every field's name and every value the phone agent sent, with its
+        confirmation (:func:`fieldbook.reopened`), so each is put in again without asking the
+        person; the authorisation is asked for again, since its page is gone."""
+        self.emit("browser_lost", agent=self.id, reason=why, restart=restart,
+                  values=[e.spec.name for e in self.book.entries if e.value is not None])
+        await self._send(FillError(field="page", reason=f"the browser stopped ({why})", recovering=True))
+        if self._naming is not None:
+            self._naming.cancel()
+            await asyncio.wait([self._naming])
+            self._naming = None
+        if self.preview is not None:
+            await self.preview.detach()
+        await self.browser.close()
+        self.book = fb.reopened(self.book)
+        self._state = _State()
+        self._authorized = self._ready_sent = False
+        self._review = None
 
     async def _drive(self) -> None:
         page = await self.browser.start()

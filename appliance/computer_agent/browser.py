@@ -5,6 +5,8 @@ Its path and switches come from :mod:`appliance.chromium` (``browser.network`` p
 closes Playwright's browser and then makes sure no process of this launch survives:
 it finds the browser's process tree (by the launch's own PID, never by name) and kills
 what is left, so after ``close()`` returns no Chromium process of ours exists.
+:attr:`Browser.lost` says whether this launch died under us (its process exited or its page
+crashed): the computer agent then starts a new one (:meth:`~appliance.computer_agent.agent.ComputerAgent.run`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ class Browser:
         self.context = None
         self.page = None
         self.pids: list[int] = []
+        self.lost: str | None = None  # why this launch died under us (None: alive, or closed by us)
 
     async def start(self):
-        """Launch Chromium and open one page; returns the Playwright ``Page``."""
+        """Launch Chromium and open one page; returns the Playwright ``Page``. Call :meth:`close`
+        before starting again."""
         executable = chromium.executable(self.cfg.chromium_path)
         from playwright.async_api import async_playwright
 
@@ -52,10 +56,18 @@ class Browser:
             executable_path=executable, headless=True,
             args=[*chromium.launch_args(self.cfg.network), *self.extra_args])
         self.pids = [p for p in descendants(os.getpid()) if p not in before]
+        self.lost = None
+        self._browser.on("disconnected", lambda _b: self._lose("Chromium exited"))
         self.context = await self._browser.new_context()
         self.page = await self.context.new_page()
+        self.page.on("crash", lambda _p: self._lose("the page crashed"))
         log.info("chromium started (%d processes, network %s)", len(self.pids), self.cfg.network)
         return self.page
+
+    def _lose(self, why: str) -> None:
+        if self._browser is not None and self.lost is None:  # not while close() is closing it
+            self.lost = why
+            log.warning("chromium lost: %s", why)
 
     def processes(self) -> list[int]:
         """PIDs of this launch's Chromium processes still alive (the launch's root and its tree)."""
@@ -71,13 +83,14 @@ class Browser:
         Safe to call twice and after a failed ``start``.
         """
         tree = self.processes()
+        browser, self._browser = self._browser, None  # its "disconnected" is ours, not a loss
         try:
-            if self._browser is not None:
-                await asyncio.wait_for(self._browser.close(), timeout_s)
+            if browser is not None:
+                await asyncio.wait_for(browser.close(), timeout_s)
         except Exception as e:  # a dead or hung browser: the kill below finishes the job
             log.warning("chromium close: %r; killing its processes", e)
         finally:
-            self._browser = self.context = self.page = None
+            self.context = self.page = None
             for pid in tree + self.processes():
                 if alive(pid):
                     try:

@@ -23,6 +23,8 @@ new book and, where the phone agent must hear of it, the payload to send:
   the person's to set, in the preview or by typing a value. It keeps the agent on the page
   only while it is required and the page shows it empty; a new value (:func:`collect`)
   takes it back.
+- :func:`reopened`: the form was opened again in a new browser (Chromium died): names and
+  values stay, and every value is put in again.
 - :func:`pressed` / :func:`see`: after a button press, the next reading of the page reports
   each error it shows for a value we entered, once per (error, value), as ``fill_error``;
   that field is then neither filled nor confirmed.
@@ -257,6 +259,15 @@ def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
                 FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"))
     book = _put(book, name, tried=value, filled=True)
     return book, FieldFilled(field=name, value_read_back=got) if e.confirmed else None
+
+
+def reopened(book: FieldBook) -> FieldBook:
+    """The form was opened again in a new browser, its pages empty: every field keeps its name
+    (a field is known by its key) and what the phone agent sent for it, confirmed or not, and
+    needs putting in again (:func:`needs_fill`); the errors the old page showed are gone, and
+    so are a naming in progress and a due verdict."""
+    entries = tuple(replace(e, filled=False, tried=None, reported_error="", error_for=None) for e in book.entries)
+    return replace(book, entries=entries, naming=frozenset(), verdict_due=False)
 
 
 def pressed(book: FieldBook) -> FieldBook:

@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 
 GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few questions and fill in the form while "
             "we talk.")
+#: Said when the computer agent's browser died and it opens the form again with every value it had.
+REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
+             "you've told me, so there's no need to repeat anything.")
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
                                  "working": "One moment, I'm working on the form."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
@@ -246,6 +249,9 @@ class PhoneAgent:
                                         "Thank you, goodbye.".replace("  ", " "))
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
+                    case iv.Reopening():
+                        self.state = iv.told_reopening(self.state)
+                        await self._say(REOPENING)
                     case iv.Explain() as ex:
                         await self._explain(ex)
                     case iv.AskTogether() as together:

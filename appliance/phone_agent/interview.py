@@ -21,7 +21,9 @@ the form lives here and changes only through these functions::
   refused: ``got``; unknown for ``fill_error``). With ``candidates`` (the page offers several
   close choices) the ask carries them as ``choices``: the person picks one. About anything
   that is not a field (``page``: the form did not load) they fail the interview with that
-  reason.
+  reason — except a ``fill_error{recovering: true}`` (the browser died and the computer
+  agent opens the form again, putting back every value it has): :class:`Reopening` is told
+  to the person, nothing is asked again, and the browser is busy.
 - ``step_failed{problem, reason, advice, field?}`` → an :class:`Explain` waits, said before
   anything else is asked; a field it names leaves the queue and is *handed over* (the person
   sets it in the preview or types it; a hold then reminds them of the advice).
@@ -35,7 +37,7 @@ the form lives here and changes only through these functions::
 - ``submitted{confirmation}`` → finished. Any other payload changes nothing.
 
 **Next step** (:func:`next_step`), the first that holds: failed → :class:`Failed`;
-submitted → :class:`Finished`; an explanation due → :class:`Explain` (the first); fields
+submitted → :class:`Finished`; the form being reopened, not yet told → :class:`Reopening`; an explanation due → :class:`Explain` (the first); fields
 a person answers together at the head of the queue → :class:`AskTogether` (a given name
 then a family name; a date's day, month and year fields), neither refused nor rejected
 before; a field queued → :class:`Ask` (the first); authorisation requested →
@@ -63,7 +65,8 @@ the front of the queue, one by one, after their joint read-back was rejected;
 :func:`refused` tells whether the page already refused the value being read back;
 :func:`reask` drops a field's queued re-ask and refusal when it is asked again on the spot;
 :func:`give_up` sends a field to the back of the queue the first time and fails the
-interview the second; :func:`explained` drops the explanation just said;
+interview the second; :func:`explained` drops the explanation just said (:func:`told_reopening`,
+the reopening);
 :func:`authorised` records the person's yes to submitting; :func:`withdrawn` takes it back
 (the person said stop before the page answered);
 :func:`hold` counts waits on the browser and says when to tell the person what is happening.
@@ -154,6 +157,12 @@ class Explain:
 
 
 @dataclass(frozen=True)
+class Reopening:
+    """Tell the person that the computer agent's browser stopped and the form is being opened
+    again with every value it had: nothing needs repeating."""
+
+
+@dataclass(frozen=True)
 class Review:
     """The form is filled and, as the person asked, not submitted: it waits for their review
     in the preview. ``message``: the computer agent's words about it."""
@@ -174,7 +183,7 @@ class Hold:
     boundary: bool
 
 
-Step = Failed | Finished | Explain | Ask | AskTogether | Authorise | Review | Hold
+Step = Failed | Finished | Reopening | Explain | Ask | AskTogether | Authorise | Review | Hold
 
 #: What to tell the person on a hold: the form is still opening (no field known yet), or the agent is working on it.
 Filler = Literal["opening", "working"]
@@ -220,6 +229,7 @@ class Interview:
     handed_over: Mapping[str, str] = field(default_factory=_frozen)
     waiting_for: str = ""
     review: str | None = None
+    reopening: bool = False
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -237,6 +247,8 @@ def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
             return _refuse(state, name, Refusal(got, "the page offers several close matches", tuple(candidates)))
         case FormatInvalid(field=name, expected=expected, got=got):
             return _refuse(state, name, Refusal(got, f"it needs {expected}"))
+        case FillError(recovering=True):
+            return replace(state, reopening=True, browser_busy=True)
         case FillError(field=name, reason=reason):
             return _refuse(state, name, Refusal(None, reason))
         case StepFailed(problem=problem, reason=reason, advice=advice, field=name):
@@ -270,6 +282,8 @@ def next_step(state: Interview) -> Step:
         return Failed(state.failed)
     if state.submitted is not None:
         return Finished(state.submitted)
+    if state.reopening:
+        return Reopening()
     if state.explain:
         return state.explain[0]
     if state.queue:
@@ -420,6 +434,17 @@ def explained(state: Interview) -> Interview:
     if not state.explain:
         raise InterviewError("explained, but no explanation is due")
     return replace(state, explain=state.explain[1:])
+
+
+def told_reopening(state: Interview) -> Interview:
+    """The person has been told that the form is being reopened (:class:`Reopening`).
+
+    Raises:
+        InterviewError: nothing was being reopened.
+    """
+    if not state.reopening:
+        raise InterviewError("told of a reopening, but the form is not being reopened")
+    return replace(state, reopening=False)
 
 
 def authorised(state: Interview) -> Interview:

@@ -67,6 +67,7 @@ class FieldFilled(Payload):
 class FillError(Payload):
     field: str = Field(min_length=1)
     reason: str
+    recovering: bool = False  # the computer agent puts it right itself (a new browser): nothing to ask
 
 
 class FormatInvalid(Payload):
