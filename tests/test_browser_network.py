@@ -89,24 +89,6 @@ def test_form_command_refuses_file_urls_before_loading_anything(capsys):
         "(browser.allowed_schemes: http, https)")
 
 
-async def test_the_pages_form_offer_with_a_refused_url_is_a_400_error_event():
-    from types import SimpleNamespace
-
-    from appliance.forms.mode import FormFeature
-
-    events, said = [], []
-
-    async def say(text: str) -> None:
-        said.append(text)
-
-    session = SimpleNamespace(events=SimpleNamespace(emit=lambda ev, **kw: events.append((ev, kw))), folder=None)
-    srv = SimpleNamespace(cfg=config.Config())
-    await FormFeature(site=DemoSite())._run(srv, "pc1", session, SimpleNamespace(say=say), {"url": "javascript:alert(1)"})
-    assert events == [("error", {"status": 400, "error": "form URL 'javascript:alert(1)' refused: the javascript: "
-                                                         "scheme is not allowed (browser.allowed_schemes: http, https)"})]
-    assert said and "javascript:" in said[0]
-
-
 # --- real Chromium -------------------------------------------------------------------------------
 
 OUTSIDE = """<!doctype html><html><head><title>outside</title>

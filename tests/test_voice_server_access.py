@@ -14,11 +14,13 @@ from appliance import config
 from appliance.voice.server import VoiceServer
 
 
-async def _server(tmp_path, **server) -> VoiceServer:
+async def _server(tmp_path, features=(), **server) -> VoiceServer:
     cfg = config.load(overrides={"server": {"port": 0, **server}, "transport": {"loopback_only": True},
                                  "recording": {"dir": str(tmp_path / "rec")}})
     srv = VoiceServer(cfg, runtime=stub_runtime())
     srv.pipeline_builder = srv.mode_pipeline_builder = bare_pipeline
+    for install in features:
+        await install(srv)
     await srv.start()
     return srv
 
@@ -48,6 +50,25 @@ async def test_a_cross_origin_offer_is_refused_and_starts_nothing(server, http):
     assert server.calls == {} and server.sessions == {}
     async with http.post(_base(server) + "/api/offer", json=body, headers={"Origin": "null"}) as r:
         assert r.status == 403
+
+
+async def test_a_form_offer_for_an_address_the_browser_may_not_open_is_a_400_and_starts_nothing(tmp_path, http):
+    from appliance.demo.site import DemoSite
+    from appliance.forms.mode import FormFeature
+
+    server = await _server(tmp_path, features=[FormFeature(site=DemoSite()).install])
+    try:
+        sdp = await real_offer()
+        for url, why in (("file:///etc/passwd", "the file: scheme is not allowed (browser.allowed_schemes: http, "
+                                                "https)"),
+                         ("javascript:alert(1)", "the javascript: scheme is not allowed")):
+            async with http.post(_base(server) + "/api/offer", json={"sdp": sdp, "type": "offer", "mode": "form",
+                                                                     "url": url}) as r:
+                assert r.status == 400
+                assert (await r.json())["error"].startswith(f"form URL {url!r} refused: {why}")
+        assert server.calls == {} and server.sessions == {}
+    finally:
+        await server.stop()
 
 
 async def test_a_text_plain_body_is_refused_even_from_the_page_origin(server, http):

@@ -6,8 +6,8 @@ as ``demo_forms``). When the page connects with ``{"mode": "form", "url": …,
 place and :func:`appliance.forms.session.run_session` runs the computer agent (Chromium)
 and the phone agent on it: the person is interviewed by voice while the form fills.
 A URL the ``browser`` settings refuse (scheme, domain, loopback; see
-:meth:`appliance.config.BrowserConfig.check_url`) ends the mode at once with an ``error``
-event carrying ``status: 400`` and the reason, which the page shows and the line says.
+:meth:`appliance.config.BrowserConfig.check_url`) is the offer's 400 answer, naming the URL
+and why, which the page shows: no session, no Chromium (``VoiceServer.offer_checks``).
 ``POST /api/form/cancel?pc_id=…`` cancels (``terminate`` on the bus: browser closed, call
 ended). Every decision and message goes to the session's event log, which the page shows.
 The offer's ``task`` is the person's words ("fill it but don't submit" → the form is left
@@ -45,7 +45,6 @@ import logging
 from aiohttp import web
 from pydantic import ValidationError
 
-from appliance.chromium import URLRefused
 from appliance.computer_agent.preview import Preview
 from appliance.demo.site import DemoSite
 from appliance.forms.session import PageSide, SessionResult, run_session
@@ -75,6 +74,7 @@ class FormFeature:
             await self.site.start()
         server.info["demo_forms"] = self.site.urls
         server.modes["form"] = self._run
+        server.offer_checks["form"] = lambda body: self._url(server.cfg, body)
         server.app.router.add_post("/api/form/cancel", self._cancel)
         server.app.router.add_get("/api/form/preview", self._preview)
         server.app.router.add_post("/api/form/preview/click", self._click)
@@ -100,13 +100,16 @@ class FormFeature:
             if done.done():
                 self._waiters.pop(pc_id, None)
 
+    def _url(self, cfg, body: dict) -> str:
+        """The offer's form URL (none: the demo flight form), as ``cfg.browser`` allows it.
+
+        Raises:
+            appliance.chromium.URLRefused: naming the URL and why (a ValueError: the offer's 400).
+        """
+        return cfg.browser.check_url(str(body.get("url") or self.site.urls["flight"]))
+
     async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
-        try:
-            url = srv.cfg.browser.check_url(str(body.get("url") or self.site.urls["flight"]))
-        except URLRefused as e:
-            session.events.emit("error", error=str(e), status=400)
-            await line.say(f"I cannot open that address: {e}")
-            return
+        url = self._url(srv.cfg, body)  # checked when the offer came (offer_checks): it opens
         autonomous = bool(body.get("autonomous"))
         task = str(body.get("task") or "")
         stop = self._stops.setdefault(pc_id, asyncio.Event())

@@ -64,6 +64,8 @@ PAGE_DIR = Path(__file__).resolve().parent.parent.parent / "webrtc_page"
 
 #: An agent mode: (server, pc_id, session, line, offer body) → the agent's run, awaited for the session's life.
 Mode = Callable[["VoiceServer", str, Session, LineProcessor, dict], Awaitable[None]]
+#: A mode's check of its offer body, before the offer is answered: raises ValueError naming what is wrong.
+OfferCheck = Callable[[dict], None]
 
 CONNECT_POLL_S = 0.05  # how often a connecting call's ICE/DTLS state is looked at
 CANCEL_GRACE_S = 10.0  # a cancelled pipeline that has not ended by then has its task cancelled
@@ -160,6 +162,9 @@ class VoiceServer:
         #: started as ``modes[mode](server, pc_id, session, line, offer_body)`` (an awaitable run
         #: for the session's life). Forms and Werewolf register theirs.
         self.modes: dict[str, Mode] = {}
+        #: a mode's check of the offer body (``offer_checks[mode](body)``, e.g. the form's URL):
+        #: its ValueError is the offer's 400, with its message, and nothing starts.
+        self.offer_checks: dict[str, OfferCheck] = {}
         #: extra keys for ``/api/status`` (e.g. the demo forms' URLs)
         self.info: dict = {}
         #: builds a plain connection's pipeline: (runtime, transport, session) → task; the
@@ -261,6 +266,11 @@ class VoiceServer:
         mode = body.get("mode")
         if mode is not None and mode not in self.modes:
             return self._refuse(400, f"unknown mode {mode!r}; known: {sorted(self.modes)}")
+        if mode in self.offer_checks:
+            try:
+                self.offer_checks[mode](body)
+            except ValueError as e:
+                return self._refuse(400, str(e))
         pc_id = body.get("pc_id")
         if pc_id is not None:
             return await self._renegotiate(pc_id, sdp, bool(body.get("restart_pc")))
