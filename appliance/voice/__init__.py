@@ -20,6 +20,7 @@ pipecat extensions (each a processor or service):
   clause-level TTS with per-clause style; Piper (embedded) and Fish Audio (cloud).
 - :mod:`~appliance.voice.line` — ``LineProcessor``: an agent speaks and hears in the LLM's place.
 - :mod:`~appliance.voice.acks` — ``Acknowledger``: "One moment." when the answer is slow (``turn.ack``).
+- :mod:`~appliance.voice.apology` — ``LLMApology``: a spoken apology when the LLM fails a reply.
 - :mod:`~appliance.voice.playout` — ``Playout``: paces the bot's audio, pauses it on a duck or the VAD, resumes it.
 
 Transports, server and clients:

@@ -3,7 +3,7 @@
 ::
 
     transport.input → STT (interim + final) → user aggregator (Silero VAD, turn strategy)
-      → LLM (streamed) → clause chunker + markers → TTS → [acknowledger] → playout (paced; barge-in pauses it)
+      → [LLM apology] → LLM (streamed) → clause chunker + markers → TTS → [acknowledger] → playout (paced; barge-in pauses it)
       → transport.output → recorder → assistant aggregator
 
 Turn-taking: Silero VAD (pipecat's bundled ONNX) on the user aggregator, with the user-turn
@@ -15,6 +15,8 @@ final transcript. Barge-in: the page mutes the bot at the person's first sound a
 released and the bot goes on where it was (a backchannel, a noise); the assistant
 aggregator sits after the output transport, which releases each clause's text only once
 its audio was sent, so the context keeps only what the person heard (to the clause).
+A reply the LLM fails to give (its server killed, a cloud error after retries) is
+apologised for aloud (:mod:`appliance.voice.apology`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
 
 from appliance.voice.acks import Acknowledger
+from appliance.voice.apology import LLMApology
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
@@ -91,7 +94,8 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         tts = PiperClauseTTSService(runtime.synth, cfg.tts)
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
-    processors = [transport.input(), stt, aggregators.user(), llm,
+    apology = [] if agent else [LLMApology(llm, session.events.emit)]  # a line is no LLM: nothing to apologise for
+    processors = [transport.input(), stt, aggregators.user(), *apology, llm,
                   SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts]
     ack = acknowledger(runtime, agent, session)
     if ack is not None:
