@@ -11,8 +11,10 @@
   second is the person's terminal; start them in either order.
 
 Exit status: 0 the form was submitted, 1 the task ended otherwise (declined, failed,
-cancelled: the last line printed, a JSON object, says how), 2 refused before it started
-(the reason in one line).
+cancelled: the last line printed, a JSON object, says how), 2 refused (the reason in one
+line: a bad option or URL, or the bus cannot be reached), 130 interrupted twice. The first
+Ctrl-C or SIGTERM cancels the task: ``terminate`` on its bus stops both agents, wherever
+they run.
 
 The simulated person's commands (``simulate form``, ``bench form``) are in
 :mod:`appliance.simulate.commands`.
@@ -27,6 +29,7 @@ import sys
 import threading
 
 from appliance import config
+from appliance.bus import BusError
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.errors import ApplianceError
@@ -90,8 +93,15 @@ def _form(args) -> int:
     async def run() -> int:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()  # Ctrl-C or SIGTERM: terminate on the bus, so the other process stops too
+        main = asyncio.current_task()
+
+        def on_signal() -> None:
+            if stop.is_set():  # the second time: stop now, without waiting for the agents
+                main.cancel()
+            stop.set()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
         session = open_session(cfg, "form" if args.agent is None else f"form-{args.agent}")
         if args.agent == "computer":  # the person is at the phone agent's process
             line = hands = None
@@ -114,6 +124,10 @@ def _form(args) -> int:
 
     try:
         return asyncio.run(run())
+    except asyncio.CancelledError:  # interrupted twice
+        return 130
+    except BusError as e:  # e.g. no redis-server at bus.redis_url: the operator's to fix
+        raise ApplianceError(str(e)) from None
     finally:
         llms.stop()
 
