@@ -301,7 +301,8 @@ def fetch_submissions(url: str) -> list[dict] | None:
 
 def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None,
            submissions: list[dict] | None) -> dict:
-    """The ``simulate form --json`` object (with the interview's figures):
+    """The ``simulate form --json`` object (with the interview's figures) of a session that
+    hosted the computer agent (``result.computer`` set):
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
     else [] and null: what the page last took, or for a spec whose task is not to submit its
