@@ -120,6 +120,21 @@ async def test_request_reply_across_processes_and_timeout(redis_url):
         task.cancel()
 
 
+async def test_a_process_that_joins_a_task_stream_late_reads_it_from_its_first_entry(redis_url):
+    async with RedisBus(redis_url, stream="form-t1", from_start=True) as first:
+        await first.publish(work(1, recipient="phone"))
+        await first.publish(Envelope.new("terminate", {"reason": "done"}, sender="computer", recipient="*"))
+        await first.publish(work(2, recipient="computer"))  # not for the phone
+        async with RedisBus(redis_url, stream="form-t1", from_start=True) as late, \
+                RedisBus(redis_url, stream="form-t1") as now:
+            joined, from_now = late.subscribe("phone"), now.subscribe("phone")
+            got = await take(joined, 2)
+            assert [e.type for e in got] == ["terminate", "status_update"]  # urgent first, then in order
+            assert got[1].payload.message == "1"
+            await first.publish(work(3, recipient="phone"))
+            assert [e.payload.message for e in await take(joined, 1) + await take(from_now, 1)] == ["3", "3"]
+
+
 async def test_the_same_envelope_published_twice_is_handled_once(redis_url):
     async with RedisBus(redis_url) as bus:
         sub = bus.subscribe("worker", group="workers")

@@ -28,6 +28,40 @@ def test_the_session_bus_is_the_configured_backend(tmp_path):
     assert isinstance(redis, RedisBus) and redis.url == "redis://127.0.0.1:1/0" and redis.stream == "form-t1"
 
 
+def test_a_session_split_over_two_processes_joins_its_redis_stream_from_the_start(tmp_path):
+    rcfg = config.load(overrides={"bus": {"backend": "redis", "redis_url": "redis://127.0.0.1:1/0"}})
+    assert session_bus(rcfg, "t1", None, joined=True).from_start
+    assert not session_bus(rcfg, "t1", None).from_start
+    with pytest.raises(ValueError, match="needs bus.backend: redis"):
+        session_bus(config.load(), "t1", tmp_path, joined=True)
+
+
+URL_ERROR = "error: --url is the computer agent's: give it, except with --agent phone"
+
+
+@pytest.mark.parametrize("backend, argv, error", [
+    ("inproc", ["--agent", "phone", "--task-id", "t1"],
+     "error: the phone agent alone needs bus.backend: redis (the other agent's process talks to it over Redis "
+     "Streams); this config has bus.backend: inproc"),
+    ("redis", ["--agent", "computer", "--url", "demo:flight"],
+     "error: the computer agent alone needs a task id, the same for both processes (its bus is the Redis stream "
+     "form-<task id>)"),
+    ("redis", ["--agent", "computer", "--task-id", "t1"], URL_ERROR),
+    ("redis", ["--agent", "phone", "--task-id", "t1", "--url", "demo:flight"], URL_ERROR),
+    ("redis", [], URL_ERROR),
+    ("redis", ["--agent", "computer", "--task-id", "t1", "--url", "demo:flight", "--autonomous"],
+     "error: the autonomous launch runs both agents in one process: drop --autonomous or the agent"),
+])
+def test_the_form_command_refuses_a_split_that_cannot_work_before_loading_anything(backend, argv, error, tmp_path,
+                                                                                    capsys):
+    from appliance.cli import main
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"bus:\n  backend: {backend}\n")
+    assert main(["form", "--config", str(cfg), *argv]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == error
+
+
 def _env(payload, ts):
     env = Envelope.new(payload, sender="phone", recipient="computer")
     return env.model_copy(update={"ts": ts})

@@ -44,7 +44,7 @@ __all__ = [
 
 
 def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False,
-             log_path: Path | None = None) -> Bus:
+             log_path: Path | None = None, from_start: bool = False) -> Bus:
     """A bus (not yet started) as configured: ``async with open_bus(cfg) as bus: ...``.
 
     In-process: the log is ``log_path`` when given (e.g. a session's recording folder),
@@ -53,7 +53,12 @@ def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False
     Redis: ``cfg.redis_url``; the stream is the log (``session`` names the stream when
     given, else ``appliance:bus``; ``log_path`` does not apply), trimmed to ``cfg.redis_maxlen`` and
     dead-lettering after ``cfg.max_deliveries``; this process's publisher log, re-sent from
-    after a server restart, is ``<cfg.log_dir>/<stream>-<UTC time>-<pid>.jsonl``.
+    after a server restart, is ``<cfg.log_dir>/<stream>-<UTC time>-<pid>.jsonl``;
+    ``from_start``: subscriptions read the stream from its first entry (a stream that holds
+    one task, which agents in several processes join at different times).
+
+    Raises:
+        ValueError: ``from_start`` on the in-process backend (it keeps no history to read).
     """
     if cfg.backend == "redis":
         from appliance.bus.redis_streams import RedisBus
@@ -61,7 +66,10 @@ def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False
         stream = session or "appliance:bus"
         own_log = f"{stream.replace(':', '-')}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}.jsonl"
         return RedisBus(cfg.redis_url, stream=stream, maxlen=cfg.redis_maxlen, max_deliveries=cfg.max_deliveries,
-                        log_path=Path(cfg.log_dir).expanduser() / own_log, log_fsync_ms=cfg.log_fsync_ms)
+                        log_path=Path(cfg.log_dir).expanduser() / own_log, log_fsync_ms=cfg.log_fsync_ms,
+                        from_start=from_start)
+    if from_start:
+        raise ValueError("from_start needs bus.backend: redis (an in-process bus keeps no history to read)")
     if log_path is None:
         name = session or time.strftime("bus-%Y%m%d-%H%M%S", time.gmtime())
         log_path = Path(cfg.log_dir).expanduser() / f"{name}.jsonl"

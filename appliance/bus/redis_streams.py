@@ -176,7 +176,7 @@ def _sid(entry_id: bytes | str) -> tuple[int, int]:
 
 
 class _RedisSubscription(Subscription):
-    """Ephemeral: XREAD from the position the bus estimates for "now" at subscribe time."""
+    """Ephemeral: XREAD from the position the bus estimates for "now" at subscribe time (its first entry: ``from_start``)."""
 
     def __init__(self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None,
                  maxsize: int, overflow: Overflow) -> None:
@@ -591,6 +591,10 @@ class RedisBus(Bus):
             the restarted server (≥ 5 × what ``appendfsync everysec`` can lose).
         reconnect_timeout_s: how long publishes and acknowledgements wait for the server to
             come back before they fail with :class:`BusError`.
+        from_start: subscriptions (and the durable groups they create) read the stream from
+            its first entry instead of from "now": for a stream that holds one task from its
+            start (a form session's ``form-<task id>``), an agent that joins after others
+            have published still gets everything addressed to it, in order.
 
     Raises:
         ValueError: a bad ``maxlen``, ``max_deliveries`` or window.
@@ -599,7 +603,7 @@ class RedisBus(Bus):
     def __init__(self, url: str, *, stream: str = "appliance:bus", claim_idle_ms: int = 5000,
                  dedup_ttl_s: int = 86_400, batch: int = 256, block_ms: int = 1000, maxlen: int = 0,
                  max_deliveries: int = 5, log_path: str | Path | None = None, log_fsync_ms: int = 100,
-                 resend_window_s: float = 10.0, reconnect_timeout_s: float = 60.0) -> None:
+                 resend_window_s: float = 10.0, reconnect_timeout_s: float = 60.0, from_start: bool = False) -> None:
         super().__init__()
         if maxlen < 0 or max_deliveries < 1 or resend_window_s <= 0 or reconnect_timeout_s <= 0:
             raise ValueError(f"bad RedisBus limits: maxlen={maxlen} (≥ 0), max_deliveries={max_deliveries} (≥ 1), "
@@ -618,6 +622,7 @@ class RedisBus(Bus):
         self.max_deliveries = max_deliveries
         self.resend_window_s = resend_window_s
         self.reconnect_timeout_s = reconnect_timeout_s
+        self.from_start = from_start
         self.log_path = Path(log_path).expanduser() if log_path is not None else None
         self._log = EnvelopeLog(self.log_path, log_fsync_ms) if self.log_path is not None else None
         self._log_size = 0  # bytes in the log file
@@ -970,10 +975,12 @@ class RedisBus(Bus):
     def _start_id(self, key: str) -> str:
         """Where a subscription made now starts reading ``key``: entries after this id.
 
-        The server's "now" is estimated from our clock and the offset measured at start,
-        minus the measurement's uncertainty; envelopes this bus published already are
-        excluded exactly.
+        ``from_start``: the first entry. Else the server's "now" is estimated from our clock
+        and the offset measured at start, minus the measurement's uncertainty; envelopes this
+        bus published already are excluded exactly.
         """
+        if self.from_start:
+            return "0-0"
         est = (int(time.time() * 1000 + self._clock_offset_ms) - self._clock_margin_ms, 0)
         ms, seq = max(est, self._last_id[key])
         return f"{ms}-{seq}"

@@ -5,6 +5,16 @@
   terminal (the assistant's words are printed, the person's answers typed; a line
   ``=field value`` is a value typed into the form itself, taken as confirmed, as the page's
   box does); the voice page wires the same session to the microphone and speaker.
+* ``appliance form --agent computer --task-id ID --url URL`` and ``appliance form --agent
+  phone --task-id ID`` — the same session split over two processes that talk only over
+  the Redis stream ``form-ID`` (``bus.backend: redis``): the first drives Chromium, the
+  second is the person's terminal; start them in either order.
+
+Exit status: 0 the form was submitted, 1 the task ended otherwise (declined, failed,
+cancelled: the last line printed, a JSON object, says how), 2 refused (the reason in one
+line: a bad option or URL, or the bus cannot be reached), 130 interrupted twice. The first
+Ctrl-C or SIGTERM cancels the task: ``terminate`` on its bus stops both agents, wherever
+they run.
 
 The simulated person's commands (``simulate form``, ``bench form``) are in
 :mod:`appliance.simulate.commands`.
@@ -14,13 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 import threading
 
 from appliance import config
+from appliance.bus import BusError
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
-from appliance.forms.session import PageSide, run_session
+from appliance.errors import ApplianceError
+from appliance.forms.session import AGENTS, PageSide, check_split, run_session
 from appliance.forms.typed import is_typed_line
 from appliance.llm.runtime import LLMRuntime
 from appliance.phone_agent.agent import QueueLine
@@ -35,10 +48,15 @@ def register(parsers) -> None:
 
     p = parsers.top.add_parser("form", help="fill the web form at URL with the person on this terminal")
     add_config_arg(p)
-    p.add_argument("--url", required=True, help="the form's first page (demo:NAME serves a bundled demo form)")
+    p.add_argument("--url", help="the form's first page (demo:NAME serves a bundled demo form); "
+                                 "required but with --agent phone")
     p.add_argument("--autonomous", action="store_true",
                    help="start only the computer agent; it decides whether to call the phone agent")
     p.add_argument("--task", default="", help="the task in words, for the computer agent's decision")
+    p.add_argument("--agent", choices=AGENTS,
+                   help="run only this agent; the other runs in another process with the same --task-id "
+                        "(bus.backend: redis)")
+    p.add_argument("--task-id", help="the task's id; its bus is the Redis stream form-<id> (default: a new one)")
     p.set_defaults(func=_form)
 
 
@@ -65,50 +83,77 @@ class TerminalLine(QueueLine):
 
 def _form(args) -> int:
     cfg = config.load(args.config).for_forms()
-    if not args.url.startswith("demo:"):
-        cfg.browser.check_url(args.url)  # refused before any model loads
+    check_split(cfg, args.agent, args.task_id, args.autonomous)  # all refused before any model loads
+    if (args.url is None) != (args.agent == "phone"):
+        raise ApplianceError("--url is the computer agent's: give it, except with --agent phone")
+    if args.url is not None and not args.url.startswith("demo:"):
+        cfg.browser.check_url(args.url)
     llms = LLMRuntime(cfg).start()
 
     async def run() -> int:
-        line = TerminalLine()
-        hands = PageSide(sender="terminal", date_order=cfg.forms.date_order)  # typed values; no preview here
-        session = open_session(cfg, "form")
         loop = asyncio.get_running_loop()
-        typing: set[asyncio.Task] = set()
+        stop = asyncio.Event()  # Ctrl-C or SIGTERM: terminate on the bus, so the other process stops too
+        main = asyncio.current_task()
 
-        async def typed(raw: str) -> None:
-            try:
-                payload = await hands.value_line(raw, session.events.emit)
-                print(f"(typed {payload.field} = {payload.value!r})", flush=True)
-            except (RuntimeError, ValueError) as e:  # no session yet, a field the form has not shown, no value
-                print(f"(not taken: {e})", flush=True)
+        def on_signal() -> None:
+            if stop.is_set():  # the second time: stop now, without waiting for the agents
+                main.cancel()
+            stop.set()
 
-        def take(raw: str) -> None:
-            if not is_typed_line(raw):
-                line.heard(raw.strip())
-                return
-            task = loop.create_task(typed(raw))
-            typing.add(task)
-            task.add_done_callback(typing.discard)
-
-        def read_stdin() -> None:
-            for raw in sys.stdin:
-                loop.call_soon_threadsafe(take, raw)
-
-        threading.Thread(target=read_stdin, daemon=True).start()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal)
+        session = open_session(cfg, "form" if args.agent is None else f"form-{args.agent}")
+        if args.agent == "computer":  # the person is at the phone agent's process
+            line = hands = None
+        else:
+            line = TerminalLine()
+            hands = PageSide(sender="terminal", date_order=cfg.forms.date_order)  # typed values; no preview here
+            _read_terminal(line, hands, session.events.emit, loop)
         try:
-            async with site_for(args.url) as site:
-                url = cfg.browser.check_url(resolve_url(args.url, site))
+            async with site_for(args.url or "") as site:
+                url = cfg.browser.check_url(resolve_url(args.url, site)) if args.url else None
                 result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
                                            autonomous=args.autonomous, task=args.task, folder=session.folder,
-                                           page_side=hands)
+                                           page_side=hands, stop=stop, task_id=args.task_id, agent=args.agent)
         finally:
             session.events.close()
-        print(json.dumps({"status": result.computer.status, "detail": result.computer.detail,
+        out = result.computer or result.phone
+        print(json.dumps({"agent": args.agent or "both", "status": out.status, "detail": out.detail,
                           "phone_started_by": result.phone_started_by, "recording": str(result.folder)}), flush=True)
-        return 0 if result.computer.status == "submitted" else 1
+        return 0 if out.status == "submitted" else 1
 
     try:
         return asyncio.run(run())
+    except asyncio.CancelledError:  # interrupted twice
+        return 130
+    except BusError as e:  # e.g. no redis-server at bus.redis_url: the operator's to fix
+        raise ApplianceError(str(e)) from None
     finally:
         llms.stop()
+
+
+def _read_terminal(line: TerminalLine, hands: PageSide, emit, loop: asyncio.AbstractEventLoop) -> None:
+    """Feed the person's typed lines to the session from a reader thread: answers to ``line``,
+    ``=field value`` lines to ``hands`` (each printed back as taken or not)."""
+    typing: set[asyncio.Task] = set()
+
+    async def typed(raw: str) -> None:
+        try:
+            payload = await hands.value_line(raw, emit)
+            print(f"(typed {payload.field} = {payload.value!r})", flush=True)
+        except (RuntimeError, ValueError) as e:  # no session yet, a field the form has not shown, no value
+            print(f"(not taken: {e})", flush=True)
+
+    def take(raw: str) -> None:
+        if not is_typed_line(raw):
+            line.heard(raw.strip())
+            return
+        task = loop.create_task(typed(raw))
+        typing.add(task)
+        task.add_done_callback(typing.discard)
+
+    def read_stdin() -> None:
+        for raw in sys.stdin:
+            loop.call_soon_threadsafe(take, raw)
+
+    threading.Thread(target=read_stdin, daemon=True).start()

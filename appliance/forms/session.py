@@ -7,6 +7,14 @@ Launch paths:
   the computer agent's LLM calls ``initiate_phone_call_agent``, with its own context: the
   call's purpose and ``required_info``, nothing else of the computer agent's.
 
+Both agents run in this process, or (fixed launch, ``bus.backend: redis``) each in its own
+process: ``run_session(agent="computer" | "phone", task_id=…)`` hosts one, and the two
+meet on the Redis stream ``form-<task id>`` (``appliance form --agent … --task-id …``).
+They share nothing but that stream: the phone agent learns the fields from the computer
+agent's ``need_info``, the person's typed values go out as ``info_collected``, and the
+computer side ends the call with ``terminate`` if it has not ended :data:`WRAP_UP_S` after
+the form.
+
 Every browser action the computer agent performs (fill, click, select, key) is counted for
 the report.
 
@@ -42,12 +50,13 @@ from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.demo.spec import FormSpec, evaluate
+from appliance.errors import ApplianceError
 from appliance.llm.client import LLM
 from appliance.forms.typed import TypedValues
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome, consent_notice
 from appliance.demo.profile import Profile
 from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, NeedInfo,
-                                SubmitAuthorized, Terminate)
+                                SubmitAuthorized, TaskCompleted, Terminate)
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +65,11 @@ WRAP_UP_S = 60.0  # how long the phone agent may take to finish the call once th
 
 @dataclass
 class SessionResult:
-    """A finished session: both agents' outcomes (``phone`` None if it never started),
-    how the phone agent was started (``fixed`` / ``initiate_phone_call_agent`` / None),
-    every envelope in publish order, wall time and the recording folder."""
+    """A finished session: both agents' outcomes (None: it never started, or ran in another
+    process), how the phone agent was started (``fixed`` / ``initiate_phone_call_agent`` /
+    None), every envelope in publish order, wall time and the recording folder."""
 
-    computer: Outcome
+    computer: Outcome | None
     phone: PhoneOutcome | None
     phone_started_by: str | None
     envelopes: list[Envelope] = field(default_factory=list)
@@ -70,7 +79,7 @@ class SessionResult:
     @property
     def actions(self) -> int:
         """Browser actions the computer agent performed (fill, click, select, key)."""
-        return sum(self.computer.actions.values())
+        return sum(self.computer.actions.values()) if self.computer else 0
 
     @property
     def explained_failures(self) -> int:
@@ -139,17 +148,52 @@ class PageSide:
         await bus.publish(env)
 
 
-def session_bus(cfg: Config, task_id: str, folder: Path | None) -> Bus:
+AGENTS = ("computer", "phone")
+"""The agents a process may host alone (``run_session(agent=…)``)."""
+
+
+def check_split(cfg: Config, agent: str | None, task_id: str | None, autonomous: bool = False) -> None:
+    """Refuse a session that hosts only ``agent`` (the other agent in another process) when
+    it cannot work: the two processes meet on the Redis stream ``form-<task_id>``, so
+    ``bus.backend`` must be ``redis`` and both must be given the same ``task_id``; the
+    autonomous launch (the computer agent decides whether to call) is one-process only.
+    ``agent`` None (both agents in this process) is always accepted.
+
+    Raises:
+        ApplianceError: the reason, in one line.
+    """
+    if agent is None:
+        return
+    if agent not in AGENTS:
+        raise ApplianceError(f"no agent {agent!r}: the agents are {', '.join(AGENTS)}")
+    if cfg.bus.backend != "redis":
+        raise ApplianceError(f"the {agent} agent alone needs bus.backend: redis (the other agent's process talks "
+                             f"to it over Redis Streams); this config has bus.backend: {cfg.bus.backend}")
+    if not task_id:
+        raise ApplianceError(f"the {agent} agent alone needs a task id, the same for both processes "
+                             "(its bus is the Redis stream form-<task id>)")
+    if autonomous:
+        raise ApplianceError("the autonomous launch runs both agents in one process: drop --autonomous or the agent")
+
+
+def session_bus(cfg: Config, task_id: str, folder: Path | None, *, joined: bool = False) -> Bus:
     """The bus of form task ``task_id`` (not started), as ``cfg.bus`` says: in-process with its
     log at ``<folder>/bus.jsonl`` (no folder: ``<bus.log_dir>/form-<task_id>.jsonl``), or the
-    Redis stream ``form-<task_id>``."""
-    return open_bus(cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None)
+    Redis stream ``form-<task_id>``. ``joined``: the agents run in several processes that join
+    the stream when they start: subscriptions read it from its first entry (Redis only).
+
+    Raises:
+        ValueError: ``joined`` on the in-process backend.
+    """
+    return open_bus(cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None,
+                    from_start=joined)
 
 
-async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line: Line, emit: Emit,
+async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM], line: Line | None, emit: Emit,
                       autonomous: bool = False, purpose: str = "your web form", task: str = "",
                       folder: Path | None = None, stop: asyncio.Event | None = None,
-                      page_side: PageSide | None = None) -> SessionResult:
+                      page_side: PageSide | None = None, task_id: str | None = None,
+                      agent: str | None = None) -> SessionResult:
     """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
     ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
@@ -159,18 +203,37 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
     page or terminal (preview, typed values, submit), bound to the session's bus while it
     runs and told the fields announced on it; ``task``: the person's words (fill it but
     don't submit → review). Before the first question the person is told whether the call is
-    recorded (``folder``). Returns when both agents have stopped.
+    recorded (``folder``). ``task_id``: the task's id (default: a new UUID).
+
+    ``agent``: host only this agent (``computer``: ``url`` needed, ``line`` unused; ``phone``:
+    ``url`` unused); the other runs in another process with the same ``task_id`` on the Redis
+    stream, which each reads from its first entry, so either may start first
+    (:func:`check_split`). When the computer agent has finished, the call gets
+    :data:`WRAP_UP_S` to end (its ``task_completed``, or a ``terminate``), else ``terminate``
+    ends it, wherever the phone agent runs.
+
+    Returns when the agents this process hosts have stopped (``SessionResult.computer``
+    None: the computer agent ran elsewhere; ``phone`` None: it never started here).
+
+    Raises:
+        ApplianceError: a split session that cannot work (:func:`check_split`).
+        BusError: the bus cannot be reached.
     """
+    check_split(cfg, agent, task_id, autonomous)
+    hosts = AGENTS if agent is None else (agent,)
     t0 = time.monotonic()
-    task_id = str(uuid.uuid4())
+    task_id = task_id or str(uuid.uuid4())
     seen: list[Envelope] = []
     started: dict[str, Any] = {"task": None, "by": None}
+    call_ended = asyncio.Event()  # the bus says the call is over: the phone's task_completed, or a terminate
     emit("recording_notice", recorded=folder is not None, folder=str(folder) if folder else None)
-    async with session_bus(cfg, task_id, folder) as bus:
+    async with session_bus(cfg, task_id, folder, joined=agent is not None) as bus:
         tap = bus.subscribe()
-        computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
-                                 autonomous=autonomous, task=task, browser_cfg=cfg.browser,
-                                 preview=page_side.preview if page_side else None)
+        computer = None
+        if "computer" in hosts:
+            computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
+                                     autonomous=autonomous, task=task, browser_cfg=cfg.browser,
+                                     preview=page_side.preview if page_side else None)
         if page_side is not None:
             page_side.bind(bus, task_id)
 
@@ -184,9 +247,12 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
             async def watch() -> None:
                 async for env in tap:
                     seen.append(env)
-                    if page_side is not None and isinstance(p := env.payload, (NeedInfo, InitiatePhoneCallAgent)):
+                    p = env.payload
+                    if page_side is not None and isinstance(p, (NeedInfo, InitiatePhoneCallAgent)):
                         page_side.typed.known(p.fields if isinstance(p, NeedInfo) else p.required_info)
-                    if isinstance(p := env.payload, InitiatePhoneCallAgent) and started["task"] is None:
+                    if isinstance(p, Terminate) or (isinstance(p, TaskCompleted) and env.sender == "phone"):
+                        call_ended.set()
+                    if isinstance(p, InitiatePhoneCallAgent) and started["task"] is None and "phone" in hosts:
                         emit("phone_agent_started", by="initiate_phone_call_agent", purpose=p.purpose,
                              fields=[f.name for f in p.required_info])
                         started.update(task=tg.create_task(phone_agent(p.purpose, p.required_info).run()),
@@ -198,17 +264,19 @@ async def run_session(cfg: Config, url: str, *, llms: Callable[[str], LLM], line
 
             tg.create_task(watch())
             canceller = tg.create_task(cancel_on_stop()) if stop is not None else None
-            if not autonomous:
+            if not autonomous and "phone" in hosts:
                 started.update(task=tg.create_task(phone_agent(purpose).run()), by="fixed")
-            computer_out = await tg.create_task(computer.run())
+            computer_out = await tg.create_task(computer.run()) if computer is not None else None
             phone_task: asyncio.Task | None = started["task"]
-            if phone_task is not None:
+            if computer is not None and (phone_task is not None or "phone" not in hosts):
                 try:
-                    await asyncio.wait_for(asyncio.shield(phone_task), WRAP_UP_S)
+                    await asyncio.wait_for(asyncio.shield(phone_task) if phone_task else call_ended.wait(),
+                                           WRAP_UP_S)
                 except TimeoutError:
                     await bus.publish(Envelope.new(Terminate(reason="the call did not end after the form"),
                                                    sender="session", recipient="*"))
-                    await phone_task
+            if phone_task is not None:
+                await phone_task
             if canceller is not None:
                 canceller.cancel()
             if page_side is not None:
@@ -233,7 +301,8 @@ def fetch_submissions(url: str) -> list[dict] | None:
 
 def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None,
            submissions: list[dict] | None) -> dict:
-    """The ``simulate form --json`` object (with the interview's figures):
+    """The ``simulate form --json`` object (with the interview's figures) of a session that
+    hosted the computer agent (``result.computer`` set):
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
     else [] and null: what the page last took, or for a spec whose task is not to submit its
