@@ -303,17 +303,19 @@ class FakePage:
 
 
 class FakeBrowser:
-    """Stands in for :class:`appliance.computer_agent.browser.Browser`, holding ``page``."""
+    """Stands in for :class:`appliance.computer_agent.browser.Browser`, holding ``page`` (a
+    FakePage or any stand-in page); ``closes`` counts :meth:`close` calls."""
 
-    def __init__(self, page: FakePage) -> None:
+    def __init__(self, page) -> None:
         self.page = page
         self.lost: str | None = None
+        self.closes = 0
 
-    async def start(self) -> FakePage:
+    async def start(self):
         return self.page
 
     def processes(self) -> list[int]:
         return []
 
     async def close(self) -> None:
-        pass
+        self.closes += 1

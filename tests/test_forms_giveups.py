@@ -210,7 +210,7 @@ class _DyingBrowser(FakeBrowser):
     """Its first page dies after ``die_after`` fills; each later start opens the form afresh."""
 
     def __init__(self, fields, die_after: int):
-        self.form, self.starts, self.closes = fields, 0, 0
+        self.form, self.starts = fields, 0
         super().__init__(_MortalPage(self, fields, die_after))
         self.pages = [self.page]
 
@@ -220,9 +220,6 @@ class _DyingBrowser(FakeBrowser):
             self.lost, self.page = None, _MortalPage(self, self.form, None)
             self.pages.append(self.page)
         return self.page
-
-    async def close(self) -> None:
-        self.closes += 1
 
 
 async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_asked_again(monkeypatch):

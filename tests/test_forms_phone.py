@@ -15,7 +15,7 @@ from appliance.llm.client import LLMError
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import (FieldSpec, FillError, FormatInvalid, InfoCollected, Payload, StatusUpdate,
                                 SubmitAuthorized, Submitted, TaskCompleted)
-from fakes import ScriptedLLM, ScriptedLine
+from fakes import FakeBrowser, ScriptedLLM, ScriptedLine
 
 PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True, pattern=r"\+[0-9]{8,15}",
                   format_hint="International format: + and country code")
@@ -185,28 +185,10 @@ class _UnloadablePage:
         raise PlaywrightError(f"net::ERR_CONNECTION_REFUSED at {url}\nCall log: …")
 
 
-class _Browser:
-    """Stands in for :class:`appliance.computer_agent.browser.Browser` (start, processes, close)."""
-
-    def __init__(self) -> None:
-        self.page = _UnloadablePage()
-        self.closed = False
-        self.lost: str | None = None
-
-    async def start(self) -> _UnloadablePage:
-        return self.page
-
-    def processes(self) -> list[int]:
-        return []
-
-    async def close(self) -> None:
-        self.closed = True
-
-
 async def test_a_page_that_does_not_load_is_reported_and_the_call_ends(forms_cfg):
     url = "http://127.0.0.1:9/form"
     async with InProcBus(None) as bus:
-        browser, llm, line = _Browser(), ScriptedLLM(), ScriptedLine([])
+        browser, llm, line = FakeBrowser(_UnloadablePage()), ScriptedLLM(), ScriptedLine([])
         computer = ComputerAgent(forms_cfg.forms, bus, llm, url, task_id="t",
                                  emit=lambda *a, **k: None, browser=browser)
         phone = PhoneAgent(bus, line, llm, task_id="t", purpose="the test form",
@@ -219,7 +201,7 @@ async def test_a_page_that_does_not_load_is_reported_and_the_call_ends(forms_cfg
         while not got or not isinstance(got[-1], TaskCompleted):
             got.append((await asyncio.wait_for(tap.__anext__(), 5)).payload)
     assert outcome.status == "failed" and "did not load" in outcome.detail
-    assert browser.page.gotos == [url, url] and browser.closed  # one retry, then the browser is closed
+    assert browser.page.gotos == [url, url] and browser.closes == 1  # one retry, then the browser is closed
     refused = f"net::ERR_CONNECTION_REFUSED at {url}"
     assert got[:2] == [FillError(field="page", reason=f"the form at {url} did not load: {refused}"),
                        StatusUpdate(state="failed", message=f"page did not load: {refused}")]
