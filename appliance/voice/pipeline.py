@@ -53,6 +53,20 @@ from appliance.voice.whisper_stt import StreamingWhisperSTTService
 log = logging.getLogger(__name__)
 
 
+class RetryingOpenAILLMService(OpenAILLMService):
+    """pipecat's OpenAI service whose client tries a transient failure (no connection, a
+    timeout, HTTP 408/409/429/5xx) again ``max_retries`` times (``llm.max_retries``), with
+    the OpenAI SDK's own backoff (0.5 s, doubling, at most 8 s); then the service reports the
+    error and :class:`~appliance.voice.apology.LLMApology` says sorry."""
+
+    def __init__(self, *, max_retries: int, **kwargs):
+        self._max_retries = max_retries  # read by create_client, which the base __init__ calls
+        super().__init__(**kwargs)
+
+    def create_client(self, **kwargs):
+        return super().create_client(**kwargs).with_options(max_retries=self._max_retries)
+
+
 def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session,
                system_prompt: str | None = None, line: LineProcessor | None = None) -> PipelineWorker:
     """The pipeline for one session on ``transport``; run it with :func:`run_task`.
@@ -86,10 +100,10 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
     aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
         vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
         user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
-    llm = line or OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
-                           settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
-                                                              temperature=cfg.llm.temperature,
-                                                              system_instruction=prompt))
+    llm = line or RetryingOpenAILLMService(
+        max_retries=cfg.llm.max_retries, api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
+        settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
+                                           temperature=cfg.llm.temperature, system_instruction=prompt))
     if cfg.tts.provider == "piper":
         tts = PiperClauseTTSService(runtime.synth, cfg.tts)
     else:
