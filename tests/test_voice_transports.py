@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 import websockets
 from helpers import make_wav, read_16k, word_recall
+from server_helpers import bare_pipeline
 
-from appliance import models
+from appliance import config, models
+from appliance.voice.access import policy_for
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.session import open_session
 from appliance.voice.replay import replay
@@ -27,12 +29,53 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+async def _upgrade(port: int, path: str = "/", **headers) -> int:
+    """The HTTP status of a WebSocket upgrade to 127.0.0.1:``port`` with ``headers`` (they
+    replace the defaults, ``Host`` included; 101: it was accepted)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        h = {"Host": f"127.0.0.1:{port}", "Upgrade": "websocket", "Connection": "Upgrade",
+             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", **headers}
+        lines = [f"GET {path} HTTP/1.1", *(f"{k}: {v}" for k, v in h.items()), "", ""]
+        writer.write("\r\n".join(lines).encode())
+        return int((await reader.readline()).split()[1])
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("server, path, headers, status", [
+    ({}, "/", {}, 101),  # our own programmatic client on this machine: no Origin
+    ({}, "/", {"Origin": "http://evil.test"}, 403),  # any page the person visits may try ws://127.0.0.1
+    ({"allowed_origins": ["http://tool.example"]}, "/", {"Origin": "http://tool.example"}, 101),
+    ({}, "/", {"Host": "evil.test"}, 403),  # DNS rebinding
+    ({"token": "s3cret-token-0123456789"}, "/", {}, 401),
+    ({"token": "s3cret-token-0123456789"}, "/?token=wrong", {}, 403),
+    ({"token": "s3cret-token-0123456789"}, "/?token=s3cret-token-0123456789", {}, 101),
+    ({"token": "s3cret-token-0123456789"}, "/", {"Authorization": "Bearer s3cret-token-0123456789"}, 101),
+])
+async def test_the_websocket_transport_upgrade_passes_the_access_rules(server, path, headers, status):
+    cfg = config.load(overrides={"server": {"port": _free_port(), **server}, "transport": {"kind": "websocket"}})
+    transport = websocket_transport(cfg, policy_for(cfg.server))
+    runner = asyncio.create_task(run_task(bare_pipeline(None, transport, None)))
+    try:
+        for _ in range(50):  # the server listens once the pipeline has started
+            try:
+                got = await _upgrade(cfg.server.port, path, **headers)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        assert got == status
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+
 @pytest.mark.e2e
 async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arctic):
     cfg = voice_cfg.model_copy(update={"server": voice_cfg.server.model_copy(update={"port": _free_port()}),
                                        "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"})})
     session = open_session(cfg, "ws-test")
-    task = build_task(runtime, websocket_transport(cfg), session)
+    task = build_task(runtime, websocket_transport(cfg, policy_for(cfg.server)), session)
     runner = asyncio.create_task(run_task(task))
     try:
         pcm = (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000, np.float32)])

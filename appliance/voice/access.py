@@ -23,16 +23,20 @@ these rules, in this order (the first one broken answers, with ``{"error": why}`
    gets when it is loaded with a valid ``?token=`` (``HttpOnly; SameSite=Strict``, so the
    page's own requests carry it and a foreign site's do not). Missing: **401**; wrong: **403**.
 
-``transport.kind: websocket`` is pipecat's own ``websockets`` server, not this app; it
-binds ``server.host`` and none of these rules apply to it (keep it on loopback).
+``transport.kind: websocket`` is pipecat's own ``websockets`` server, not this app: its
+upgrade passes the same rules through :func:`websocket_refusal` (a GET upgrade: Host,
+Origin, token; the refusal is the handshake's HTTP answer).
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+
+from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import hdrs, web
 
@@ -123,6 +127,29 @@ class AccessPolicy:
             if not hmac.compare_digest(token.encode(), self.token.encode()):
                 return Refusal(403, "wrong token: use the URL the appliance printed at start")
         return None
+
+
+def policy_for(server) -> AccessPolicy:
+    """The policy of a server with the ``server`` config section: its ``token``, or a random
+    one (``secrets.token_urlsafe(24)``) when ``host`` is not loopback, else none."""
+    token = server.token or (None if is_loopback(server.host) else secrets.token_urlsafe(24))
+    return AccessPolicy(host=server.host, allowed_origins=frozenset(server.allowed_origins), token=token)
+
+
+def websocket_refusal(policy: AccessPolicy, *, path: str, headers: Mapping[str, str],
+                      remote: str | None) -> Refusal | None:
+    """:meth:`AccessPolicy.check` for a WebSocket upgrade to a bare ``websockets`` server:
+    ``path`` with its query (the token as ``?token=…``), the request's ``headers`` (or a
+    bearer token), ``remote``: the peer's IP address. The server has no page, so an
+    ``Origin`` passes only when it is in ``server.allowed_origins``."""
+    url = urlsplit(path)
+    token = (parse_qs(url.query).get("token") or [None])[0]
+    auth = headers.get(hdrs.AUTHORIZATION, "")
+    if token is None and auth[:7].lower() == "bearer ":
+        token = auth[7:].strip()
+    return policy.check(method="GET", path=url.path or "/", host_header=headers.get(hdrs.HOST, ""),
+                        scheme="ws", origin=headers.get(hdrs.ORIGIN), content_type=None, has_body=False,
+                        websocket=True, remote=remote, token=token)
 
 
 def _request_token(req: web.Request) -> tuple[str | None, bool]:

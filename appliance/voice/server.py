@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import secrets
 import shutil
 import threading
 from collections.abc import Awaitable, Callable
@@ -141,11 +140,10 @@ class VoiceServer:
         self.calls: dict[str, Call] = {}
         self.sessions: dict[str, Session] = {}
         self._admitting = 0  # offers past the session cap check, still being answered
-        srv = cfg.server
-        self.token = srv.token or (None if access.is_loopback(srv.host) else secrets.token_urlsafe(24))
+        policy = access.policy_for(cfg.server)
+        self.token = policy.token
         ice.use_loopback_only(cfg.transport.loopback_only)
         self._runner: web.AppRunner | None = None
-        policy = access.AccessPolicy(host=srv.host, allowed_origins=frozenset(srv.allowed_origins), token=self.token)
         self.app = web.Application(middlewares=[access.middleware(policy)])
         self.app.add_routes([
             web.get("/", self._index),

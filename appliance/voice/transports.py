@@ -9,7 +9,10 @@ unless the client first sends the text message ``{"event": "format", "sample_rat
 one streaming resampler so chunk edges leave no clicks); server → client binary messages
 are the bot's audio, s16le mono at 16 kHz, paced in real time; a text message
 ``{"event": "interruption"}`` tells the client to drop the bot audio it has buffered
-(barge-in). One client at a time; each connection is a session.
+(barge-in). One client at a time; each connection is a session. The upgrade passes the
+appliance's access rules (:func:`appliance.voice.access.websocket_refusal`: Host, Origin and,
+when ``server.host`` is not loopback, the token printed at start as ``ws://…/?token=…``); a
+refused one gets the HTTP status and the reason as the handshake's answer.
 
 A WAV file (replay) may have any rate, channel count and sample format soundfile reads:
 it is averaged to mono and resampled to 16 kHz, keeping its pitch and length.
@@ -36,6 +39,7 @@ from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from appliance.config import Config
+from appliance.voice.access import AccessPolicy, policy_for, websocket_refusal
 from appliance.errors import ApplianceError
 
 log = logging.getLogger(__name__)
@@ -111,10 +115,37 @@ class PCMSerializer(FrameSerializer):
         return np.clip(np.round(audio), -32768, 32767).astype("<i2").tobytes()
 
 
-def websocket_transport(cfg: Config) -> BaseTransport:
-    from pipecat.transports.websocket.server import SingleClientWebsocketServerParams, SingleClientWebsocketServerTransport
+def websocket_transport(cfg: Config, policy: AccessPolicy) -> BaseTransport:
+    """pipecat's single-client WebSocket server on ``server.host:port`` (PCM both ways),
+    whose upgrades pass ``policy`` (:func:`appliance.voice.access.policy_for`)."""
+    from pipecat.transports.websocket.server import (SingleClientWebsocketServerInputTransport,
+                                                     SingleClientWebsocketServerParams,
+                                                     SingleClientWebsocketServerTransport)
+    from websockets.asyncio.server import serve
 
-    return SingleClientWebsocketServerTransport(host=cfg.server.host, port=cfg.server.port, params=SingleClientWebsocketServerParams(
+    class GuardedInput(SingleClientWebsocketServerInputTransport):
+        async def _server_task_handler(self):  # pipecat's, with the access check on each upgrade
+            async with serve(self._client_handler, self._host, self._port, process_request=self._check):
+                await self._callbacks.on_websocket_ready()
+                await self._stop_server_event.wait()
+
+        @staticmethod
+        def _check(connection, request):
+            remote = connection.remote_address[0] if connection.remote_address else None
+            refusal = websocket_refusal(policy, path=request.path, headers=request.headers, remote=remote)
+            if refusal is None:
+                return None
+            log.warning("websocket: refused an upgrade from %s: %s", remote, refusal.error)
+            return connection.respond(refusal.status, refusal.error + "\n")
+
+    class GuardedTransport(SingleClientWebsocketServerTransport):
+        def input(self):
+            if not self._input:
+                self._input = GuardedInput(self, self._host, self._port, self._params, self._callbacks,
+                                           name=self._input_name)
+            return self._input
+
+    return GuardedTransport(host=cfg.server.host, port=cfg.server.port, params=SingleClientWebsocketServerParams(
         audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE_HZ,
         audio_out_sample_rate=SAMPLE_RATE_HZ, serializer=PCMSerializer()))
 
@@ -312,12 +343,14 @@ async def serve_single(cfg: Config) -> None:
 
     if cfg.transport.kind == "local":
         transport = LocalAudioTransport(cfg.transport.input_device, cfg.transport.output_device)
+    policy = policy_for(cfg.server)
     runtime = VoiceRuntime(cfg).start(lambda stage: print(f"appliance: {stage}", flush=True))
     try:
         while True:
             if cfg.transport.kind == "websocket":
-                transport = websocket_transport(cfg)
-                print(f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/",
+                transport = websocket_transport(cfg, policy)
+                token = f"?token={policy.token}" if policy.token else ""
+                print(f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/{token}",
                       flush=True)
             else:
                 print("appliance: listening on the local microphone (Ctrl-C to stop)", flush=True)
