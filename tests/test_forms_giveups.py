@@ -17,7 +17,7 @@ from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent import page as pg
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.phone_agent.agent import REOPENING, PhoneAgent
-from appliance.protocol import InfoCollected, StatusUpdate, Terminate
+from appliance.protocol import InfoCollected, StatusUpdate, SubmitAuthorized, Terminate
 from fakes import SAVE, FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
 async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20,
@@ -246,3 +246,26 @@ async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_aske
     assert confirmed == ["first_name", "town_or_city"]
     assert ("given_name", "native") in browser.pages[1].fills
     assert computer.status == "terminated"
+
+
+async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_review(monkeypatch):
+    page = FakePage([text_field("f1", "given_name", "First name")])
+    FakePage.patch(monkeypatch)
+    events: list[tuple[str, dict]] = []
+    async with InProcBus(None) as bus:
+        forms = config.Config().loopback().forms.model_copy(update={"poll_ms": 50})
+        agent = ComputerAgent(forms, bus, ScriptedLLM(json=[names_from_labels]), page.url, task_id="t",
+                              emit=lambda ev, **kw: events.append((ev, kw)), browser=FakeBrowser(page))
+        run = asyncio.create_task(agent.run())
+        t0 = time.monotonic()
+        while not any(ev == "page_state" for ev, _ in events) and time.monotonic() - t0 < 5:
+            await asyncio.sleep(0.02)  # the agent is on the bus and reading the page
+        await bus.publish(Envelope.new(SubmitAuthorized(), sender="page", recipient="computer"))
+        while not any(kw.get("what") == "submit_authorized_ignored" for _, kw in events) and time.monotonic() - t0 < 5:
+            await asyncio.sleep(0.02)
+        await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
+        outcome = await asyncio.wait_for(run, 5)
+    decisions = [(kw["what"], kw.get("sender")) for ev, kw in events if ev == "decision"]
+    assert ("submit_authorized_ignored", "page") in decisions, decisions
+    assert not [d for d in decisions if d[0] == "submit_authorized_received"]
+    assert outcome.status == "terminated"

@@ -21,7 +21,7 @@ from appliance.forms import mode as form_mode
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import PhoneOutcome
-from appliance.protocol import FieldSpec, InfoCollected, SubmitAuthorized
+from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate, SubmitAuthorized
 from appliance.voice.events import EventLog
 from appliance.voice.session import Session
 from server_helpers import eventually
@@ -96,6 +96,9 @@ async def test_typed_values_and_a_submit_from_the_page_go_on_the_bus_as_the_page
     assert r.status == 200 and (await r.json())["field"] == "email"  # named by its label, taken as the form takes it
     r = await client.post("/api/form/value", json={"pc_id": "pc1", "field": "extras", "value": ["a", "b"]})
     assert r.status == 200
+    r = await client.post("/api/form/submit", json={"pc_id": "pc1"})  # mid-interview: the assistant asks first
+    assert r.status == 409 and "not waiting for your review" in (await r.json())["error"]
+    side.seen(StatusUpdate(state="review", message="filled in"))  # as the session does from the computer agent
     assert (await client.post("/api/form/submit", json={"pc_id": "pc1"})).status == 200
     await eventually(lambda: len(got) >= 4, 1, "the page's four messages to the computer agent")
     assert [(e.sender, e.payload) for e in got] == [

@@ -14,7 +14,7 @@ from appliance.computer_agent.agent import Outcome
 from appliance.forms.session import PageSide, SessionResult, report, session_bus
 from appliance.forms.typed import UnknownField
 from appliance.phone_agent.agent import PhoneOutcome
-from appliance.protocol import FieldFilled, FieldSpec, InfoCollected, SubmitAuthorized
+from appliance.protocol import FieldFilled, FieldSpec, InfoCollected, StatusUpdate, SubmitAuthorized
 
 
 def test_the_session_bus_is_the_configured_backend(tmp_path):
@@ -148,6 +148,9 @@ async def test_the_page_side_sends_typed_values_and_a_submit_as_the_page():
             await side.value("city", "Leeds")
         side.typed.known([FieldSpec(name="city", label="Town or city", type="text", required=True)])
         await side.value("Town or city", "Leeds", emit=lambda ev, **kw: events.append((ev, kw)))
+        with pytest.raises(RuntimeError, match="not waiting for your review"):  # the spoken go-ahead comes first
+            await side.submit()
+        side.seen(StatusUpdate(state="review", message="filled in"))
         await side.submit()
         got = [await anext(computer) for _ in range(2)]
         heard = await anext(phone)  # a typed value reaches the phone agent too: it is not asked again

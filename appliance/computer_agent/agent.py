@@ -12,7 +12,8 @@ message, by the field-naming task, or every ``forms.poll_ms``):
 2. **Take messages** at this safe point, never in the middle of an action:
    ``info_collected`` is filled at once (confirmed or not) and read back → ``field_filled``
    (confirmed values) / ``format_invalid{expected, got, candidates}`` / ``fill_error{reason}``;
-   ``submit_authorized`` arms the final submit; ``interrupt`` disarms it; ``terminate``
+   ``submit_authorized`` from the phone agent (or, during a review, the person's page) arms
+   the final submit; ``interrupt`` disarms it; ``terminate``
    stops everything (browser closed, all its processes gone).
 3. **Advance** when every live field is named, answered, confirmed and valid: a step
    button (Next/Continue) is pressed freely; any other submit button counts as the *final*
@@ -363,6 +364,11 @@ class ComputerAgent:
             match env.payload:
                 case InfoCollected():
                     await self._on_info(page, view, env)
+                case SubmitAuthorized() if env.sender != self.phone_id and self._review is None:
+                    # the person's page may submit a form left for their review; any other go-ahead is
+                    # the phone agent's, after the spoken summary
+                    self.emit("decision", agent=self.id, what="submit_authorized_ignored", sender=env.sender,
+                              why="not in review")
                 case SubmitAuthorized():
                     self._authorized = True
                     self._state.tries += 1

@@ -56,7 +56,7 @@ from appliance.forms.typed import TypedValues
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome, consent_notice
 from appliance.demo.profile import Profile
 from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, NeedInfo,
-                                SubmitAuthorized, TaskCompleted, Terminate)
+                                Payload, StatusUpdate, SubmitAuthorized, TaskCompleted, Terminate)
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,18 @@ class PageSide:
     def __init__(self, preview: Preview | None = None, *, sender: str = "page", date_order: str = "DMY") -> None:
         self.preview, self.sender = preview, sender
         self.typed = TypedValues(date_order)
+        self.in_review = False  # the filled form waits for the person's review (a "don't submit" task)
         self._bus: Bus | None = None
         self._task_id: str | None = None
+
+    def seen(self, payload: Payload) -> None:
+        """An envelope of the session went by: the fields it announces are ones the person may
+        type (:attr:`typed`); ``status_update{review}`` opens the review, in which alone the
+        person's Submit counts."""
+        if isinstance(payload, (NeedInfo, InitiatePhoneCallAgent)):
+            self.typed.known(payload.fields if isinstance(payload, NeedInfo) else payload.required_info)
+        elif isinstance(payload, StatusUpdate):
+            self.in_review = payload.state == "review"
 
     def bind(self, bus: Bus | None, task_id: str | None = None) -> None:
         """The session's bus (None: the session has ended)."""
@@ -128,11 +138,16 @@ class PageSide:
         return payload
 
     async def submit(self, emit: Emit | None = None) -> None:
-        """The person pressed Submit on their page: ``submit_authorized`` to the computer agent.
+        """The person pressed Submit on their page during the review: ``submit_authorized`` to
+        the computer agent. Before the review, the go-ahead is the spoken one after the
+        summary (the phone agent's), never a press of the page's button.
 
         Raises:
-            RuntimeError: no session is running.
+            RuntimeError: no session is running, or the form is not waiting for a review.
         """
+        self._running()
+        if not self.in_review:
+            raise RuntimeError("the form is not waiting for your review: the assistant asks before it submits")
         await self._publish(SubmitAuthorized(), "computer", emit)
 
     def _running(self) -> Bus:
@@ -248,8 +263,8 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
                 async for env in tap:
                     seen.append(env)
                     p = env.payload
-                    if page_side is not None and isinstance(p, (NeedInfo, InitiatePhoneCallAgent)):
-                        page_side.typed.known(p.fields if isinstance(p, NeedInfo) else p.required_info)
+                    if page_side is not None:
+                        page_side.seen(p)
                     if isinstance(p, Terminate) or (isinstance(p, TaskCompleted) and env.sender == "phone"):
                         call_ended.set()
                     if isinstance(p, InitiatePhoneCallAgent) and started["task"] is None and "phone" in hosts:
