@@ -86,6 +86,10 @@ async def test_garbage_sdp_is_a_400_and_leaves_nothing_behind(rec_dir):
         assert status == 400 and "sdp must be a non-empty string" in body["error"]
         status, body = await _offer(srv, good, type="answer")
         assert status == 400 and "type must be 'offer'" in body["error"]
+        async with aiohttp.ClientSession() as http:  # a trickled candidate aiortc cannot parse
+            async with http.patch(f"http://127.0.0.1:{srv.port}/api/offer",
+                                  json={"pc_id": "x", "candidates": [{"candidate": "garbage"}]}) as r:
+                assert r.status == 400 and (await r.json())["error"].startswith("bad candidates:")
         assert srv.calls == {} and srv.sessions == {} and probe.started == []
         assert _folders(rec_dir) == []
     finally:

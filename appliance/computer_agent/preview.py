@@ -144,10 +144,20 @@ class Preview:
         """The person clicks at ``(x, y)`` (CSS pixels of the page's viewport).
 
         Raises:
-            RuntimeError: no page is attached (the form has ended).
+            ValueError: the point is not in the viewport (a NaN, an infinity, 1e308 …: Chromium
+                would wait on such a click for ever, and every later action with it).
+            RuntimeError: no page is attached, or its browser has closed (the form has ended).
         """
+        from playwright.async_api import Error as PlaywrightError
+
         page = self._live()
-        await page.mouse.click(x, y)
+        size = page.viewport_size or {"width": 0, "height": 0}
+        if not (0 <= x <= size["width"] and 0 <= y <= size["height"]):  # False for NaN too
+            raise ValueError(f"({x}, {y}) is not in the page's viewport ({size['width']}×{size['height']} CSS pixels)")
+        try:
+            await page.mouse.click(x, y)
+        except PlaywrightError as e:
+            raise RuntimeError(f"the form's browser is not open any more ({str(e).splitlines()[0]})") from None
         await self.snap()
 
     async def key(self, key: str) -> None:
@@ -155,15 +165,20 @@ class Preview:
 
         Raises:
             ValueError: any other key name.
-            RuntimeError: no page is attached (the form has ended).
+            RuntimeError: no page is attached, or its browser has closed (the form has ended).
         """
         if len(key) != 1 and key not in KEYS:
             raise ValueError(f"key {key!r} is not a character nor one of {', '.join(sorted(KEYS))}")
+        from playwright.async_api import Error as PlaywrightError
+
         page = self._live()
-        if len(key) == 1 and key != " ":
-            await page.keyboard.type(key)
-        else:
-            await page.keyboard.press("Space" if key == " " else key)
+        try:
+            if len(key) == 1 and key != " ":
+                await page.keyboard.type(key)
+            else:
+                await page.keyboard.press("Space" if key == " " else key)
+        except PlaywrightError as e:
+            raise RuntimeError(f"the form's browser is not open any more ({str(e).splitlines()[0]})") from None
         await self.snap()
 
     def _live(self):

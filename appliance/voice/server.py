@@ -321,8 +321,8 @@ class VoiceServer:
                 raise ValueError("candidates must be a list of objects")
             cands = [(candidate_from_sdp(c["candidate"]) if c.get("candidate") else None, c)
                      for c in raw]
-        except (ValueError, KeyError, IndexError) as e:
-            return self._refuse(400, f"bad candidates: {e}")
+        except (ValueError, KeyError, IndexError, AssertionError) as e:  # aiortc's parser asserts on garbage
+            return self._refuse(400, f"bad candidates: {type(e).__name__}: {e}")
         call = self.calls.get(body.get("pc_id"))
         if call is None:
             return self._refuse(404, f"no session {body.get('pc_id')!r}")
