@@ -197,3 +197,16 @@ async def test_a_configured_token_is_required_even_on_loopback(tmp_path, http):
             assert r.status == 200
     finally:
         await srv.stop()
+
+
+async def test_an_address_it_cannot_listen_on_is_one_config_error(tmp_path):
+    import socket
+
+    from appliance.config import ConfigError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"server.host '127.0.0.1', server.port {port}: cannot listen there"):
+            await _server(tmp_path, port=port)

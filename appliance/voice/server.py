@@ -50,7 +50,7 @@ from pathlib import Path
 from aiohttp import WSMsgType, web
 from aiortc.sdp import SessionDescription, candidate_from_sdp
 
-from appliance.config import Config
+from appliance.config import Config, ConfigError
 from appliance.voice import access, ice
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
@@ -182,10 +182,22 @@ class VoiceServer:
         return self.url + (f"?token={self.token}" if self.token else "")
 
     async def start(self) -> None:
+        """Listen on ``server.host:port`` and start loading the models.
+
+        Raises:
+            ConfigError: the address cannot be listened on (no such host, not this
+                machine's, the port taken), naming ``server.host``/``server.port`` and why.
+        """
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.cfg.server.host, self.cfg.server.port)
-        await site.start()
+        srv = self.cfg.server
+        site = web.TCPSite(self._runner, srv.host, srv.port)
+        try:
+            await site.start()
+        except OSError as e:  # socket.gaierror included
+            await self._runner.cleanup()
+            raise ConfigError(f"server.host {srv.host!r}, server.port {srv.port}: cannot listen there: "
+                              f"{e.strerror or e}") from None
         self.port = site._server.sockets[0].getsockname()[1]
         if self.runtime.asr is not None:
             self.stage = "ready"
