@@ -206,3 +206,14 @@ def test_a_reopened_form_keeps_names_and_values_and_puts_every_value_in_again():
     e = fb.entry(book, "email")
     assert (e.value, e.confirmed, e.confirmed_ts, e.filled) == ("ada@example.org", True, 5, False)
     assert fb.entry(book, "seat").confirmed is False and not book.verdict_due
+
+
+def test_a_national_number_a_mask_turned_into_plus_zero_is_format_invalid():
+    masked = field("phone", "Phone number", "tel", hint="", widget="masked")
+    book = fb.collect(named(masked), info("phone", "07700900123"), ts=1)
+    book, reply = fb.read_back(book, "phone", masked, "+07 7009 00123", "")  # the page took it, masked
+    assert isinstance(reply, FormatInvalid) and reply.got == "07700900123"
+    assert "country code" in reply.expected and not fb.entry(book, "phone").filled
+    book = fb.collect(book, info("phone", "+447700900123"), ts=2)
+    book, reply = fb.read_back(book, "phone", masked, "+44 7700 900123", "")
+    assert isinstance(reply, FieldFilled)

@@ -18,7 +18,8 @@ new book and, where the phone agent must hear of it, the payload to send:
   browser's validation message → ``format_invalid{expected, got}`` (``expected``: the field's
   format hint, else the message; ``candidates``: the page's close choices when several fit);
   the page holding something else → ``fill_error``; the page holding the value → filled,
-  and ``field_filled`` when the value is confirmed.
+  and ``field_filled`` when the value is confirmed. A phone field holding "+0…" (what a
+  "+__" mask makes of a national number) is ``format_invalid`` too.
 - :func:`hand_over`: the agent could not operate the field (every strategy tried); it is
   the person's to set, in the preview or by typing a value. It keeps the agent on the page
   only while it is required and the page shows it empty; a new value (:func:`collect`)
@@ -37,6 +38,7 @@ Asking about or changing a field that was never named raises :class:`FieldBookEr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -251,6 +253,8 @@ def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
     """
     e = entry(book, name)
     value = e.value
+    if not invalid and f.kind == "tel" and _NOT_E164.match(str(got)):
+        invalid = "an international number: + and the country code (no number has a 0 right after the +)"
     if invalid:
         return (_put(book, name, tried=value, filled=False),
                 FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)))
@@ -268,6 +272,11 @@ def reopened(book: FieldBook) -> FieldBook:
     so are a naming in progress and a due verdict."""
     entries = tuple(replace(e, filled=False, tried=None, reported_error="", error_for=None) for e in book.entries)
     return replace(book, entries=entries, naming=frozenset(), verdict_due=False)
+
+
+#: what a "+__ …" mask makes of a national number ("07700 900123" → "+07 7009 00123"): never a
+#: real one, since no country code starts with 0 (ITU-T E.164)
+_NOT_E164 = re.compile(r"^\s*\+[\s()-]*0")
 
 
 def pressed(book: FieldBook) -> FieldBook:
