@@ -168,25 +168,36 @@ asyncio.run(main())
 """
 
 
-async def test_a_peer_that_vanishes_is_closed_after_the_idle_timeout(rec_dir):
+#: a peer whose ICE and RTCP go on but whose microphone sends nothing (its track never yields a frame)
+MUTE_CLIENT = CLIENT.replace("client = WebRTCClient(sys.argv[1])", """client = WebRTCClient(sys.argv[1])
+    from appliance.voice import webrtc_client
+    async def never(self):
+        await asyncio.Event().wait()
+    webrtc_client.MicTrack.recv = never""")
+
+
+@pytest.mark.parametrize("how", ["vanishes", "sends no audio"])
+async def test_a_peer_that_vanishes_or_sends_no_audio_is_closed_after_the_idle_timeout(rec_dir, how):
     srv, probe = await _server(rec_dir, idle_timeout_ms=1500)
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, srv.url], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    client = subprocess.Popen([sys.executable, "-c", CLIENT if how == "vanishes" else MUTE_CLIENT, srv.url],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
         line = await asyncio.wait_for(asyncio.to_thread(client.stdout.readline), 60)
         assert line.strip(), client.stderr.read()
         call = srv.calls[line.strip()]
         await eventually(lambda: call.state() == "connected", 20, "the client connected")
-        await asyncio.sleep(2.0)  # longer than the idle timeout: a live peer keeps its session
-        assert not call.finished.is_set()
-        os.kill(client.pid, signal.SIGSTOP)  # the peer vanishes: no RTP, no close
+        if how == "vanishes":
+            await asyncio.sleep(2.0)  # longer than the idle timeout: a live peer keeps its session
+            assert not call.finished.is_set()
+            os.kill(client.pid, signal.SIGSTOP)  # the peer vanishes: no RTP, no close
         t0 = asyncio.get_running_loop().time()
         await asyncio.wait_for(call.finished.wait(), 10)
         assert asyncio.get_running_loop().time() - t0 < 1.5 * 5
-        assert "no packet from the peer for 1500 ms" in call.failure
+        assert "no audio (RTP) from the peer for 1500 ms" in call.failure
         assert probe.cancelled == [call.pc_id] and srv.calls == {}
         (folder,) = _folders(rec_dir)
-        assert "no packet from the peer" in (folder / "failed").read_text()
+        assert "no audio (RTP) from the peer" in (folder / "failed").read_text()
     finally:
         client.kill()
         client.wait()

@@ -23,8 +23,9 @@ aiortc rejects; nothing is kept), 404 an unknown ``pc_id``, 503 models still loa
 **A session's life** (one :class:`Call` per ``pc_id``, owned by one runner task): the
 answer is sent, the pipeline starts, and the call is torn down when the first of these
 happens: the peer leaves or ``/api/disconnect``; ICE/DTLS not connected within
-``server.connect_timeout_ms``; no packet from the peer for ``server.idle_timeout_ms``
-once connected (aiortc's transport packet count); the pipeline ends. Tear-down, always
+``server.connect_timeout_ms``; no RTP from the peer for ``server.idle_timeout_ms`` once
+connected (aiortc's inbound RTP packet count: ICE and RTCP alone do not keep a call); the
+pipeline ends. Tear-down, always
 in this order: pipeline task cancelled and awaited, the mode's agent task (e.g. the form
 mode's Chromium) cancelled and awaited, peer connection closed, event log closed and its
 sockets too. A call that failed (the two timeouts, a failed connection) gets an ``error``
@@ -512,7 +513,7 @@ class VoiceServer:
             if count != seen:
                 seen, heard_at = count, loop.time()
             elif loop.time() - heard_at >= idle_s:
-                return f"no packet from the peer for {srv.idle_timeout_ms} ms (server.idle_timeout_ms)"
+                return f"no audio (RTP) from the peer for {srv.idle_timeout_ms} ms (server.idle_timeout_ms)"
 
     @staticmethod
     def _finish_folder(session: Session, failure: str | None) -> None:
@@ -542,9 +543,10 @@ class VoiceServer:
 
 
 async def _packets_received(pc) -> int:
-    """Datagrams (RTP, RTCP, DTLS) the peer connection's transports have received so far."""
+    """RTP packets (the peer's audio) the peer connection has received so far: a peer whose
+    ICE and RTCP still answer but that sends no audio holds a session slot all the same."""
     stats = await pc.getStats()
-    return sum(s.packetsReceived for s in stats.values() if s.type == "transport")
+    return sum(s.packetsReceived for s in stats.values() if s.type == "inbound-rtp")
 
 
 #: A feature that plugs into the server (a mode, routes, status info): called before the
