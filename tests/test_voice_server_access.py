@@ -210,3 +210,11 @@ async def test_an_address_it_cannot_listen_on_is_one_config_error(tmp_path):
         port = taken.getsockname()[1]
         with pytest.raises(ConfigError, match=rf"server.host '127.0.0.1', server.port {port}: cannot listen there"):
             await _server(tmp_path, port=port)
+
+
+async def test_aiohttps_own_refusals_are_json_too(server, http):
+    async with http.post(_base(server) + "/api/offer", data=b"x" * (2 << 20),
+                         headers={"Content-Type": "application/json"}) as r:
+        assert r.status == 413 and "Maximum request body size" in (await r.json())["error"]
+    async with http.get(_base(server) + "/api/nothing-here") as r:
+        assert r.status == 404 and (await r.json())["error"]

@@ -145,7 +145,7 @@ class VoiceServer:
         self.token = policy.token
         ice.use_loopback_only(cfg.transport.loopback_only)
         self._runner: web.AppRunner | None = None
-        self.app = web.Application(middlewares=[access.middleware(policy)])
+        self.app = web.Application(middlewares=[_json_errors, access.middleware(policy)])
         self.app.add_routes([
             web.get("/", self._index),
             web.get("/api/status", self._status),
@@ -540,6 +540,17 @@ class VoiceServer:
         except Exception as e:  # shown on the page and logged, never swallowed
             log.exception("the session's agent failed")
             session.events.emit("error", error=f"{type(e).__name__}: {e}")
+
+
+@web.middleware
+async def _json_errors(req: web.Request, handler) -> web.StreamResponse:
+    """aiohttp's own refusals (413 a body over 1 MiB, 404, 405 …) as ``{"error": why}``, as ours are."""
+    try:
+        return await handler(req)
+    except web.HTTPException as e:
+        if e.status < 400:
+            raise
+        return web.json_response({"error": e.text or e.reason}, status=e.status)
 
 
 async def _packets_received(pc) -> int:
