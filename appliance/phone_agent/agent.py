@@ -262,10 +262,13 @@ class PhoneAgent:
                             self.state = iv.requeue(self.state, together)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
-                        try:
-                            await self._interview(ask)
-                        except _GaveUp:  # asked again after the explanation, unless it is about this field
-                            self.state = iv.requeue(self.state, ask)
+                        answer: str | None = None
+                        while ask is not None:  # each field's read-back may carry the next one's question
+                            try:
+                                ask, answer = await self._interview(ask, answer) or (None, None)
+                            except _GaveUp:  # asked again after the explanation, unless it is about this field
+                                self.state = iv.requeue(self.state, ask)
+                                ask = None
                     case iv.Authorise():
                         try:
                             if not await self._authorise():
@@ -368,23 +371,31 @@ class PhoneAgent:
         if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
-    async def _interview(self, ask: iv.Ask) -> None:
+    async def _interview(self, ask: iv.Ask, answer: str | None = None) -> tuple[iv.Ask, str] | None:
+        """Ask ``ask`` (begun) until its value is confirmed, refused or given up. ``answer``:
+        the person's answer to its question, already heard (it was asked with the previous
+        field's read-back). Returns the next field's ask (begun) and the person's answer to it
+        when this field's read-back went with that question and the person did not object
+        (:meth:`_confirm_implicitly`), else None."""
         if ask.choices:
             await self._choose(ask)
-            return
+            return None
         spec = ask.spec
         say: str | None = None
         reason = ask.reason
         for _ in range(ATTEMPTS):
             if spec.name in self.state.typed:
-                return
+                return None
             mode = iv.ask_mode(self.state, spec)
-            if say is None:
+            if say is None and answer is None:
                 say = self._prompt(spec, mode, reason)
                 self._offer(spec, mode)
             reason = ""
             try:
-                text = await self._ask(say, field=spec.name)
+                if answer is not None:
+                    text, answer = answer, None
+                else:
+                    text = await self._ask(say, field=spec.name)
                 say = None
                 if _REPEAT.search(text):
                     continue
@@ -407,16 +418,22 @@ class PhoneAgent:
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
                     self._prefix = "Thanks. "
-                    return
-                result = await self._confirm(spec, value, text, spelled)
+                    return None
+                nxt = self._implicit_next(spec)
+                if nxt is None:
+                    result = await self._confirm(spec, value, text, spelled)
+                else:
+                    result, carry = await self._confirm_implicitly(spec, value, text, spelled, nxt)
+                    if carry is not None or result is None:
+                        return carry
             except _Typed:
                 await self._say("Thanks, I have what you typed.")
-                return
+                return None
             if result.how == "confirmed":
                 self._prefix = "Thanks. "
-                return
+                return None
             if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
-                return  # the page offers close matches: that ask, with its choices, comes next
+                return None  # the page offers close matches: that ask, with its choices, comes next
             if result.how == "refused":  # the page refused it: ask again right here, with its reason
                 self.state, why = iv.reask(self.state, spec.name)
                 reason = why or result.reason
@@ -433,6 +450,59 @@ class PhoneAgent:
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
+        return None
+
+    def _implicit_next(self, spec: FieldSpec) -> iv.Ask | None:
+        """The next field's ask when ``spec``'s read-back may go with its question ("I have
+        Miller. What is your date of birth?"): the next step is a plain question in words, not
+        a yes/no (a "no" to it would read as an objection), and ``spec`` was neither rejected
+        nor asked to be spelled. None: read back on its own."""
+        if self.state.rejections.get(spec.name) or spec.name in self.state.spell_asks:
+            return None
+        self._take_messages()  # a safe point: the next step as it stands now
+        nxt = iv.next_step(self.state)
+        if not isinstance(nxt, iv.Ask) or nxt.choices or nxt.reason or fl.kind(nxt.spec) == "yesno" \
+                or nxt.spec.name in self.state.typed or iv.ask_mode(self.state, nxt.spec) != "words":
+            return None
+        return nxt
+
+    async def _confirm_implicitly(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
+                                  nxt: iv.Ask) -> tuple[_Result | None, tuple[iv.Ask, str] | None]:
+        """Read ``value`` back with the next field's question (*implicit confirmation*): an
+        answer that does not object ("no …") confirms it and is the next field's answer,
+        returned with its ask (begun) as the carry; an objection is the read-back's "no" (the
+        next field goes back to the front of the queue) and goes on as :meth:`_confirm` does.
+        A page refusal meanwhile takes the value back (it is asked again with the page's
+        reason) and the answer still goes to the next field. Returns (how the read-back
+        ended, None: the carry came back instead; or None: nothing more to do here)."""
+        await self._info(spec, value, confirmed=False)
+        self.stats.read_backs += 1
+        self.state = iv.begin(self.state, nxt)
+        say = f"{fl.stated(spec, value, heard, spelled)} {self._prompt(nxt.spec, 'words')}"
+        try:
+            text = await self._ask(say, field=nxt.spec.name)
+            if _REPEAT.search(text):  # "Sorry, could you say that again?": the read-back too
+                text = await self._ask(say, field=nxt.spec.name)
+        except _Typed:  # the next field typed; this one was not objected to
+            await self._info(spec, value, confirmed=True)
+            await self._say("Thanks, I have what you typed.")
+            return _Result("confirmed", value), None
+        except _GaveUp:
+            self.state = iv.requeue(self.state, nxt)
+            raise
+        self._take_messages()
+        yes = nz.yes_no(text)
+        objected = yes is False and not (nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
+        if objected:
+            self.state = iv.requeue(self.state, nxt)
+            self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
+            return await self._confirm(spec, value, heard, spelled, answer=text), None
+        if not iv.refused(self.state, spec.name, value):
+            await self._info(spec, value, confirmed=True)
+        if yes and len(text.split()) <= 4:  # "Yes, that's right.": the next question is asked again
+            self.state = iv.requeue(self.state, nxt)
+            return None, None
+        return None, (nxt, text)
 
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
@@ -474,14 +544,19 @@ class PhoneAgent:
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
 
-    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool) -> _Result:
+    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
+                       answer: str | None = None) -> _Result:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
         refuses it, or the person rejects it (a name, code, … then is spelled; another kind's
-        "no, it's …" is read back)."""
+        "no, it's …" is read back). ``answer``: the person's answer to a read-back said
+        already (the implicit one of :meth:`_confirm_implicitly`)."""
         for _ in range(3):
-            await self._info(spec, value, confirmed=False)
-            self.stats.read_backs += 1
-            text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
+            if answer is not None:
+                text, answer = answer, None
+            else:
+                await self._info(spec, value, confirmed=False)
+                self.stats.read_backs += 1
+                text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
             self._take_messages()
             if iv.refused(self.state, spec.name, value):
                 return _Result("refused", reason=self.state.refusals[spec.name].reason)

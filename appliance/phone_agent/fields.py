@@ -249,11 +249,16 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
     return value
 
 
-def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
-    """"I have …. Is that right?" (``heard``: the answer the value came from; ``spelled``:
-    the person spelled it)."""
+def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """"I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
+    it): a read-back as a statement, which the next question may follow."""
     said = spoken(spec, value, heard, spelled)
-    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'} Is that right?"
+    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'}"
+
+
+def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """"I have …. Is that right?" (:func:`stated`, then the question)."""
+    return f"{stated(spec, value, heard, spelled)} Is that right?"
 
 
 # ---- fields asked together -------------------------------------------------------------------------------
