@@ -327,6 +327,22 @@ async def test_given_and_family_name_are_asked_together_and_split_when_rejected(
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
+async def test_a_full_name_is_read_back_with_the_next_question_and_split_when_objected_to():
+    answers = ["My name is David Miller.", "The fourteenth of March 1990.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME, DOB], answers, authorise_when_confirmed)
+    assert line.said[1:3] == ["What is your full name?", "I have David Miller. What is your date of birth?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "family_name": "Miller",
+                                                          "date_of_birth": "1990-03-14"}
+
+    answers = ["My name is Shivon O'Neill.", "No, that's wrong.", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.",
+               "Yes.", "O'Neill.", "Yes.", "The fourteenth of March 1990.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME, DOB], answers, authorise_when_confirmed)
+    assert line.said[2:4] == ["I have Shivon O'Neill. What is your date of birth?",
+                              "Sorry about that. Could you spell your given name(s) for me, letter by letter?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill",
+                                                          "date_of_birth": "1990-03-14"}
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

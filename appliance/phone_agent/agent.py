@@ -257,18 +257,14 @@ class PhoneAgent:
                     case iv.AskTogether() as together:
                         self.state = iv.begin(self.state, together)
                         try:
-                            await self._interview_together(together)
+                            carry = await self._interview_together(together)
                         except _GaveUp:  # asked again after the explanation (those fields it leaves)
                             self.state = iv.requeue(self.state, together)
+                            carry = None
+                        await self._carry_on(carry)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
-                        answer: str | None = None
-                        while ask is not None:  # each field's read-back may carry the next one's question
-                            try:
-                                ask, answer = await self._interview(ask, answer) or (None, None)
-                            except _GaveUp:  # asked again after the explanation, unless it is about this field
-                                self.state = iv.requeue(self.state, ask)
-                                ask = None
+                        await self._carry_on((ask, None))
                     case iv.Authorise():
                         try:
                             if not await self._authorise():
@@ -371,6 +367,17 @@ class PhoneAgent:
         if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
+    async def _carry_on(self, carry: tuple[iv.Ask, str | None] | None) -> None:
+        """Interview ``carry``'s ask (begun) with its answer if heard already, then each next
+        field whose question its read-back carried."""
+        while carry is not None:
+            ask, answer = carry
+            try:
+                carry = await self._interview(ask, answer)
+            except _GaveUp:  # asked again after the explanation, unless it is about this field
+                self.state = iv.requeue(self.state, ask)
+                carry = None
+
     async def _interview(self, ask: iv.Ask, answer: str | None = None) -> tuple[iv.Ask, str] | None:
         """Ask ``ask`` (begun) until its value is confirmed, refused or given up. ``answer``:
         the person's answer to its question, already heard (it was asked with the previous
@@ -452,12 +459,12 @@ class PhoneAgent:
                   times=self.state.given_up[spec.name])
         return None
 
-    def _implicit_next(self, spec: FieldSpec) -> iv.Ask | None:
-        """The next field's ask when ``spec``'s read-back may go with its question ("I have
-        Miller. What is your date of birth?"): the next step is a plain question in words, not
-        a yes/no (a "no" to it would read as an objection), and ``spec`` was neither rejected
-        nor asked to be spelled. None: read back on its own."""
-        if self.state.rejections.get(spec.name) or spec.name in self.state.spell_asks:
+    def _implicit_next(self, spec: FieldSpec | None) -> iv.Ask | None:
+        """The next field's ask when the read-back of ``spec`` (None: of fields asked together)
+        may go with its question ("I have Miller. What is your date of birth?"): the next step
+        is a plain question in words, not a yes/no (a "no" to it would read as an objection),
+        and ``spec`` was neither rejected nor asked to be spelled. None: read back on its own."""
+        if spec is not None and (self.state.rejections.get(spec.name) or spec.name in self.state.spell_asks):
             return None
         self._take_messages()  # a safe point: the next step as it stands now
         nxt = iv.next_step(self.state)
@@ -476,33 +483,54 @@ class PhoneAgent:
         reason) and the answer still goes to the next field. Returns (how the read-back
         ended, None: the carry came back instead; or None: nothing more to do here)."""
         await self._info(spec, value, confirmed=False)
-        self.stats.read_backs += 1
-        self.state = iv.begin(self.state, nxt)
-        say = f"{fl.stated(spec, value, heard, spelled)} {self._prompt(nxt.spec, 'words')}"
-        try:
-            text = await self._ask(say, field=nxt.spec.name)
-            if _REPEAT.search(text):  # "Sorry, could you say that again?": the read-back too
-                text = await self._ask(say, field=nxt.spec.name)
-        except _Typed:  # the next field typed; this one was not objected to
+        text = await self._ask_with_next(fl.stated(spec, value, heard, spelled), nxt)
+        if text is None:  # the next field typed; this one was not objected to
             await self._info(spec, value, confirmed=True)
             await self._say("Thanks, I have what you typed.")
             return _Result("confirmed", value), None
-        except _GaveUp:
-            self.state = iv.requeue(self.state, nxt)
-            raise
-        self._take_messages()
-        yes = nz.yes_no(text)
-        objected = yes is False and not (nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
-        if objected:
-            self.state = iv.requeue(self.state, nxt)
+        if self._objected(text, nxt):
             self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
             return await self._confirm(spec, value, heard, spelled, answer=text), None
         if not iv.refused(self.state, spec.name, value):
             await self._info(spec, value, confirmed=True)
-        if yes and len(text.split()) <= 4:  # "Yes, that's right.": the next question is asked again
+        return None, self._carried(text, nxt)
+
+    async def _ask_with_next(self, stated: str, nxt: iv.Ask) -> str | None:
+        """Say the read-back ``stated`` with ``nxt``'s question (``nxt`` is begun) and return the
+        answer, the messages that came meanwhile applied; None when the person typed ``nxt``'s
+        value instead. Raises :class:`_GaveUp` (``nxt`` back in the queue)."""
+        self.stats.read_backs += 1
+        self.state = iv.begin(self.state, nxt)
+        say = f"{stated} {self._prompt(nxt.spec, 'words')}"
+        try:
+            text = await self._ask(say, field=nxt.spec.name)
+            if _REPEAT.search(text):  # "Sorry, could you say that again?": the read-back too
+                text = await self._ask(say, field=nxt.spec.name)
+        except _Typed:
+            return None
+        except _GaveUp:
             self.state = iv.requeue(self.state, nxt)
-            return None, None
-        return None, (nxt, text)
+            raise
+        self._take_messages()
+        return text
+
+    def _objected(self, text: str, nxt: iv.Ask) -> bool:
+        """Whether ``text``, the answer to a read-back said with ``nxt``'s question, objects to
+        the read-back ("No, it's …"; not one of ``nxt``'s options that starts with no); then
+        ``nxt`` goes back to the front of the queue."""
+        objected = nz.yes_no(text) is False and not (
+            nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
+        if objected:
+            self.state = iv.requeue(self.state, nxt)
+        return objected
+
+    def _carried(self, text: str, nxt: iv.Ask) -> tuple[iv.Ask, str] | None:
+        """The answer to ``nxt``'s question, with its ask, for :meth:`_interview`; None when it
+        only said yes to the read-back ("Yes, that's right."): ``nxt`` is asked again."""
+        if nz.yes_no(text) and len(text.split()) <= 4:
+            self.state = iv.requeue(self.state, nxt)
+            return None
+        return nxt, text
 
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
@@ -584,10 +612,12 @@ class PhoneAgent:
             return _Result("unclear")
         return _Result("unclear")
 
-    async def _interview_together(self, together: iv.AskTogether) -> None:
-        """Fields a person answers together, in one question and one read-back. A rejected
-        name read-back sends each field back to be asked (and spelled) on its own; a date's
-        "no, it's …" is read back; anything else that fails asks each field on its own."""
+    async def _interview_together(self, together: iv.AskTogether) -> tuple[iv.Ask, str] | None:
+        """Fields a person answers together, in one question and one read-back (said with the
+        next field's question when it may be: :meth:`_implicit_next`; then the carry, as
+        :meth:`_interview` returns it). A rejected name read-back sends each field back to be
+        asked (and spelled) on its own; a date's "no, it's …" is read back; anything else that
+        fails asks each field on its own."""
         specs = tuple(a.spec for a in together.asks)
         q = fl.question_together(together.what, specs)
         say, values = q, None
@@ -606,17 +636,25 @@ class PhoneAgent:
                     continue
             for spec, v in zip(specs, values):
                 await self._info(spec, v, confirmed=False)
-            self.stats.read_backs += 1
-            answer = await self._ask(fl.read_back_together(together.what, specs, values))
-            self._take_messages()
+            stated = fl.stated_together(together.what, specs, values)
+            nxt = self._implicit_next(None)
+            if nxt is None:
+                self.stats.read_backs += 1
+                answer = await self._ask(f"{stated} Is that right?")
+                self._take_messages()
+            else:
+                answer = await self._ask_with_next(stated, nxt)
             refused = {s.name for s, v in zip(specs, values) if iv.refused(self.state, s.name, v)}
-            yes = nz.yes_no(answer)
-            if yes:  # the refused ones are queued again with the page's reason
+            yes = nz.yes_no(answer) if answer is not None else True  # None: the next field typed, no objection
+            if yes or (nxt is not None and not self._objected(answer, nxt)):  # refused ones: queued with the reason
                 for spec, v in zip(specs, values):
                     if spec.name not in refused:
                         await self._info(spec, v, confirmed=True)
+                if answer is None:
+                    await self._say("Thanks, I have what you typed.")
+                    return None
                 self._prefix = "Thanks. "
-                return
+                return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
                 values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
                                            self.date_order)
@@ -624,8 +662,9 @@ class PhoneAgent:
                 continue
             self._prefix = "Sorry about that. " if yes is False else ""
             self.state = iv.split(self.state, together, rejected=yes is False)
-            return
+            return None
         self.state = iv.split(self.state, together, rejected=False)
+        return None
 
     async def _authorise(self) -> bool:
         """Read a summary and ask for explicit authorisation to submit. False: declined (the

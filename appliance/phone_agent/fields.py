@@ -318,11 +318,11 @@ def _date_part_value(spec: FieldSpec, day: _dt.date) -> str:
     return str(n)
 
 
-def read_back_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
-    """"I have David Miller. Is that right?"; "I have the fourteenth of March, nineteen ninety. …"."""
+def stated_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
+    """"I have David Miller."; "I have the fourteenth of March, nineteen ninety."."""
     if what == "name":
-        return f"I have {' '.join(str(v) for v in values)}. Is that right?"
-    return f"I have {words.date(together_date(specs, values))}. Is that right?"
+        return f"I have {' '.join(str(v) for v in values)}."
+    return f"I have {words.date(together_date(specs, values))}."
 
 
 def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
