@@ -17,7 +17,11 @@ word for word, picks the option the person meant); its state and rules are the p
 * each answer is normalised in code (:mod:`normalise`), sent at once as
   ``info_collected{confirmed: false}`` (the computer agent fills and checks it while the
   value is read back), then read back; a "yes" sends ``confirmed: true``. A yes/no or an
-  option said word for word needs no read-back;
+  option said word for word needs no read-back. Where the next step is a plain question
+  (not a yes/no), the read-back goes with it — *implicit confirmation*, one exchange
+  instead of two: "I have Miller. What is your date of birth?"; an answer to the question
+  confirms the value, a "no …" is the read-back's rejection (the question waits), and a
+  value once rejected or asked to be spelled is read back on its own;
 * a rejected read-back of a name, code, address, user name or e-mail leads to a spelling
   (:mod:`~appliance.phone_agent.spelling`; a correction that is already spelled is taken
   at once); the second request for a spelling adds "or type it in the box on your screen"
@@ -487,7 +491,7 @@ class PhoneAgent:
         if text is None:  # the next field typed; this one was not objected to
             await self._info(spec, value, confirmed=True)
             await self._say("Thanks, I have what you typed.")
-            return _Result("confirmed", value), None
+            return None, None
         if self._objected(text, nxt):
             self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
             return await self._confirm(spec, value, heard, spelled, answer=text), None
