@@ -245,6 +245,40 @@ async def test_a_correction_spelled_at_once_is_read_back_without_asking():
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
 
+DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+
+
+async def test_a_value_is_read_back_with_the_next_question_and_an_answer_to_it_confirms_it():
+    answers = ["It's Miller.", "The fourteenth of March 1990.", "A window seat, please.", "No."]
+    outcome, line, seen, _ = await run_phone([NAME, DOB, SEAT], answers, authorise_when_confirmed)
+    assert line.said[1:4] == ["What is your family name?", "I have Miller. What is your date of birth?",
+                              f"I have the fourteenth of March, nineteen ninety. {SEAT_Q}"]
+    assert outcome.stats.person_turns == 3  # three fields, three answers
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14"),
+                                                    ("seat_preference", "Window")]
+
+
+async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects_it_then_asks_again():
+    answers = ["It's Millar.", "No, it's Miller: Mike, India, Lima, Lima, Echo, Romeo.", "Yes.",
+               "The fourteenth of March 1990.", "Yes.", "No."]
+    events = []
+    _, line, seen, _ = await run_phone([NAME, DOB], answers, authorise_when_confirmed, events=events)
+    assert line.said[2:5] == ["I have Millar. What is your date of birth?",
+                              "I have M for Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
+                              "Thanks. What is your date of birth?"]
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14")]
+    assert ("family_name", "Millar") not in info_collected(seen, confirmed=True)
+    assert [f["field"] for e, f in events if e == "decision" and f["what"] == "implicit_read_back_rejected"] == [
+        "family_name"]
+
+
+async def test_a_yes_no_question_next_is_not_asked_with_a_read_back():
+    consent = FieldSpec(name="terms", label="I accept the terms", type="checkbox", required=True)
+    answers = ["It's Miller.", "Yes.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([NAME, consent], answers, authorise_when_confirmed)
+    assert line.said[2] == "I have Miller. Is that right?"  # "no" to a yes/no would read as an objection
+
+
 class TypingLine(ScriptedLine):
     """A person who answers from a script and, once offered the box on the screen, types
     ``typed`` into it for ``field`` (published on the bus as the page does) instead of answering."""
@@ -291,6 +325,22 @@ async def test_given_and_family_name_are_asked_together_and_split_when_rejected(
     assert line.said[3:5] == ["Sorry about that. Could you spell your given name(s) for me, letter by letter?",
                               "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
+
+
+async def test_a_full_name_is_read_back_with_the_next_question_and_split_when_objected_to():
+    answers = ["My name is David Miller.", "The fourteenth of March 1990.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME, DOB], answers, authorise_when_confirmed)
+    assert line.said[1:3] == ["What is your full name?", "I have David Miller. What is your date of birth?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "family_name": "Miller",
+                                                          "date_of_birth": "1990-03-14"}
+
+    answers = ["My name is Shivon O'Neill.", "No, that's wrong.", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.",
+               "Yes.", "O'Neill.", "Yes.", "The fourteenth of March 1990.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME, DOB], answers, authorise_when_confirmed)
+    assert line.said[2:4] == ["I have Shivon O'Neill. What is your date of birth?",
+                              "Sorry about that. Could you spell your given name(s) for me, letter by letter?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill",
+                                                          "date_of_birth": "1990-03-14"}
 
 
 async def test_a_summary_before_submit_and_the_pages_answer_after():

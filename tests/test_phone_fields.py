@@ -59,13 +59,12 @@ def test_split_name(full, parts):
 def test_fields_asked_together():
     assert fl.question_together("name", (GIVEN, FAMILY)) == "What is your full name?"
     assert fl.parse_together("name", (GIVEN, FAMILY), "My name is Siobhan O'Neill.") == ("Siobhan", "O'Neill")
-    assert fl.read_back_together("name", (GIVEN, FAMILY), ("David", "Miller")) == "I have David Miller. Is that right?"
+    assert fl.stated_together("name", (GIVEN, FAMILY), ("David", "Miller")) == "I have David Miller."
     parts = (DAY, MONTH, YEAR)
     assert fl.question_together("date", parts) == "What is your companion's date of birth?"
     values = fl.parse_together("date", parts, "the fourteenth of March, nineteen ninety")
     assert values == ("14", "March", "1990")  # as the options are labelled
-    assert fl.read_back_together("date", parts, values) == (
-        "I have the fourteenth of March, nineteen ninety. Is that right?")
+    assert fl.stated_together("date", parts, values) == "I have the fourteenth of March, nineteen ninety."
     assert fl.parse_together("date", parts, "next Tuesday") is None
 
 

@@ -333,6 +333,24 @@ async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question,
     assert await _check(facts, topic, question, read_back) == (want, judged_by_llm)
 
 
+@pytest.mark.parametrize("said, want", [
+    ("I have Millar. What is your date of birth?", "No, it's Miller."),  # the wrong one is put right first
+    ("Thanks. I have Miller. What is your date of birth?", "I was born on 1990-03-14."),
+    ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
+])
+async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("family_name")
+    person = SimulatedPerson(Profile("p", {"family_name": "Miller", "date_of_birth": "1990-03-14"}), llm,
+                             emit=lambda *a, **k: None)
+    assert await person.respond("What is your last name?") == "My last name is Miller."
+    llm.topic = "date_of_birth"
+    assert await person.respond(said) == want
+    assert person.turns[-1].kind == ("check" if want.startswith("No") else "ask")
+
+
 async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second_failure():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson

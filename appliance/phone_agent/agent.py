@@ -17,7 +17,11 @@ word for word, picks the option the person meant); its state and rules are the p
 * each answer is normalised in code (:mod:`normalise`), sent at once as
   ``info_collected{confirmed: false}`` (the computer agent fills and checks it while the
   value is read back), then read back; a "yes" sends ``confirmed: true``. A yes/no or an
-  option said word for word needs no read-back;
+  option said word for word needs no read-back. Where the next step is a plain question
+  (not a yes/no), the read-back goes with it — *implicit confirmation*, one exchange
+  instead of two: "I have Miller. What is your date of birth?"; an answer to the question
+  confirms the value, a "no …" is the read-back's rejection (the question waits), and a
+  value once rejected or asked to be spelled is read back on its own;
 * a rejected read-back of a name, code, address, user name or e-mail leads to a spelling
   (:mod:`~appliance.phone_agent.spelling`; a correction that is already spelled is taken
   at once); the second request for a spelling adds "or type it in the box on your screen"
@@ -257,15 +261,14 @@ class PhoneAgent:
                     case iv.AskTogether() as together:
                         self.state = iv.begin(self.state, together)
                         try:
-                            await self._interview_together(together)
+                            carry = await self._interview_together(together)
                         except _GaveUp:  # asked again after the explanation (those fields it leaves)
                             self.state = iv.requeue(self.state, together)
+                            carry = None
+                        await self._carry_on(carry)
                     case iv.Ask() as ask:
                         self.state = iv.begin(self.state, ask)
-                        try:
-                            await self._interview(ask)
-                        except _GaveUp:  # asked again after the explanation, unless it is about this field
-                            self.state = iv.requeue(self.state, ask)
+                        await self._carry_on((ask, None))
                     case iv.Authorise():
                         try:
                             if not await self._authorise():
@@ -368,23 +371,42 @@ class PhoneAgent:
         if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
-    async def _interview(self, ask: iv.Ask) -> None:
+    async def _carry_on(self, carry: tuple[iv.Ask, str | None] | None) -> None:
+        """Interview ``carry``'s ask (begun) with its answer if heard already, then each next
+        field whose question its read-back carried."""
+        while carry is not None:
+            ask, answer = carry
+            try:
+                carry = await self._interview(ask, answer)
+            except _GaveUp:  # asked again after the explanation, unless it is about this field
+                self.state = iv.requeue(self.state, ask)
+                carry = None
+
+    async def _interview(self, ask: iv.Ask, answer: str | None = None) -> tuple[iv.Ask, str] | None:
+        """Ask ``ask`` (begun) until its value is confirmed, refused or given up. ``answer``:
+        the person's answer to its question, already heard (it was asked with the previous
+        field's read-back). Returns the next field's ask (begun) and the person's answer to it
+        when this field's read-back went with that question and the person did not object
+        (:meth:`_confirm_implicitly`), else None."""
         if ask.choices:
             await self._choose(ask)
-            return
+            return None
         spec = ask.spec
         say: str | None = None
         reason = ask.reason
         for _ in range(ATTEMPTS):
             if spec.name in self.state.typed:
-                return
+                return None
             mode = iv.ask_mode(self.state, spec)
-            if say is None:
+            if say is None and answer is None:
                 say = self._prompt(spec, mode, reason)
                 self._offer(spec, mode)
             reason = ""
             try:
-                text = await self._ask(say, field=spec.name)
+                if answer is not None:
+                    text, answer = answer, None
+                else:
+                    text = await self._ask(say, field=spec.name)
                 say = None
                 if _REPEAT.search(text):
                     continue
@@ -407,16 +429,22 @@ class PhoneAgent:
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
                     self._prefix = "Thanks. "
-                    return
-                result = await self._confirm(spec, value, text, spelled)
+                    return None
+                nxt = self._implicit_next(spec)
+                if nxt is None:
+                    result = await self._confirm(spec, value, text, spelled)
+                else:
+                    result, carry = await self._confirm_implicitly(spec, value, text, spelled, nxt)
+                    if carry is not None or result is None:
+                        return carry
             except _Typed:
                 await self._say("Thanks, I have what you typed.")
-                return
+                return None
             if result.how == "confirmed":
                 self._prefix = "Thanks. "
-                return
+                return None
             if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
-                return  # the page offers close matches: that ask, with its choices, comes next
+                return None  # the page offers close matches: that ask, with its choices, comes next
             if result.how == "refused":  # the page refused it: ask again right here, with its reason
                 self.state, why = iv.reask(self.state, spec.name)
                 reason = why or result.reason
@@ -433,6 +461,80 @@ class PhoneAgent:
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
+        return None
+
+    def _implicit_next(self, spec: FieldSpec | None) -> iv.Ask | None:
+        """The next field's ask when the read-back of ``spec`` (None: of fields asked together)
+        may go with its question ("I have Miller. What is your date of birth?"): the next step
+        is a plain question in words, not a yes/no (a "no" to it would read as an objection),
+        and ``spec`` was neither rejected nor asked to be spelled. None: read back on its own."""
+        if spec is not None and (self.state.rejections.get(spec.name) or spec.name in self.state.spell_asks):
+            return None
+        self._take_messages()  # a safe point: the next step as it stands now
+        nxt = iv.next_step(self.state)
+        if not isinstance(nxt, iv.Ask) or nxt.choices or nxt.reason or fl.kind(nxt.spec) == "yesno" \
+                or nxt.spec.name in self.state.typed or iv.ask_mode(self.state, nxt.spec) != "words":
+            return None
+        return nxt
+
+    async def _confirm_implicitly(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
+                                  nxt: iv.Ask) -> tuple[_Result | None, tuple[iv.Ask, str] | None]:
+        """Read ``value`` back with the next field's question (*implicit confirmation*): an
+        answer that does not object ("no …") confirms it and is the next field's answer,
+        returned with its ask (begun) as the carry; an objection is the read-back's "no" (the
+        next field goes back to the front of the queue) and goes on as :meth:`_confirm` does.
+        A page refusal meanwhile takes the value back (it is asked again with the page's
+        reason) and the answer still goes to the next field. Returns (how the read-back
+        ended, None: the carry came back instead; or None: nothing more to do here)."""
+        await self._info(spec, value, confirmed=False)
+        text = await self._ask_with_next(fl.stated(spec, value, heard, spelled), nxt)
+        if text is None:  # the next field typed; this one was not objected to
+            await self._info(spec, value, confirmed=True)
+            await self._say("Thanks, I have what you typed.")
+            return None, None
+        if self._objected(text, nxt):
+            self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
+            return await self._confirm(spec, value, heard, spelled, answer=text), None
+        if not iv.refused(self.state, spec.name, value):
+            await self._info(spec, value, confirmed=True)
+        return None, self._carried(text, nxt)
+
+    async def _ask_with_next(self, stated: str, nxt: iv.Ask) -> str | None:
+        """Say the read-back ``stated`` with ``nxt``'s question (``nxt`` is begun) and return the
+        answer, the messages that came meanwhile applied; None when the person typed ``nxt``'s
+        value instead. Raises :class:`_GaveUp` (``nxt`` back in the queue)."""
+        self.stats.read_backs += 1
+        self.state = iv.begin(self.state, nxt)
+        say = f"{stated} {self._prompt(nxt.spec, 'words')}"
+        try:
+            text = await self._ask(say, field=nxt.spec.name)
+            if _REPEAT.search(text):  # "Sorry, could you say that again?": the read-back too
+                text = await self._ask(say, field=nxt.spec.name)
+        except _Typed:
+            return None
+        except _GaveUp:
+            self.state = iv.requeue(self.state, nxt)
+            raise
+        self._take_messages()
+        return text
+
+    def _objected(self, text: str, nxt: iv.Ask) -> bool:
+        """Whether ``text``, the answer to a read-back said with ``nxt``'s question, objects to
+        the read-back ("No, it's …"; not one of ``nxt``'s options that starts with no); then
+        ``nxt`` goes back to the front of the queue."""
+        objected = nz.yes_no(text) is False and not (
+            nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
+        if objected:
+            self.state = iv.requeue(self.state, nxt)
+        return objected
+
+    def _carried(self, text: str, nxt: iv.Ask) -> tuple[iv.Ask, str] | None:
+        """The answer to ``nxt``'s question, with its ask, for :meth:`_interview`; None when it
+        only said yes to the read-back ("Yes, that's right."): ``nxt`` is asked again."""
+        if nz.yes_no(text) and len(text.split()) <= 4:
+            self.state = iv.requeue(self.state, nxt)
+            return None
+        return nxt, text
 
     def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
@@ -474,14 +576,19 @@ class PhoneAgent:
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
 
-    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool) -> _Result:
+    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
+                       answer: str | None = None) -> _Result:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
         refuses it, or the person rejects it (a name, code, … then is spelled; another kind's
-        "no, it's …" is read back)."""
+        "no, it's …" is read back). ``answer``: the person's answer to a read-back said
+        already (the implicit one of :meth:`_confirm_implicitly`)."""
         for _ in range(3):
-            await self._info(spec, value, confirmed=False)
-            self.stats.read_backs += 1
-            text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
+            if answer is not None:
+                text, answer = answer, None
+            else:
+                await self._info(spec, value, confirmed=False)
+                self.stats.read_backs += 1
+                text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
             self._take_messages()
             if iv.refused(self.state, spec.name, value):
                 return _Result("refused", reason=self.state.refusals[spec.name].reason)
@@ -509,10 +616,12 @@ class PhoneAgent:
             return _Result("unclear")
         return _Result("unclear")
 
-    async def _interview_together(self, together: iv.AskTogether) -> None:
-        """Fields a person answers together, in one question and one read-back. A rejected
-        name read-back sends each field back to be asked (and spelled) on its own; a date's
-        "no, it's …" is read back; anything else that fails asks each field on its own."""
+    async def _interview_together(self, together: iv.AskTogether) -> tuple[iv.Ask, str] | None:
+        """Fields a person answers together, in one question and one read-back (said with the
+        next field's question when it may be: :meth:`_implicit_next`; then the carry, as
+        :meth:`_interview` returns it). A rejected name read-back sends each field back to be
+        asked (and spelled) on its own; a date's "no, it's …" is read back; anything else that
+        fails asks each field on its own."""
         specs = tuple(a.spec for a in together.asks)
         q = fl.question_together(together.what, specs)
         say, values = q, None
@@ -531,17 +640,25 @@ class PhoneAgent:
                     continue
             for spec, v in zip(specs, values):
                 await self._info(spec, v, confirmed=False)
-            self.stats.read_backs += 1
-            answer = await self._ask(fl.read_back_together(together.what, specs, values))
-            self._take_messages()
+            stated = fl.stated_together(together.what, specs, values)
+            nxt = self._implicit_next(None)
+            if nxt is None:
+                self.stats.read_backs += 1
+                answer = await self._ask(f"{stated} Is that right?")
+                self._take_messages()
+            else:
+                answer = await self._ask_with_next(stated, nxt)
             refused = {s.name for s, v in zip(specs, values) if iv.refused(self.state, s.name, v)}
-            yes = nz.yes_no(answer)
-            if yes:  # the refused ones are queued again with the page's reason
+            yes = nz.yes_no(answer) if answer is not None else True  # None: the next field typed, no objection
+            if yes or (nxt is not None and not self._objected(answer, nxt)):  # refused ones: queued with the reason
                 for spec, v in zip(specs, values):
                     if spec.name not in refused:
                         await self._info(spec, v, confirmed=True)
+                if answer is None:
+                    await self._say("Thanks, I have what you typed.")
+                    return None
                 self._prefix = "Thanks. "
-                return
+                return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
                 values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
                                            self.date_order)
@@ -549,8 +666,9 @@ class PhoneAgent:
                 continue
             self._prefix = "Sorry about that. " if yes is False else ""
             self.state = iv.split(self.state, together, rejected=yes is False)
-            return
+            return None
         self.state = iv.split(self.state, together, rejected=False)
+        return None
 
     async def _authorise(self) -> bool:
         """Read a summary and ask for explicit authorisation to submit. False: declined (the

@@ -249,11 +249,16 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
     return value
 
 
-def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
-    """"I have …. Is that right?" (``heard``: the answer the value came from; ``spelled``:
-    the person spelled it)."""
+def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """"I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
+    it): a read-back as a statement, which the next question may follow."""
     said = spoken(spec, value, heard, spelled)
-    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'} Is that right?"
+    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'}"
+
+
+def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
+    """"I have …. Is that right?" (:func:`stated`, then the question)."""
+    return f"{stated(spec, value, heard, spelled)} Is that right?"
 
 
 # ---- fields asked together -------------------------------------------------------------------------------
@@ -313,11 +318,11 @@ def _date_part_value(spec: FieldSpec, day: _dt.date) -> str:
     return str(n)
 
 
-def read_back_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
-    """"I have David Miller. Is that right?"; "I have the fourteenth of March, nineteen ninety. …"."""
+def stated_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
+    """"I have David Miller."; "I have the fourteenth of March, nineteen ninety."."""
     if what == "name":
-        return f"I have {' '.join(str(v) for v in values)}. Is that right?"
-    return f"I have {words.date(together_date(specs, values))}. Is that right?"
+        return f"I have {' '.join(str(v) for v in values)}."
+    return f"I have {words.date(together_date(specs, values))}."
 
 
 def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:

@@ -374,12 +374,15 @@ def split(state: Interview, together: AskTogether, rejected: bool = True) -> Int
 
 def requeue(state: Interview, ask: Ask | AskTogether) -> Interview:
     """``ask`` (one field, or fields asked together) was cut short (an explanation comes
-    first): it goes back to the front of the queue, but for fields confirmed, handed over or
-    queued already (fields asked together that are no longer all left are asked one by one)."""
+    first, or the person objected to the read-back said with its question): it goes back to
+    the front of the queue, behind the re-asks of values the page refused (those stay
+    first), but for fields confirmed, handed over or queued already (fields asked together
+    that are no longer all left are asked one by one)."""
     asks = ask.asks if isinstance(ask, AskTogether) else (ask,)
     back = tuple(a for a in asks if a.spec.name not in state.confirmed and a.spec.name not in state.handed_over
                  and not any(q.spec.name == a.spec.name for q in state.queue))
-    return replace(state, queue=(*back, *state.queue))
+    refused = tuple(q for q in state.queue if q.reason)
+    return replace(state, queue=(*refused, *back, *(q for q in state.queue if not q.reason)))
 
 
 def confirm(state: Interview, name: str, value: FieldValue) -> Interview:

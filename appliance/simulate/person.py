@@ -4,7 +4,9 @@ Each time the person hears the assistant (an ASR transcript of the bot's audio),
 embedded LLM — with its own prompt and slot — decides which of the person's details is
 asked for (``topic``: a profile key or ``none``; one constrained JSON answer). Two acts the
 person recognises by ear: a value read back ("… Is that right?", about the detail last
-asked) and a request to submit.
+asked) and a request to submit. A value read back with the next question ("I have Miller.
+What is your date of birth?") is judged first: a wrong one is put right ("No, it's …"),
+else the question is answered.
 
 The person then answers from its profile as a person would: the detail in
 a short sentence ("My phone number is …"), "Yes, that's right." when the read-back states
@@ -159,6 +161,14 @@ class SimulatedPerson:
         request to spell in which it finds none ("Could you spell your post good for me?", as
         Whisper wrote "postcode") is about the detail last asked.
         """
+        stated = _stated_then_asked(heard)
+        if stated is not None and self._previous not in ("none", "submit") and self.believed(self._previous):
+            # the last detail read back with the next question ("I have Miller. What is your date of
+            # birth?"): a wrong one is put right first, else the question is answered
+            objection = await self._judge(stated[0], self._previous)
+            if objection is not None:
+                return self._turn(heard, self._previous, "check", objection)
+            heard = stated[1]
         if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = "none", "presence"
         elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
@@ -193,6 +203,10 @@ class SimulatedPerson:
             self.emit("person_typed", topic=topic, value=self.believed(topic))
         else:
             said = await self._answer(heard, topic, kind)
+        return self._turn(heard, topic, kind, said)
+
+    def _turn(self, heard: str, topic: str, kind: str, said: str | None) -> str | None:
+        """Record one decision (event ``person``) and return what is said."""
         self.repeat = self.repeat + 1 if self.turns and (self.turns[-1].topic, kind) == (topic, "ask") else 0
         self.turns.append(Turn(heard, topic, kind, said))
         self.emit("person", heard=heard, topic=topic, kind=kind, said=said)
@@ -213,6 +227,18 @@ class SimulatedPerson:
             log.warning("persona: %s", e)
             return False
 
+    async def _judge(self, heard: str, topic: str) -> str | None:
+        """The person's objection to a read-back ``heard`` of ``topic`` ("No, it's …"; spelled
+        from the second on, for a detail a person spells), or None when it states the value."""
+        value = self.believed(topic)
+        if hearing.states(heard, value) or (
+                topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value)):
+            return None
+        self._rejections[topic] = self._rejections.get(topic, 0) + 1
+        if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
+            return f"No, it's {value}: {speech.say_spelled(value)}."
+        return f"No, it's {value}" + ("" if value.endswith((".", "!", "?")) else ".")
+
     async def _answer(self, heard: str, topic: str, kind: str) -> str | None:
         if kind == "presence":
             return "Yes, I'm here."
@@ -221,15 +247,7 @@ class SimulatedPerson:
         if topic == "none" or not self.believed(topic):
             return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
         if kind == "check":
-            value = self.believed(topic)
-            ok = hearing.states(heard, value) or (
-                topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value))
-            if ok:
-                return "Yes, that's right."
-            self._rejections[topic] = self._rejections.get(topic, 0) + 1
-            if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
-                return f"No, it's {value}: {speech.say_spelled(value)}."
-            return f"No, it's {value}" + ("" if value.endswith((".", "!", "?")) else ".")
+            return await self._judge(heard, topic) or "Yes, that's right."
         if _SPELL.search(heard) and re.search(r"[A-Za-z]", self.believed(topic)):  # asked to spell: anything
             return f"{speech.say_spelled(self.believed(topic))}."
         if self.believed(topic) in ("yes", "no"):
@@ -244,6 +262,27 @@ class SimulatedPerson:
 
 
 _FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
+#: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write it)
+_THEN_ASKED = re.compile(r"[.,;!]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
+                         r"and)\b[^.!?]*\?)", re.I)
+
+
+def _stated_then_asked(heard: str) -> tuple[str, str] | None:
+    """A read-back followed by the next question, as (the read-back, the question): "Thanks.
+    I have Miller. What is your date of birth?" → ("I have Miller.", "What is your date of
+    birth?"); None when ``heard`` is not that (a plain question, or a read-back asking "Is
+    that right?")."""
+    if _CHECK.search(heard):
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", heard.strip())
+    at = next((i for i, x in enumerate(sentences) if _FRAME.match(x)), None)
+    if at is None:
+        return None
+    rest = " ".join(sentences[at:])
+    cut = _THEN_ASKED.search(rest)
+    if cut is None:
+        return None
+    return rest[:cut.start() + 1].strip(), rest[cut.end():].strip()
 
 
 # ---- the person's mouth: written → spoken -------------------------------------------------------------
