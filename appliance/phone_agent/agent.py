@@ -89,6 +89,9 @@ HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
 HANDS_REMINDERS = 6
+#: holds of :data:`HOLD_S` in a row with no word from the computer agent (about 3 minutes) before the call
+#: ends unsent: it is gone (its process killed, its browser stuck), and the person would wait for ever
+SILENT_HOLDS = 9
 #: tries at one field (answers that did not parse, side questions, page refusals) before it is given up
 ATTEMPTS = 4
 #: "wait", "stop", "no" after the yes to submitting
@@ -132,6 +135,10 @@ class _HungUp(Exception):
 
 class _Typed(Exception):
     """The person typed the value of the field being asked."""
+
+
+class _Unresponsive(Exception):
+    """The computer agent has said nothing for :data:`SILENT_HOLDS` holds."""
 
 
 class _GaveUp(Exception):
@@ -289,6 +296,12 @@ class PhoneAgent:
         except _HungUp:
             await self._finish("not submitted: the person stopped answering")
             return self._outcome("no_answer", "no answer")
+        except _Unresponsive:
+            silent_s = round(SILENT_HOLDS * HOLD_S)
+            await self._say("I'm sorry, the form has stopped responding, so I'll end the call here. Nothing has been "
+                            "submitted. Goodbye.")
+            await self._finish(f"not submitted: the computer agent said nothing for {silent_s} s")
+            return self._outcome("failed", f"the computer agent said nothing for {silent_s} s")
 
     def _outcome(self, status: str, detail: str) -> PhoneOutcome:
         s = self.stats
@@ -318,7 +331,8 @@ class PhoneAgent:
     async def _hold(self, boundary: bool) -> str | None:
         """Nothing to ask: keep the person informed, then wait for the computer agent. Returns
         the advice the person has not acted on after :data:`HANDS_REMINDERS` reminders (the
-        call ends), else None."""
+        call ends), else None. Raises :class:`_Unresponsive` after :data:`SILENT_HOLDS` holds
+        without a word from the computer agent."""
         self.state, filler = iv.hold(self.state)
         if filler is not None:
             await self._say(FILLERS[filler])
@@ -331,6 +345,9 @@ class PhoneAgent:
             # waiting for the person, not the browser: remind them what to do
             advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
             if not advice:
+                if self._reminders >= SILENT_HOLDS:
+                    raise _Unresponsive()
+                self._reminders += 1
                 await self._say("I'm still working on the form, thank you for waiting.")
             elif self._reminders >= HANDS_REMINDERS:
                 return advice
