@@ -42,6 +42,8 @@ def test_typed_values_name_a_field_by_name_or_label_and_take_the_forms_form():
         typed.payload("email", "  ")
     with pytest.raises(ValueError, match="empty"):
         typed.payload("extras", [])
+    with pytest.raises(ValueError, match="900,000 characters; a field takes at most 5,000"):
+        typed.payload("family_name", "x" * 900_000)
     with pytest.raises(ValueError):  # pydantic's ValidationError: not a field value at all
         typed.payload("email", {"x": 1})
     assert is_typed_line("=email a@b.c") and not is_typed_line("my email is a at b dot c")

@@ -307,7 +307,7 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
             ``error`` when the field vanished, the widget could not be operated, or
             Playwright failed (its message included).
     """
-    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import Error as PlaywrightError, TimeoutError as PlaywrightTimeout
 
     strategy = strategy or widgets.STRATEGIES.get(f.widget)
     if strategy is None:
@@ -324,5 +324,7 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
                             call)
     try:
         return await strategy(target, value, timeout_ms)
+    except PlaywrightTimeout:  # said to the person: no "Locator.fill: Timeout 3000ms exceeded"
+        raise FillProblem("error", f"the page did not take the value within {timeout_ms / 1000:g} s") from None
     except PlaywrightError as e:
         raise FillProblem("error", f"the page did not take the value: {str(e).splitlines()[0]}") from None

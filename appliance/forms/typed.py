@@ -23,6 +23,10 @@ from collections.abc import Iterable
 from appliance.phone_agent import fields as fl
 from appliance.protocol import FieldSpec, InfoCollected
 
+#: the longest value a person may type for one field (a long message fits; a 900 KB paste kept the
+#: browser typing for seconds, then failed)
+MAX_TYPED_CHARS = 5000
+
 
 class UnknownField(ValueError):
     """A typed value for a field the form has not shown (names the fields it has)."""
@@ -54,8 +58,8 @@ class TypedValues:
 
         Raises:
             UnknownField: no announced field has that name or label.
-            ValueError: the value is empty (pydantic's ValidationError, a ValueError too: it
-                is not a field value at all).
+            ValueError: the value is empty or longer than :data:`MAX_TYPED_CHARS` (pydantic's
+                ValidationError, a ValueError too: it is not a field value at all).
         """
         spec = self.resolve(field)
         if spec is None:
@@ -64,6 +68,9 @@ class TypedValues:
         if isinstance(value, str):
             if not value.strip():
                 raise ValueError("the typed value is empty")
+            if len(value) > MAX_TYPED_CHARS:
+                raise ValueError(f"the typed value has {len(value):,} characters; a field takes at most "
+                                 f"{MAX_TYPED_CHARS:,} here")
             value = fl.typed_value(spec, value, self.date_order)
         elif isinstance(value, (list, tuple)):
             value = tuple(v.strip() if isinstance(v, str) else v for v in value)
