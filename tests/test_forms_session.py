@@ -51,6 +51,9 @@ URL_ERROR = "error: --url is the computer agent's: give it, except with --agent 
     ("redis", [], URL_ERROR),
     ("redis", ["--agent", "computer", "--task-id", "t1", "--url", "demo:flight", "--autonomous"],
      "error: the autonomous launch runs both agents in one process: drop --autonomous or the agent"),
+    ("redis", ["--agent", "phone", "--task-id", "a b/../x"],
+     "error: task id 'a b/../x': use 1–64 letters, digits, '.', '_' or '-' (it names the Redis stream "
+     "form-<task id>)"),
 ])
 def test_the_form_command_refuses_a_split_that_cannot_work_before_loading_anything(backend, argv, error, tmp_path,
                                                                                     capsys):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import statistics
 import time
 import urllib.request
@@ -163,6 +164,7 @@ class PageSide:
         await bus.publish(env)
 
 
+_TASK_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 AGENTS = ("computer", "phone")
 """The agents a process may host alone (``run_session(agent=…)``)."""
 
@@ -187,6 +189,9 @@ def check_split(cfg: Config, agent: str | None, task_id: str | None, autonomous:
     if not task_id:
         raise ApplianceError(f"the {agent} agent alone needs a task id, the same for both processes "
                              "(its bus is the Redis stream form-<task id>)")
+    if not _TASK_ID.fullmatch(task_id):
+        raise ApplianceError(f"task id {task_id!r}: use 1–64 letters, digits, '.', '_' or '-' (it names the Redis "
+                             "stream form-<task id>)")
     if autonomous:
         raise ApplianceError("the autonomous launch runs both agents in one process: drop --autonomous or the agent")
 
