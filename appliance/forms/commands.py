@@ -154,6 +154,11 @@ def _read_terminal(line: TerminalLine, hands: PageSide, emit, loop: asyncio.Abst
 
     def read_stdin() -> None:
         for raw in sys.stdin:
-            loop.call_soon_threadsafe(take, raw)
+            if loop.is_closed():  # the task has ended: a line typed after it goes nowhere
+                return
+            try:
+                loop.call_soon_threadsafe(take, raw)
+            except RuntimeError:  # closed between the check and the call
+                return
 
     threading.Thread(target=read_stdin, daemon=True).start()
