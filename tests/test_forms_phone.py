@@ -460,12 +460,13 @@ async def test_a_choice_whose_read_backs_lead_nowhere_is_spelled_then_offered_to
 
 async def test_a_computer_agent_that_goes_silent_ends_the_call_unsent(monkeypatch):
     monkeypatch.setattr(phone_agent, "HOLD_S", 0.05)
+    monkeypatch.setattr(phone_agent, "SILENT_S", 0.3)
 
     async def gone(env, publish):  # e.g. its process was killed: nothing more comes
         pass
 
     outcome, line, seen, _ = await run_phone([NAME], ["It's Miller.", "Yes."], gone)
     assert outcome.status == "failed" and "said nothing" in outcome.detail
-    assert line.said.count("I'm still working on the form, thank you for waiting.") == phone_agent.SILENT_HOLDS
+    assert line.said.count("I'm still working on the form, thank you for waiting.") >= 2
     assert line.said[-1].startswith("I'm sorry, the form has stopped responding") and "Nothing has been" in line.said[-1]
     assert seen[-1].type == "task_completed" and not any(e.type == "submit_authorized" for e in seen)

@@ -89,9 +89,9 @@ HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
 HANDS_REMINDERS = 6
-#: holds of :data:`HOLD_S` in a row with no word from the computer agent (about 3 minutes) before the call
-#: ends unsent: it is gone (its process killed, its browser stuck), and the person would wait for ever
-SILENT_HOLDS = 9
+#: holding for the computer agent this long (s) with no word from it, and the call ends unsent:
+#: it is gone (its process killed, its browser stuck), and the person would wait for ever
+SILENT_S = 180.0
 #: tries at one field (answers that did not parse, side questions, page refusals) before it is given up
 ATTEMPTS = 4
 #: "wait", "stop", "no" after the yes to submitting
@@ -138,7 +138,7 @@ class _Typed(Exception):
 
 
 class _Unresponsive(Exception):
-    """The computer agent has said nothing for :data:`SILENT_HOLDS` holds."""
+    """The computer agent has said nothing for :data:`SILENT_S`."""
 
 
 class _GaveUp(Exception):
@@ -223,6 +223,7 @@ class PhoneAgent:
         self._t_authorise: float | None = None  # the first authorisation question
         self._t_last_answer: float | None = None
         self._reminders = 0  # reminders of a give-up's advice since the last bus message
+        self._silent_since: float | None = None  # holding for the computer agent, no word from it since
         self.stats = CallStats()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -249,7 +250,10 @@ class PhoneAgent:
             await self._say(f"{GREETING} {self.consent}".strip())
             while True:
                 self._take_messages()
-                match iv.next_step(self.state):
+                step = iv.next_step(self.state)
+                if not isinstance(step, iv.Hold):
+                    self._silent_since = None  # talking with the person: the computer agent may be quiet
+                match step:
                     case iv.Failed(reason=reason):
                         self.stats.explained_failures += 1
                         await self._say(f"I'm sorry, I couldn't complete the form: {reason}")
@@ -297,7 +301,7 @@ class PhoneAgent:
             await self._finish("not submitted: the person stopped answering")
             return self._outcome("no_answer", "no answer")
         except _Unresponsive:
-            silent_s = round(SILENT_HOLDS * HOLD_S)
+            silent_s = round(SILENT_S)
             await self._say("I'm sorry, the form has stopped responding, so I'll end the call here. Nothing has been "
                             "submitted. Goodbye.")
             await self._finish(f"not submitted: the computer agent said nothing for {silent_s} s")
@@ -319,6 +323,8 @@ class PhoneAgent:
     def _take_messages(self) -> None:
         """Apply what arrived (at a safe point between utterances; never blocks)."""
         self._inbox.arrived.clear()
+        if self._inbox.items:
+            self._silent_since = None
         while self._inbox.items:
             env = self._inbox.items.pop(0)
             self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
@@ -331,9 +337,11 @@ class PhoneAgent:
     async def _hold(self, boundary: bool) -> str | None:
         """Nothing to ask: keep the person informed, then wait for the computer agent. Returns
         the advice the person has not acted on after :data:`HANDS_REMINDERS` reminders (the
-        call ends), else None. Raises :class:`_Unresponsive` after :data:`SILENT_HOLDS` holds
-        without a word from the computer agent."""
+        call ends), else None. Raises :class:`_Unresponsive` when the computer agent has said
+        nothing for :data:`SILENT_S`."""
         self.state, filler = iv.hold(self.state)
+        if self._silent_since is None:
+            self._silent_since = time.monotonic()
         if filler is not None:
             await self._say(FILLERS[filler])
         elif not boundary:
@@ -345,9 +353,8 @@ class PhoneAgent:
             # waiting for the person, not the browser: remind them what to do
             advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
             if not advice:
-                if self._reminders >= SILENT_HOLDS:
+                if time.monotonic() - self._silent_since >= SILENT_S:
                     raise _Unresponsive()
-                self._reminders += 1
                 await self._say("I'm still working on the form, thank you for waiting.")
             elif self._reminders >= HANDS_REMINDERS:
                 return advice
