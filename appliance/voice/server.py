@@ -27,9 +27,10 @@ happens: the peer leaves or ``/api/disconnect``; ICE/DTLS not connected within
 once connected (aiortc's transport packet count); the pipeline ends. Tear-down, always
 in this order: pipeline task cancelled and awaited, the mode's agent task (e.g. the form
 mode's Chromium) cancelled and awaited, peer connection closed, event log closed and its
-sockets too. A call that failed (the two timeouts, a failed connection) gets an ``error``
-event, and its recording folder a ``failed`` file with the reason — or the folder is
-removed when it holds only what was written at the offer (``config.yaml``,
+sockets too, then what it freed handed back to the kernel (a garbage collection, then
+:func:`appliance.heap.trim`). A call that failed (the two timeouts, a failed connection)
+gets an ``error`` event, and its recording folder a ``failed`` file with the reason — or
+the folder is removed when it holds only what was written at the offer (``config.yaml``,
 ``events.jsonl``: the peer never sent anything).
 
 The server listens at once and loads the models in a worker thread, so the page can
@@ -51,6 +52,7 @@ from pathlib import Path
 from aiohttp import WSMsgType, web
 from aiortc.sdp import SessionDescription, candidate_from_sdp
 
+from appliance import heap
 from appliance.config import Config
 from appliance.voice import access, ice
 from appliance.voice.line import LineProcessor
@@ -179,6 +181,10 @@ class VoiceServer:
         return self.url + (f"?token={self.token}" if self.token else "")
 
     async def start(self) -> None:
+        """Bind the port and begin loading the models (module docstring). Sets this process's
+        malloc up for a server (:func:`appliance.heap.configure`). Raises: OSError: the port
+        cannot be bound, or the C library is not glibc."""
+        heap.configure()
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.server.host, self.cfg.server.port)
@@ -464,6 +470,7 @@ class VoiceServer:
             # onnxruntime session, threads and ~40 MB; CPython's own full collection would wait
             # for ~15 ended sessions. ~10 ms once serve_forever has frozen the start-up objects.
             gc.collect()
+            heap.trim()  # what the session freed leaves the process (see appliance.heap)
 
     async def _watch(self, call: Call) -> str | None:
         """Wait for the first reason to tear ``call`` down: a failure message, or None when
