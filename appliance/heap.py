@@ -17,9 +17,10 @@ the heaps spread, session after session. Measured on the server of ``appliance b
 - not enough alone (Piper's arena off in these): :func:`trim` +18 %, the 1 MiB threshold
   +11 %, a 4 MiB one with :func:`trim` +19 % after 7 sessions, ``MALLOC_ARENA_MAX=2`` +26 %.
 
-The price: blocks of 1–4 MiB are mapped and faulted in anew each time, so a Whisper
-tiny.en transcription of 4 s takes ~25 % longer (~102 → ~130 ms on 2 cores; 1 MiB with
-glibc's fixed 128 KiB trim threshold: ~60 %); Piper's clauses take as long as before.
+The price: blocks of 1–32 MiB are mapped and faulted in anew each time, and a heap's top
+goes back after each free beyond 128 KiB, so a Whisper tiny.en transcription of 4 s takes
+~60 % longer (~100 → ~160 ms on 2 cores; a 64 MiB trim threshold brought it to ~+25 % but
+the soak of 50 sessions grew +20 %); Piper's clauses take as long as before.
 
 Linux with glibc only (the appliance's Debian 12): both raise ``OSError`` elsewhere.
 """
@@ -35,11 +36,7 @@ log = logging.getLogger(__name__)
 #: Blocks from this size up get their own mapping, unmapped when freed (4 MiB: the heaps
 #: still spread, see above).
 MMAP_THRESHOLD_B = 1 << 20
-#: How much free memory a heap's top may keep between two :func:`trim` calls: glibc's
-#: dynamic default reaches 64 MiB too; its fixed default, 128 KiB, gave the top back after
-#: every transcription (see above).
-TRIM_THRESHOLD_B = 64 << 20
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc <malloc.h>
+_M_MMAP_THRESHOLD = -3  # glibc <malloc.h>
 
 _libc: ctypes.CDLL | None = None
 
@@ -56,18 +53,15 @@ def _glibc() -> ctypes.CDLL:
 
 
 def configure() -> None:
-    """Fix glibc's mmap and trim thresholds for this process at :data:`MMAP_THRESHOLD_B` and
-    :data:`TRIM_THRESHOLD_B` (no longer dynamic): large blocks are mapped on their own and go
-    back to the kernel when freed.
+    """Fix glibc's mmap threshold for this process at :data:`MMAP_THRESHOLD_B` (no longer
+    dynamic; its trim threshold stays at its fixed 128 KiB): large blocks are mapped on their
+    own and go back to the kernel when freed.
 
     Raises:
-        OSError: the C library is not glibc, or it refused a setting.
+        OSError: the C library is not glibc, or it refused the setting.
     """
-    libc = _glibc()
-    for name, param, value in (("M_MMAP_THRESHOLD", _M_MMAP_THRESHOLD, MMAP_THRESHOLD_B),
-                               ("M_TRIM_THRESHOLD", _M_TRIM_THRESHOLD, TRIM_THRESHOLD_B)):
-        if libc.mallopt(param, value) != 1:
-            raise OSError(f"mallopt({name}, {value}) failed")
+    if _glibc().mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_B) != 1:
+        raise OSError(f"mallopt(M_MMAP_THRESHOLD, {MMAP_THRESHOLD_B}) failed")
 
 
 def trim() -> None:
