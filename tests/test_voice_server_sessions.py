@@ -134,6 +134,19 @@ async def test_an_abandoned_plain_offer_leaves_no_folder(rec_dir):
         await srv.stop()
 
 
+async def test_the_heap_is_trimmed_once_a_session_is_gone(rec_dir, monkeypatch):
+    srv, _ = await _server(rec_dir, connect_timeout_ms=500)
+    trims: list[dict] = []
+    monkeypatch.setattr("appliance.heap.trim", lambda: trims.append(dict(srv.calls)))
+    try:
+        status, answer = await _offer(srv, await real_offer(candidates=False))
+        assert status == 200
+        await asyncio.wait_for(srv.calls[answer["pc_id"]].finished.wait(), 5)
+        assert trims == [{}]  # once, after the call left the server's registry
+    finally:
+        await srv.stop()
+
+
 async def test_the_session_cap_answers_503_until_a_session_ends(rec_dir):
     srv, _ = await _server(rec_dir, max_sessions=2, connect_timeout_ms=60_000)
     try:

@@ -46,6 +46,12 @@ def test_asr_keeps_quiet_clear_speech(asr, arctic):
     assert word_recall(models.ARCTIC_TEXT["arctic_a0009.wav"], asr.transcribe(audio).text) >= 0.8
 
 
+def test_tts_keeps_no_memory_arena(synth):
+    """One voice serves every session of ``appliance serve``: onnxruntime's CPU arena would keep
+    (and keep doubling) the largest sentence's buffers for the life of the process."""
+    assert synth._voice.session.get_session_options().enable_cpu_mem_arena is False
+
+
 @pytest.mark.parametrize("style", [VoiceStyle(), VoiceStyle(length_scale=0.9, pitch_semitones=-2)])
 def test_tts_round_trip_through_asr(asr, synth, style):
     text = "Please book a window seat for the twelfth of March."

@@ -28,9 +28,10 @@ connected (aiortc's inbound RTP packet count: ICE and RTCP alone do not keep a c
 pipeline ends. Tear-down, always
 in this order: pipeline task cancelled and awaited, the mode's agent task (e.g. the form
 mode's Chromium) cancelled and awaited, peer connection closed, event log closed and its
-sockets too. A call that failed (the two timeouts, a failed connection) gets an ``error``
-event, and its recording folder a ``failed`` file with the reason — or the folder is
-removed when it holds only what was written at the offer (``config.yaml``,
+sockets too, then what it freed handed back to the kernel (a garbage collection, then
+:func:`appliance.heap.trim`). A call that failed (the two timeouts, a failed connection)
+gets an ``error`` event, and its recording folder a ``failed`` file with the reason — or
+the folder is removed when it holds only what was written at the offer (``config.yaml``,
 ``events.jsonl``: the peer never sent anything).
 
 The server listens at once and loads the models in a worker thread, so the page can
@@ -51,6 +52,7 @@ from pathlib import Path
 from aiohttp import WSMsgType, web
 from aiortc.sdp import SessionDescription, candidate_from_sdp
 
+from appliance import heap
 from appliance.config import Config, ConfigError
 from appliance.voice import access, ice
 from appliance.voice.line import LineProcessor
@@ -183,12 +185,17 @@ class VoiceServer:
         return self.url + (f"?token={self.token}" if self.token else "")
 
     async def start(self) -> None:
-        """Listen on ``server.host:port`` and start loading the models.
+        """Listen on ``server.host:port`` and start loading the models (module docstring).
+        With ``server.heap_trim``, this process's malloc is set up for a long-lived server
+        (:func:`appliance.heap.configure`).
 
         Raises:
             ConfigError: the address cannot be listened on (no such host, not this
                 machine's, the port taken), naming ``server.host``/``server.port`` and why.
+            OSError: ``server.heap_trim`` and the C library is not glibc.
         """
+        if self.cfg.server.heap_trim:
+            heap.configure()
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         srv = self.cfg.server
@@ -485,6 +492,8 @@ class VoiceServer:
             # onnxruntime session, threads and ~40 MB; CPython's own full collection would wait
             # for ~15 ended sessions. ~10 ms once serve_forever has frozen the start-up objects.
             gc.collect()
+            if self.cfg.server.heap_trim:
+                heap.trim()  # what the session freed leaves the process (see appliance.heap)
 
     async def _watch(self, call: Call) -> str | None:
         """Wait for the first reason to tear ``call`` down: a failure message, or None when
