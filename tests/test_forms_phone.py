@@ -280,6 +280,16 @@ async def test_a_yes_no_question_next_is_not_asked_with_a_read_back():
     assert line.said[2] == "I have Miller. Is that right?"  # "no" to a yes/no would read as an objection
 
 
+async def test_a_second_rejection_asks_again_instead_of_reading_the_correction_back():
+    spelled = "Sierra, India, Oscar, Bravo, Hotel, Alpha, November"
+    answers = ["It's Shivon.", f"No, it's Siobhan: {spelled}.", f"No, it's Siobhan: {spelled}.", f"{spelled}.",
+               "Yes.", "No."]
+    _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
+    assert line.said[3:5] == [f"I have S for Sierra, {spelled.split(', ', 1)[1]}. Is that right?",
+                              "Sorry about that. Could you spell your family name for me, letter by letter?"]
+    assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
+
+
 class TypingLine(ScriptedLine):
     """A person who answers from a script and, once offered the box on the screen, types
     ``typed`` into it for ``field`` (published on the bus as the page does) instead of answering."""

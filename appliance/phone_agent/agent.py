@@ -629,7 +629,9 @@ class PhoneAgent:
                           times=self.state.rejections[spec.name])
                 again = fl.parse_spelled(spec, correction) if spelling.looks_spelled(correction, fl.kind(spec)) \
                     else None
-                if again is None or not more:  # spelled in the correction: read that back at once
+                # spelled in the first correction: read that back at once; from the second "no" on, the
+                # field is asked again (a spelling, then the box on the screen) rather than read back
+                if again is None or not more or self.state.rejections[spec.name] >= 2:
                     return _Result("rejected", more=more)
                 value, heard, spelled = again, correction, True
                 continue
