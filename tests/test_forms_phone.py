@@ -273,6 +273,15 @@ async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects
         "family_name"]
 
 
+async def test_a_correction_whose_no_the_asr_missed_is_not_taken_for_the_next_answer():
+    """Bench: Whisper wrote "No, it's the 2nd of June 2027." as "Now, it's …", and the seat became Aisle."""
+    answers = ["The 13th of March 1990.", "Now, it's the 14th of March 1990.", "Yes.", "A window seat, please.", "No."]
+    _, line, seen, _ = await run_phone([DOB, SEAT], answers, authorise_when_confirmed)
+    assert line.said[2:4] == [f"I have the thirteenth of March, nineteen ninety. {SEAT_Q}",
+                              "I have the fourteenth of March, nineteen ninety. Is that right?"]
+    assert info_collected(seen, confirmed=True) == [("date_of_birth", "1990-03-14"), ("seat_preference", "Window")]
+
+
 async def test_a_yes_no_question_next_is_not_asked_with_a_read_back():
     consent = FieldSpec(name="terms", label="I accept the terms", type="checkbox", required=True)
     answers = ["It's Miller.", "Yes.", "Yes.", "No."]

@@ -516,9 +516,9 @@ class PhoneAgent:
             await self._info(spec, value, confirmed=True)
             await self._say("Thanks, I have what you typed.")
             return None, None
-        if self._objected(text, nxt):
+        if self._objected(text, nxt, spec):
             self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
-            return await self._confirm(spec, value, heard, spelled, answer=text), None
+            return await self._confirm(spec, value, heard, spelled, answer=text, rejected=True), None
         if not iv.refused(self.state, spec.name, value):
             await self._info(spec, value, confirmed=True)
         return None, self._carried(text, nxt)
@@ -542,12 +542,17 @@ class PhoneAgent:
         self._take_messages()
         return text
 
-    def _objected(self, text: str, nxt: iv.Ask) -> bool:
-        """Whether ``text``, the answer to a read-back said with ``nxt``'s question, objects to
-        the read-back ("No, it's …"; not one of ``nxt``'s options that starts with no); then
-        ``nxt`` goes back to the front of the queue."""
-        objected = nz.yes_no(text) is False and not (
-            nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
+    def _objected(self, text: str, nxt: iv.Ask, about: FieldSpec | None = None) -> bool:
+        """Whether ``text``, the answer to a read-back of ``about`` said with ``nxt``'s question,
+        objects to the read-back: a "no …" (not one of ``nxt``'s options that starts with no),
+        or a value of ``about``'s strict kinds (a date, number, phone, e-mail, code) that is no
+        answer to ``nxt`` (ASR wrote "No, it's the 2nd of June" as "Now, it's …", and the
+        correction became the seat). Then ``nxt`` goes back to the front of the queue."""
+        says_next = bool(nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
+        objected = nz.yes_no(text) is False and not says_next
+        if not objected and about is not None and fl.kind(about) in _STRICT_KINDS and not says_next:
+            objected = fl.parse(about, text, self.date_order) is not None and (
+                bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)
         if objected:
             self.state = iv.requeue(self.state, nxt)
         return objected
@@ -601,11 +606,12 @@ class PhoneAgent:
                   times=self.state.given_up[spec.name])
 
     async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
-                       answer: str | None = None) -> _Result:
+                       answer: str | None = None, rejected: bool = False) -> _Result:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
         refuses it, or the person rejects it (a name, code, … then is spelled; another kind's
         "no, it's …" is read back). ``answer``: the person's answer to a read-back said
-        already (the implicit one of :meth:`_confirm_implicitly`)."""
+        already (the implicit one of :meth:`_confirm_implicitly`); ``rejected``: it is known to
+        object (:meth:`_objected`), "no" or not."""
         for _ in range(3):
             if answer is not None:
                 text, answer = answer, None
@@ -616,11 +622,12 @@ class PhoneAgent:
             self._take_messages()
             if iv.refused(self.state, spec.name, value):
                 return _Result("refused", reason=self.state.refusals[spec.name].reason)
-            yes = nz.yes_no(text)
+            yes = False if rejected else nz.yes_no(text)
+            rejected = False
             if yes:
                 await self._info(spec, value, confirmed=True)
                 return _Result("confirmed", value)
-            correction = re.sub(r"(?i)^\W*no\b[\W]*", "", text)
+            correction = re.sub(r"(?i)^\W*(no|now)\b[\W]*", "", text)
             if fl.spellable(spec):
                 if yes is None and not spelling.looks_spelled(correction, fl.kind(spec)):
                     return _Result("unclear")
@@ -883,6 +890,8 @@ class PhoneAgent:
         await self.bus.publish(env)
 
 
+#: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
+_STRICT_KINDS = ("date", "number", "phone", "email", "code")
 _PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)
 _REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
 
