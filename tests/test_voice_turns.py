@@ -113,11 +113,13 @@ def _audio(seconds: float, level: float) -> list[Frame]:
     return out
 
 
-def _utterance(text: str, *, eager: str | None = None, seconds: float = 0.6) -> list[Frame]:
-    """The frames of one VAD segment: speech with an interim, the early final (``eager``)
-    in its trailing quiet, the VAD stop and the final transcript."""
+def _utterance(text: str, *, eager: str | None = None, seconds: float = 0.6, interim: bool = True) -> list[Frame]:
+    """The frames of one VAD segment: speech with an interim (unless not ``interim``: the
+    STT sends none while the bot is quiet), the early final (``eager``) in its trailing
+    quiet, the VAD stop and the final transcript."""
+    said = [InterimTranscriptionFrame(text.split()[0], "", "t"), GAP] if interim else []
     frames = [VADUserStartedSpeakingFrame(), GAP, *_audio(seconds / 2, 0.3),
-              InterimTranscriptionFrame(text.split()[0], "", "t"), GAP, *_audio(seconds / 2, 0.3), *_audio(0.12, 0)]
+              *said, *_audio(seconds / 2, 0.3), *_audio(0.12, 0)]
     if eager is not None:
         frames += [EagerTranscriptionFrame(eager, "", "t"), GAP]
     return frames + [*_audio(0.08, 0), VADUserStoppedSpeakingFrame(stop_secs=0.2), GAP,
@@ -213,6 +215,15 @@ async def test_speculation_is_kept_when_the_final_transcript_is_the_early_one():
     assert llm.contexts == [("what is the capital of france", True)]  # one inference, started early
     assert [r["state"] for r in reports if r["event"] == "speculation"] == ["started", "kept"]
     # held by the gate until the turn ended, then released
+    assert probe.times(LLMTextFrame)[0] >= probe.times(UserStoppedSpeakingFrame)[0]
+
+
+async def test_speculation_starts_on_the_early_final_when_no_interim_came_before_it():
+    # the STT sends no interims while the bot is quiet: the early final itself starts the turn
+    probe, llm, reports = await _run(_utterance("What time zone is Tokyo in?", eager="What time zone is Tokyo in?",
+                                                interim=False))
+    assert llm.contexts == [("What time zone is Tokyo in?", True)]
+    assert [r["state"] for r in reports if r["event"] == "speculation"] == ["started", "kept"]
     assert probe.times(LLMTextFrame)[0] >= probe.times(UserStoppedSpeakingFrame)[0]
 
 

@@ -5,12 +5,15 @@ const AUDIBLE_RMS = 0.01;            // -40 dBFS: the benchmark's "audible" thre
 const meter = { mic: [], bot: [] };  // [t_ms, rms] per 20 ms window, read by `appliance bench voice`
 window.applianceMeter = meter;
 let pc = null, events = null, micStream = null, audioCtx = null, botMsg = null, turnNo = 0, mode = null;
-// Barge-in: the bot plays through `duck` (a GainNode); the person's onset at the mic mutes it at once and
-// tells the server ("duck" on the data channel), which confirms (the bot stops) or releases (it goes on). Only a
-// server that said "ready" is ducked for (one without the appliance's playout would never answer).
+// Barge-in: the bot plays through `duck` (a GainNode); the person's onset at the mic lowers it at once (YIELD_GAIN:
+// the bot yields, still heard, as a speaker does when someone starts to talk) and tells the server ("duck" on the
+// data channel), which confirms (the bot is muted: it stopped) or releases (its level comes back). A backchannel
+// ("mm-hm") or a knock thus never silences the bot, while the server needs its first words to tell them from an
+// interruption. Only a server that said "ready" is ducked for (one without the appliance's playout never answers).
 let channel = null, duck = null, ducked = false, duckTimer = null, botHeardAt = -1e9, duckable = false;
-const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: un-mute
-const CONFIRMED_UNDUCK_MS = 300;     // after a confirmed barge-in the cut reply's last packets drain, muted
+const YIELD_GAIN = 0.3;              // −10.5 dB while the server decides: quieter, and Piper's speech still audible
+const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: back to full level
+const CONFIRMED_UNDUCK_MS = 500;     // after a confirmed barge-in the cut reply's last packets (~300 ms in flight) drain, muted
 const bargeLog = []; window.applianceBargeLog = bargeLog;
 // The meter's clock against the wall clock (ms), so the page's figures can be set beside the server's events.
 window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, Date.now()] : null);  // [t_ms, what] of onsets, ducks and the server's answers
@@ -65,26 +68,29 @@ function playBot(stream) {
   attachMeter(duck, "bot");
 }
 
-function setDuck(on) {
-  ducked = on; clearTimeout(duckTimer);
-  if (duck) duck.gain.setTargetAtTime(on ? 0 : 1, audioCtx.currentTime, on ? 0.003 : 0.01);
-  if (on) duckTimer = setTimeout(() => setDuck(false), DUCK_GIVE_UP_MS);
+// "open" (full level), "yield" (the person's onset: lowered until the server decides), "muted" (a confirmed barge-in)
+function setDuck(state) {
+  ducked = state !== "open"; clearTimeout(duckTimer);
+  const gain = { open: 1, yield: YIELD_GAIN, muted: 0 }[state];
+  if (duck) duck.gain.setTargetAtTime(gain, audioCtx.currentTime, state === "open" ? 0.01 : 0.003);
+  if (state === "yield") duckTimer = setTimeout(() => setDuck("open"), DUCK_GIVE_UP_MS);
+  if (state === "muted") duckTimer = setTimeout(() => setDuck("open"), CONFIRMED_UNDUCK_MS);
 }
 
 function onOnset(tMs) {
   // Only a sound while the bot talks can be a barge-in; the server decides what it was.
   bargeLog.push([tMs, `onset (duckable ${duckable}, ducked ${ducked}, bot heard ${Math.round(tMs - botHeardAt)} ms ago)`]);
   if (!duckable || ducked || !channel || channel.readyState !== "open" || tMs - botHeardAt > 300) return;
-  setDuck(true); bargeLog.push([tMs, "duck"]);
+  setDuck("yield"); bargeLog.push([tMs, "duck"]);
   channel.send(JSON.stringify({ type: "duck", t_ms: tMs }));
 }
 
 function onServerMessage(m) {
   if (m.type === "barge_in") bargeLog.push([audioCtx ? audioCtx.currentTime * 1000 : 0, m.state]);
   if (m.type === "barge_in" && m.state === "ready") { duckable = true; return; }
-  if (m.type !== "barge_in" || !ducked) return;
-  if (m.state === "released") setDuck(false);
-  else if (m.state === "confirmed") { clearTimeout(duckTimer); duckTimer = setTimeout(() => setDuck(false), CONFIRMED_UNDUCK_MS); }
+  if (m.type !== "barge_in") return;
+  if (m.state === "confirmed") setDuck("muted");  // ducked or not (the server's VAD may have caught it first)
+  else if (m.state === "released" && ducked) setDuck("open");
 }
 
 function onLevel(key, t, rms) {

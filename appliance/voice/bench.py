@@ -4,8 +4,8 @@ Both pipelines run in the same run, on the same machine, with the same models, b
 the same page and WebRTC transport; only the pipeline differs:
 
 - **ours**: :func:`appliance.voice.pipeline.build_task` (streaming Whisper with an early
-  final, Smart Turn + words, speculative LLM start, clause-level TTS, page-side duck with
-  server confirmation).
+  final, Smart Turn + words, speculative LLM start, clause-level TTS, page-side duck (the bot
+  lowered at the onset) with server confirmation).
 - **stock**: pipecat 1.14 defaults: ``WhisperSTTService`` with the same tiny.en,
   ``SileroVADAnalyzer()`` with default ``VADParams``, default user-turn strategies
   (smart-turn v3), ``OpenAILLMService`` against the same llama-server and model,

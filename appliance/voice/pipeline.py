@@ -9,10 +9,10 @@
 Turn-taking: Silero VAD (pipecat's bundled ONNX) on the user aggregator, with the user-turn
 strategies of :func:`appliance.voice.turns.turn_strategies`: Smart Turn v3 and the words
 decide the end of turn (or the pause rule), the LLM may start speculatively on the early
-final transcript. Barge-in: the page mutes the bot at the person's first sound and
-:class:`~appliance.voice.playout.Playout` pauses it; pipecat's start strategy confirms
-(an ``InterruptionFrame`` stops output audio and cancels LLM and TTS work) or the pause is
-released and the bot goes on where it was (a backchannel, a noise); the assistant
+final transcript. Barge-in: the page lowers the bot at the person's first sound (without
+a page, :class:`~appliance.voice.playout.Playout` pauses it at the VAD's start); pipecat's
+start strategy confirms (an ``InterruptionFrame`` stops output audio and cancels LLM and
+TTS work) or the bot is released and goes on (a backchannel, a noise); the assistant
 aggregator sits after the output transport, which releases each clause's text only once
 its audio was sent, so the context keeps only what the person heard (to the clause).
 A reply the LLM fails to give (its server killed, a cloud error after retries) is

@@ -1,5 +1,5 @@
 """The bot's audio on its way out, so that a barge-in can stop it at once and a false one
-(a backchannel, a cough, a knock, a tone) can let it go on where the person stopped hearing.
+(a backchannel, a cough, a knock, a tone) lets it go on.
 
 :class:`Playout` sits between TTS and the output transport. It forwards the bot's audio
 paced ``lead_ms`` ahead of real time (pipecat's transport would otherwise queue a whole
@@ -7,24 +7,26 @@ clause, which nothing could take back), and keeps what it forwarded in the last 
 
 Barge-in, decided in two steps:
 
-1. **Duck** — the person may be interrupting. The page's own speech detector (an
-   AudioWorklet on the microphone, ``webrtc_page/onset-worklet.js``) mutes the bot at the
-   page within tens of ms and sends ``{"type": "duck"}`` over the WebRTC data channel.
-   The server goes on sending for now: if, :data:`NOISE_CHECK_MS` after the sound reached
-   the server (the microphone's audio comes later than the data channel's message), the
-   VAD is not hearing anything speech-like (:class:`ListeningSileroVAD`: quiet, not even
-   starting), or it goes back to quiet before its start (a knock, a cough, a tone,
-   music), the page is told ``released`` and un-mutes at once, the bot never stopped.
-2. **Pause** — the VAD hears speech (a transport without a page: its start alone): no more
-   audio goes out, and what was sent but not heard (since the duck) goes back to the front
-   of the queue, ``turn.resume_overlap_ms`` earlier still, so the bot picks up a little
-   before the cut.
-3. **Confirm or release** — pipecat's user-turn start strategy decides
+1. **Yield** (a transport with a page) — the person may be interrupting. The page's own
+   speech detector (an AudioWorklet on the microphone, ``webrtc_page/onset-worklet.js``)
+   lowers the bot there within tens of ms (−10.5 dB: still heard, as a speaker yields when
+   someone starts to talk) and sends ``{"type": "duck"}`` over the WebRTC data channel. The
+   server goes on sending: nothing can tell "mm-hm" from "stop" before a word of it is
+   recognised, and silencing the bot for that long is what makes a backchannel a stop. If,
+   :data:`NOISE_CHECK_MS` after the sound reached the server (the microphone's audio comes
+   later than the data channel's message), the VAD is not hearing anything speech-like
+   (:class:`ListeningSileroVAD`: quiet, not even starting), or it goes back to quiet before
+   its start (a knock, a cough, a tone, music), the page is told ``released``.
+   **Pause** (a transport without a page: its VAD start) — no more audio goes out, and what
+   was sent but not yet heard goes back to the front of the queue,
+   ``turn.resume_overlap_ms`` earlier still, so the bot picks up a little before the cut.
+2. **Confirm or release** — pipecat's user-turn start strategy decides
    (:class:`~appliance.voice.turns.BargeInStart`): a transcript that takes the turn
    interrupts (``InterruptionFrame``: the queue is dropped, LLM and TTS cancelled, the
-   context trimmed), and the page is told ``confirmed``; a backchannel ("mm-hm", "yeah",
-   from the early final on), or no decision within ``turn.barge_in_max_pause_ms``,
-   releases: the page is told ``released``, un-mutes, and the bot resumes where it was.
+   context trimmed), and the page is told ``confirmed`` (it mutes what is still in flight);
+   a backchannel ("mm-hm", "yeah", from the early final on), or no decision within
+   ``turn.barge_in_max_pause_ms``, releases: the page is told ``released`` and the bot's
+   level comes back (a paused bot resumes where it was).
 
 An acknowledgement (:class:`~appliance.voice.acks.AckAudioRawFrame`) still queued when the
 answer's audio arrives is dropped.
@@ -98,7 +100,7 @@ class Playout(FrameProcessor):
     ``start_ms`` (its start comes that long after the onset). ``vad``: the session's
     :class:`ListeningSileroVAD` (None: a duck waits ``start_ms`` + :data:`NOISE_CHECK_MS`
     for the VAD's start). ``report(event, **fields)``:
-    ``duck`` (the page muted the bot), ``pause`` (source page | vad, rewound_ms),
+    ``duck`` (the page lowered the bot), ``pause`` (the VAD's start stopped it; rewound_ms),
     ``duck_released`` (why, after_ms), ``barge_in_confirmed`` (after_ms).
     """
 
@@ -115,10 +117,9 @@ class Playout(FrameProcessor):
         self._play_end = 0.0  # loop time when the audio sent so far has been played by the transport
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._ducked_at: float | None = None  # loop time of the page's duck (muted there, not here)
+        self._ducked_at: float | None = None  # loop time of the page's duck (lowered there, not here)
         self._sound_at: float | None = None  # when the ducked-for sound reached us in the mic's audio
         self._paused_at: float | None = None  # loop time of the pause
-        self._source: str | None = None  # what paused it: "page" or "vad"
         self._speech = False  # the VAD hears the person
         self._timer: asyncio.Task | None = None
 
@@ -185,15 +186,13 @@ class Playout(FrameProcessor):
             await self._on_duck()
         elif isinstance(frame, VADUserStartedSpeakingFrame):
             self._speech = True
-            if self.paused:
+            if self.paused or self._ducked_at is not None:  # a yielding bot goes on until the words decide
                 self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
-            elif self._ducked_at is not None:
-                await self._pause("page", self._ducked_at)
             elif self._turn.barge_in and self._playing():
-                await self._pause("vad", self._now() - self._vad_start_s - 0.03)
+                await self._pause(self._now() - self._vad_start_s - 0.03)
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
             self._speech = False
-            if self.paused:
+            if self.paused or self._ducked_at is not None:
                 self._arm(SETTLE_MS / 1000, "no decision after the speech")
         elif isinstance(frame, UserStartedSpeakingFrame) and self.paused and not self._turn.barge_in:
             await self._release("barge-in is off")
@@ -206,14 +205,14 @@ class Playout(FrameProcessor):
             return
         self._ducked_at, self._sound_at = self._now(), None
         self._report("duck")
-        if self._speech:
-            await self._pause("page", self._ducked_at)
+        if self._speech:  # the VAD already hears the person: the words decide
+            self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
         else:
             self._cancel_timer()
             self._timer = self.create_task(self._noise_or_speech(), "playout-noise")
 
     async def _noise_or_speech(self) -> None:
-        """Release a duck the VAD does not hear as speech (its start pauses the bot instead)."""
+        """Release a duck the VAD does not hear as speech (its start leaves it to the words)."""
         if self._vad is None:
             await asyncio.sleep(self._vad_start_s + NOISE_CHECK_MS / 1000)
         else:
@@ -231,16 +230,16 @@ class Playout(FrameProcessor):
             await self._release("no speech")
 
     # --- pause, release, confirm --------------------------------------------------------
-    async def _pause(self, source: str, heard_until: float) -> None:
+    async def _pause(self, heard_until: float) -> None:
         """Stop sending; what was sent to be heard after ``heard_until`` (less the overlap)
         goes back to the front of the queue."""
-        self._paused_at, self._source = self._ducked_at or self._now(), source
+        self._paused_at = self._now()
         cut = heard_until - (self._turn.resume_overlap_ms + PAGE_LATENCY_MS) / 1000
         back = [dataclasses.replace(f) for start, f in self._history if start + _duration_s(f) > cut]
         self._queue.extendleft(reversed(back))
         self._history.clear()
         self._play_end = 0.0
-        self._report("pause", source=source, rewound_ms=round(sum(_duration_s(f) for f in back) * 1000))
+        self._report("pause", rewound_ms=round(sum(_duration_s(f) for f in back) * 1000))
         self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
         self._changed.set()
 
@@ -248,7 +247,7 @@ class Playout(FrameProcessor):
         if not (self.paused or self._ducked_at is not None):
             return
         after_ms = round((self._now() - (self._ducked_at or self._paused_at)) * 1000)
-        self._paused_at = self._source = self._ducked_at = None
+        self._paused_at = self._ducked_at = None
         self._cancel_timer()
         self._report("duck_released", why=why, after_ms=after_ms)
         await self._tell_page("released")
@@ -256,7 +255,7 @@ class Playout(FrameProcessor):
 
     async def _confirm(self) -> None:
         after_ms = round((self._now() - (self._ducked_at or self._paused_at)) * 1000)
-        self._paused_at = self._source = self._ducked_at = None
+        self._paused_at = self._ducked_at = None
         self._cancel_timer()
         self._report("barge_in_confirmed", after_ms=after_ms)
         await self._tell_page("confirmed")

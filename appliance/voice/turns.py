@@ -174,8 +174,13 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         self._report = report or (lambda *_a, **_k: None)
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
-        if isinstance(frame, EagerTranscriptionFrame) and self._bot_speaking and is_backchannel(frame.text):
-            self._report("backchannel", text=frame.text)  # the early final: decided before the VAD stop
+        if isinstance(frame, EagerTranscriptionFrame):  # the early final: decided before the VAD stop
+            if self._bot_speaking and is_backchannel(frame.text):
+                self._report("backchannel", text=frame.text)
+            elif interrupts(frame.text, self._min_words) if self._bot_speaking else spoken_words(frame.text):
+                # the turn starts here, not at the final: with the bot quiet there are no interims, and the
+                # stop strategy speculates only within a started turn (it sees this frame next)
+                await self.trigger_user_turn_started()
         return await super().process_frame(frame)
 
     async def _handle_transcription(self, frame: TranscriptionFrame | InterimTranscriptionFrame) -> ProcessFrameResult:

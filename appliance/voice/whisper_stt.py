@@ -35,6 +35,9 @@ from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
 _RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
+#: the first interim after the VAD start (itself ``vad.start_ms`` into the speech): "stop" or "wait" is
+#: 0.3–0.4 s long, and a yielding bot (voice/playout.py) waits for this word to stop
+FIRST_INTERIM_MS = 200
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -73,8 +76,8 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
     """Whisper STT with interim transcripts while the person speaks and a final one at
     the VAD stop. Input audio: 16 kHz mono s16.
 
-    Interims: every ``interim_every_ms`` while the bot speaks (they decide a barge-in) the
-    utterance so far is re-transcribed and an ``InterimTranscriptionFrame`` pushed when its
+    Interims: while the bot speaks (they decide a barge-in), :data:`FIRST_INTERIM_MS` after
+    the VAD start and then every ``interim_every_ms``, the utterance so far is re-transcribed and an ``InterimTranscriptionFrame`` pushed when its
     text changed; none starts in a pause that may be the end. While the bot is quiet there
     are none at all (``interims_while_quiet`` False, the default): on 2 cores one still in
     flight when the person stops holds up the early final by a whole ASR call, and the
@@ -176,7 +179,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
 
     async def _interims(self):
         loop = asyncio.get_running_loop()
-        last_text, last_t = "", loop.time()
+        last_text, last_t = "", loop.time() - self._interim_every_s + FIRST_INTERIM_MS / 1000
         while True:
             await asyncio.sleep(self._TICK_S)
             pcm = bytes(self._utterance)
