@@ -106,7 +106,7 @@ class TurnConfig(_Section):
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
     # smart_turn: how long after the VAD stop an utterance that sounds unfinished waits for more speech
     incomplete_timeout_ms: int = Field(2000, ge=0)
-    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks
+    interim_every_ms: int = Field(250, ge=100)  # cadence of interim re-transcription while the bot speaks (barge-in)
     early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)

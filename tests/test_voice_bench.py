@@ -45,6 +45,14 @@ def test_the_bots_own_pause_after_the_onset_is_not_a_stop():
     assert stopped_by(windows(1000, 1400), bot, start=1000, clip_ms=400) is False
 
 
+def test_yield_is_the_pages_duck_after_the_onset_and_none_without_one():
+    from appliance.voice.bench import yield_ms
+
+    mic = windows(5000, 6000)
+    assert yield_ms(mic, [1000.0, 5040.0], start=4990) == 40
+    assert yield_ms(mic, [1000.0], start=4990) is None  # stock pipecat: the page never ducks for it
+
+
 def test_v2v_and_unanswered():
     mic = windows(1000, 2000) + windows(12000, 13000)
     bot = windows(2700, 4000)
@@ -60,12 +68,13 @@ def test_speculation_kept_rate():
 def test_figures_count_valid_trials_and_false_barge_ins():
     mic = windows(5000, 5800) + windows(20000, 20400) + windows(30000, 30300)
     bot = windows(3000, 5050) + windows(18000, 25000) + windows(28000, 30040) + windows(31000, 33000)
-    run = SimpleNamespace(audible=lambda which: mic if which == "mic" else bot)
+    run = SimpleNamespace(audible=lambda which: mic if which == "mic" else bot, ducks=[5030.0, 20030.0])
     trials = [Trial("stop0", 4990, (0, 1), 800), Trial("stop1", None, (1, 2), 800)]
     falses = [Trial("mm-hm", 19990, (10, 11), 400), Trial("knock", 29990, (20, 21), 300)]
     events = [{"event": "duck_released", "ts": 10_500}, {"event": "interruption", "ts": 20_500}]
     got = barge_in_figures(run, trials, falses, events)
     assert got["barge_in_trials"] == {"valid": 1, "run": 2} and got["barge_in_all_ms"] == [40.0, None]
+    assert got["yield_ms"] == {"p50": 30.0, "p95": 30.0}  # the page lowered the bot 30 ms after the onset
     assert got["false_barge_in_rate"] == 0.5  # the knock stopped it (silent 1 s, and a cancelled reply)
     assert got["false_barge_in"] == {"clips": 2, "stopped": ["knock"], "ducks_released": 1}
 

@@ -81,7 +81,7 @@ function onOnset(tMs) {
   // Only a sound while the bot talks can be a barge-in; the server decides what it was.
   bargeLog.push([tMs, `onset (duckable ${duckable}, ducked ${ducked}, bot heard ${Math.round(tMs - botHeardAt)} ms ago)`]);
   if (!duckable || ducked || !channel || channel.readyState !== "open" || tMs - botHeardAt > 300) return;
-  setDuck("yield"); bargeLog.push([tMs, "duck"]);
+  setDuck("yield"); bargeLog.push([audioCtx.currentTime * 1000, "duck"]);  // when it was lowered
   channel.send(JSON.stringify({ type: "duck", t_ms: tMs }));
 }
 

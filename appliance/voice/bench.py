@@ -25,7 +25,8 @@ is audible when its RMS > 0.01 (−40 dBFS).
   a bot silence ≥ 500 ms) − first audible mic window of the interruption. A trial counts
   when the bot was audible in the 300 ms before that onset; fewer than
   :data:`MIN_VALID_TRIALS` valid trials for a pipeline is an error (exit 1, the reason in
-  ``error``).
+  ``error``). ``yield_ms``: when the page lowered the bot (its duck, still audible) − that
+  onset; the bot stops (``barge_in_ms``) once the server has heard a word that interrupts.
 - ``false_barge_in_rate`` (WebAudio microphone, :data:`FALSE_BARGE_INS`: backchannels and
   noises played while the bot speaks): the share of clips after which the bot stayed
   inaudible ≥ 300 ms (a silence starting within the clip or 600 ms after it) or its reply
@@ -279,6 +280,15 @@ async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
     return run, trials, falses, events
 
 
+def yield_ms(mic: list[float], ducks: list[float], start: float) -> float | None:
+    """One barge-in trial: when the page lowered the bot (its ``duck``) − the interruption's
+    onset (ms); None when the page did not duck within 1 s of it (stock pipecat: never)."""
+    onset = onset_after(mic, start)
+    if onset is None:
+        return None
+    return next((max(0.0, d - onset) for d in ducks if onset - 100 <= d <= onset + 1000), None)
+
+
 def _in(events: list[dict], name: str, span: tuple[float, float]) -> int:
     return sum(1 for e in events if e["event"] == name and span[0] * 1000 <= e["ts"] <= span[1] * 1000)
 
@@ -288,6 +298,7 @@ def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list
     mic, bot = run.audible("mic"), run.audible("bot")
     barge = [barge_in_trial(mic, bot, t.start) if t.start is not None else None for t in trials]
     valid = [b for b in barge if b is not None]
+    yields = [y for t in trials if t.start is not None and (y := yield_ms(mic, run.ducks, t.start)) is not None]
     stopped, released, counted = [], 0, 0
     for t in falses:
         verdict = stopped_by(mic, bot, t.start, t.clip_ms) if t.start is not None else None
@@ -298,7 +309,7 @@ def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list
         released += _in(events, "duck_released", t.wall)
         if verdict or cancelled:
             stopped.append(t.clip)
-    return {"barge_in_ms": _pct(valid), "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
+    return {"barge_in_ms": _pct(valid), "yield_ms": _pct(yields), "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
             "barge_in_trials": {"valid": len(valid), "run": len(trials)},
             "false_barge_in_rate": round(len(stopped) / counted, 3) if counted else None,
             "false_barge_in": {"clips": counted, "stopped": stopped, "ducks_released": released}}

@@ -34,7 +34,8 @@ AUDIBLE_RMS = 0.01  # −40 dBFS: a 20 ms window this loud is "audible" in the v
 @dataclass
 class PageRun:
     """What the page saw: ``mic``/``bot`` = [(t_ms, rms)] per 20 ms window (same clock),
-    ``user_lines``/``bot_lines`` = the conversation the page shows, ``status`` text."""
+    ``user_lines``/``bot_lines`` = the conversation the page shows, ``status`` text,
+    ``ducks`` = the meter-clock ms at which the page lowered the bot for an onset."""
 
     mic: list[tuple[float, float]]
     bot: list[tuple[float, float]]
@@ -42,6 +43,7 @@ class PageRun:
     bot_lines: list[str]
     interrupted_lines: int
     status: str
+    ducks: list[float]
 
     def audible(self, which: str) -> list[float]:
         return [t for t, rms in getattr(self, which) if rms > AUDIBLE_RMS]
@@ -87,8 +89,9 @@ async def _read(page) -> PageRun:
     user = await page.eval_on_selector_all(".msg.user .text", "els => els.map(e => e.textContent)")
     bot = await page.eval_on_selector_all(".msg.bot .text", "els => els.map(e => e.textContent)")
     cut = len(await page.query_selector_all(".msg.bot.cut"))
+    ducks = [t for t, what in await page.evaluate("window.applianceBargeLog || []") if what == "duck"]
     return PageRun([tuple(x) for x in meter["mic"]], [tuple(x) for x in meter["bot"]], user, bot, cut,
-                   await page.inner_text("#status"))
+                   await page.inner_text("#status"), ducks)
 
 
 #: The benchmark's microphone (added with ``add_init_script`` before the page loads):

@@ -37,7 +37,7 @@ _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as Segment
 _RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
 #: the first interim after the VAD start (itself ``vad.start_ms`` into the speech): "stop" or "wait" is
 #: 0.3–0.4 s long, and a yielding bot (voice/playout.py) waits for this word to stop
-FIRST_INTERIM_MS = 200
+FIRST_INTERIM_MS = 150
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
