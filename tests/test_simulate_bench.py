@@ -63,3 +63,25 @@ async def test_a_run_reports_only_the_submissions_made_since_it_started():
         {"form": "flight", "data": {"given_name": "Hoa"}, "ts_ms": 5000},
         {"form": "wizard", "data": {"city": "Leeds"}, "ts_ms": 6000, "draft": True}]  # a draft, for a "don't submit" task
     assert await _submissions(site, "http://x/flight", 9000) == []
+
+
+def test_the_stages_of_each_exchange_add_up_from_the_persons_events():
+    from appliance.simulate.stages import stages
+
+    def heard(start, end):
+        return {"event": "person_asr", "bot_start_ts": start * 1000, "bot_end_ts": end * 1000}
+
+    def said(at, audio_s, topic):
+        return [{"event": "person", "topic": topic}, {"event": "person_said", "ts": at * 1000, "audio_s": audio_s}]
+
+    events = [heard(0, 10), heard(10.5, 12), *said(13, 2, "full_name"),  # greeting, then the first question
+              heard(15.7, 18), *said(18.5, 1.5, "date_of_birth"),
+              heard(20.7, 30), *said(31, 1, "submit"),  # the summary: after the interview
+              heard(32.2, 33)]
+    got = stages(events, fields=2)
+    assert got == {"person_reaction": {"median": 0.75, "per_field": 0.75},  # 1.0 and 0.5
+                   "person_speech": {"median": 1.75, "per_field": 1.75},
+                   "bot_reaction": {"median": 0.7, "per_field": 0.7},
+                   "bot_speech": {"median": 2.3, "per_field": 1.15},  # the summary is not the interview's
+                   "exchanges": 2}
+    assert stages([e for e in events if e["event"] != "person_asr"], fields=2) is None  # a text run

@@ -178,7 +178,7 @@ class PersonOnCall:
             except TimeoutError:
                 audio = None  # the bot paused long enough: the read-back is all there is
             if audio is not None:
-                text = await self._transcribe(audio)
+                text = await self._transcribe(audio, self.client.last_span)
                 if text:
                     heard.append(text)
                 if not heard or not asks(text):
@@ -196,7 +196,9 @@ class PersonOnCall:
             except Exception:  # one broken turn must not silence the person for the rest of the call
                 log.exception("simulated person: turn failed")
 
-    async def _transcribe(self, audio: np.ndarray) -> str:
+    async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
+        """What the person heard in one bot utterance (event ``person_asr``, with the utterance's
+        audible ``span`` as ``bot_start_ts``/``bot_end_ts``, ms since the epoch, when known)."""
         self._heard_n += 1
         if self.folder is not None:
             write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
@@ -211,7 +213,8 @@ class PersonOnCall:
             again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
             text = again if len(again.split()) > len(text.split()) else text
         self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(tr.audio_s, 2),
-                  asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None)
+                  asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None,
+                  **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}))
         return clean(text)
 
     async def _speak(self, reply: str) -> None:
