@@ -196,3 +196,18 @@ def test_a_long_utterance_is_cut_at_its_longest_middle_pause():
     assert 16_000 + 1600 + 16_000 < len(first) < 16_000 + 1600 + 16_000 + 6400
     assert len(first) + len(second) == len(audio)
     assert _halves(np.tile(tone, 3)) is None  # no pause: nothing to cut at
+
+
+def test_a_long_utterance_is_heard_in_pieces_cut_at_its_pauses():
+    import numpy as np
+
+    from appliance.simulate.call import pieces
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)  # 1 s of "speech"
+    pause = np.zeros(3200, np.float32)
+    audio = np.concatenate([x for _ in range(18) for x in (tone, pause)])  # 21.6 s: a long summary
+    got = pieces(audio, max_s=8.0)
+    assert len(got) >= 3 and all(len(p) <= 8 * 16_000 for p in got)
+    assert np.array_equal(np.concatenate(got), audio)  # nothing lost, nothing doubled, in order
+    assert len(pieces(audio[:5 * 16_000], max_s=8.0)) == 1  # short: heard whole
+    assert len(pieces(np.tile(tone, 12), max_s=8.0)) == 1  # no pause to cut at: whole

@@ -85,6 +85,8 @@ Q = "Is that right?"
     ("I have 1990-03-14. Is that right?", "1990-03-14"),
     ("I have the twenty-second of July, nineteen eighty five. Is that right?", "1985-07-22"),
     ("I have the second of June, twenty twenty seven. Is that right?", "2027-06-02"),
+    ("I have the second of June, 2020-7. Is that right?", "2027-06-02"),  # Whisper's "twenty twenty seven"
+    ("I have 1990-3-14. Is that right?", "1990-03-14"),
     ("I have the fifteenth of September, 2027. Is that right?", "2027-09-15"),
     ("I have the first of January, two thousand and five. Is that right?", "2005-01-01"),
     ("I have the 3rd of May, nineteen oh five. Is that right?", "1905-05-03"),
@@ -150,6 +152,7 @@ def test_a_read_back_of_the_value_is_accepted(heard, value):
     ("I have the fourteenth of May, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, nineteen ninety one. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, nineteen nineteen. Is that right?", "1990-03-14"),
+    ("I have the second of June, 2020-8. Is that right?", "2027-06-02"),
     ("I have the fourteenth of March. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, 1990, or the 15th. Is that right?", "1990-03-14"),
     ("I have 15/03/1990. Is that right?", "1990-03-14"),

@@ -60,6 +60,10 @@ READ_BACK_WAIT_S = 10.0
 #: ``PersonOnCall._transcribe``): the bot's speech comes through at 2–3.5 words a second, pauses included
 #: (CI: "I have David Miller at example." for 4.1 s of "I have david miller, at example dot com. Is that right?")
 MIN_WORDS_PER_S = 1.6
+#: the longest stretch of bot audio the person's Whisper hears in one pass: a longer utterance is cut at its
+#: pauses first (tiny.en drops the tail of a long one: the bench's 18 s summary came back without its
+#: closing "Shall I submit the form now?", and the person waited for a question it had been asked)
+PIECE_S = 8.0
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -82,6 +86,14 @@ def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     cut = (best[0] + best[1] // 2) * win
     return audio[:cut], audio[cut:]
+
+
+def pieces(audio: np.ndarray, max_s: float = PIECE_S) -> list[np.ndarray]:
+    """``audio`` (16 kHz) cut at pauses (:func:`_halves`, again and again) into pieces of at
+    most ``max_s`` seconds, in order; a stretch with no pause to cut at stays whole."""
+    if len(audio) <= max_s * ASR_RATE_HZ or (halves := _halves(audio)) is None:
+        return [audio]
+    return [p for half in halves for p in pieces(half, max_s)]
 
 
 def unfinished(text: str) -> bool:
@@ -197,25 +209,36 @@ class PersonOnCall:
                 log.exception("simulated person: turn failed")
 
     async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
-        """What the person heard in one bot utterance (event ``person_asr``, with the utterance's
-        audible ``span`` as ``bot_start_ts``/``bot_end_ts``, ms since the epoch, when known)."""
+        """What the person heard in one bot utterance: Whisper's text of each of its
+        :func:`pieces`, repetition loops undone (:func:`~appliance.simulate.hearing.clean`),
+        joined. Event ``person_asr``, with the utterance's audible ``span`` as
+        ``bot_start_ts``/``bot_end_ts`` (ms since the epoch) when known."""
         self._heard_n += 1
         if self.folder is not None:
             write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
                       (np.clip(audio, -1, 1) * 32767).astype(np.int16), ASR_RATE_HZ)
         t0 = time.monotonic()
+        passes = [await self._transcribe_piece(p) for p in pieces(audio)]
+        text = " ".join(c for t, _ in passes if (c := clean(t)))
+        first_pass = " ".join(f for _, f in passes if f)
+        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(len(audio) / ASR_RATE_HZ, 2),
+                  asr_ms=round((time.monotonic() - t0) * 1000), pieces=len(passes),
+                  first_pass=first_pass if first_pass != text else None,
+                  **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}))
+        return text
+
+    async def _transcribe_piece(self, audio: np.ndarray) -> tuple[str, str]:
+        """Whisper's text for one piece of bot audio, and its first pass's. Whisper may have
+        stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
+        of a spelled read-back): a listener hears it all, so a transcript too sparse for its
+        audio (under :data:`MIN_WORDS_PER_S`) is heard again in two halves, and what holds
+        more words is kept."""
         tr = await asyncio.to_thread(self.asr.transcribe, audio)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
-            # Whisper may have stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
-            # of a spelled read-back): a listener hears it all, so the person hears it again in two halves, and
-            # keeps what holds more words
             again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
             text = again if len(again.split()) > len(text.split()) else text
-        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(tr.audio_s, 2),
-                  asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None,
-                  **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}))
-        return clean(text)
+        return text, tr.text
 
     async def _speak(self, reply: str) -> None:
         # asked again, or correcting a read-back, a person spells codes with the spelling alphabet
