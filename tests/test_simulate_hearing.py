@@ -525,3 +525,38 @@ def test_a_sentences_closing_full_stop_is_not_pronounced():
     assert hearing.states("I have Please call me after 5 pm. Is that right?", "Please call me after 5 pm.")
     assert not hearing.states("I have Please call me after 6 pm. Is that right?", "Please call me after 5 pm.")
     assert not hearing.states("I have call me after 5 pm. Is that right?", "Please call me after 5 pm.")
+
+
+async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    class CountingLLM(AgreeingLLM):
+        def __init__(self, topic):
+            super().__init__(topic)
+            self.topics = 0
+
+        async def json(self, system, user, **kw):
+            self.topics += "topic" in kw["schema"]["properties"]
+            return await super().json(system, user, **kw)
+
+    llm = CountingLLM("contact_method")
+    facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946", "email": "davidmiller@example.com",
+             "phone": "+447700900123", "seat_preference": "window", "contact_method": "email"}
+    person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
+    assert await person.respond("What is your passport number?") == "My passport number is 512873946."
+    assert await person.respond("I have five one two, eight seven three, nine four six. What's your email address?") \
+        == "My email is davidmiller@example.com."
+    assert await person.respond("What is your seat preference: Window, Aisle or Middle?") == \
+        "My seat preference is window."
+    assert llm.topics == 0
+    # a question that names two details, or none word for word, goes to the LLM
+    assert await person.respond("How should we contact you? Email, Phone or Post?") == "Please contact me by email."
+    assert llm.topics == 1
+
+
+async def test_a_read_back_after_thanks_is_judged_too():
+    said, _ = await _check({"date_of_birth": "1990-03-14", "passport_number": "512873946"}, "date_of_birth",
+                           "What is your date of birth?",
+                           "Thanks, I have the 14th of March 1991. What is your passport number?")
+    assert said == "No, it's 1990-03-14."

@@ -8,7 +8,7 @@ over the Opus track into the phone agent's real pipeline: Silero VAD, streaming 
 end of turn, barge-in. No text crosses the line unspoken.
 
 Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
-audio into utterances at ``gap_ms`` of silence) and answers when what it heard since it
+audio into utterances at :data:`TURN_GAP_MS` of silence) and answers when what it heard since it
 last spoke asks something — a question, a read-back, a request to submit. After a
 statement ("One moment, I'm working on the form.") it stays silent and keeps listening;
 after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
@@ -50,6 +50,13 @@ _ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|wh
                      r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
                      r"\bis that (right|correct)\b", re.I)
 
+
+#: the bot's silence (ms) after which the person takes what it heard as said (the client's ``gap_ms``): longer
+#: than the pauses inside one of the bot's lines (Piper's comma and sentence breaks, clause by clause: at most
+#: 340 ms in the bench's recordings, heard-*.wav), about what a listener waits at the end of a question (people
+#: answer 200–500 ms after it); a pause inside a line that is longer still only ends a piece that asks nothing
+#: or only reads back ("I have …"), which the person waits on
+TURN_GAP_MS = 500
 
 #: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
 #: only once the bot is silent again, so the rest of a long spelled read-back arrives after all of it was played

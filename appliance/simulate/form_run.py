@@ -21,7 +21,7 @@ from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, fetch_submissions, fields_filled, report
 from appliance.forms.session import run_session
-from appliance.simulate.call import PersonOnCall, Screen, asks
+from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.stages import stages
 from appliance.demo.profile import Profile
@@ -87,7 +87,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     client: WebRTCClient | None = None
     try:
         await server.start()
-        client = WebRTCClient(server.url)
+        client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS)
         await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
         call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
                             folder=person_side.folder, screen=Screen(server.url, client.pc_id, emit))

@@ -1,8 +1,11 @@
 """A simulated person on a form-filling call: an LLM persona with a private profile.
 
-Each time the person hears the assistant (an ASR transcript of the bot's audio), the
-embedded LLM — with its own prompt and slot — decides which of the person's details is
-asked for (``topic``: a profile key or ``none``; one constrained JSON answer). Two acts the
+Each time the person hears the assistant (an ASR transcript of the bot's audio), it
+knows which of its details is asked for (``topic``: a profile key or ``none``) at once
+when the question names one in so many words ("What is your passport number?": the key's
+own words or one of :data:`KEY_WORDS`' descriptions, as a listener recognises them);
+otherwise the embedded LLM — with its own prompt and slot — decides (one constrained JSON
+answer). Two acts the
 person recognises by ear: a value read back ("… Is that right?", about the detail last
 asked) and a request to submit. A value read back with the next question ("I have Miller.
 What is your date of birth?") is judged first: a wrong one is put right ("No, it's …"),
@@ -132,6 +135,8 @@ class SimulatedPerson:
             f"details does the assistant ask for in its last words? Your details: {details}. Answer \"none\" when "
             "it asks for none of them.\nExamples:\n" + _EXAMPLES)
         self._choices = {asked: (*keys,) if asked else (*keys, "none") for asked in (True, False)}
+        self._named = {phrase.strip().casefold(): k for k in keys
+                       for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))}
 
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
@@ -186,8 +191,10 @@ class SimulatedPerson:
             asked = next((asked[m.start():] for m in re.finditer(r"(?:^|(?<=[.!?;]\s))[^.!?;]*\?", asked)),
                          asked).strip()
             topics = self._choices[asked.rstrip().endswith("?")]
+            named = _ASKED_FOR.search(asked)
+            topic = self._named.get(named.group(1).casefold()) if named else None
             try:
-                topic = (await self.llm.json(
+                topic = topic or (await self.llm.json(
                     self._system, f"said: {asked}", max_tokens=24,
                     grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
                     schema={"type": "object", "required": ["topic"], "additionalProperties": False,
@@ -261,7 +268,11 @@ class SimulatedPerson:
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
-_FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
+_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b\W*",
+                    re.I)
+#: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
+#: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
+_ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write it)
 _THEN_ASKED = re.compile(r"[.,;!]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
                          r"and)\b[^.!?]*\?)", re.I)
