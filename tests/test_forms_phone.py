@@ -266,7 +266,7 @@ async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects
     _, line, seen, _ = await run_phone([NAME, DOB], answers, authorise_when_confirmed, events=events)
     assert line.said[2:5] == ["I have Millar. What is your date of birth?",
                               "I have M for Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
-                              "Thanks. What is your date of birth?"]
+                              "What is your date of birth?"]  # confirmed: on to the next, no "Thanks." to wait through
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14")]
     assert ("family_name", "Millar") not in info_collected(seen, confirmed=True)
     assert [f["field"] for e, f in events if e == "decision" and f["what"] == "implicit_read_back_rejected"] == [
@@ -374,7 +374,7 @@ async def test_a_summary_before_submit_and_the_pages_answer_after():
     outcome, line, seen, _ = await run_phone([NAME, SEAT], ["It's Miller.", "Yes.", "Window.", "Yes, submit it."],
                                              computer, consent="This call is not recorded.")
     assert line.said[0].endswith("This call is not recorded.")  # said before the first question
-    assert line.said[4] == "Thanks. Here is what I'll submit: Miller; Window. Shall I submit the form now?"
+    assert line.said[4] == "Here is what I'll submit: Miller; Window. Shall I submit the form now?"
     assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is S for "
                              "Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
     assert outcome.status == "submitted"

@@ -452,7 +452,6 @@ class PhoneAgent:
                     continue
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
-                    self._prefix = "Thanks. "
                     return None
                 nxt = self._implicit_next(spec)
                 if nxt is None:
@@ -465,7 +464,6 @@ class PhoneAgent:
                 await self._say("Thanks, I have what you typed.")
                 return None
             if result.how == "confirmed":
-                self._prefix = "Thanks. "
                 return None
             if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
                 return None  # the page offers close matches: that ask, with its choices, comes next
@@ -598,7 +596,6 @@ class PhoneAgent:
             if pick is not None:
                 self.emit("decision", agent=self.id, what="candidate_picked", field=spec.name, heard=text, pick=pick)
                 await self._info(spec, pick, confirmed=True)
-                self._prefix = "Thanks. "
                 return
             say = f"Sorry, I didn't get which one. {q}"
         self.state = iv.give_up(self.state, spec.name)
@@ -690,7 +687,6 @@ class PhoneAgent:
                 if answer is None:
                     await self._say("Thanks, I have what you typed.")
                     return None
-                self._prefix = "Thanks. "
                 return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
                 values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
