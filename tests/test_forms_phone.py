@@ -112,6 +112,7 @@ async def test_a_failed_side_question_is_answered_honestly_and_the_interview_goe
 
     llm = ScriptedLLM(text=[LLMError("LLM request failed: connection refused")])
     outcome, line, seen, _ = await run_phone([SEAT], ["What is this for?", "Middle.", "No."], computer, llm)
+    assert "its choices: Window, Aisle, Middle" in llm.calls[0].system  # "What are the options?" can be answered
     assert line.said[2] == f"Good question; I can only help with the form for now. {SEAT_Q}"
     assert info_collected(seen, confirmed=True) == [("seat_preference", "Middle")]
     assert outcome.status == "not_submitted"
@@ -130,6 +131,21 @@ async def test_an_option_not_named_word_for_word_is_picked_by_the_llm_and_read_b
     assert line.said[2] == "I have Window. Is that right?"
     assert info_collected(seen) == [("seat_preference", "Window"), ("seat_preference", "Window")]
     assert info_collected(seen, confirmed=True) == [("seat_preference", "Window")]
+
+
+async def test_a_long_list_of_options_is_read_only_after_an_answer_that_names_none():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    meal = FieldSpec(name="meal", label="Meal", type="select", required=True,
+                     options=("Standard", "Vegetarian", "Vegan", "Halal", "Kosher", "Gluten free"))
+    llm = ScriptedLLM(json=[{"option": "none of them"}])
+    _, line, seen, _ = await run_phone([meal], ["Something with chicken.", "Vegetarian, please.", "No."], computer, llm)
+    assert line.said[1] == "What is your meal?"
+    assert line.said[2] == ("Sorry, I didn't get that. The choices are Standard, Vegetarian, Vegan, Halal, Kosher or "
+                            "Gluten free. What is your meal?")
+    assert info_collected(seen, confirmed=True) == [("meal", "Vegetarian")]  # said as listed: no read-back
 
 
 async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit():

@@ -84,7 +84,7 @@ GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few ques
 REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
              "you've told me, so there's no need to repeat anything.")
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
-                                 "working": "One moment, I'm working on the form."}
+                                 "working": "One moment, please."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
@@ -369,7 +369,7 @@ class PhoneAgent:
         self.stats.explained_failures += 1
         self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field,
                   delay_ms=now_ms() - ex.since_ms if ex.since_ms else None)
-        await self._say(f"{ex.reason.rstrip('. ')}. {ex.advice}")
+        await self._say(fl.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
 
     # ---- the interview -----------------------------------------------------------------------------
 
@@ -383,7 +383,7 @@ class PhoneAgent:
             q = fl.spell_question(spec, or_type=mode == "spell_or_type")
         if reason:
             self.stats.explained_failures += 1
-            return f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}"
+            return f"Sorry, the form did not accept that: {fl.spoken_text(reason).rstrip('. ')}. {q}"
         return q
 
     def _offer(self, spec: FieldSpec, mode: iv.AskMode) -> None:
@@ -797,7 +797,9 @@ class PhoneAgent:
 
     async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
         system = (f"You are a friendly phone assistant helping a person fill in a web form. Purpose of the "
-                  f"call: {self.purpose}. The form asks for: {spec.label}. What the person tells you is typed into that form and "
+                  f"call: {self.purpose}. The form asks for: {spec.label}"
+                  f"{'; its choices: ' + ', '.join(spec.options) if spec.options else ''}. What the person tells you is "
+                  "typed into that form and "
                   "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
                   "short spoken sentence; if you do not know, say so; never make up facts.\n"
                   "Example: Why do you need my date of birth? => The form asks for it, and it is required to "
