@@ -560,3 +560,9 @@ async def test_a_read_back_after_thanks_is_judged_too():
                            "What is your date of birth?",
                            "Thanks, I have the 14th of March 1991. What is your passport number?")
     assert said == "No, it's 1990-03-14."
+
+    # the person's own typing acknowledged is no read-back to judge
+    facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946"}
+    said, _ = await _check(facts, "passport_number", "What is your date of birth?",
+                           "Thanks, I have what you typed. What is your passport number?")
+    assert said == "It's 512873946."

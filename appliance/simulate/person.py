@@ -270,8 +270,9 @@ class SimulatedPerson:
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
-_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b\W*",
-                    re.I)
+#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …"); not "I have what you typed"
+_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b"
+                    r"(?!\W+what you typed)\W*", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
 #: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
 _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
