@@ -44,7 +44,7 @@ async def test_the_typist_answers_what_it_reads_once_it_is_asked_something():
     line = TypistLine(person, lambda e, **f: events.append((e, f)))
     await line.say("Hello! I'm your assistant.")  # a statement: nothing typed
     await line.say("What is your family name?")
-    assert await asyncio.wait_for(line.hear(), 2) == "It's O'Neill."
+    assert await asyncio.wait_for(line.hear(), 2) == "My last name is O'Neill."
     await line.say("I have Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?")
     assert await asyncio.wait_for(line.hear(), 2) == "Yes, that's right."
     assert events[0] == ("person_heard", {"text": "Hello! I'm your assistant. What is your family name?"})

@@ -338,8 +338,8 @@ async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question,
 
 @pytest.mark.parametrize("said, want", [
     ("I have Millar. What is your date of birth?", "No, it's Miller."),  # the wrong one is put right first
-    ("Thanks. I have Miller. What is your date of birth?", "It's 1990-03-14."),
-    ("I have Miller, what is your date of birth?", "It's 1990-03-14."),  # Whisper's comma
+    ("Thanks. I have Miller. What is your date of birth?", "I was born on 1990-03-14."),
+    ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
 ])
 async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
     from appliance.demo.profile import Profile
@@ -348,7 +348,7 @@ async def test_a_value_read_back_with_the_next_question_is_judged_before_the_que
     llm = AgreeingLLM("family_name")
     person = SimulatedPerson(Profile("p", {"family_name": "Miller", "date_of_birth": "1990-03-14"}), llm,
                              emit=lambda *a, **k: None)
-    assert await person.respond("What is your last name?") == "It's Miller."
+    assert await person.respond("What is your last name?") == "My last name is Miller."
     llm.topic = "date_of_birth"
     assert await person.respond(said) == want
     assert person.turns[-1].kind == ("check" if want.startswith("No") else "ask")
@@ -361,7 +361,7 @@ async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second
     person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill"}),
                              AgreeingLLM("family_name"), emit=lambda *a, **k: None)
     spelled = "O for Oscar, apostrophe, November, Echo, India, Lima, Lima"
-    assert await person.respond("What is your last name?") == "It's O'Neill."
+    assert await person.respond("What is your last name?") == "My last name is O'Neill."
     assert await person.respond("I have O'Neil. Is that right?") == "No, it's O'Neill."
     assert await person.respond("Could you spell your last name for me, letter by letter?") == f"{spelled}."
     assert await person.respond("I have Oscar, apostrophe, November, Echo, India, Lima. Is that right?") == (
@@ -378,7 +378,7 @@ async def test_a_request_to_spell_is_about_the_detail_last_asked_however_whisper
     llm = AgreeingLLM("postcode")
     person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "town": "Manchester"}), llm,
                              emit=lambda *a, **k: None)
-    assert await person.respond("What is your postcode?") == "It's M1 1AE."
+    assert await person.respond("What is your postcode?") == "My postal code is M1 1AE."
     llm.topic = "none"  # the LLM no longer recognises the detail
     assert await person.respond("I have M for Mike, 111 Alpha Echo, is that right?") == "No, it's M1 1AE."
     spelled = await person.respond("Could you spell your post good for me? Letter by letter or type it in the box.")
@@ -544,14 +544,14 @@ async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
     facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946", "email": "davidmiller@example.com",
              "phone": "+447700900123", "seat_preference": "window", "contact_method": "email"}
     person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
-    assert await person.respond("What is your passport number?") == "It's 512873946."
+    assert await person.respond("What is your passport number?") == "My passport number is 512873946."
     assert await person.respond("I have five one two, eight seven three, nine four six. What's your email address?") \
-        == "It's davidmiller@example.com."
+        == "My email is davidmiller@example.com."
     assert await person.respond("What is your seat preference: Window, Aisle or Middle?") == \
-        "A window seat, please."
+        "My seat preference is window."
     assert llm.topics == 0
     # a question that names two details, or none word for word, goes to the LLM
-    assert await person.respond("How should we contact you? Email, Phone or Post?") == "By email, please."
+    assert await person.respond("How should we contact you? Email, Phone or Post?") == "Please contact me by email."
     assert llm.topics == 1
 
 

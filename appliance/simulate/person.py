@@ -12,7 +12,7 @@ What is your date of birth?") is judged first: a wrong one is put right ("No, it
 else the question is answered.
 
 The person then answers from its profile as a person would: the detail in
-a short frame ("It's …"), "Yes, that's right." when the read-back states
+a short sentence ("My phone number is …"), "Yes, that's right." when the read-back states
 exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: the letters
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; a profile's ``first_answers`` value the
@@ -46,31 +46,29 @@ from appliance.simulate import hearing, speech
 
 log = logging.getLogger(__name__)
 
-#: How the persona's prompt describes a detail, and how the person says it ({v}: the value): the value in a
-#: short frame, as people answer on a call ("It's 512873946.", not "My passport number is …"), which the
-#: assistant's question has just named
+#: How the persona's prompt describes a detail, and how the person says it ({v}: the value).
 KEY_WORDS = {
-    "given_name": ("first name, given name", "It's {v}."),
-    "family_name": ("last name, surname", "It's {v}."),
+    "given_name": ("first name, given name", "My first name is {v}."),
+    "family_name": ("last name, surname", "My last name is {v}."),
     "full_name": ("full name, first and last name together", "My name is {v}."),
-    "date_of_birth": ("birthday, when you were born", "It's {v}."),
-    "passport_number": ("passport number", "It's {v}."),
-    "id_number": ("national ID number, ID card number", "It's {v}."),
-    "nationality": ("nationality", "I'm {v}."),
-    "email": ("email address", "It's {v}."),
-    "phone": ("phone or mobile number", "It's {v}."),
-    "destination": ("where you fly to", "To {v}, please."),
-    "travel_date": ("when you travel, departure date", "On {v}."),
-    "check_in_date": ("check-in date, when you arrive", "On {v}."),
-    "check_out_date": ("check-out date, when you leave", "On {v}."),
-    "seat_preference": ("window, aisle or middle seat", "A {v} seat, please."),
-    "meal": ("meal choice", "A {v} meal, please."),
+    "date_of_birth": ("birthday, when you were born", "I was born on {v}."),
+    "passport_number": ("passport number", "My passport number is {v}."),
+    "id_number": ("national ID number, ID card number", "My ID number is {v}."),
+    "nationality": ("nationality", "My nationality is {v}."),
+    "email": ("email address", "My email is {v}."),
+    "phone": ("phone or mobile number", "My phone number is {v}."),
+    "destination": ("where you fly to", "I'd like to fly to {v}."),
+    "travel_date": ("when you travel, departure date", "I travel on {v}."),
+    "check_in_date": ("check-in date, when you arrive", "I check in on {v}."),
+    "check_out_date": ("check-out date, when you leave", "I check out on {v}."),
+    "seat_preference": ("window, aisle or middle seat", "My seat preference is {v}."),
+    "meal": ("meal choice", "I'd like a {v} meal."),
     "consent": ("accepting terms, rules or privacy notice", "Yes, I accept."),
-    "username": ("user name", "It's {v}."),
-    "country": ("country where you live", "It's {v}."),
-    "postcode": ("postcode, postal code, ZIP code", "It's {v}."),
-    "city": ("town or city", "It's {v}."),
-    "contact_method": ("how to contact you", "By {v}, please."),
+    "username": ("user name", "My username is {v}."),
+    "country": ("country where you live", "My country is {v}."),
+    "postcode": ("postcode, postal code, ZIP code", "My postal code is {v}."),
+    "city": ("town or city", "My town is {v}."),
+    "contact_method": ("how to contact you", "Please contact me by {v}."),
 }
 #: Details whose read-back may name the person's value in the form's own words ("United Kingdom" for
 #: "British"): where the ear cannot tell, the persona's LLM judges the meaning. Every other read-back
