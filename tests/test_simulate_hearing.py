@@ -78,6 +78,7 @@ Q = "Is that right?"
     ("I have the fourteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have the 14th of March, 1990. Is that right?", "1990-03-14"),
     ("I have the 40th of March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth"
+    ("I have the 40 to March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth of"
     ("I have March fourteenth, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have March 14, 1990. Is that right?", "1990-03-14"),
     ("I have 14 March 1990. Is that right?", "1990-03-14"),
@@ -565,4 +566,4 @@ async def test_a_read_back_after_thanks_is_judged_too():
     facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946"}
     said, _ = await _check(facts, "passport_number", "What is your date of birth?",
                            "Thanks, I have what you typed. What is your passport number?")
-    assert said == "It's 512873946."
+    assert said == "My passport number is 512873946."
