@@ -122,6 +122,9 @@ def test_spelled_code_reads_back_and_parses_again():
     ("Done! The form has been submitted. Thank you, goodbye.", False),
     ("Thanks, one moment, I'm working on the form. Here's what I'll submit. David Miller, United Kingdom, "
      "Manchester, Email, and your username, Email address and postcode as you confirmed them.", False),
+    # the summary's closing question as Whisper wrote it (bench)
+    ("Email address and postcode as you confirm them. Ciao I submit the form now.", True),
+    ("Email address and postcode as you confirm them. Show I submit the form now.", True),
 ])
 def test_simulated_person_answers_only_questions(heard, want):
     assert asks(heard) is want

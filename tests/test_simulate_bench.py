@@ -75,13 +75,14 @@ def test_the_stages_of_each_exchange_add_up_from_the_persons_events():
         return [{"event": "person", "topic": topic}, {"event": "person_said", "ts": at * 1000, "audio_s": audio_s}]
 
     events = [heard(0, 10), heard(10.5, 12), *said(13, 2, "full_name"),  # greeting, then the first question
-              heard(15.7, 18), *said(18.5, 1.5, "date_of_birth"),
-              heard(20.7, 30), *said(31, 1, "submit"),  # the summary: after the interview
+              heard(15.7, 16.5), heard(19.0, 21.0), *said(21.5, 1.5, "date_of_birth"),  # a hold, then the question
+              heard(23.7, 30), *said(31, 1, "submit"),  # the summary: after the interview
               heard(32.2, 33)]
     got = stages(events, fields=2)
     assert got == {"person_reaction": {"median": 0.75, "per_field": 0.75},  # 1.0 and 0.5
                    "person_speech": {"median": 1.75, "per_field": 1.75},
                    "bot_reaction": {"median": 0.7, "per_field": 0.7},
-                   "bot_speech": {"median": 2.3, "per_field": 1.15},  # the summary is not the interview's
+                   "bot_speech": {"median": 2.8, "per_field": 1.4},  # the summary is not the interview's
+                   "bot_wait": {"median": 2.5, "per_field": 1.25},
                    "exchanges": 2}
     assert stages([e for e in events if e["event"] != "person_asr"], fields=2) is None  # a text run

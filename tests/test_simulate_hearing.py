@@ -567,3 +567,14 @@ async def test_a_read_back_after_thanks_is_judged_too():
     said, _ = await _check(facts, "passport_number", "What is your date of birth?",
                            "Thanks, I have what you typed. What is your passport number?")
     assert said == "My passport number is 512873946."
+
+
+async def test_a_request_to_submit_and_for_consent_however_whisper_wrote_them():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"consent": "yes", "meal": "vegetarian"}),
+                             AgreeingLLM("none"), emit=lambda *a, **k: None)  # an LLM that finds no topic
+    assert await person.respond("Do you accept the fair rules and the privacy? Notice...") == "Yes, I accept."
+    assert await person.respond("Here's what I'll submit: Vegetarian. Ciao I submit the form now.") == \
+        "Yes, please submit it."

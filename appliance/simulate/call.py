@@ -35,7 +35,7 @@ import numpy as np
 
 from appliance.voice.wav import write_wav
 from appliance.simulate.hearing import clean
-from appliance.simulate.person import SimulatedPerson, mouth
+from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
 
@@ -69,8 +69,9 @@ READ_BACK_WAIT_S = 10.0
 MIN_WORDS_PER_S = 1.6
 #: the longest stretch of bot audio the person's Whisper hears in one pass: a longer utterance is cut at its
 #: pauses first (tiny.en drops the tail of a long one: the bench's 18 s summary came back without its
-#: closing "Shall I submit the form now?", and the person waited for a question it had been asked)
-PIECE_S = 8.0
+#: closing "Shall I submit the form now?", and the person waited for a question it had been asked; cut at
+#: 8 s, a 6.4 s last piece still lost it)
+PIECE_S = 5.0
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -114,7 +115,8 @@ def asks(text: str) -> bool:
     """Whether an utterance (as ASR wrote it) asks the listener something: one of its
     sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
     Phone were post.")."""
-    return any("?" in sent or _ASKING.search(sent) for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
+    return any("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent)
+               for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
 
 
 class Screen:

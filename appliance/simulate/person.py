@@ -76,7 +76,9 @@ KEY_WORDS = {
 WORDED_KEYS = ("nationality", "country")
 #: Dialogue acts the person recognises by ear: a value read back for checking, a request to submit.
 _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got that right)\b", re.I)
-_PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
+#: a request to submit, however Whisper wrote its "Shall": "Shall I submit the form now?", "Show I submit the form
+#: now.", "Ciao I submit the form now." (bench; "Here's what I'll submit" is none)
+PERMISSION = re.compile(r"\b(?:shall|may|can|should|\w+) i (?:submit|send) (?:the|it|your)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
 _TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your screen."
@@ -178,7 +180,7 @@ class SimulatedPerson:
             topic, kind = "none", "presence"
         elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = self._previous, "check"
-        elif _PERMISSION.search(heard):
+        elif PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
         else:
             kind = "ask"
@@ -193,6 +195,8 @@ class SimulatedPerson:
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
             topic = self._named.get(named.group(1).casefold()) if named else None
+            if topic is None and "consent" in topics and _CONSENT_ASKED.search(asked):
+                topic = "consent"
             try:
                 topic = topic or (await self.llm.json(
                     self._system, f"said: {asked}", max_tokens=24,
@@ -271,6 +275,8 @@ class SimulatedPerson:
 #: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …"); not "I have what you typed"
 _FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b"
                     r"(?!\W+what you typed)\W*", re.I)
+#: a request for consent ("Do you accept the fare rules and the privacy notice?")
+_CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
 #: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
 _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)

@@ -12,13 +12,16 @@ that it typed instead (``person_typed``: no speech). Each answer of the intervie
 * ``person_speech``: the answer's audio;
 * ``bot_reaction``: the end of the answer → the bot's first audible audio after it (VAD
   stop, end of turn, ASR, the phone agent, TTS, the call's transport);
-* ``bot_speech``: that first audio → the bot's last audible audio before the next answer
-  (what the bot says, its pauses and holds included).
+* ``bot_speech``: what the bot says from that first audio to its last audible audio before
+  the next answer: its utterances (cut at the person's ``TURN_GAP_MS`` of silence), their
+  short pauses included;
+* ``bot_wait``: the silences between those utterances (a hold for the browser after "One
+  moment, please.", a late clause).
 
 The interview is :attr:`~appliance.phone_agent.agent.CallStats.interview_s`'s span: the
 answers before the first answer about submitting (``person`` event ``topic: submit``);
-the last one's ``bot_speech`` leads into the summary and is left out, as is the greeting
-before the first answer. So the four ``per_field`` figures add up to about the run's
+the last one's ``bot_speech`` and ``bot_wait`` lead into the summary and are left out, as is
+the greeting before the first answer. So the five ``per_field`` figures add up to about the run's
 ``seconds_per_field`` (less the first question and the hold before the summary).
 """
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-STAGES = ("person_reaction", "person_speech", "bot_reaction", "bot_speech")
+STAGES = ("person_reaction", "person_speech", "bot_reaction", "bot_speech", "bot_wait")
 
 
 def stages(events: Iterable[dict], fields: int) -> dict | None:
@@ -60,9 +63,11 @@ def stages(events: Iterable[dict], fields: int) -> dict | None:
             continue
         got["bot_reaction"].append(after[0][0] - end)
         if i + 1 < len(answers):
-            turn = [b_end for b_start, b_end in after if b_end <= answers[i + 1][0]]
+            turn = [b for b in after if b[1] <= answers[i + 1][0]]
             if turn:
-                got["bot_speech"].append(turn[-1] - after[0][0])
+                spoken = sum(b_end - b_start for b_start, b_end in turn)
+                got["bot_speech"].append(spoken)
+                got["bot_wait"].append(turn[-1][1] - turn[0][0] - spoken)
     return {**{s: {"median": round(statistics.median(v), 2) if v else None,
                    "per_field": round(sum(v) / fields, 2) if fields else None} for s, v in got.items()},
             "exchanges": len(answers)}
