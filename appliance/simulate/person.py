@@ -78,7 +78,7 @@ WORDED_KEYS = ("nationality", "country")
 _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got that right)\b", re.I)
 #: a request to submit, however Whisper wrote its "Shall": "Shall I submit the form now?", "Show I submit the form
 #: now.", "Ciao I submit the form now." (bench; "Here's what I'll submit" is none)
-PERMISSION = re.compile(r"\b(?:shall|may|can|should|\w+) i (?:submit|send) (?:the|it|your)\b", re.I)
+PERMISSION = re.compile(r"\b\w+ i (?:submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
 _TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your screen."
