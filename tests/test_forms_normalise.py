@@ -214,3 +214,16 @@ def test_a_long_utterance_is_heard_in_pieces_cut_at_its_pauses():
     assert np.array_equal(np.concatenate(got), audio)  # nothing lost, nothing doubled, in order
     assert len(pieces(audio[:5 * 16_000], max_s=8.0)) == 1  # short: heard whole
     assert len(pieces(np.tile(tone, 12), max_s=8.0)) == 1  # no pause to cut at: whole
+
+
+def test_the_last_clause_of_an_utterance_is_what_follows_its_last_pause():
+    import numpy as np
+
+    from appliance.simulate.call import last_clause
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)
+    short, long_ = np.zeros(1600, np.float32), np.zeros(4800, np.float32)  # 100 ms, 300 ms
+    audio = np.concatenate([tone, long_, tone, short, tone[:8000], np.zeros(8000, np.float32)])
+    tail = last_clause(audio)
+    assert len(audio) - 16_000 - 1600 - 8000 - 8000 - 2400 <= len(tail) < len(audio) - 16_000 - 1600
+    assert last_clause(np.tile(tone, 3)) is None

@@ -86,3 +86,5 @@ def test_the_stages_of_each_exchange_add_up_from_the_persons_events():
                    "bot_wait": {"median": 2.5, "per_field": 1.25},
                    "exchanges": 2}
     assert stages([e for e in events if e["event"] != "person_asr"], fields=2) is None  # a text run
+    presence = [{"event": "person", "topic": "none", "kind": "presence"}, {"event": "person_said", "ts": 31000, "audio_s": 1}]
+    assert stages(events[:-3] + presence + events[-1:], fields=2) == got  # the summary's question missed: not the interview

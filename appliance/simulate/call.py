@@ -104,11 +104,36 @@ def pieces(audio: np.ndarray, max_s: float = PIECE_S) -> list[np.ndarray]:
     return [p for half in halves for p in pieces(half, max_s)]
 
 
+def last_clause(audio: np.ndarray, min_pause_ms: int = 160) -> np.ndarray | None:
+    """The end of ``audio`` (16 kHz) after its last pause of at least ``min_pause_ms`` (20 ms
+    windows under the audible level, trailing silence aside), or None when it has none."""
+    win = ASR_RATE_HZ // 50
+    n = len(audio) // win
+    quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
+    i = n - 1
+    while i > 0 and quiet[i]:
+        i -= 1
+    run = 0
+    while i > 0:
+        if quiet[i]:
+            run += 1
+        elif run * 20 >= min_pause_ms:
+            return audio[(i + 1 + run // 2) * win:]
+        else:
+            run = 0
+        i -= 1
+    return None
+
+
 def unfinished(text: str) -> bool:
     """Whether an utterance asks only by its read-back frame ("I have Papa,"): the question
     ("Is that right?") may still be coming."""
     return bool(re.search(r"\bi have\b", text, re.I)) and not re.search(
         r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.casefold())
 
 
 def asks(text: str) -> bool:
@@ -220,7 +245,8 @@ class PersonOnCall:
     async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
         """What the person heard in one bot utterance: Whisper's text of each of its
         :func:`pieces`, repetition loops undone (:func:`~appliance.simulate.hearing.clean`),
-        joined. Event ``person_asr``, with the utterance's audible ``span`` as
+        joined; an utterance heard in pieces has its :func:`last_clause` heard again alone,
+        and added when it ends otherwise than the pieces did. Event ``person_asr``, with the utterance's audible ``span`` as
         ``bot_start_ts``/``bot_end_ts`` (ms since the epoch) when known."""
         self._heard_n += 1
         if self.folder is not None:
@@ -229,6 +255,12 @@ class PersonOnCall:
         t0 = time.monotonic()
         passes = [await self._transcribe_piece(p) for p in pieces(audio)]
         text = " ".join(c for t, _ in passes if (c := clean(t)))
+        if len(passes) > 1 and (tail := last_clause(audio)) is not None:
+            # the last thing said, heard again on its own: tiny.en drops a long line's closing question even from
+            # a 5 s piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
+            end = clean((await asyncio.to_thread(self.asr.transcribe, tail)).text)
+            if end and _words(end)[-3:] != _words(text)[-3:]:
+                text = f"{text} {end}"
         first_pass = " ".join(f for _, f in passes if f)
         self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(len(audio) / ASR_RATE_HZ, 2),
                   asr_ms=round((time.monotonic() - t0) * 1000), pieces=len(passes),
