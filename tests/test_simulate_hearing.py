@@ -578,3 +578,14 @@ async def test_a_request_to_submit_and_for_consent_however_whisper_wrote_them():
     assert await person.respond("Do you accept the fair rules and the privacy? Notice...") == "Yes, I accept."
     assert await person.respond("Here's what I'll submit: Vegetarian. Ciao I submit the form now.") == \
         "Yes, please submit it."
+
+
+async def test_a_request_to_spell_is_about_the_detail_just_talked_about_whatever_the_llm_would_say():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "message": "Please call me after 5 pm."}),
+                             AgreeingLLM("message"), emit=lambda *a, **k: None)  # the LLM's wrong topic
+    person._previous = "postcode"  # a postcode read-back was just rejected
+    said = await person.respond("Sorry about that. Could you spell your post good for me, letter by letter?")
+    assert said.startswith("M for Mike"), said

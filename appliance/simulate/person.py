@@ -165,8 +165,9 @@ class SimulatedPerson:
         types the detail asked for there and says nothing (event ``person_typed``).
         A read-back ("… Is that right?") is about the detail last asked; a request to submit is
         about submitting; for anything else the LLM decides which detail is asked for, and a
-        request to spell in which it finds none ("Could you spell your post good for me?", as
-        Whisper wrote "postcode") is about the detail last asked.
+        request to spell in which it finds no detail a person spells ("Could you spell your post
+        good for me?", as Whisper wrote "postcode") is about the detail last asked (bench: the
+        0.5B model took it for the message and the person spelled that).
         """
         stated = _stated_then_asked(heard)
         if stated is not None and self._previous not in ("none", "submit") and self.believed(self._previous):
@@ -206,8 +207,8 @@ class SimulatedPerson:
             except (LLMError, KeyError, TypeError) as e:
                 log.warning("persona: %s", e)
                 topic = "none"
-            if topic == "none" and _SPELL.search(heard):  # a spelling asked for a detail the LLM missed
-                topic = self._previous
+            if _SPELL.search(heard) and not _spellable(self.believed(topic) if topic != "none" else ""):
+                topic = self._previous  # a spelling of a detail the LLM missed (or took for one nobody spells)
         if kind == "ask" and type_in is not None and _TYPE_OFFER.search(heard) and self.believed(topic) \
                 and await type_in(self.believed(topic)):
             kind, said = "typed", None
@@ -283,6 +284,12 @@ _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write it)
 _THEN_ASKED = re.compile(r"[.,;!]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
                          r"and)\b[^.!?]*\?)", re.I)
+
+
+def _spellable(value: str) -> bool:
+    """Whether a person would spell ``value`` when asked to: a word or a code (letters in it, up
+    to three words), not a sentence ("Please call me after 5 pm.") or a number."""
+    return bool(re.search(r"[^\W\d_]", value)) and len(value.split()) <= 3
 
 
 def _stated_then_asked(heard: str) -> tuple[str, str] | None:
