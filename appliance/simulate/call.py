@@ -69,9 +69,10 @@ READ_BACK_WAIT_S = 10.0
 MIN_WORDS_PER_S = 1.6
 #: the longest stretch of bot audio the person's Whisper hears in one pass: a longer utterance is cut at its
 #: pauses first (tiny.en drops the tail of a long one: the bench's 18 s summary came back without its
-#: closing "Shall I submit the form now?", and the person waited for a question it had been asked; cut at
-#: 8 s, a 6.4 s last piece still lost it)
-PIECE_S = 5.0
+#: closing "Shall I submit the form now?", and the person waited for a question it had been asked, so its last
+#: clause is heard again alone too). Not shorter: a digit read-back cut at 5 s lost a group ("I have 077. 0 0 1
+#: 2, 3" for "… zero seven seven, zero zero nine, zero zero one, two three"), and the person said no to it
+PIECE_S = 8.0
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
