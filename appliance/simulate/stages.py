@@ -20,7 +20,8 @@ that it typed instead (``person_typed``: no speech). Each answer of the intervie
 
 The interview is :attr:`~appliance.phone_agent.agent.CallStats.interview_s`'s span: the
 answers before the first answer about submitting (``person`` event ``topic: submit``) or
-to "Are you still there?" (``kind: presence``: the person missed the summary's question);
+to "Are you still there?" after the first answer (``kind: presence``: the person missed the
+summary's question);
 the last one's ``bot_speech`` and ``bot_wait`` lead into the summary and are left out, as is
 the greeting before the first answer. So the five ``per_field`` figures add up to about the run's
 ``seconds_per_field`` (less the first question and the hold before the summary).
@@ -47,7 +48,8 @@ def stages(events: Iterable[dict], fields: int) -> dict | None:
             case "person_asr" if "bot_start_ts" in e:
                 bot.append((e["bot_start_ts"] / 1000, e["bot_end_ts"] / 1000))
             case "person":
-                submit = submit or e.get("topic") == "submit" or e.get("kind") == "presence"
+                # a presence check before any answer is the first question missed, not the summary's
+                submit = submit or e.get("topic") == "submit" or (e.get("kind") == "presence" and bool(answers))
             case "person_said" | "person_typed" if not submit:
                 start = e["ts"] / 1000
                 answers.append((start, start + e.get("audio_s", 0.0)))
