@@ -122,6 +122,9 @@ def test_spelled_code_reads_back_and_parses_again():
     ("Done! The form has been submitted. Thank you, goodbye.", False),
     ("Thanks, one moment, I'm working on the form. Here's what I'll submit. David Miller, United Kingdom, "
      "Manchester, Email, and your username, Email address and postcode as you confirmed them.", False),
+    # the summary's closing question as Whisper wrote it (bench)
+    ("Email address and postcode as you confirm them. Ciao I submit the form now.", True),
+    ("Email address and postcode as you confirm them. Show I submit the form now.", True),
 ])
 def test_simulated_person_answers_only_questions(heard, want):
     assert asks(heard) is want
@@ -196,3 +199,31 @@ def test_a_long_utterance_is_cut_at_its_longest_middle_pause():
     assert 16_000 + 1600 + 16_000 < len(first) < 16_000 + 1600 + 16_000 + 6400
     assert len(first) + len(second) == len(audio)
     assert _halves(np.tile(tone, 3)) is None  # no pause: nothing to cut at
+
+
+def test_a_long_utterance_is_heard_in_pieces_cut_at_its_pauses():
+    import numpy as np
+
+    from appliance.simulate.call import pieces
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)  # 1 s of "speech"
+    pause = np.zeros(3200, np.float32)
+    audio = np.concatenate([x for _ in range(18) for x in (tone, pause)])  # 21.6 s: a long summary
+    got = pieces(audio, max_s=8.0)
+    assert len(got) >= 3 and all(len(p) <= 8 * 16_000 for p in got)
+    assert np.array_equal(np.concatenate(got), audio)  # nothing lost, nothing doubled, in order
+    assert len(pieces(audio[:5 * 16_000], max_s=8.0)) == 1  # short: heard whole
+    assert len(pieces(np.tile(tone, 12), max_s=8.0)) == 1  # no pause to cut at: whole
+
+
+def test_the_last_clause_of_an_utterance_is_what_follows_its_last_pause():
+    import numpy as np
+
+    from appliance.simulate.call import last_clause
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)
+    short, long_ = np.zeros(1600, np.float32), np.zeros(4800, np.float32)  # 100 ms, 300 ms
+    audio = np.concatenate([tone, long_, tone, short, tone[:8000], np.zeros(8000, np.float32)])
+    tail = last_clause(audio)
+    assert len(audio) - 16_000 - 1600 - 8000 - 8000 - 2400 <= len(tail) < len(audio) - 16_000 - 1600
+    assert last_clause(np.tile(tone, 3)) is None

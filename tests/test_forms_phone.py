@@ -112,6 +112,7 @@ async def test_a_failed_side_question_is_answered_honestly_and_the_interview_goe
 
     llm = ScriptedLLM(text=[LLMError("LLM request failed: connection refused")])
     outcome, line, seen, _ = await run_phone([SEAT], ["What is this for?", "Middle.", "No."], computer, llm)
+    assert "its choices: Window, Aisle, Middle" in llm.calls[0].system  # "What are the options?" can be answered
     assert line.said[2] == f"Good question; I can only help with the form for now. {SEAT_Q}"
     assert info_collected(seen, confirmed=True) == [("seat_preference", "Middle")]
     assert outcome.status == "not_submitted"
@@ -130,6 +131,21 @@ async def test_an_option_not_named_word_for_word_is_picked_by_the_llm_and_read_b
     assert line.said[2] == "I have Window. Is that right?"
     assert info_collected(seen) == [("seat_preference", "Window"), ("seat_preference", "Window")]
     assert info_collected(seen, confirmed=True) == [("seat_preference", "Window")]
+
+
+async def test_a_long_list_of_options_is_read_only_after_an_answer_that_names_none():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    meal = FieldSpec(name="meal", label="Meal", type="select", required=True,
+                     options=("Standard", "Vegetarian", "Vegan", "Halal", "Kosher", "Gluten free"))
+    llm = ScriptedLLM(json=[{"option": "none of them"}])
+    _, line, seen, _ = await run_phone([meal], ["Something with chicken.", "Vegetarian, please.", "No."], computer, llm)
+    assert line.said[1] == "What is your meal?"
+    assert line.said[2] == ("Sorry, I didn't get that. The choices are Standard, Vegetarian, Vegan, Halal, Kosher or "
+                            "Gluten free. What is your meal?")
+    assert info_collected(seen, confirmed=True) == [("meal", "Vegetarian")]  # said as listed: no read-back
 
 
 async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_submit():
@@ -266,7 +282,7 @@ async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects
     _, line, seen, _ = await run_phone([NAME, DOB], answers, authorise_when_confirmed, events=events)
     assert line.said[2:5] == ["I have Millar. What is your date of birth?",
                               "I have M for Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
-                              "Thanks. What is your date of birth?"]
+                              "What is your date of birth?"]  # confirmed: on to the next, no "Thanks." to wait through
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14")]
     assert ("family_name", "Millar") not in info_collected(seen, confirmed=True)
     assert [f["field"] for e, f in events if e == "decision" and f["what"] == "implicit_read_back_rejected"] == [
@@ -374,7 +390,7 @@ async def test_a_summary_before_submit_and_the_pages_answer_after():
     outcome, line, seen, _ = await run_phone([NAME, SEAT], ["It's Miller.", "Yes.", "Window.", "Yes, submit it."],
                                              computer, consent="This call is not recorded.")
     assert line.said[0].endswith("This call is not recorded.")  # said before the first question
-    assert line.said[4] == "Thanks. Here is what I'll submit: Miller; Window. Shall I submit the form now?"
+    assert line.said[4] == "Here is what I'll submit: Miller; Window. Shall I submit the form now?"
     assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is S for "
                              "Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
     assert outcome.status == "submitted"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from appliance.simulate.form_run import simulate_form
+from appliance.simulate.stages import STAGES
 from appliance.demo.profile import load_profile
 from helpers import chromium_processes
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.e2e
 
 REPORT_KEYS = {"fields", "field_accuracy", "accepted", "submitted", "authorised_before_submit", "fill_lag_ms",
                "phone_waits_on_browser", "seconds_per_field", "exchanges_per_field", "spelled_fields", "actions",
-               "explained_failures", "duration_s", "messages"}
+               "explained_failures", "duration_s", "messages", "stages_s"}
 
 
 def _types(report: dict) -> list[tuple[str, dict]]:
@@ -59,6 +60,7 @@ async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(for
     # both sides really spoke over the call: the appliance recorded the person's audio and
     # transcribed it with its own ASR; the person recorded and transcribed the bot's audio
     assert out.audio_s["bot"] > 0 and out.audio_s["person"] > 0
+    assert all(r["stages_s"][s]["median"] is not None for s in STAGES)  # timed at the person's end of the call
     with wave.open(str(out.session.folder / "input.wav")) as w:
         assert w.getnframes() / w.getframerate() > 10
     server_events = [json.loads(x) for x in (out.session.folder / "events.jsonl").read_text().splitlines()]

@@ -123,3 +123,12 @@ def test_a_free_text_answer_keeps_the_persons_own_words():
                     "Um, it's Acme Ltd.") == "Acme Ltd"  # a short value: no full stop
     assert fl.parse(FieldSpec(name="q", label="Question", type="text", required=False),
                     "Is there parking near the office?") == "Is there parking near the office?"
+
+
+def test_a_pages_numbers_are_said_digit_by_digit():
+    """Bench: the page's "e.g. +447700900123" was read as one huge number (a 14 s refusal)."""
+    assert fl.spoken_text("International format: + and country code, digits only, e.g. +447700900123") == (
+        "International format: + and country code, digits only, for example plus four four seven, seven zero zero, "
+        "nine zero zero, one two three")
+    assert fl.spoken_text("A national ID number has 9 digits; you entered 8.") == (
+        "A national ID number has 9 digits; you entered 8.")  # short numbers are said as numbers

@@ -63,3 +63,28 @@ async def test_a_run_reports_only_the_submissions_made_since_it_started():
         {"form": "flight", "data": {"given_name": "Hoa"}, "ts_ms": 5000},
         {"form": "wizard", "data": {"city": "Leeds"}, "ts_ms": 6000, "draft": True}]  # a draft, for a "don't submit" task
     assert await _submissions(site, "http://x/flight", 9000) == []
+
+
+def test_the_stages_of_each_exchange_add_up_from_the_persons_events():
+    from appliance.simulate.stages import stages
+
+    def heard(start, end):
+        return {"event": "person_asr", "bot_start_ts": start * 1000, "bot_end_ts": end * 1000}
+
+    def said(at, audio_s, topic):
+        return [{"event": "person", "topic": topic}, {"event": "person_said", "ts": at * 1000, "audio_s": audio_s}]
+
+    events = [heard(0, 10), heard(10.5, 12), *said(13, 2, "full_name"),  # greeting, then the first question
+              heard(15.7, 16.5), heard(19.0, 21.0), *said(21.5, 1.5, "date_of_birth"),  # a hold, then the question
+              heard(23.7, 30), *said(31, 1, "submit"),  # the summary: after the interview
+              heard(32.2, 33)]
+    got = stages(events, fields=2)
+    assert got == {"person_reaction": {"median": 0.75, "per_field": 0.75},  # 1.0 and 0.5
+                   "person_speech": {"median": 1.75, "per_field": 1.75},
+                   "bot_reaction": {"median": 0.7, "per_field": 0.7},
+                   "bot_speech": {"median": 2.8, "per_field": 1.4},  # the summary is not the interview's
+                   "bot_wait": {"median": 2.5, "per_field": 1.25},
+                   "exchanges": 2}
+    assert stages([e for e in events if e["event"] != "person_asr"], fields=2) is None  # a text run
+    presence = [{"event": "person", "topic": "none", "kind": "presence"}, {"event": "person_said", "ts": 31000, "audio_s": 1}]
+    assert stages(events[:-3] + presence + events[-1:], fields=2) == got  # the summary's question missed: not the interview

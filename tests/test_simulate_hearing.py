@@ -78,6 +78,7 @@ Q = "Is that right?"
     ("I have the fourteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have the 14th of March, 1990. Is that right?", "1990-03-14"),
     ("I have the 40th of March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth"
+    ("I have the 40 to March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth of"
     ("I have March fourteenth, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have March 14, 1990. Is that right?", "1990-03-14"),
     ("I have 14 March 1990. Is that right?", "1990-03-14"),
@@ -85,6 +86,8 @@ Q = "Is that right?"
     ("I have 1990-03-14. Is that right?", "1990-03-14"),
     ("I have the twenty-second of July, nineteen eighty five. Is that right?", "1985-07-22"),
     ("I have the second of June, twenty twenty seven. Is that right?", "2027-06-02"),
+    ("I have the second of June, 2020-7. Is that right?", "2027-06-02"),  # Whisper's "twenty twenty seven"
+    ("I have 1990-3-14. Is that right?", "1990-03-14"),
     ("I have the fifteenth of September, 2027. Is that right?", "2027-09-15"),
     ("I have the first of January, two thousand and five. Is that right?", "2005-01-01"),
     ("I have the 3rd of May, nineteen oh five. Is that right?", "1905-05-03"),
@@ -150,6 +153,7 @@ def test_a_read_back_of_the_value_is_accepted(heard, value):
     ("I have the fourteenth of May, nineteen ninety. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, nineteen ninety one. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, nineteen nineteen. Is that right?", "1990-03-14"),
+    ("I have the second of June, 2020-8. Is that right?", "2027-06-02"),
     ("I have the fourteenth of March. Is that right?", "1990-03-14"),
     ("I have the fourteenth of March, 1990, or the 15th. Is that right?", "1990-03-14"),
     ("I have 15/03/1990. Is that right?", "1990-03-14"),
@@ -522,3 +526,66 @@ def test_a_sentences_closing_full_stop_is_not_pronounced():
     assert hearing.states("I have Please call me after 5 pm. Is that right?", "Please call me after 5 pm.")
     assert not hearing.states("I have Please call me after 6 pm. Is that right?", "Please call me after 5 pm.")
     assert not hearing.states("I have call me after 5 pm. Is that right?", "Please call me after 5 pm.")
+
+
+async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    class CountingLLM(AgreeingLLM):
+        def __init__(self, topic):
+            super().__init__(topic)
+            self.topics = 0
+
+        async def json(self, system, user, **kw):
+            self.topics += "topic" in kw["schema"]["properties"]
+            return await super().json(system, user, **kw)
+
+    llm = CountingLLM("contact_method")
+    facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946", "email": "davidmiller@example.com",
+             "phone": "+447700900123", "seat_preference": "window", "contact_method": "email"}
+    person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
+    assert await person.respond("What is your passport number?") == "My passport number is 512873946."
+    assert await person.respond("I have five one two, eight seven three, nine four six. What's your email address?") \
+        == "My email is davidmiller@example.com."
+    assert await person.respond("What is your seat preference: Window, Aisle or Middle?") == \
+        "My seat preference is window."
+    assert llm.topics == 0
+    # a question that names two details, or none word for word, goes to the LLM
+    assert await person.respond("How should we contact you? Email, Phone or Post?") == "Please contact me by email."
+    assert llm.topics == 1
+
+
+async def test_a_read_back_after_thanks_is_judged_too():
+    said, _ = await _check({"date_of_birth": "1990-03-14", "passport_number": "512873946"}, "date_of_birth",
+                           "What is your date of birth?",
+                           "Thanks, I have the 14th of March 1991. What is your passport number?")
+    assert said == "No, it's 1990-03-14."
+
+    # the person's own typing acknowledged is no read-back to judge
+    facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946"}
+    said, _ = await _check(facts, "passport_number", "What is your date of birth?",
+                           "Thanks, I have what you typed. What is your passport number?")
+    assert said == "My passport number is 512873946."
+
+
+async def test_a_request_to_submit_and_for_consent_however_whisper_wrote_them():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"consent": "yes", "meal": "vegetarian"}),
+                             AgreeingLLM("none"), emit=lambda *a, **k: None)  # an LLM that finds no topic
+    assert await person.respond("Do you accept the fair rules and the privacy? Notice...") == "Yes, I accept."
+    assert await person.respond("Here's what I'll submit: Vegetarian. Ciao I submit the form now.") == \
+        "Yes, please submit it."
+
+
+async def test_a_request_to_spell_is_about_the_detail_just_talked_about_whatever_the_llm_would_say():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "message": "Please call me after 5 pm."}),
+                             AgreeingLLM("message"), emit=lambda *a, **k: None)  # the LLM's wrong topic
+    person._previous = "postcode"  # a postcode read-back was just rejected
+    said = await person.respond("Sorry about that. Could you spell your post good for me, letter by letter?")
+    assert said.startswith("M for Mike"), said

@@ -356,7 +356,7 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         fields = [{"field": r.field, "expected": r.expected, "filled": r.filled, "ok": r.ok} for r in res]
         accuracy = round(sum(r.ok for r in res) / len(res), 3) if res else None
         accepted = bool(held) and bool(res) and all(r.ok for r in res) and (spec.submit or not mine)
-    filled = len({e.payload.field for e in envs if isinstance(e.payload, FieldFilled)})
+    filled = fields_filled(envs)
     stats = result.phone.stats if result.phone else None
     per_field = (lambda x: round(x / filled, 2) if filled and x is not None else None)
     return {
@@ -376,6 +376,11 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         "messages": [{"ts": e.ts, "sender": e.sender, "recipient": e.recipient, "type": e.type,
                       "payload": e.payload.model_dump(mode="json")} for e in envs],
     }
+
+
+def fields_filled(envs: list[Envelope]) -> int:
+    """The fields the computer agent read back from the page (``field_filled``), each once."""
+    return len({e.payload.field for e in envs if isinstance(e.payload, FieldFilled)})
 
 
 def _fill_lags(envs: list[Envelope]) -> list[int]:

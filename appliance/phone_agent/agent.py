@@ -84,7 +84,7 @@ GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few ques
 REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
              "you've told me, so there's no need to repeat anything.")
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
-                                 "working": "One moment, I'm working on the form."}
+                                 "working": "One moment, please."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
@@ -369,7 +369,7 @@ class PhoneAgent:
         self.stats.explained_failures += 1
         self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field,
                   delay_ms=now_ms() - ex.since_ms if ex.since_ms else None)
-        await self._say(f"{ex.reason.rstrip('. ')}. {ex.advice}")
+        await self._say(fl.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
 
     # ---- the interview -----------------------------------------------------------------------------
 
@@ -383,7 +383,7 @@ class PhoneAgent:
             q = fl.spell_question(spec, or_type=mode == "spell_or_type")
         if reason:
             self.stats.explained_failures += 1
-            return f"Sorry, the form did not accept that: {reason.rstrip('. ')}. {q}"
+            return f"Sorry, the form did not accept that: {fl.spoken_text(reason).rstrip('. ')}. {q}"
         return q
 
     def _offer(self, spec: FieldSpec, mode: iv.AskMode) -> None:
@@ -452,7 +452,6 @@ class PhoneAgent:
                     continue
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
-                    self._prefix = "Thanks. "
                     return None
                 nxt = self._implicit_next(spec)
                 if nxt is None:
@@ -465,7 +464,6 @@ class PhoneAgent:
                 await self._say("Thanks, I have what you typed.")
                 return None
             if result.how == "confirmed":
-                self._prefix = "Thanks. "
                 return None
             if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
                 return None  # the page offers close matches: that ask, with its choices, comes next
@@ -598,7 +596,6 @@ class PhoneAgent:
             if pick is not None:
                 self.emit("decision", agent=self.id, what="candidate_picked", field=spec.name, heard=text, pick=pick)
                 await self._info(spec, pick, confirmed=True)
-                self._prefix = "Thanks. "
                 return
             say = f"Sorry, I didn't get which one. {q}"
         self.state = iv.give_up(self.state, spec.name)
@@ -690,7 +687,6 @@ class PhoneAgent:
                 if answer is None:
                     await self._say("Thanks, I have what you typed.")
                     return None
-                self._prefix = "Thanks. "
                 return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
                 values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
@@ -801,7 +797,9 @@ class PhoneAgent:
 
     async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
         system = (f"You are a friendly phone assistant helping a person fill in a web form. Purpose of the "
-                  f"call: {self.purpose}. The form asks for: {spec.label}. What the person tells you is typed into that form and "
+                  f"call: {self.purpose}. The form asks for: {spec.label}"
+                  f"{'; its choices: ' + ', '.join(spec.options) if spec.options else ''}. What the person tells you is "
+                  "typed into that form and "
                   "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
                   "short spoken sentence; if you do not know, say so; never make up facts.\n"
                   "Example: Why do you need my date of birth? => The form asks for it, and it is required to "

@@ -92,9 +92,16 @@ def spellable(spec: FieldSpec) -> bool:
     return kind(spec) in SPELLABLE
 
 
+#: a choice's options read out with its question up to this many ("Window, Aisle or Middle?"): they tell the
+#: person the words the form takes; a longer list (six destinations, six meals: 3–3.5 s of speech) mostly
+#: holds what the person would say anyway ("Rome"), so it is read only after an answer that names none
+READ_OPTIONS = 3
+
+
 def question(spec: FieldSpec) -> str:
     """The question for a field: "What is your date of birth?", "What is your seat
-    preference: Window, Aisle or Middle?" (up to six options are read out; a label that is a
+    preference: Window, Aisle or Middle?" (up to :data:`READ_OPTIONS` options are read out; a
+    longer list is said only when the answer names none of them, :func:`hint`; a label that is a
     question is kept: "How should we contact you? Email, Phone or Post?"), "Do you accept the
     fare rules and the privacy notice?"; a date's label that does not say so gets "date":
     "What is your check-in date?"; "(optional)" is not read out, a plural takes "are": "What are
@@ -105,7 +112,7 @@ def question(spec: FieldSpec) -> str:
         m = re.match(r"(?i)i (agree|accept|consent|confirm|want|would like|have read)\b(.*)", label)
         return f"Do you {m.group(1).lower()}{m.group(2).rstrip('.')}?" if m else f"Please confirm: {label}. Yes or no?"
     opts = spec.options or ()
-    if k in ("choice", "choices") and 0 < len(opts) <= 6:
+    if k in ("choice", "choices") and 0 < len(opts) <= READ_OPTIONS:
         head = label if label.endswith("?") else f"What is your {label[0].lower() + label[1:]}:"
         listed = f"{', '.join(opts[:-1])} or {opts[-1]}" if len(opts) > 1 else opts[0]
         return f"{head} {listed}?"
@@ -130,9 +137,19 @@ def hint(spec: FieldSpec) -> str:
             "choice": _choices_hint(spec), "code": "Please say it character by character."}.get(k, "")
 
 
+def spoken_text(text: str) -> str:
+    """A page's words (a refusal's reason, a step's advice) as the phone agent says them: a
+    long number (five digits or more, "+" said "plus") digit by digit in groups, which a
+    speech synthesiser would read as one huge number ("+447700900123" → "plus four four
+    seven, seven zero zero, nine zero zero, one two three"), and "e.g."/"i.e." in words."""
+    text = re.sub(r"\be\.g\.,?", "for example", re.sub(r"\bi\.e\.,?", "that is", text))
+    return re.sub(r"(\+)?\b(\d{5,})\b",
+                  lambda m: ("plus " if m.group(1) else "") + words.digit_groups(m.group(2)), text)
+
+
 def _choices_hint(spec: FieldSpec) -> str:
     opts = spec.options or ()
-    if len(opts) > 6:  # not read out with the question: say them now
+    if len(opts) > READ_OPTIONS:  # not read out with the question: say them now
         return f"The choices are {', '.join(opts[:-1])} or {opts[-1]}."
     return "Please pick one of the choices."
 

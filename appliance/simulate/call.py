@@ -8,9 +8,9 @@ over the Opus track into the phone agent's real pipeline: Silero VAD, streaming 
 end of turn, barge-in. No text crosses the line unspoken.
 
 Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
-audio into utterances at ``gap_ms`` of silence) and answers when what it heard since it
+audio into utterances at :data:`TURN_GAP_MS` of silence) and answers when what it heard since it
 last spoke asks something — a question, a read-back, a request to submit. After a
-statement ("One moment, I'm working on the form.") it stays silent and keeps listening;
+statement ("One moment, please.") it stays silent and keeps listening;
 after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
 bot's next clause may be late) before it answers.
 
@@ -35,7 +35,7 @@ import numpy as np
 
 from appliance.voice.wav import write_wav
 from appliance.simulate.hearing import clean
-from appliance.simulate.person import SimulatedPerson, mouth
+from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
 
@@ -51,6 +51,13 @@ _ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|wh
                      r"\bis that (right|correct)\b", re.I)
 
 
+#: the bot's silence (ms) after which the person takes what it heard as said (the client's ``gap_ms``): longer
+#: than the pauses inside one of the bot's lines (Piper's comma and sentence breaks, clause by clause: at most
+#: 340 ms in the bench's recordings, heard-*.wav), about what a listener waits at the end of a question (people
+#: answer 200–500 ms after it); a pause inside a line that is longer still only ends a piece that asks nothing
+#: or only reads back ("I have …"), which the person waits on
+TURN_GAP_MS = 500
+
 #: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
 #: only once the bot is silent again, so the rest of a long spelled read-back arrives after all of it was played
 READ_BACK_WAIT_S = 10.0
@@ -60,6 +67,12 @@ READ_BACK_WAIT_S = 10.0
 #: ``PersonOnCall._transcribe``): the bot's speech comes through at 2–3.5 words a second, pauses included
 #: (CI: "I have David Miller at example." for 4.1 s of "I have david miller, at example dot com. Is that right?")
 MIN_WORDS_PER_S = 1.6
+#: the longest stretch of bot audio the person's Whisper hears in one pass: a longer utterance is cut at its
+#: pauses first (tiny.en drops the tail of a long one: the bench's 18 s summary came back without its
+#: closing "Shall I submit the form now?", and the person waited for a question it had been asked, so its last
+#: clause is heard again alone too). Not shorter: a digit read-back cut at 5 s lost a group ("I have 077. 0 0 1
+#: 2, 3" for "… zero seven seven, zero zero nine, zero zero one, two three"), and the person said no to it
+PIECE_S = 8.0
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -84,6 +97,35 @@ def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return audio[:cut], audio[cut:]
 
 
+def pieces(audio: np.ndarray, max_s: float = PIECE_S) -> list[np.ndarray]:
+    """``audio`` (16 kHz) cut at pauses (:func:`_halves`, again and again) into pieces of at
+    most ``max_s`` seconds, in order; a stretch with no pause to cut at stays whole."""
+    if len(audio) <= max_s * ASR_RATE_HZ or (halves := _halves(audio)) is None:
+        return [audio]
+    return [p for half in halves for p in pieces(half, max_s)]
+
+
+def last_clause(audio: np.ndarray, min_pause_ms: int = 160) -> np.ndarray | None:
+    """The end of ``audio`` (16 kHz) after its last pause of at least ``min_pause_ms`` (20 ms
+    windows under the audible level, trailing silence aside), or None when it has none."""
+    win = ASR_RATE_HZ // 50
+    n = len(audio) // win
+    quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
+    i = n - 1
+    while i > 0 and quiet[i]:
+        i -= 1
+    run = 0
+    while i > 0:
+        if quiet[i]:
+            run += 1
+        elif run * 20 >= min_pause_ms:
+            return audio[(i + 1 + run // 2) * win:]
+        else:
+            run = 0
+        i -= 1
+    return None
+
+
 def unfinished(text: str) -> bool:
     """Whether an utterance asks only by its read-back frame ("I have Papa,"): the question
     ("Is that right?") may still be coming."""
@@ -91,11 +133,16 @@ def unfinished(text: str) -> bool:
         r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.casefold())
+
+
 def asks(text: str) -> bool:
     """Whether an utterance (as ASR wrote it) asks the listener something: one of its
     sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
     Phone were post.")."""
-    return any("?" in sent or _ASKING.search(sent) for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
+    return any("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent)
+               for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
 
 
 class Screen:
@@ -178,7 +225,7 @@ class PersonOnCall:
             except TimeoutError:
                 audio = None  # the bot paused long enough: the read-back is all there is
             if audio is not None:
-                text = await self._transcribe(audio)
+                text = await self._transcribe(audio, self.client.last_span)
                 if text:
                     heard.append(text)
                 if not heard or not asks(text):
@@ -196,23 +243,44 @@ class PersonOnCall:
             except Exception:  # one broken turn must not silence the person for the rest of the call
                 log.exception("simulated person: turn failed")
 
-    async def _transcribe(self, audio: np.ndarray) -> str:
+    async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
+        """What the person heard in one bot utterance: Whisper's text of each of its
+        :func:`pieces`, repetition loops undone (:func:`~appliance.simulate.hearing.clean`),
+        joined; an utterance heard in pieces has its :func:`last_clause` heard again alone,
+        and added when it ends otherwise than the pieces did. Event ``person_asr``, with the utterance's audible ``span`` as
+        ``bot_start_ts``/``bot_end_ts`` (ms since the epoch) when known."""
         self._heard_n += 1
         if self.folder is not None:
             write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
                       (np.clip(audio, -1, 1) * 32767).astype(np.int16), ASR_RATE_HZ)
         t0 = time.monotonic()
+        passes = [await self._transcribe_piece(p) for p in pieces(audio)]
+        text = " ".join(c for t, _ in passes if (c := clean(t)))
+        if len(passes) > 1 and (tail := last_clause(audio)) is not None:
+            # the last thing said, heard again on its own: tiny.en drops a long line's closing question even from
+            # a 5 s piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
+            end = clean((await asyncio.to_thread(self.asr.transcribe, tail)).text)
+            if end and _words(end)[-3:] != _words(text)[-3:]:
+                text = f"{text} {end}"
+        first_pass = " ".join(f for _, f in passes if f)
+        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(len(audio) / ASR_RATE_HZ, 2),
+                  asr_ms=round((time.monotonic() - t0) * 1000), pieces=len(passes),
+                  first_pass=first_pass if first_pass != text else None,
+                  **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}))
+        return text
+
+    async def _transcribe_piece(self, audio: np.ndarray) -> tuple[str, str]:
+        """Whisper's text for one piece of bot audio, and its first pass's. Whisper may have
+        stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
+        of a spelled read-back): a listener hears it all, so a transcript too sparse for its
+        audio (under :data:`MIN_WORDS_PER_S`) is heard again in two halves, and what holds
+        more words is kept."""
         tr = await asyncio.to_thread(self.asr.transcribe, audio)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
-            # Whisper may have stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
-            # of a spelled read-back): a listener hears it all, so the person hears it again in two halves, and
-            # keeps what holds more words
             again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
             text = again if len(again.split()) > len(text.split()) else text
-        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(tr.audio_s, 2),
-                  asr_ms=round((time.monotonic() - t0) * 1000), first_pass=tr.text if text != tr.text else None)
-        return clean(text)
+        return text, tr.text
 
     async def _speak(self, reply: str) -> None:
         # asked again, or correcting a read-back, a person spells codes with the spelling alphabet

@@ -19,10 +19,11 @@ from appliance.config import Config
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
-from appliance.forms.session import SessionResult, fetch_submissions, report
+from appliance.forms.session import SessionResult, fetch_submissions, fields_filled, report
 from appliance.forms.session import run_session
-from appliance.simulate.call import PersonOnCall, Screen, asks
+from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
+from appliance.simulate.stages import stages
 from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
@@ -86,7 +87,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     client: WebRTCClient | None = None
     try:
         await server.start()
-        client = WebRTCClient(server.url)
+        client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS)
         await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
         call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
                             folder=person_side.folder, screen=Screen(server.url, client.pc_id, emit))
@@ -98,6 +99,7 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
                 if t is not None:
                     t.cancel()
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
+        out["stages_s"] = stages(person_side.events.events, fields_filled(result.envelopes))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder,
                          {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
@@ -203,6 +205,7 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
                                    emit=appliance_side.events.emit, folder=appliance_side.folder,
                                    task=_task(url, profile))
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
+        out["stages_s"] = None  # no audio: nothing to time by ear
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
         return RunOutput(out, result, person_side.folder, {"bot": 0.0, "person": 0.0})
     finally:

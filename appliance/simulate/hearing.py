@@ -21,7 +21,9 @@ Strict about the value, tolerant of how Whisper writes speech:
 * e-mails and user names: "at", "dot", "underscore", "dash" say their symbols;
 * a date: any spoken or numeric form naming the same day ("the 14th of March, 1990",
   "March fourteenth, nineteen ninety", "14/03/1990"); "the 40th" is how Whisper writes a
-  spoken "fourteenth" (no month has a 40th day, so no other date is taken for it);
+  spoken "fourteenth" (no month has a 40th day, so no other date is taken for it), and
+  "the 40 to March" its "fourteenth of March" too, and "2020-7" how it writes a spoken
+  "twenty twenty seven" (bench: the person said no to right read-backs of its dates);
 * a choice: the same words, or the country of a nationality ("British": "United Kingdom").
 
 What is not pronounced never counts: case, and the spaces, hyphens and apostrophes of a
@@ -274,9 +276,18 @@ def _says(spoken: list[tuple[str, ...]], value: str) -> bool:
 
 # ---- dates --------------------------------------------------------------------------------------------
 
+#: a decade's year and a digit: how Whisper writes a spoken "twenty twenty seven" ("2020-7", "2020 7")
+_SPLIT_YEAR = re.compile(r"\b(\d\d[1-9]0)[- ]([1-9])\b(?![-/.]\d)")
+
+
+#: "the 40 to March": how Whisper writes a spoken "the fourteenth of March" (no month has a 40th day)
+_TEENTH_OF = re.compile(r"\b([4-9])0 to (?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)")
+
+
 def _date(part: str) -> str | None:
     """The one date ``part`` names, ISO, or None (none, several, or not a real day)."""
-    text = part.casefold()
+    text = _SPLIT_YEAR.sub(lambda m: str(int(m.group(1)) + int(m.group(2))), part.casefold())
+    text = _TEENTH_OF.sub(lambda m: f"1{m.group(1)}th of ", text)
     if m := re.search(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", text):
         y, mo, d = (int(g) for g in m.groups())
     elif m := re.search(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b", text):

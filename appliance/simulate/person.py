@@ -1,8 +1,11 @@
 """A simulated person on a form-filling call: an LLM persona with a private profile.
 
-Each time the person hears the assistant (an ASR transcript of the bot's audio), the
-embedded LLM — with its own prompt and slot — decides which of the person's details is
-asked for (``topic``: a profile key or ``none``; one constrained JSON answer). Two acts the
+Each time the person hears the assistant (an ASR transcript of the bot's audio), it
+knows which of its details is asked for (``topic``: a profile key or ``none``) at once
+when the question names one in so many words ("What is your passport number?": the key's
+own words or one of :data:`KEY_WORDS`' descriptions, as a listener recognises them);
+otherwise the embedded LLM — with its own prompt and slot — decides (one constrained JSON
+answer). Two acts the
 person recognises by ear: a value read back ("… Is that right?", about the detail last
 asked) and a request to submit. A value read back with the next question ("I have Miller.
 What is your date of birth?") is judged first: a wrong one is put right ("No, it's …"),
@@ -73,7 +76,9 @@ KEY_WORDS = {
 WORDED_KEYS = ("nationality", "country")
 #: Dialogue acts the person recognises by ear: a value read back for checking, a request to submit.
 _CHECK = re.compile(r"\b(is that (right|correct)|did i get that right|have i got that right)\b", re.I)
-_PERMISSION = re.compile(r"\b(shall|may|can|should) i (submit|send)\b", re.I)
+#: a request to submit, however Whisper wrote its "Shall": "Shall I submit the form now?", "Show I submit the form
+#: now.", "Ciao I submit the form now." (bench; "Here's what I'll submit" is none)
+PERMISSION = re.compile(r"\b\w+ i (?:submit|send)\b", re.I)
 _REFUSED = re.compile(r"did not accept|not accepted|already taken|needs|must|not valid|invalid", re.I)
 _PRESENCE = re.compile(r"^\W*are you (still )?there\W*$", re.I)
 _TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your screen."
@@ -132,6 +137,8 @@ class SimulatedPerson:
             f"details does the assistant ask for in its last words? Your details: {details}. Answer \"none\" when "
             "it asks for none of them.\nExamples:\n" + _EXAMPLES)
         self._choices = {asked: (*keys,) if asked else (*keys, "none") for asked in (True, False)}
+        self._named = {phrase.strip().casefold(): k for k in keys
+                       for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))}
 
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
@@ -158,8 +165,9 @@ class SimulatedPerson:
         types the detail asked for there and says nothing (event ``person_typed``).
         A read-back ("… Is that right?") is about the detail last asked; a request to submit is
         about submitting; for anything else the LLM decides which detail is asked for, and a
-        request to spell in which it finds none ("Could you spell your post good for me?", as
-        Whisper wrote "postcode") is about the detail last asked.
+        request to spell in which it finds no detail a person spells ("Could you spell your post
+        good for me?", as Whisper wrote "postcode") is about the detail last asked (bench: the
+        0.5B model took it for the message and the person spelled that).
         """
         stated = _stated_then_asked(heard)
         if stated is not None and self._previous not in ("none", "submit") and self.believed(self._previous):
@@ -173,7 +181,7 @@ class SimulatedPerson:
             topic, kind = "none", "presence"
         elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = self._previous, "check"
-        elif _PERMISSION.search(heard):
+        elif PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
         else:
             kind = "ask"
@@ -186,8 +194,12 @@ class SimulatedPerson:
             asked = next((asked[m.start():] for m in re.finditer(r"(?:^|(?<=[.!?;]\s))[^.!?;]*\?", asked)),
                          asked).strip()
             topics = self._choices[asked.rstrip().endswith("?")]
+            named = _ASKED_FOR.search(asked)
+            topic = self._named.get(named.group(1).casefold()) if named else None
+            if topic is None and "consent" in topics and _CONSENT_ASKED.search(asked):
+                topic = "consent"
             try:
-                topic = (await self.llm.json(
+                topic = topic or (await self.llm.json(
                     self._system, f"said: {asked}", max_tokens=24,
                     grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
                     schema={"type": "object", "required": ["topic"], "additionalProperties": False,
@@ -195,8 +207,8 @@ class SimulatedPerson:
             except (LLMError, KeyError, TypeError) as e:
                 log.warning("persona: %s", e)
                 topic = "none"
-            if topic == "none" and _SPELL.search(heard):  # a spelling asked for a detail the LLM missed
-                topic = self._previous
+            if _SPELL.search(heard) and not _spellable(self.believed(topic) if topic != "none" else ""):
+                topic = self._previous  # a spelling of a detail the LLM missed (or took for one nobody spells)
         if kind == "ask" and type_in is not None and _TYPE_OFFER.search(heard) and self.believed(topic) \
                 and await type_in(self.believed(topic)):
             kind, said = "typed", None
@@ -261,10 +273,23 @@ class SimulatedPerson:
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
-_FRAME = re.compile(r"^\W*(?:i have|i've got|i got|so that's|so|you said)\b\W*", re.I)
+#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …"); not "I have what you typed"
+_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b"
+                    r"(?!\W+what you typed)\W*", re.I)
+#: a request for consent ("Do you accept the fare rules and the privacy notice?")
+_CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
+#: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
+#: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
+_ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write it)
 _THEN_ASKED = re.compile(r"[.,;!]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
                          r"and)\b[^.!?]*\?)", re.I)
+
+
+def _spellable(value: str) -> bool:
+    """Whether a person would spell ``value`` when asked to: a word or a code (letters in it, up
+    to three words), not a sentence ("Please call me after 5 pm.") or a number."""
+    return bool(re.search(r"[^\W\d_]", value)) and len(value.split()) <= 3
 
 
 def _stated_then_asked(heard: str) -> tuple[str, str] | None:

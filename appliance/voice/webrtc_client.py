@@ -3,7 +3,8 @@
 Simulated people (form filling, Werewolf) use it: they talk by :meth:`WebRTCClient.say`
 (16 kHz mono speech, sent in real time over an Opus track; silence otherwise) and hear
 the bot through :meth:`WebRTCClient.bot_utterances` (the received audio, cut into
-utterances at ≥ ``gap_ms`` of silence). Signalling is the page's own: ``POST /api/offer``.
+utterances at ≥ ``gap_ms`` of silence; :attr:`WebRTCClient.last_span` says when the one
+last taken was audible). Signalling is the page's own: ``POST /api/offer``.
 No STUN/TURN (``iceServers=[]``); use it in a loopback-only namespace with
 ``transport.loopback_only`` as the tests do.
 """
@@ -77,9 +78,12 @@ class WebRTCClient:
         self.pc = None
         self.pc_id: str | None = None
         self._mic = None
-        self._utterances: asyncio.Queue[np.ndarray] = asyncio.Queue()
+        self._utterances: asyncio.Queue[tuple[np.ndarray, tuple[float, float]]] = asyncio.Queue()
         self._recv_task: asyncio.Task | None = None
         self.bot_audio_s = 0.0
+        #: (first, last) audible 20 ms frame of the utterance last taken (:meth:`bot_utterances`,
+        #: :meth:`next_bot_utterance`), as wall-clock seconds (``time.time()``) of their arrival
+        self.last_span: tuple[float, float] | None = None
 
     async def connect(self, **offer_extra) -> None:
         """Negotiate; ``offer_extra`` joins the offer body (e.g. ``mode="form", url=…``).
@@ -111,6 +115,7 @@ class WebRTCClient:
     async def _receive(self, track) -> None:
         current: list[np.ndarray] = []
         silent_ms = 0.0
+        first = last = 0.0  # wall-clock arrival of the current utterance's first and last audible frame
         try:
             while True:
                 frame = await track.recv()
@@ -119,6 +124,9 @@ class WebRTCClient:
                 ms = len(pcm) / rate * 1000
                 loud = float(np.sqrt(np.mean(pcm ** 2))) > AUDIBLE_RMS if len(pcm) else False
                 if loud:
+                    last = time.time()
+                    if not current:
+                        first = last
                     current.append(pcm.astype(np.float32))
                     silent_ms = 0.0
                     self.bot_audio_s += ms / 1000
@@ -127,7 +135,7 @@ class WebRTCClient:
                     silent_ms += ms
                     if silent_ms >= self.gap_ms:
                         audio = resample(np.concatenate(current), rate, 16_000)
-                        self._utterances.put_nowait(audio)
+                        self._utterances.put_nowait((audio, (first, last)))
                         current, silent_ms = [], 0.0
         except (MediaStreamError, asyncio.CancelledError):
             return
@@ -135,11 +143,13 @@ class WebRTCClient:
     async def bot_utterances(self):
         """Async iterator of the bot's utterances, float32 mono 16 kHz."""
         while True:
-            yield await self._utterances.get()
+            audio, self.last_span = await self._utterances.get()
+            yield audio
 
     async def next_bot_utterance(self, timeout_s: float) -> np.ndarray:
         """The next bot utterance. Raises: TimeoutError after ``timeout_s``."""
-        return await asyncio.wait_for(self._utterances.get(), timeout_s)
+        audio, self.last_span = await asyncio.wait_for(self._utterances.get(), timeout_s)
+        return audio
 
     async def say(self, audio: np.ndarray, rate_hz: int, wait: bool = True) -> None:
         """Speak ``audio`` (int16 or float32 mono at ``rate_hz``) into the session;
