@@ -124,6 +124,16 @@ async def test_without_a_page_the_vads_start_pauses_the_bot_and_a_release_resume
     assert [e for e, _f in clock.events] == ["pause", "duck_released"]
 
 
+async def test_a_pages_bot_is_never_paused_by_the_vad_even_after_its_duck_was_released():
+    # the duck was released as noise before the speech reached the VAD (a slow microphone path)
+    frames = [*speech(1.6), SleepFrame(0.3), InputTransportMessageFrame(message=DUCK), SleepFrame(0.5),
+              VADUserStartedSpeakingFrame(), SleepFrame(1.6)]
+    clock = await _play(frames)
+    assert clock.page() == ["released"]
+    assert [index(f) for _t, f in clock.audio()] == list(range(40))  # sent on, in order: at the page no stop
+    assert "pause" not in [e for e, _f in clock.events]
+
+
 async def test_a_confirmed_barge_in_drops_the_rest():
     frames = [*speech(1.0), SleepFrame(0.3), InputTransportMessageFrame(message=DUCK), GAP,
               VADUserStartedSpeakingFrame(), SleepFrame(0.2), InterruptionFrame(), SleepFrame(0.8)]

@@ -17,6 +17,9 @@ Barge-in, decided in two steps:
    later than the data channel's message), the VAD is not hearing anything speech-like
    (:class:`ListeningSileroVAD`: quiet, not even starting), or it goes back to quiet before
    its start (a knock, a cough, a tone, music), the page is told ``released``.
+   A page's session is never paused by the VAD (at the page that is a stop): a sound its
+   detector missed, or a duck released before the speech was heard, leaves the bot at its
+   level until the words decide.
    **Pause** (a transport without a page: its VAD start) — no more audio goes out, and what
    was sent but not yet heard goes back to the front of the queue,
    ``turn.resume_overlap_ms`` earlier still, so the bot picks up a little before the cut.
@@ -121,6 +124,7 @@ class Playout(FrameProcessor):
         self._sound_at: float | None = None  # when the ducked-for sound reached us in the mic's audio
         self._paused_at: float | None = None  # loop time of the pause
         self._speech = False  # the VAD hears the person
+        self._page = False  # a page ducks for this session: the VAD's start never pauses the bot (that is a stop there)
         self._timer: asyncio.Task | None = None
 
     # --- the arbiter's inputs ---------------------------------------------------------
@@ -176,10 +180,12 @@ class Playout(FrameProcessor):
 
     async def _on_system(self, frame: Frame) -> None:
         if isinstance(frame, InterruptionFrame):
+            # a page mutes what is still in flight, whether it ducked for this or not
+            heard = self.paused or self._ducked_at is not None or (self._page and self._playing())
             self._queue = deque(f for f in self._queue if not f.interruptible)
             self._history.clear()
             self._play_end = 0.0
-            if self.paused or self._ducked_at is not None:
+            if heard:
                 await self._confirm()
             self._changed.set()
         elif isinstance(frame, InputTransportMessageFrame) and _is_duck(frame.message):
@@ -188,7 +194,7 @@ class Playout(FrameProcessor):
             self._speech = True
             if self.paused or self._ducked_at is not None:  # a yielding bot goes on until the words decide
                 self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
-            elif self._turn.barge_in and self._playing():
+            elif self._turn.barge_in and self._playing() and not self._page:  # a page ducks for itself
                 await self._pause(self._now() - self._vad_start_s - 0.03)
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
             self._speech = False
@@ -198,6 +204,7 @@ class Playout(FrameProcessor):
             await self._release("barge-in is off")
 
     async def _on_duck(self) -> None:
+        self._page = True
         if not (self._turn.barge_in and self._playing()):
             await self._tell_page("released")
             return
@@ -254,7 +261,8 @@ class Playout(FrameProcessor):
         self._changed.set()
 
     async def _confirm(self) -> None:
-        after_ms = round((self._now() - (self._ducked_at or self._paused_at)) * 1000)
+        since = self._ducked_at or self._paused_at
+        after_ms = round((self._now() - since) * 1000) if since is not None else None
         self._paused_at = self._ducked_at = None
         self._cancel_timer()
         self._report("barge_in_confirmed", after_ms=after_ms)

@@ -190,8 +190,9 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                     continue  # the early final still covers the utterance
                 self._early = self._drop(self._early)  # speech went on: that early transcript is stale
                 await self._cancel_eager_end_of_turn()
-            if trailing_silence(pcm, 60):
-                continue  # a pause that may be the end: leave the ASR to the early final
+            if trailing_silence(pcm, 60) and not self._bot_speaking:
+                continue  # a pause that may be the end: leave the ASR to the early final (a barge-in's
+                # "Stop," is whole in its pause: while the bot speaks that is when to hear it)
             if not (self._bot_speaking or self._interims_while_quiet) or loop.time() - last_t < self._interim_every_s:
                 continue
             last_t = loop.time()
