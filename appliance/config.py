@@ -106,7 +106,7 @@ class TurnConfig(_Section):
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
     # smart_turn: how long after the VAD stop an utterance that sounds unfinished waits for more speech
     incomplete_timeout_ms: int = Field(2000, ge=0)
-    interim_every_ms: int = Field(250, ge=100)  # cadence of interim re-transcription while the bot speaks (barge-in)
+    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks (barge-in)
     early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
@@ -133,7 +133,7 @@ class ASRConfig(_Section):
     engine: Literal["whisper", "moonshine"] = "whisper"  # moonshine = Moonshine base-en on onnxruntime
     model: str = "tiny.en"  # whisper: "tiny.en" = the bundled model, or a CTranslate2 folder path
     beam_size: int = Field(1, ge=1, le=10)
-    cpu_threads: int = Field(2, ge=1)
+    cpu_threads: int = Field(1, ge=1)
     compute_type: str = "int8"
     # silence = no-speech probability above this and average token log-probability below
     # logprob_threshold (openai-whisper's transcribe() defaults; see voice/asr/whisper.py)
@@ -148,6 +148,7 @@ class LLMConfig(_Section):
     base_url: str | None = None  # openai_compatible only
     api_key_env: str | None = None  # name of the env var holding the key (openai_compatible)
     threads: int = Field(2, ge=1)
+    nice: int = Field(10, ge=0, le=19)  # embedded: the LLM process's niceness increment (voice stages go first)
     ctx_tokens: int = Field(4096, ge=512)  # per slot
     parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix: llama-server keeps one KV cache per slot
     max_tokens: int = Field(120, ge=1)
@@ -179,6 +180,7 @@ class TTSConfig(_Section):
     timeout_s: float = Field(10.0, gt=0)
     first_clause_words: int = Field(3, ge=1)  # the reply's first clause goes to TTS after this many words
     max_clause_words: int = Field(14, ge=2)  # later clauses: at punctuation or this many words
+    max_ahead_ms: int = Field(3000, ge=0)  # piper: a clause is synthesised once less audio than this waits to be played (0: no bound)
 
     @model_validator(mode="after")
     def _provider_fields(self) -> "TTSConfig":

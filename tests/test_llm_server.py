@@ -66,6 +66,9 @@ async def test_child_serves_restarts_after_a_kill_and_leaves_nothing(tmp_path, c
             await phone.decide(SYSTEM, "Give a short answer.", model, max_tokens=120)  # llama.cpp parsed it
         await phone.warm(SYSTEM)
         pid = server.pid
+        # the voice stages go first on a busy machine: the child runs llm.nice (10) below this process
+        assert cfg.llm.nice == 10
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + cfg.llm.nice)
         out = capfd.readouterr()
         assert "slot" not in out.err and "llama" not in out.err and "srv" not in out.out, out  # no native log lines
         assert "print_timing" in runtime.log_path.read_text()

@@ -51,3 +51,27 @@ async def test_a_synthesis_failure_is_an_error_not_silence():
 
 def test_every_marker_emotion_has_piper_settings():
     assert set(PIPER_EMOTIONS) == set(EMOTIONS)
+
+
+async def test_a_clause_waits_until_less_than_max_ahead_ms_of_audio_waits_to_be_played():
+    """Piper keeps pace with playback: the second clause is synthesised only once the audio
+    ahead of the listener (the playout's ``ahead_s``) is under ``tts.max_ahead_ms``."""
+    import time
+
+    synth, first_at, looks = FakeSynth(RATE_HZ), [], []
+
+    def ahead_s() -> float:  # nothing waits before the first clause; then 5 s for 0.3 s, then 0.5 s
+        if synth.calls and not first_at:
+            first_at.append(time.monotonic())
+        looks.append(len(synth.calls))
+        return 5.0 if first_at and time.monotonic() - first_at[0] < 0.3 else 0.5
+
+    tts = PiperClauseTTSService(synth, config.load(overrides={"tts": {"max_ahead_ms": 3000}}).tts, ahead_s=ahead_s)
+    await run_test(tts, frames_to_send=[
+        LLMFullResponseStartFrame(),
+        StyledClauseFrame(text="Once upon a time.", text_type="sentence", style=SpeechStyle()),
+        StyledClauseFrame(text="A knight rode out.", text_type="sentence", style=SpeechStyle()),
+        LLMFullResponseEndFrame(),
+    ])
+    assert [c for c, _ in synth.calls] == ["Once upon a time.", "A knight rode out."]
+    assert looks.count(0) == 1 and looks.count(1) >= 5  # the second clause looked again every 50 ms for 0.3 s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from fakes import FakeASR
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
     EagerEndOfTurnCancelFrame,
     EagerTranscriptionFrame,
     Frame,
@@ -116,6 +117,22 @@ async def test_no_interims_while_the_bot_is_quiet_unless_asked():
                                                   SleepFrame(0.5), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
     assert not [f for f in down if isinstance(f, InterimTranscriptionFrame)]
     assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two three four"]
+
+
+async def test_while_the_bot_speaks_a_word_is_transcribed_once_in_its_own_pause():
+    """A barge-in's "Stop." is decided at the word's end, not at the next interim tick, and
+    by one ASR call: no early final of the same pause queues beside it."""
+    asr = FakeASR()
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=5000, eager=True)  # no tick in this test's time
+    probe = StopProbe(asr)
+    down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
+        BotStartedSpeakingFrame(), VADUserStartedSpeakingFrame(), *audio_frames(tone(0.5)),
+        *audio_frames(silence(0.2)), SleepFrame(0.4), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    assert [f.text for f in down if isinstance(f, InterimTranscriptionFrame)] == ["one"]
+    assert not [f for f in down if isinstance(f, EagerTranscriptionFrame)]
+    assert probe.calls_at_stop == 1
+    # the VAD stopped in that pause: the final is that transcript, not a second ASR call
+    assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one"] and len(asr.calls) == 1
 
 
 def test_the_person_has_stopped_when_the_end_is_quiet():

@@ -7,6 +7,10 @@ serves until its stdin reaches end of file — the parent closed it, or the pare
 exits. llama.cpp's own log lines go to this process's stdout/stderr, which the parent sends
 to a log file, so they never reach the appliance's console.
 
+It lowers its own CPU priority by ``--nice`` (``llm.nice``) before loading the model: on a
+busy machine the voice stages of the parent (VAD, ASR, turn model, TTS), which must keep
+up with real time, go first, and the LLM takes what they leave.
+
 Busy-polling is off (``poll = 0``): with another process on a core, polling threads
 collapsed generation to ~1 tok/s. Each of the ``--parallel`` slots has its own KV cache of
 ``--ctx-per-slot`` tokens (``kv_unified`` off).
@@ -51,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, required=True, help="slots")
     ap.add_argument("--ctx-per-slot", type=int, required=True, help="context tokens per slot")
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--nice", type=int, default=0, help="niceness added to this process (0-19)")
     ap.add_argument("--ready-fd", type=int, required=True, help="where to write the base URL once serving")
     args = ap.parse_args(argv)
+    os.nice(args.nice)  # llama.cpp's threads inherit it
     import xllamacpp
 
     server = xllamacpp.Server(_params(args))

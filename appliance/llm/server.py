@@ -140,7 +140,7 @@ class EmbeddedLLMServer:
         read_fd, write_fd = os.pipe()
         cmd = [sys.executable, "-m", "appliance.llm.process", "--model", str(self._gguf), "--port", str(port),
                "--parallel", str(self.cfg.parallel_slots), "--ctx-per-slot", str(self.cfg.ctx_tokens),
-               "--threads", str(self.cfg.threads), "--ready-fd", str(write_fd)]
+               "--threads", str(self.cfg.threads), "--nice", str(self.cfg.nice), "--ready-fd", str(write_fd)]
         path = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
         try:
             # its own session: the terminal's Ctrl-C goes to the appliance, which then stops the child

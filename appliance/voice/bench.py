@@ -19,16 +19,17 @@ is audible when its RMS > 0.01 (−40 dBFS).
   window of the reply − last audible mic window of the utterance. A turn with no reply
   before the next utterance counts at the fallback (the gap) and is reported in
   ``unanswered``.
-- ``barge_in`` (WebAudio microphone, :data:`BARGE_IN_TRIALS` trials): the story question,
-  then an interruption from :data:`INTERRUPTIONS` started by the page once it has heard the
-  bot for ≥ 200 ms (plus a varied delay); ``barge_in_ms`` = last audible bot window (before
+- ``barge_in`` (WebAudio microphone, :data:`BARGE_IN_TRIALS` trials): a story question
+  (:data:`STORIES`), then an interruption from :data:`INTERRUPTIONS` started by the page once it has heard the
+  story's reply (bot audio after the question) for ≥ 200 ms plus a varied delay; ``barge_in_ms`` = last audible bot window (before
   a bot silence ≥ 500 ms) − first audible mic window of the interruption. A trial counts
   when the bot was audible in the 300 ms before that onset; fewer than
   :data:`MIN_VALID_TRIALS` valid trials for a pipeline is an error (exit 1, the reason in
   ``error``). ``yield_ms``: when the page lowered the bot (its duck, still audible) − that
   onset; the bot stops (``barge_in_ms``) once the server has heard a word that interrupts.
+  ``barge_in_steps_ms``: the server's steps of that decision (:data:`BARGE_IN_STEPS`).
 - ``false_barge_in_rate`` (WebAudio microphone, :data:`FALSE_BARGE_INS`: backchannels and
-  noises played while the bot speaks): the share of clips after which the bot stayed
+  noises, each played 500 ms into the reply to a new story question): the share of clips after which the bot stayed
   inaudible ≥ 300 ms (a silence starting within the clip or 600 ms after it) or its reply
   was cancelled; ``ducks_released``: ducks the server released.
 - ``speculation_kept_rate``: replies started on the early final and kept ÷ replies started
@@ -77,7 +78,13 @@ QUESTIONS = [
     ("What time zone is Tokyo in?", "piper"),
     ("Give me one tip for sleeping better.", "espeak"),
 ]
-STORY = "Tell me a long story about a brave knight and a green dragon."
+#: The story questions, a new one for each barge-in trial and each false barge-in clip: asked again
+#: in the same call, the small LLM repeats its first answer (as trimmed by the interruption), one sentence.
+STORIES = [f"Tell me a long story about {topic}." for topic in (
+    "a brave knight and a green dragon", "a lost robot looking for its home", "a fisherman and a talking whale",
+    "a girl who could speak to birds", "a clockmaker in an old town", "two friends sailing around the world",
+    "a dog who wanted to fly", "a baker and a magic oven", "a lighthouse keeper on a stormy night",
+    "a young astronaut on the moon", "a king who lost his crown", "a fox and a clever crow")]
 INTERRUPTIONS = ["Stop. What is two plus two?", "Wait, stop. What is the capital of Spain?",
                  "Stop, wait a moment."]
 #: Backchannels and noises played while the bot speaks: none may stop it.
@@ -146,7 +153,7 @@ def _clips(tmp: Path, synth: PiperSynth) -> dict[str, np.ndarray]:
     """The WebAudio microphone's clips: the story question, the interruptions (``stop0``…),
     the backchannels and noises."""
     rng = np.random.default_rng(7)
-    clips = {"story": _piper(synth, STORY)}
+    clips = {f"story{i}": _piper(synth, text) for i, text in enumerate(STORIES)}
     clips.update({f"stop{i}": _piper(synth, text) for i, text in enumerate(INTERRUPTIONS)})
     # Piper cannot hum ("Mm-hm." comes out as words): espeak-ng's is heard as "Mm-mm"
     clips.update({"mm-hm": _espeak("Mm-hmm.", tmp / "mm.wav"), "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
@@ -247,32 +254,42 @@ async def _wait_bot_quiet(mic, quiet_s: float = 1.5, max_s: float = 20.0) -> Non
         waited += 0.5
 
 
+async def _over_the_story(mic, clips: dict[str, np.ndarray], story: str, clip: str,
+                          extra_ms: float) -> tuple[float | None, float]:
+    """Ask ``story`` (it takes the turn from whatever the bot is saying) and start ``clip``
+    once the page has heard its reply for 200 ms + ``extra_ms``: only bot audio after the
+    question counts, so the clip never lands on an earlier reply's tail. Returns the clip's
+    meter start (None: the reply never came) and the wall time (epoch s) just before it."""
+    asked = await mic.play(story)
+    start = await mic.play_when_bot_heard(clip, 200, extra_ms=extra_ms, timeout_s=25,
+                                          since=asked + len(clips[story]) / RATE * 1000)
+    return start, time.time() - 0.05
+
+
 async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
-    """The barge-in trials, then the false barge-ins, on one page with the WebAudio mic."""
+    """The barge-in trials, then the false barge-ins, each over the reply to a new story
+    question (:data:`STORIES`), on one page with the WebAudio mic. A trial's ``wall`` span
+    starts at its clip (the question before it may itself interrupt the reply before).
+    Between trials the bot is given at most 8 s to finish: a page whose microphone is
+    silent longer sends no audio, and the server's idle timeout (15 s) would end the call."""
     trials: list[Trial] = []
     falses: list[Trial] = []
+    stories = iter(f"story{i}" for i in range(len(STORIES)))
     async with open_page(server.url) as mic:
         for name, audio in clips.items():
             await mic.add(name, audio)
         await asyncio.sleep(1.0)
         for i in range(BARGE_IN_TRIALS):
             clip = f"stop{i % len(INTERRUPTIONS)}"
-            t0 = time.time()
-            await mic.play("story")
-            start = await mic.play_when_bot_heard(clip, 200, extra_ms=300 + 400 * (i % 3), timeout_s=25)
+            start, t0 = await _over_the_story(mic, clips, next(stories), clip, extra_ms=300 + 400 * (i % 3))
             await asyncio.sleep(len(clips[clip]) / RATE + 1.0)
-            await _wait_bot_quiet(mic)
+            await _wait_bot_quiet(mic, max_s=8)
             trials.append(Trial(clip, start, (t0, time.time()), len(clips[clip]) / RATE * 1000))
         for name in FALSE_BARGE_INS:
-            t0 = time.time()
-            start = await mic.play_when_bot_heard(name, 200, extra_ms=500, timeout_s=4)
-            if start is None:  # the bot is quiet (the story ended, or a clip took the turn): ask again
-                await _wait_bot_quiet(mic)
-                await mic.play("story")
-                start = await mic.play_when_bot_heard(name, 200, extra_ms=1500, timeout_s=25)
+            start, t0 = await _over_the_story(mic, clips, next(stories), name, extra_ms=300)
             await asyncio.sleep(len(clips[name]) / RATE + 2.0)
             falses.append(Trial(name, start, (t0, time.time()), len(clips[name]) / RATE * 1000))
-        await _wait_bot_quiet(mic, max_s=10)
+        await _wait_bot_quiet(mic, max_s=8)
         run = await mic.read()
     await asyncio.sleep(1.0)
     events = [e for s in server.sessions.values() for e in s.events.events]
@@ -293,6 +310,31 @@ def _in(events: list[dict], name: str, span: tuple[float, float]) -> int:
     return sum(1 for e in events if e["event"] == name and span[0] * 1000 <= e["ts"] <= span[1] * 1000)
 
 
+#: The server's steps of a barge-in, timed from its duck (the page's message: the onset plus the data
+#: channel's few ms): ``vad_start`` (the VAD hears speech), ``first_interim`` (the first interim
+#: transcript), ``confirmed`` (a transcript took the turn: the page mutes the bot).
+BARGE_IN_STEPS = {"vad_start": "user_started_speaking", "first_interim": "interim_transcript",
+                  "confirmed": "barge_in_confirmed"}
+
+
+def barge_in_steps(trials: list[Trial], events: list[dict]) -> dict:
+    """Median ms from the server's first ``duck`` in each trial's span to each of
+    :data:`BARGE_IN_STEPS` (the first such event from 300 ms before it on: the VAD may
+    start before the page's message arrives, which gives a negative step); None for a step
+    never seen."""
+    steps: dict[str, list[float]] = {k: [] for k in BARGE_IN_STEPS}
+    for t in trials:
+        span = [e for e in events if t.wall[0] * 1000 <= e["ts"] <= t.wall[1] * 1000]
+        duck = next((e["t_ms"] for e in span if e["event"] == "duck"), None)
+        if duck is None:
+            continue
+        for key, name in BARGE_IN_STEPS.items():
+            at = next((e["t_ms"] for e in span if e["event"] == name and e["t_ms"] >= duck - 300), None)
+            if at is not None:
+                steps[key].append(at - duck)
+    return {k: round(statistics.median(v), 1) if v else None for k, v in steps.items()}
+
+
 def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list[dict]) -> dict:
     """The barge-in and false barge-in figures of one pipeline's session."""
     mic, bot = run.audible("mic"), run.audible("bot")
@@ -311,6 +353,7 @@ def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list
             stopped.append(t.clip)
     return {"barge_in_ms": _pct(valid), "yield_ms": _pct(yields), "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
             "barge_in_trials": {"valid": len(valid), "run": len(trials)},
+            "barge_in_steps_ms": barge_in_steps(trials, events),
             "false_barge_in_rate": round(len(stopped) / counted, 3) if counted else None,
             "false_barge_in": {"clips": counted, "stopped": stopped, "ducks_released": released}}
 

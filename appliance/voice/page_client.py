@@ -97,10 +97,11 @@ async def _read(page) -> PageRun:
 #: The benchmark's microphone (added with ``add_init_script`` before the page loads):
 #: ``getUserMedia`` answers a WebAudio destination's stream; ``applianceBench.add(name,
 #: base64 int16 mono 48 kHz)`` stores a clip; ``play(name)`` starts it now and
-#: ``playWhenBotHeard(name, minMs, extraMs, timeoutMs)`` once the page's bot meter has
-#: been audible for ``minMs`` (within the current reply: gaps under 500 ms) plus
-#: ``extraMs`` and is audible at that moment. Both return the page's AudioContext time
-#: (the meter's clock, ms) at the start, or null on timeout.
+#: ``playWhenBotHeard(name, minMs, extraMs, timeoutMs, sinceMs)`` once the page's bot meter
+#: has been audible for ``minMs`` (within the current reply: gaps under 500 ms; only windows
+#: from meter time ``sinceMs`` on) plus ``extraMs`` and is audible at that moment. Both
+#: return the page's AudioContext time (the meter's clock, ms) at the start, or null on
+#: timeout.
 BENCH_HOOK = """
 (() => {
   const clips = {};
@@ -113,9 +114,9 @@ BENCH_HOOK = """
   const meter = () => window.applianceMeter || { mic: [], bot: [] };
   const now = () => { const m = meter(); const last = [m.mic.at(-1), m.bot.at(-1)].filter(Boolean);
                       return last.length ? Math.max(...last.map((x) => x[0])) : 0; };
-  const heardMs = () => {  // audible bot time in the current reply, and whether it is audible now
+  const heardMs = (since) => {  // audible bot time in the current reply (from `since`), and whether it is audible now
     const bot = meter().bot; let total = 0, last = null;
-    for (let i = bot.length - 1; i >= 0; i--) {
+    for (let i = bot.length - 1; i >= 0 && bot[i][0] >= since; i--) {
       if (bot[i][1] <= 0.01) continue;
       if (last !== null && last - bot[i][0] > 500) break;
       total += 20; last = bot[i][0];
@@ -136,10 +137,10 @@ BENCH_HOOK = """
       const src = ctx.createBufferSource(); src.buffer = buf; src.connect(dest); src.start();
       return now();
     },
-    async playWhenBotHeard(name, minMs, extraMs, timeoutMs) {
+    async playWhenBotHeard(name, minMs, extraMs, timeoutMs, sinceMs) {
       const t0 = performance.now(); let heardSince = null;
       while (performance.now() - t0 < timeoutMs) {
-        const h = heardMs();
+        const h = heardMs(sinceMs);
         if (h.total >= minMs && heardSince === null) heardSince = performance.now();
         if (heardSince !== null && performance.now() - heardSince >= extraMs && h.audibleNow) return this.play(name);
         await new Promise((r) => setTimeout(r, 10));
@@ -171,11 +172,12 @@ class ScriptedMic:
         return await self.page.evaluate("(n) => window.applianceBench.play(n)", name)
 
     async def play_when_bot_heard(self, name: str, min_ms: float = 200, extra_ms: float = 0,
-                                  timeout_s: float = 20.0) -> float | None:
-        """Start clip ``name`` once the page has heard the bot for ``min_ms`` + ``extra_ms``
-        and hears it now; returns the meter time at its start, or None (timeout)."""
-        return await self.page.evaluate("([n, a, b, t]) => window.applianceBench.playWhenBotHeard(n, a, b, t)",
-                                        [name, min_ms, extra_ms, timeout_s * 1000])
+                                  timeout_s: float = 20.0, since: float = 0.0) -> float | None:
+        """Start clip ``name`` once the page has heard the bot for ``min_ms`` (counting only
+        from meter time ``since`` on: e.g. the end of the question whose reply it interrupts)
+        + ``extra_ms`` and hears it now; returns the meter time at its start, or None (timeout)."""
+        return await self.page.evaluate("([n, a, b, t, s]) => window.applianceBench.playWhenBotHeard(n, a, b, t, s)",
+                                        [name, min_ms, extra_ms, timeout_s * 1000, since])
 
     async def read(self) -> PageRun:
         return await _read(self.page)

@@ -105,7 +105,7 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
                                            temperature=cfg.llm.temperature, system_instruction=prompt))
     if cfg.tts.provider == "piper":
-        tts = PiperClauseTTSService(runtime.synth, cfg.tts)
+        tts = PiperClauseTTSService(runtime.synth, cfg.tts, ahead_s=playout.ahead_s)
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     apology = [] if agent else [LLMApology(llm, session.events.emit)]  # a line is no LLM: nothing to apologise for

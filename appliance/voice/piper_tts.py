@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import AsyncGenerator
+from typing import AsyncGenerator, Callable
 
 from pipecat.frames.frames import ErrorFrame, Frame
 
@@ -31,6 +31,7 @@ PIPER_EMOTIONS: dict[str, tuple[float, float, float]] = {
 _CHUNK_MS = 40  # audio is handed to the transport in pieces this long
 _LEAD_KEPT_MS = 10  # Piper starts each synthesis with ~50–75 ms of silence: all but this is cut
 _SILENT = 300  # |sample| under this (−40 dBFS) is silence
+_PACE_S = 0.05  # how often a clause waiting for room ahead of playback looks again
 
 
 def trim_leading_silence(audio, rate: int):
@@ -66,13 +67,22 @@ class PiperClauseTTSService(ClauseTTSService):
     samples`` (blocking; run on this service's own worker thread). ``voice_style`` sets
     this speaker's own voice; a reply's own voice (``style.voice``) replaces it; markers adjust either. A synthesis failure is
     pushed as an ``ErrorFrame``, never silence.
+
+    ``ahead_s`` (optional): seconds of the bot's audio sent on and not yet played (the
+    :class:`~appliance.voice.playout.Playout`'s). A clause is synthesised only once that is
+    under ``tts.max_ahead_ms``: Piper then works at the pace the reply is heard instead of
+    taking a core for the whole reply at its start — when the person is most likely to
+    interrupt, and their words need the ASR at once — and a cut reply was not synthesised
+    in vain.
     """
 
-    def __init__(self, synth: PiperSynth, cfg: TTSConfig, voice_style: VoiceStyle = VoiceStyle(), **kwargs):
+    def __init__(self, synth: PiperSynth, cfg: TTSConfig, voice_style: VoiceStyle = VoiceStyle(),
+                 ahead_s: Callable[[], float] | None = None, **kwargs):
         super().__init__(**kwargs)
         self._synth = synth
         self._cfg = cfg
         self._voice_style = voice_style
+        self._ahead_s = ahead_s
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts")
 
     def can_generate_metrics(self) -> bool:
@@ -83,6 +93,9 @@ class PiperClauseTTSService(ClauseTTSService):
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        if self._ahead_s is not None and self._cfg.max_ahead_ms:
+            while self._ahead_s() * 1000 > self._cfg.max_ahead_ms:
+                await asyncio.sleep(_PACE_S)
         style = self.next_style()
         rate = self._synth.sample_rate_hz
         loop = asyncio.get_running_loop()

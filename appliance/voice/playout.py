@@ -141,6 +141,16 @@ class Playout(FrameProcessor):
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
+    def ahead_s(self) -> float:
+        """Seconds of the bot's audio taken in and not yet played by the transport: what is
+        queued here plus what was sent on ahead of real time (0 when called outside the loop)."""
+        try:
+            now = self._now()
+        except RuntimeError:
+            return 0.0
+        queued = sum(_duration_s(f) for f in self._queue if isinstance(f, OutputAudioRawFrame))
+        return max(0.0, self._play_end - now) + queued
+
     def _playing(self) -> bool:
         """Bot audio is going out or about to."""
         return self._play_end > self._now() - 0.1 or any(isinstance(f, OutputAudioRawFrame) for f in self._queue)
@@ -233,7 +243,9 @@ class Playout(FrameProcessor):
                 await asyncio.sleep(0.02)
                 waited += 20
         self._timer = None
-        if not self._speech and not self.paused:
+        # the VAD's own state too: its start frame reaches this processor only after the pipeline's queues
+        heard = self._speech or (self._vad is not None and self._vad.state != VADState.QUIET)
+        if not heard and not self.paused:
             await self._release("no speech")
 
     # --- pause, release, confirm --------------------------------------------------------

@@ -173,33 +173,29 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         super().__init__(**kwargs)
         self._report = report or (lambda *_a, **_k: None)
 
+    async def _decide(self, text: str, final: bool) -> bool:
+        """Start the turn when ``text`` takes it (while the bot speaks: it :func:`interrupts`;
+        else any word); a final that does not, while the bot speaks, is reported as
+        ``backchannel``. Returns whether it took the turn."""
+        take = interrupts(text, self._min_words) if self._bot_speaking else bool(spoken_words(text))
+        if take:
+            await self.trigger_user_turn_started()
+        elif final and self._bot_speaking:
+            self._report("backchannel", text=text)
+        return take
+
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
         if isinstance(frame, EagerTranscriptionFrame):  # the early final: decided before the VAD stop
-            if self._bot_speaking and is_backchannel(frame.text):
-                self._report("backchannel", text=frame.text)
-            elif interrupts(frame.text, self._min_words) if self._bot_speaking else spoken_words(frame.text):
-                # the turn starts here, not at the final: with the bot quiet there are no interims, and the
-                # stop strategy speculates only within a started turn (it sees this frame next)
-                await self.trigger_user_turn_started()
+            # the turn starts here, not at the final: with the bot quiet there are no interims, and the
+            # stop strategy speculates only within a started turn (it sees this frame next)
+            await self._decide(frame.text, final=True)
         return await super().process_frame(frame)
 
     async def _handle_transcription(self, frame: TranscriptionFrame | InterimTranscriptionFrame) -> ProcessFrameResult:
-        words = spoken_words(frame.text)
-        final = isinstance(frame, TranscriptionFrame)
-        if not words:
-            if final and self._bot_speaking:
-                self._report("backchannel", text=frame.text)
-            return ProcessFrameResult.CONTINUE  # nothing said (an empty final, a cough): nothing to drop
-        if self._bot_speaking:
-            take = interrupts(frame.text, self._min_words)
-        else:
-            take = bool(words)
-        if take:
-            await self.trigger_user_turn_started()
+        if await self._decide(frame.text, final=isinstance(frame, TranscriptionFrame)):
             return ProcessFrameResult.STOP
-        if final:
-            self._report("backchannel", text=frame.text)
-        await self.trigger_reset_aggregation()
+        if spoken_words(frame.text):  # words that did not take the turn: dropped (nothing said: nothing to drop)
+            await self.trigger_reset_aggregation()
         return ProcessFrameResult.CONTINUE
 
 

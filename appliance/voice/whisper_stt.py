@@ -35,9 +35,12 @@ from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
 _RECENT_BYTES = SAMPLE_RATE_HZ * 2 * 4  # the early final compares the trailing quiet with the last 4 s
-#: the first interim after the VAD start (itself ``vad.start_ms`` into the speech): "stop" or "wait" is
-#: 0.3–0.4 s long, and a yielding bot (voice/playout.py) waits for this word to stop
+#: while the bot speaks, no interim before this long after the VAD start (itself ``vad.start_ms`` into the
+#: speech): "stop" or "wait" is 0.3–0.4 s long, and a yielding bot (voice/playout.py) waits for that word
 FIRST_INTERIM_MS = 150
+#: ... and from then on one as soon as a word ends: this much quiet after speech not yet transcribed (a
+#: stop consonant's closure inside "stop" is shorter: cut there, "Stop" is heard as "Star")
+WORD_END_MS = 100
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -76,11 +79,14 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
     """Whisper STT with interim transcripts while the person speaks and a final one at
     the VAD stop. Input audio: 16 kHz mono s16.
 
-    Interims: while the bot speaks (they decide a barge-in), :data:`FIRST_INTERIM_MS` after
-    the VAD start and then every ``interim_every_ms``, the utterance so far is re-transcribed and an ``InterimTranscriptionFrame`` pushed when its
-    text changed; none starts in a pause that may be the end. While the bot is quiet there
-    are none at all (``interims_while_quiet`` False, the default): on 2 cores one still in
-    flight when the person stops holds up the early final by a whole ASR call, and the
+    Interims: while the bot speaks (they decide a barge-in) the utterance so far is
+    re-transcribed as soon as a word ends (:data:`WORD_END_MS` of quiet after speech not yet
+    transcribed, from :data:`FIRST_INTERIM_MS` after the VAD start on: "Stop." is decided in
+    its own pause) and otherwise every ``interim_every_ms`` (the first ``interim_every_ms``
+    after the VAD start), and an ``InterimTranscriptionFrame`` is pushed when its text
+    changed. While the bot is quiet there are none at all (``interims_while_quiet`` False,
+    the default; asked for, none starts in a pause that may be the end): on 2 cores one still
+    in flight when the person stops holds up the early final by a whole ASR call, and the
     final transcript comes ~100 ms into the silence anyway. Final: a
     ``TranscriptionFrame`` (``finalized``) for the whole VAD segment, empty (``''``) for
     silence or noise (pipecat's user aggregator adds nothing for it; the turn strategies
@@ -89,7 +95,10 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
     is transcribed at once; if the segment pipecat hands over at the VAD stop begins with
     exactly that audio and the rest is still quiet, that transcript *is* the final one
     (the same speech, less trailing silence), ready at the VAD stop instead of one ASR call
-    later. When it is ready before the VAD stop it is pushed as pipecat's eager end of turn
+    later. While the bot speaks the interim at a word's end is that early final (announced
+    as an interim, never as the eager end of turn): one ASR call per pause, where two would
+    queue on the barge-in's path, and a "Stop." followed by silence is final when the VAD
+    stops, with no second call. When it is ready before the VAD stop it is pushed as pipecat's eager end of turn
     (``EagerTranscriptionFrame``, with ``eager=True``), and withdrawn
     (``EagerEndOfTurnCancelFrame``) if the person goes on. ``on_final`` (optional) receives
     each final's :class:`~appliance.voice.asr.Transcript`, empty ones included.
@@ -144,7 +153,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
         self._utterance += frame.audio
         if not self._speaking:
             del self._utterance[:-_PREROLL_BYTES]
-        elif self._early is None and len(self._utterance) >= SAMPLE_RATE_HZ:  # ≥ 0.5 s
+        elif self._early is None and not self._bot_speaking and len(self._utterance) >= SAMPLE_RATE_HZ:  # ≥ 0.5 s
             recent = bytes(self._utterance[-_RECENT_BYTES:])
             if trailing_silence(recent, self._early_final_ms):  # the person has probably stopped
                 pcm = bytes(self._utterance)
@@ -179,7 +188,8 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
 
     async def _interims(self):
         loop = asyncio.get_running_loop()
-        last_text, last_t = "", loop.time() - self._interim_every_s + FIRST_INTERIM_MS / 1000
+        started = loop.time()
+        last_text, last_t, last_len = "", started, 0  # the last interim: its text, when, how much audio it covered
         while True:
             await asyncio.sleep(self._TICK_S)
             pcm = bytes(self._utterance)
@@ -190,13 +200,22 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                     continue  # the early final still covers the utterance
                 self._early = self._drop(self._early)  # speech went on: that early transcript is stale
                 await self._cancel_eager_end_of_turn()
-            if trailing_silence(pcm, 60) and not self._bot_speaking:
-                continue  # a pause that may be the end: leave the ASR to the early final (a barge-in's
-                # "Stop," is whole in its pause: while the bot speaks that is when to hear it)
-            if not (self._bot_speaking or self._interims_while_quiet) or loop.time() - last_t < self._interim_every_s:
+            paused, word = trailing_silence(pcm, WORD_END_MS), False
+            if self._bot_speaking:
+                # a word just ended (speech since the last interim, then a pause) or it is time for one
+                word = paused and loop.time() - started >= FIRST_INTERIM_MS / 1000 and not quiet_after(pcm, last_len)
+                due = word or loop.time() - last_t >= self._interim_every_s
+            else:  # a pause that may be the end: leave the ASR to the early final
+                due = self._interims_while_quiet and not paused and loop.time() - last_t >= self._interim_every_s
+            if not due:
                 continue
-            last_t = loop.time()
-            result = await self._transcribe(pcm)
+            last_t, last_len = loop.time(), len(pcm)
+            if word:  # the pause's transcript is also the segment's early final: if the VAD stops here, the
+                # final reuses it (shielded: the VAD stop cancels this task, not the transcription)
+                early = self._early = (pcm, self._transcribe(pcm))
+                result = await asyncio.shield(early[1])
+            else:
+                result = await self._transcribe(pcm)
             if result.text and result.text != last_text and self._speaking:
                 last_text = result.text
                 await self.push_frame(InterimTranscriptionFrame(result.text, self._user_id, time_now_iso8601()))
