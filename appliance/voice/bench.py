@@ -274,19 +274,18 @@ async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
     silent longer sends no audio, and the server's idle timeout (15 s) would end the call."""
     trials: list[Trial] = []
     falses: list[Trial] = []
-    stories = iter(f"story{i}" for i in range(len(STORIES)))
     async with open_page(server.url) as mic:
         for name, audio in clips.items():
             await mic.add(name, audio)
         await asyncio.sleep(1.0)
         for i in range(BARGE_IN_TRIALS):
             clip = f"stop{i % len(INTERRUPTIONS)}"
-            start, t0 = await _over_the_story(mic, clips, next(stories), clip, extra_ms=300 + 400 * (i % 3))
+            start, t0 = await _over_the_story(mic, clips, f"story{i}", clip, extra_ms=300 + 400 * (i % 3))
             await asyncio.sleep(len(clips[clip]) / RATE + 1.0)
             await _wait_bot_quiet(mic, max_s=8)
             trials.append(Trial(clip, start, (t0, time.time()), len(clips[clip]) / RATE * 1000))
-        for name in FALSE_BARGE_INS:
-            start, t0 = await _over_the_story(mic, clips, next(stories), name, extra_ms=300)
+        for j, name in enumerate(FALSE_BARGE_INS, start=BARGE_IN_TRIALS):
+            start, t0 = await _over_the_story(mic, clips, f"story{j}", name, extra_ms=300)
             await asyncio.sleep(len(clips[name]) / RATE + 2.0)
             falses.append(Trial(name, start, (t0, time.time()), len(clips[name]) / RATE * 1000))
         await _wait_bot_quiet(mic, max_s=8)

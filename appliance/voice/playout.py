@@ -143,13 +143,9 @@ class Playout(FrameProcessor):
 
     def ahead_s(self) -> float:
         """Seconds of the bot's audio taken in and not yet played by the transport: what is
-        queued here plus what was sent on ahead of real time (0 when called outside the loop)."""
-        try:
-            now = self._now()
-        except RuntimeError:
-            return 0.0
+        queued here plus what was sent on ahead of real time (call it on the pipeline's loop)."""
         queued = sum(_duration_s(f) for f in self._queue if isinstance(f, OutputAudioRawFrame))
-        return max(0.0, self._play_end - now) + queued
+        return max(0.0, self._play_end - self._now()) + queued
 
     def _playing(self) -> bool:
         """Bot audio is going out or about to."""
