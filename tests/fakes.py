@@ -142,9 +142,13 @@ class ScriptedLine(QueueLine):
         super().__init__()
         self.answers = list(answers)
         self.said: list[str] = []
+        self.hints: list[tuple[int, str]] = []  # (how many lines were said before it, the context)
 
     async def say(self, text: str) -> None:
         self.said.append(text)
+
+    async def hint(self, context: str) -> None:
+        self.hints.append((len(self.said), context))
 
     async def hear(self) -> str:
         if self.answers:
@@ -172,17 +176,19 @@ _WORDS = "one two three four five six seven eight nine ten".split()
 
 
 class FakeASR:
-    """WhisperASR's shape (``cfg``; ``transcribe(float32 16 kHz) -> Transcript``): one word
-    ("one", "two", ...) per 0.25 s of samples louder than 0.05, ``''`` for silence.
-    ``calls``: the length (samples) of each clip it was given."""
+    """WhisperASR's shape (``cfg``; ``transcribe(float32 16 kHz, context) -> Transcript``): one
+    word ("one", "two", ...) per 0.25 s of samples louder than 0.05, ``''`` for silence.
+    ``calls``: the length (samples) of each clip it was given; ``contexts``: each call's context."""
 
     cfg = config.load().asr
 
     def __init__(self):
         self.calls: list[int] = []
+        self.contexts: list[str] = []
 
-    def transcribe(self, audio: np.ndarray) -> Transcript:
+    def transcribe(self, audio: np.ndarray, context: str = "") -> Transcript:
         self.calls.append(len(audio))
+        self.contexts.append(context)
         text = " ".join(_WORDS[: int(np.sum(np.abs(audio) > 0.05)) // (SAMPLE_RATE_HZ // 4)])
         return Transcript(text, 0.0 if text else 1.0, len(audio) / SAMPLE_RATE_HZ, 0.0)
 

@@ -379,6 +379,22 @@ async def test_a_full_name_is_read_back_with_the_next_question_and_split_when_ob
                                                           "date_of_birth": "1990-03-14"}
 
 
+async def test_the_names_read_back_are_the_asrs_context_for_the_answers_after_them():
+    """The person's names, once heard and read back, go to the line (the STT decodes after
+    them) before the next question: the e-mail that repeats them is transcribed with them."""
+    email = FieldSpec(name="email", label="Email", type="email", required=True)
+
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.field == "email" and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    answers = ["My name is David Miller.", "My email is davidmiller at example dot com.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME, email], answers, computer)
+    assert line.said[1:3] == ["What is your full name?", "I have David Miller. What is your email?"]
+    assert line.hints == [(2, "David Miller")]  # before the read-back that asks for the e-mail
+    assert info_collected(seen, confirmed=True)[-1] == ("email", "davidmiller@example.com")
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

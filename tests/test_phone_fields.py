@@ -132,3 +132,14 @@ def test_a_pages_numbers_are_said_digit_by_digit():
         "nine zero zero, one two three")
     assert fl.spoken_text("A national ID number has 9 digits; you entered 8.") == (
         "A national ID number has 9 digits; you entered 8.")  # short numbers are said as numbers
+
+
+def test_the_asr_context_is_the_persons_names_in_page_order():
+    city = FieldSpec(name="city", label="Town or city", type="text", required=True)
+    full = FieldSpec(name="full_name", label="Full name", type="text", required=True)
+    email = FieldSpec(name="email", label="Email", type="email", required=True)
+    specs = {s.name: s for s in (GIVEN, FAMILY, city, email)}
+    values = {"family_name": "O'Neill", "city": "Cork", "email": "s@example.com", "given_name": "Siobhan"}
+    assert fl.asr_context(specs, values) == "Siobhan O'Neill"  # not the city, not the e-mail
+    assert fl.asr_context(specs, {"city": "Cork"}) == ""
+    assert fl.asr_context({"full_name": full}, {"full_name": "Ana de la Cruz"}) == "Ana de la Cruz"

@@ -58,3 +58,16 @@ def test_engine_hears_nothing_in_silence_and_steady_noise(engine):
         assert engine.transcribe((rng.standard_normal(48_000) * level).astype(np.float32)).text == "", level
     hum = (0.2 * np.sin(2 * np.pi * 120 * np.arange(48_000) / SAMPLE_RATE_HZ)).astype(np.float32)
     assert engine.transcribe(hum).text == ""
+
+
+def test_a_context_is_never_heard_in_place_of_the_speech(engine, answers):
+    """A ``context`` (the person's names, as the phone agent hints them) is what the speech may
+    repeat, not speech: one word said is still one word heard, silence and noise still nothing."""
+    context = "Oluwaseun Oyelaran, seun.oyelaran2@example.org"
+    for text, audio in answers.items():
+        heard = engine.transcribe(audio, context)
+        assert len(normalise(heard.text)) == 1, (engine.name, text, heard)
+    rng = np.random.default_rng(7)
+    assert engine.transcribe(np.zeros(32_000, np.float32), context).text == ""
+    for level in (0.02, 0.1):
+        assert engine.transcribe((rng.standard_normal(48_000) * level).astype(np.float32), context).text == "", level

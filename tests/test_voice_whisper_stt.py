@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 from fakes import FakeASR
 from pipecat.frames.frames import (
@@ -19,7 +21,9 @@ from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import SleepFrame, run_test
 
+from appliance import config
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
+from appliance.voice.line import LineProcessor
 from appliance.voice.whisper_stt import StreamingWhisperSTTService, quiet_after, trailing_silence
 
 
@@ -142,3 +146,19 @@ def test_the_person_has_stopped_when_the_end_is_quiet():
     assert not trailing_silence(speech + silence(0.14) + tone(0.04))
     assert quiet_after(speech + silence(0.3), len(speech)) and quiet_after(speech, len(speech))
     assert not quiet_after(speech + silence(0.1) + tone(0.1), len(speech))
+
+
+async def test_the_asr_transcribes_after_the_context_an_agents_line_sends_upstream():
+    """The phone agent's line hints the person's confirmed names (``ASRContextFrame``, pushed
+    upstream): every later transcription, interim or final, is decoded after them."""
+    asr = FakeASR()
+    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, interims_while_quiet=True)
+    line = LineProcessor(config.load().turn)
+    task = asyncio.create_task(run_test(Pipeline([stt, line]), frames_to_send=[
+        SleepFrame(0.2), VADUserStartedSpeakingFrame(), *audio_frames(tone(0.6)), SleepFrame(0.3),
+        VADUserStoppedSpeakingFrame(), SleepFrame(0.3)]))
+    await asyncio.sleep(0.1)
+    assert not asr.contexts
+    await line.hint("Oluwaseun Oyelaran")
+    await task
+    assert asr.contexts and set(asr.contexts) == {"Oluwaseun Oyelaran"}

@@ -78,8 +78,7 @@ from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Inte
 
 log = logging.getLogger(__name__)
 
-GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few questions and fill in the form while "
-            "we talk.")
+GREETING = "Hello! I'll ask you a few questions and fill in the form as we talk."
 #: Said when the computer agent's browser died and it opens the form again with every value it had.
 REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
              "you've told me, so there's no need to repeat anything.")
@@ -102,7 +101,7 @@ def consent_notice(folder: Path | None) -> str:
     """What the person is told about recording before the first question."""
     if folder is None:
         return "This call is not recorded."
-    return "This call is recorded and kept on this appliance only; the page shows the folder."
+    return "This call is recorded, on this appliance only; the page shows where."
 
 
 class Line(Protocol):
@@ -113,6 +112,10 @@ class Line(Protocol):
 
     async def hear(self) -> str:
         """The person's next final transcript (waits; must be safe to cancel)."""
+
+    async def hint(self, context: str) -> None:
+        """Words the person may say again (their confirmed names, :func:`~appliance.phone_agent.fields.asr_context`):
+        a line with an ASR transcribes after them from now on; one without (text) has no use for them."""
 
 
 class QueueLine:
@@ -127,6 +130,9 @@ class QueueLine:
 
     async def hear(self) -> str:
         return await self._q.get()
+
+    async def hint(self, context: str) -> None:
+        """Typed text needs no ASR context."""
 
 
 class _HungUp(Exception):
@@ -217,6 +223,8 @@ class PhoneAgent:
         self.answer_timeout_s, self.consent, self.submit_grace_s = answer_timeout_s, consent, submit_grace_s
         self.state = iv.start(fields)
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
+        self._asr_context = ""  # what the line was last hinted (fields.asr_context)
+        self._sent: dict[str, FieldValue] = {}  # the last value sent per field (info_collected)
         self._inbox = AgentInbox(self.id, emit)
         self._prefix = ""
         self._t_first: float | None = None  # the first question
@@ -816,6 +824,10 @@ class PhoneAgent:
 
     async def _say(self, text: str) -> None:
         text, self._prefix = self._prefix + text, ""
+        context = fl.asr_context(self.state.specs, {**self._sent, **self.state.confirmed})
+        if context != self._asr_context:  # before the question whose answer may repeat them
+            self._asr_context = context
+            await self.line.hint(context)
         self.emit("say", agent=self.id, text=text)
         await self.line.say(text)
 
@@ -878,6 +890,7 @@ class PhoneAgent:
                 hearing.cancel()
 
     async def _info(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
+        self._sent[spec.name] = value
         if confirmed:
             self.state = iv.confirm(self.state, spec.name, value)
         await self._send(InfoCollected(field=spec.name, value=value, confirmed=confirmed))

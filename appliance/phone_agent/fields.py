@@ -75,6 +75,23 @@ def name_part(spec: FieldSpec) -> Literal["given", "family"] | None:
     return None
 
 
+def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
+    """The person's names as the interview holds them, in the form's order ("Oluwaseun
+    Oyelaran"): words they may say again in an e-mail or a user name, for the ASR to decode
+    after (``context`` of :meth:`~appliance.voice.asr.whisper.WhisperASR.transcribe`).
+
+    ``specs``: the fields by name, in page order; ``values``: each field's value, confirmed
+    or being read back (the answer to a read-back said with the next question is transcribed
+    before the value is confirmed; a misheard name is replaced here once the person corrects
+    it). A name is the text value of a :func:`name_part` field, or of a ``name`` kind field
+    whose name or label says "name" (a full name, a company name; not a city)."""
+    def named(spec: FieldSpec) -> bool:
+        return name_part(spec) is not None or (
+            kind(spec) == "name" and "name" in f"{spec.name} {spec.label}".casefold())
+    return " ".join(v.strip() for n, spec in specs.items()
+                    if isinstance(v := values.get(n), str) and v.strip() and named(spec))
+
+
 def date_part(spec: FieldSpec) -> Literal["day", "month", "year"] | None:
     """Whether ``spec`` holds the day, the month or the year of a date split into fields."""
     if spec.type == "date":

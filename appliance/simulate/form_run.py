@@ -179,6 +179,9 @@ class TypistLine:
         """The person's next typed answer (safe to cancel)."""
         return await self._typed.get()
 
+    async def hint(self, context: str) -> None:
+        """Typed answers need no ASR context."""
+
 
 async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *, site: DemoSite | None = None,
                              progress: Callable[[str], None] | None = None) -> RunOutput:

@@ -36,6 +36,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from appliance.config import TurnConfig
 from appliance.voice.markers import VoiceFrame
 from appliance.voice.tts import VoiceStyle
+from appliance.voice.whisper_stt import ASRContextFrame
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,11 @@ class LineProcessor(FrameProcessor):
     async def hear(self) -> str:
         """The person's next final transcript (safe to cancel)."""
         return await self._heard.get()
+
+    async def hint(self, context: str) -> None:
+        """Words the person may say again (their confirmed names): the STT transcribes after
+        them from now on (an :class:`~appliance.voice.whisper_stt.ASRContextFrame` upstream)."""
+        await self.push_frame(ASRContextFrame(context=context), FrameDirection.UPSTREAM)
 
 
 class _PlayedProbe(FrameProcessor):

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import AsyncGenerator, Callable
 
 import numpy as np
+
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     Frame,
     InputAudioRawFrame,
     InterimTranscriptionFrame,
+    SystemFrame,
     TranscriptionFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
@@ -41,6 +44,15 @@ FIRST_INTERIM_MS = 150
 #: ... and from then on one as soon as a word ends: this much quiet after speech not yet transcribed (a
 #: stop consonant's closure inside "stop" is shorter: cut there, "Stop" is heard as "Star")
 WORD_END_MS = 100
+
+
+@dataclass
+class ASRContextFrame(SystemFrame):
+    """Words the person may say again (an agent's line pushes it upstream: their confirmed
+    names): :class:`StreamingWhisperSTTService` transcribes after them from now on (the ASR's
+    ``context``); ``''`` clears it."""
+
+    context: str
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -127,6 +139,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
         self._interim_task: asyncio.Task | None = None
         self._early: tuple[bytes, asyncio.Future] | None = None  # (audio covered, its transcription)
         self._early_final: tuple[bytes, asyncio.Future] | None = None  # the early one at the last VAD stop
+        self._context = ""  # the last ASRContextFrame's
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -146,7 +159,7 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
 
     def _transcribe(self, pcm: bytes) -> asyncio.Future:
         loop = asyncio.get_running_loop()
-        return loop.run_in_executor(self._executor, self._asr.transcribe, pcm16_to_float(pcm))
+        return loop.run_in_executor(self._executor, self._asr.transcribe, pcm16_to_float(pcm), self._context)
 
     async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection):
         await super().process_audio_frame(frame, direction)
@@ -161,6 +174,8 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
                 self.create_task(self._announce(early), "early_final")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
+        if isinstance(frame, ASRContextFrame):
+            self._context = frame.context
         if isinstance(frame, (BotStartedSpeakingFrame, BotStoppedSpeakingFrame)):
             self._bot_speaking = isinstance(frame, BotStartedSpeakingFrame)
         if isinstance(frame, VADUserStoppedSpeakingFrame):

@@ -38,8 +38,10 @@ class ASREngine(Protocol):
     name: str
     cfg: ASRConfig
 
-    def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Transcribe one utterance: float32 mono samples at 16 kHz in [-1, 1]."""
+    def transcribe(self, audio: np.ndarray, context: str = "") -> Transcript:
+        """Transcribe one utterance: float32 mono samples at 16 kHz in [-1, 1]. ``context``:
+        words said earlier in the call that the utterance may repeat (a hint: an engine
+        without a text prompt transcribes the audio alone)."""
         ...
 
 

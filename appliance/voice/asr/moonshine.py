@@ -209,8 +209,9 @@ class MoonshineASR:
         self._tokens = parse_tokenizer((root / "tokenizer.bin").read_bytes())
         self._lock = threading.Lock()
 
-    def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Transcribe one utterance (float32 mono 16 kHz); ``''`` for silence and noise."""
+    def transcribe(self, audio: np.ndarray, context: str = "") -> Transcript:
+        """Transcribe one utterance (float32 mono 16 kHz); ``''`` for silence and noise.
+        Moonshine's decoder takes no text prompt: ``context`` is not used."""
         t0 = time.monotonic()
         audio_s = len(audio) / SAMPLE_RATE_HZ
         if len(audio) < _MIN_SAMPLES:
