@@ -395,6 +395,13 @@ async def test_the_names_read_back_are_the_asrs_context_for_the_answers_after_th
     assert info_collected(seen, confirmed=True)[-1] == ("email", "davidmiller@example.com")
 
 
+async def test_a_full_name_said_for_the_given_name_alone_keeps_the_given_name():
+    answers = ["It's Miller.", "David Miller.", "Yes.", "No."]  # the family name first, as some pages ask
+    _, line, seen, _ = await run_phone([NAME, GIVEN], answers, authorise_when_confirmed)
+    assert line.said[2] == "I have Miller. What is your given name(s)?"
+    assert dict(info_collected(seen, confirmed=True)) == {"family_name": "Miller", "given_name": "David"}
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

@@ -143,3 +143,13 @@ def test_the_asr_context_is_the_persons_names_in_page_order():
     assert fl.asr_context(specs, values) == "Siobhan O'Neill"  # not the city, not the e-mail
     assert fl.asr_context(specs, {"city": "Cork"}) == ""
     assert fl.asr_context({"full_name": full}, {"full_name": "Ana de la Cruz"}) == "Ana de la Cruz"
+
+
+def test_a_full_name_said_for_one_part_of_it_keeps_that_part():
+    specs = {s.name: s for s in (GIVEN, FAMILY)}
+    assert fl.own_part(GIVEN, "David Miller", specs, {"family_name": "Miller"}) == "David"
+    assert fl.own_part(FAMILY, "David Miller.", specs, {"given_name": "David"}) == "Miller."
+    assert fl.own_part(GIVEN, "Mary Ann Smith", specs, {"family_name": "smith"}) == "Mary Ann"
+    assert fl.own_part(FAMILY, "de la Cruz", specs, {"given_name": "Ana"}) == "de la Cruz"  # no given name in it
+    assert fl.own_part(GIVEN, "Miller", specs, {"family_name": "Miller"}) == "Miller"  # nothing would be left
+    assert fl.own_part(GIVEN, "David Miller", specs, {}) == "David Miller"  # the family name is not known yet

@@ -582,7 +582,8 @@ class PhoneAgent:
                 return value, True
             if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
                 return None, False
-        return fl.parse(spec, text, self.date_order), False
+        value = fl.parse(spec, text, self.date_order)
+        return fl.own_part(spec, value, self.state.specs, {**self._sent, **self.state.confirmed}), False
 
     async def _choose(self, ask: iv.Ask) -> None:
         """The page offers several close matches for the person's value: they pick one (no

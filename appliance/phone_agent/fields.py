@@ -92,6 +92,30 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
                     if isinstance(v := values.get(n), str) and v.strip() and named(spec))
 
 
+def own_part(spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec],
+             values: Mapping[str, FieldValue]) -> FieldValue:
+    """``value`` heard for a given or a family name field (:func:`name_part`) without the
+    other part of the name, when the person said their full name to a question about one
+    part ("What is your first name?" "David Miller." → "David", the family name being
+    Miller in ``values``, the other fields' values by name). Anything else is returned as it is."""
+    part = name_part(spec)
+    if part is None or not isinstance(value, str):
+        return value
+    other = next((v for n, s in specs.items() if n != spec.name and isinstance(v := values.get(n), str)
+                  and v.strip() and name_part(s) not in (None, part)), None)
+    if other is None:
+        return value
+    words, drop = value.split(), other.split()
+    if len(words) > len(drop):
+        folded = [w.casefold().strip(".,") for w in words]
+        want = [w.casefold() for w in drop]
+        if part == "given" and folded[-len(drop):] == want:
+            return " ".join(words[:-len(drop)])
+        if part == "family" and folded[:len(drop)] == want:
+            return " ".join(words[len(drop):])
+    return value
+
+
 def date_part(spec: FieldSpec) -> Literal["day", "month", "year"] | None:
     """Whether ``spec`` holds the day, the month or the year of a date split into fields."""
     if spec.type == "date":
