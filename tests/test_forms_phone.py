@@ -402,6 +402,23 @@ async def test_a_full_name_said_for_the_given_name_alone_keeps_the_given_name():
     assert dict(info_collected(seen, confirmed=True)) == {"family_name": "Miller", "given_name": "David"}
 
 
+async def test_an_answer_for_another_field_is_not_taken_for_the_field_asked():
+    username = FieldSpec(name="username", label="Username", type="text", required=True)
+    answers = ["My username is davidmiller.", "David.", "davidmiller.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, username], answers, authorise_when_confirmed)
+    assert line.said[2] == "That sounds like your username. What is your given name(s)?"
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "username": "davidmiller"}
+
+
+async def test_my_first_name_is_to_a_read_back_said_with_the_next_question_objects_to_it():
+    answers = ["My name is David Miller.", "My first name is David.", "Delta, Alpha, Victor, India, Delta.", "Yes.",
+               "+447700900123.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, PHONE], answers, authorise_when_confirmed)
+    assert line.said[2:4] == ["I have David Miller. What is your phone number?",
+                              "Sorry about that. Could you spell your given name(s) for me, letter by letter?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "phone": "+447700900123"}
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

@@ -153,3 +153,21 @@ def test_a_full_name_said_for_one_part_of_it_keeps_that_part():
     assert fl.own_part(FAMILY, "de la Cruz", specs, {"given_name": "Ana"}) == "de la Cruz"  # no given name in it
     assert fl.own_part(GIVEN, "Miller", specs, {"family_name": "Miller"}) == "Miller"  # nothing would be left
     assert fl.own_part(GIVEN, "David Miller", specs, {}) == "David Miller"  # the family name is not known yet
+
+
+@pytest.mark.parametrize("text, asked, named", [
+    ("My username is David Miller.", "given_name", "username"),
+    ("Yes, my e-mail address is d@example.com.", "username", "email"),
+    ("My first name is David.", "family_name", "given_name"),
+    ("My name is David Miller.", "given_name", None),  # fits the field asked
+    ("My family name is Miller.", "family_name", None),
+    ("My postal code is M1 1AE.", "postcode", None),  # no field is called that: not out of step
+    ("It's Miller.", "family_name", None),
+])
+def test_an_answer_that_names_another_field_is_told_apart(text, asked, named):
+    username = FieldSpec(name="username", label="Username", type="text", required=True)
+    email = FieldSpec(name="email", label="Email address", type="email", required=True)
+    postcode = FieldSpec(name="postcode", label="Postcode", type="text", required=True)
+    specs = {s.name: s for s in (GIVEN, FAMILY, username, email, postcode)}
+    got = fl.named_field(text, specs[asked], specs)
+    assert (got.name if got else None) == named

@@ -445,6 +445,12 @@ class PhoneAgent:
                 if _is_question(text):  # a side question, not an answer: answer it, then ask again
                     say = f"{await self._answer_side_question(spec, text)} {self._prompt(spec, mode)}"
                     continue
+                other = fl.named_field(text, spec, self.state.specs)
+                if other is not None:  # "My username is …" to "What is your first name?": out of step
+                    self.emit("decision", agent=self.id, what="answer_names_another_field", field=spec.name,
+                              named=other.name, heard=text)
+                    say = f"That sounds like your {fl.spoken_label(other)}. {self._prompt(spec, mode)}"
+                    continue
                 value, spelled = self._parse(spec, text, mode)
                 needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
                     isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
@@ -556,6 +562,8 @@ class PhoneAgent:
         correction became the seat). Then ``nxt`` goes back to the front of the queue."""
         says_next = bool(nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
         objected = nz.yes_no(text) is False and not says_next
+        if about is not None and fl.named_field(text, nxt.spec, self.state.specs) == about:
+            objected = True  # "My first name is David." to "I have David Miller. What is your last name?"
         if not objected and about is not None and fl.kind(about) in _STRICT_KINDS and not says_next:
             objected = fl.parse(about, text, self.date_order) is not None and (
                 bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)

@@ -92,6 +92,38 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
                     if isinstance(v := values.get(n), str) and v.strip() and named(spec))
 
 
+#: "My username is …", "Yes, my e-mail address is …": the field a person names before their value
+_NAMED = re.compile(r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) ([a-z' -]{2,40}?)\s+(?:is|are|was)\b",
+                    re.I)
+
+
+#: words that name the same part of a name
+_SAME_WORD = {"first": "given", "forename": "given", "last": "family", "surname": "family"}
+
+
+def _label_words(text: str) -> set[str]:
+    words = re.findall(r"[a-z]+", text.casefold().replace("e-mail", "email").replace("_", " "))
+    return {_SAME_WORD.get(w, w) for w in words}
+
+
+def named_field(text: str, asked: FieldSpec, specs: Mapping[str, FieldSpec]) -> FieldSpec | None:
+    """The other field an answer says it gives ("My username is davidmiller." to "What is
+    your first name?"): the one field of ``specs`` (by name) whose name and label hold every
+    word the lead-in names, when ``asked``'s do not. None when the answer names no field,
+    names ``asked``, or names no other field for certain ("my name is" fits a first name)."""
+    m = _NAMED.match(text.strip())
+    if not m:
+        return None
+    def words(spec: FieldSpec) -> set[str]:
+        return _label_words(f"{spec.name} {spec.label}")
+
+    said = _label_words(m.group(1))
+    if not said or said <= words(asked):
+        return None
+    others = [s for n, s in specs.items() if n != asked.name and said <= words(s)]
+    return others[0] if len(others) == 1 else None
+
+
 def own_part(spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec],
              values: Mapping[str, FieldValue]) -> FieldValue:
     """``value`` heard for a given or a family name field (:func:`name_part`) without the
@@ -248,7 +280,7 @@ TYPE_OFFER = "Or type it in the box on your screen."
 def spell_question(spec: FieldSpec, or_type: bool = False) -> str:
     """"Could you spell your family name for me, letter by letter?" (``or_type``: "… Or type
     it in the box on your screen.")."""
-    label = _lower_first(spec.label.strip().rstrip(":*?").strip())
+    label = spoken_label(spec)
     ask = f"Could you spell your {label} for me, letter by letter?"
     return f"{ask} {TYPE_OFFER}" if or_type else ask
 
@@ -264,6 +296,11 @@ def typed_value(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldVal
         if value is not None:
             return value
     return text
+
+
+def spoken_label(spec: FieldSpec) -> str:
+    """A field's label as said inside a sentence: "family name", "e-mail address"."""
+    return _lower_first(spec.label.strip().rstrip(":*?").strip())
 
 
 def _lower_first(label: str) -> str:
@@ -412,7 +449,7 @@ def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) ->
         elif k in ("choice", "choices", "name", "address", "text") and len(str(value).split()) <= 4:
             said.append(spoken(spec, value))
         else:
-            others.append(_lower_first(spec.label.strip().rstrip(":*?").strip()))
+            others.append(spoken_label(spec))
     parts = ([" ".join(names)] if names else []) + said
     if not parts and not others:
         return "All the fields are filled in."
