@@ -114,7 +114,7 @@ class Line(Protocol):
         """The person's next final transcript (waits; must be safe to cancel)."""
 
     async def hint(self, context: str) -> None:
-        """Words the person may say again (their confirmed names, :func:`~appliance.phone_agent.fields.asr_context`):
+        """Words the person may say again (their names as heard, :func:`~appliance.phone_agent.fields.asr_context`):
         a line with an ASR transcribes after them from now on; one without (text) has no use for them."""
 
 

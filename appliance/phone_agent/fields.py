@@ -93,34 +93,32 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
 
 
 #: "My username is …", "Yes, my e-mail address is …": the field a person names before their value
-_NAMED = re.compile(r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) ([a-z' -]{2,40}?)\s+(?:is|are|was)\b",
-                    re.I)
-
-
+_NAMED = re.compile(r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) "
+                    r"([a-z' -]{2,40}?)\s+(?:is|are|was)\b", re.I)
 #: words that name the same part of a name
 _SAME_WORD = {"first": "given", "forename": "given", "last": "family", "surname": "family"}
 
 
 def _label_words(text: str) -> set[str]:
-    words = re.findall(r"[a-z]+", text.casefold().replace("e-mail", "email").replace("_", " "))
-    return {_SAME_WORD.get(w, w) for w in words}
+    words_ = re.findall(r"[a-z]+", text.casefold().replace("e-mail", "email").replace("_", " "))
+    return {_SAME_WORD.get(w, w) for w in words_}
+
+
+def _field_words(spec: FieldSpec) -> set[str]:
+    return _label_words(f"{spec.name} {spec.label}")
 
 
 def named_field(text: str, asked: FieldSpec, specs: Mapping[str, FieldSpec]) -> FieldSpec | None:
     """The other field an answer says it gives ("My username is davidmiller." to "What is
     your first name?"): the one field of ``specs`` (by name) whose name and label hold every
-    word the lead-in names, when ``asked``'s do not. None when the answer names no field,
-    names ``asked``, or names no other field for certain ("my name is" fits a first name)."""
+    word the lead-in names ("first" and "given", "last", "surname" and "family" alike), when
+    ``asked``'s do not. None when the answer names no field, names ``asked``, or names no
+    other field for certain ("my name is" fits a first name)."""
     m = _NAMED.match(text.strip())
-    if not m:
+    said = _label_words(m.group(1)) if m else set()
+    if not said or said <= _field_words(asked):
         return None
-    def words(spec: FieldSpec) -> set[str]:
-        return _label_words(f"{spec.name} {spec.label}")
-
-    said = _label_words(m.group(1))
-    if not said or said <= words(asked):
-        return None
-    others = [s for n, s in specs.items() if n != asked.name and said <= words(s)]
+    others = [s for n, s in specs.items() if n != asked.name and said <= _field_words(s)]
     return others[0] if len(others) == 1 else None
 
 

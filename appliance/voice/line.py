@@ -136,7 +136,7 @@ class LineProcessor(FrameProcessor):
         return await self._heard.get()
 
     async def hint(self, context: str) -> None:
-        """Words the person may say again (their confirmed names): the STT transcribes after
+        """Words the person may say again (their names as heard): the STT transcribes after
         them from now on (an :class:`~appliance.voice.whisper_stt.ASRContextFrame` upstream)."""
         await self.push_frame(ASRContextFrame(context=context), FrameDirection.UPSTREAM)
 

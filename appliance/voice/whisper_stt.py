@@ -48,8 +48,8 @@ WORD_END_MS = 100
 
 @dataclass
 class ASRContextFrame(SystemFrame):
-    """Words the person may say again (an agent's line pushes it upstream: their confirmed
-    names): :class:`StreamingWhisperSTTService` transcribes after them from now on (the ASR's
+    """Words the person may say again (an agent's line pushes it upstream: their names as
+    heard): :class:`StreamingWhisperSTTService` transcribes after them from now on (the ASR's
     ``context``); ``''`` clears it."""
 
     context: str

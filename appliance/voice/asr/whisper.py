@@ -14,13 +14,14 @@ below −1.0. Measured here: speech ≤0.35 / ≥−0.7 (quiet one-word clips in
 prompt with pauses reached 0.62), hum and noise ≥0.79 / ≤−1.9 ("You", "I'm not going to
 be able to do it."). The 30 s path is kept for clips longer than 28 s.
 
-A ``context`` (words the person said and confirmed earlier in the call: their names) is
-decoded as Whisper's previous text (``<|startofprev|>``, as faster-whisper's
-``initial_prompt``): names tiny.en does not know come back nearer the truth when the
-person says them again inside an e-mail or a user name. Measured here on Piper audio
-(``seun dot oyelaran two at example dot org``: "soon.oiler into" plain,
-"suen.oileran2" with "Oluwaseun Oyelaran"; "hoa dot nguyen": "whole.new in" →
-"hoa.new in"); "Yes, that's right." and a date came back the same with a context.
+A ``context`` (words the person said earlier in the call: their names, as the phone agent
+holds them) is decoded as Whisper's previous text (``<|startofprev|>``, as faster-whisper's
+``initial_prompt``): names tiny.en does not know come back nearer the truth when the person
+says them again inside an e-mail or a user name. Measured here on Piper audio with
+"Oluwaseun Oyelaran": "seun dot oyelaran two at example dot org" went from
+"soon.oilerin2atexample.org" to "seun.oyelaran2 at example.org"; "hoa dot nguyen" (with
+"Hoa Nguyen") from "whole.new in" to "hoa.new in"; "Yes, that's right." and a date came back
+the same.
 """
 
 from __future__ import annotations
@@ -121,8 +122,9 @@ class WhisperASR:
                                          return_no_speech_prob=True, return_scores=True, suppress_blank=True,
                                          suppress_tokens=[-1],
                                          no_repeat_ngram_size=4)[0]
-        ids = res.sequences_ids[0]
-        ids = [t for t in (ids[len(prev):] if ids[:len(prev)] == prev else ids) if t < tok.token_to_id("<|endoftext|>")]
+        ids = res.sequences_ids[0]  # the previous text first, when there is one
+        ids = ids[len(prev):] if ids[:len(prev)] == prev else ids
+        ids = [t for t in ids if t < tok.token_to_id("<|endoftext|>")]
         # the score is the sequence log-probability divided by its length (length_penalty 1)
         return tok.decode(ids).strip(), float(res.no_speech_prob), float(res.scores[0])
 
