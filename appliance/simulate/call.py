@@ -46,6 +46,7 @@ ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
 #: a question even where the ASR left out its question mark: a wh-word opening a clause ("Thanks, what
 #: is …", not "Here's what I'll submit"), an opening auxiliary, a choice ("Country: United Kingdom, Ireland
 #: or Portugal"), a read-back ("I have Manchester, …")
+_GREETING = re.compile(r"^\W*(?:(?:hello|hi|hey|good (?:morning|afternoon|evening))\W*)+$", re.I)
 _ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|who|how)\b|\bor\b|"
                      r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
                      r"\bis that (right|correct)\b", re.I)
@@ -140,8 +141,9 @@ def _words(text: str) -> list[str]:
 def asks(text: str) -> bool:
     """Whether an utterance (as ASR wrote it) asks the listener something: one of its
     sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
-    Phone were post.")."""
-    return any("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent)
+    Phone were post."). A greeting alone asks nothing: the first words of a long greeting,
+    heard on their own, come back as "Hello?", and a person waits for the rest."""
+    return any(not _GREETING.match(sent) and ("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent))
                for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
 
 
