@@ -43,13 +43,14 @@ log = logging.getLogger(__name__)
 
 ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
 
+_GREETING = re.compile(r"^\W*(?:(?:hello|hi|hey|good (?:morning|afternoon|evening))\W*)+$", re.I)
 #: a question even where the ASR left out its question mark: a wh-word opening a clause ("Thanks, what
 #: is …", not "Here's what I'll submit"), an opening auxiliary, a choice ("Country: United Kingdom, Ireland
-#: or Portugal"), a read-back ("I have Manchester, …")
-_GREETING = re.compile(r"^\W*(?:(?:hello|hi|hey|good (?:morning|afternoon|evening))\W*)+$", re.I)
+#: or Portugal"), a read-back ("I have Manchester, …"), "what is your" anywhere ("… shows where what is
+#: your full name": a long greeting and the first question heard as one piece, without punctuation)
 _ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|who|how)\b|\bor\b|"
                      r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
-                     r"\bis that (right|correct)\b", re.I)
+                     r"\bis that (right|correct)\b|\b(what|which) (is|are) your\b", re.I)
 
 
 #: the bot's silence (ms) after which the person takes what it heard as said (the client's ``gap_ms``): longer
