@@ -419,6 +419,16 @@ async def test_my_first_name_is_to_a_read_back_said_with_the_next_question_objec
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "phone": "+447700900123"}
 
 
+async def test_a_full_name_whose_words_fail_three_times_is_spelled_part_by_part():
+    """Not asked together again and again (bench: eleven times "What is your full name?")."""
+    answers = ["My name is...", "My name is...", "My name is...", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.",
+               "Yes.", "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
+    assert line.said[1:5] == ["What is your full name?", *["Sorry, I didn't get that. What is your full name?"] * 2,
+                              "Could you spell your given name(s) for me, letter by letter?"]
+    assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

@@ -672,7 +672,7 @@ class PhoneAgent:
         fails asks each field on its own."""
         specs = tuple(a.spec for a in together.asks)
         q = fl.question_together(together.what, specs)
-        say, values = q, None
+        say, values, unheard = q, None, 0
         for _ in range(3):
             if values is None:
                 text = await self._ask(say)
@@ -684,6 +684,7 @@ class PhoneAgent:
                     continue
                 values = fl.parse_together(together.what, specs, text, self.date_order)
                 if values is None:
+                    unheard += 1
                     say = f"Sorry, I didn't get that. {q}"
                     continue
             for spec, v in zip(specs, values):
@@ -714,7 +715,7 @@ class PhoneAgent:
             self._prefix = "Sorry about that. " if yes is False else ""
             self.state = iv.split(self.state, together, rejected=yes is False)
             return None
-        self.state = iv.split(self.state, together, rejected=False)
+        self.state = iv.split(self.state, together, rejected=False, unheard=unheard)
         return None
 
     async def _authorise(self) -> bool:

@@ -356,19 +356,23 @@ def spell_asked(state: Interview, name: str) -> Interview:
     return replace(state, spell_asks=_with(state.spell_asks, name, state.spell_asks.get(name, 0) + 1))
 
 
-def split(state: Interview, together: AskTogether, rejected: bool = True) -> Interview:
+def split(state: Interview, together: AskTogether, rejected: bool = True, unheard: int = 0) -> Interview:
     """Fields asked together go back to the front of the queue, to be asked one by one (a
     field the page refused meanwhile keeps its queued ask with the reason). ``rejected``:
     the person rejected their joint read-back; each field's rejection is counted (so it is
-    spelled next) unless the page refused it."""
+    spelled next) unless the page refused it. ``unheard``: answers to the joint question
+    that gave no value, counted for each field (:func:`not_understood`: a name whose words
+    failed twice is spelled next, never asked together again)."""
     queued = {a.spec.name: a for a in state.queue}
     head = tuple(queued.get(a.spec.name, a) for a in together.asks)
-    rejections = dict(state.rejections)
+    rejections, unheard_ = dict(state.rejections), dict(state.unheard)
     for a in head:
         if rejected and not a.reason:
             rejections[a.spec.name] = rejections.get(a.spec.name, 0) + 1
+        if unheard:
+            unheard_[a.spec.name] = unheard_.get(a.spec.name, 0) + unheard
     names = {a.spec.name for a in head}
-    return replace(state, rejections=_frozen(rejections),
+    return replace(state, rejections=_frozen(rejections), unheard=_frozen(unheard_),
                    queue=(*head, *(a for a in state.queue if a.spec.name not in names)))
 
 
@@ -488,7 +492,7 @@ def hold(state: Interview) -> tuple[Interview, Filler | None]:
 # --- internals -------------------------------------------------------------------------
 
 def _fresh(state: Interview, ask: Ask) -> bool:
-    return not ask.reason and not state.rejections.get(ask.spec.name)
+    return not ask.reason and not state.rejections.get(ask.spec.name) and not state.unheard.get(ask.spec.name)
 
 
 def _together(state: Interview) -> AskTogether | None:
