@@ -341,6 +341,8 @@ async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question,
     ("I have Millar. What is your date of birth?", "No, it's Miller."),  # the wrong one is put right first
     ("Thanks. I have Miller. What is your date of birth?", "I was born on 1990-03-14."),
     ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
+    # bench: a garbled name heard as a question passed unchecked, and the form was submitted with it
+    ("I have Miller like curse what? What is your date of birth?", "No, it's Miller."),
 ])
 async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
     from appliance.demo.profile import Profile

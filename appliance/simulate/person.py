@@ -281,8 +281,9 @@ _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b",
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
 #: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
 _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
-#: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write it)
-_THEN_ASKED = re.compile(r"[.,;!]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
+#: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write
+#: it, or a question mark: "I have G-Gars like curse what? What is your date of birth?")
+_THEN_ASKED = re.compile(r"[.,;!?]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
                          r"and)\b[^.!?]*\?)", re.I)
 
 
