@@ -231,3 +231,33 @@ def test_the_last_clause_of_an_utterance_is_what_follows_its_last_pause():
     tail = last_clause(audio)
     assert len(audio) - 16_000 - 1600 - 8000 - 8000 - 2400 <= len(tail) < len(audio) - 16_000 - 1600
     assert last_clause(np.tile(tone, 3)) is None
+
+
+@pytest.mark.parametrize("plain, with_alphabet, want", [
+    # recorded read-backs (bench, Aoife): the spelling heard again after the alphabet
+    ("I have a for alpha, Oscar, India, Fox strut, at home, is that right?",
+     "I have a for Alpha, Oscar, India, Foxtrot, Echo, is that right?",
+     "I have a for Alpha, Oscar, India, Foxtrot, Echo, is that right?"),
+    ("I have D for Delta, Alpha, Romeo, Charlie.", "I have D.", "I have D for Delta, Alpha, Romeo, Charlie."),  # cut short
+    ("I have aoife.darcy5 at example.com.", "never asked", "I have aoife.darcy5 at example.com."),  # not spelled
+])
+async def test_the_person_hears_a_spelling_again_as_a_listener_who_knows_the_spelling_alphabet(plain, with_alphabet,
+                                                                                                want):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from appliance.simulate.call import ALPHABET_CONTEXT, PersonOnCall
+    from appliance.voice.asr.base import Transcript
+
+    class Ear:
+        contexts: list[str] = []
+
+        def transcribe(self, audio, context=""):
+            self.contexts.append(context)
+            return Transcript(with_alphabet if context == ALPHABET_CONTEXT else plain, 0.0, len(audio) / 16_000, 0.0)
+
+    ear, nobody = Ear(), SimpleNamespace(profile=SimpleNamespace(facts={}))
+    call = PersonOnCall(nobody, None, None, ear, style=None, emit=lambda *a, **k: None)
+    assert await call._transcribe_piece(np.zeros(16_000 * 3, np.float32)) == (want, plain)
+    assert ear.contexts == (["", ALPHABET_CONTEXT] if with_alphabet != "never asked" else [""])

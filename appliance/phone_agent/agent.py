@@ -592,7 +592,11 @@ class PhoneAgent:
             if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
                 return None, False
         value = fl.parse(spec, text, self.date_order)
-        return fl.own_part(spec, value, self.state.specs, {**self._sent, **self.state.confirmed}), False
+        return fl.own_part(spec, value, self.state.specs, self._held()), False
+
+    def _held(self) -> dict[str, FieldValue]:
+        """Each field's value as the interview holds it: confirmed, else the last one sent."""
+        return {**self._sent, **self.state.confirmed}
 
     async def _choose(self, ask: iv.Ask) -> None:
         """The page offers several close matches for the person's value: they pick one (no
@@ -685,6 +689,8 @@ class PhoneAgent:
                 values = fl.parse_together(together.what, specs, text, self.date_order)
                 if values is None:
                     unheard += 1
+                    if unheard == 2:  # words failed twice: each on its own (a name: spelled, iv.ask_mode)
+                        break
                     say = f"Sorry, I didn't get that. {q}"
                     continue
             for spec, v in zip(specs, values):
@@ -833,9 +839,11 @@ class PhoneAgent:
 
     # ---- speaking and hearing ----------------------------------------------------------------------
 
-    async def _say(self, text: str) -> None:
+    async def _say(self, text: str, spelling: bool = False) -> None:
+        """Say ``text``; the line's ASR is hinted first with what the answer may hold: the
+        person's names, or the letters and the spelling alphabet when ``spelling`` is expected."""
         text, self._prefix = self._prefix + text, ""
-        context = fl.asr_context(self.state.specs, {**self._sent, **self.state.confirmed})
+        context = fl.SPELLING_CONTEXT if spelling else fl.asr_context(self.state.specs, self._held())
         if context != self._asr_context:  # before the question whose answer may repeat them
             self._asr_context = context
             await self.line.hint(context)
@@ -848,7 +856,7 @@ class PhoneAgent:
         raises :class:`_Typed`. ``counted``: the answer counts as an interview turn."""
         if self._t_first is None:
             self._t_first = time.monotonic()
-        await self._say(text)
+        await self._say(text, spelling=field in self.state.spell_asks)  # asked to spell it, now or before
         prompts = ["Are you still there?", f"Are you there? {text}"]
         prompted = False
         while True:

@@ -75,6 +75,16 @@ def name_part(spec: FieldSpec) -> Literal["given", "family"] | None:
     return None
 
 
+#: the ASR context while a spelling is expected (``context`` of
+#: :meth:`~appliance.voice.asr.whisper.WhisperASR.transcribe`): the letters, then the spelling alphabet.
+#: Measured here, tiny.en on a recorded "W for Whiskey, Oscar, Juliett, …, Alpha, Kilo" (9.5 s): after
+#: the person's typed given name "Grzegorz" it wrote "W." alone; after this, every word. Piper's "G, R,
+#: Z, E, …" and "S for Sierra, I, O, …" came back as with no context; the spelling alphabet alone made
+#: the letters loop ("T-R-C-E-T-O-R-S-E-E-S-S-…") and "S for Sierra" into "S-versi-air".
+SPELLING_CONTEXT = (f"Spelled letter by letter: {', '.join(words.SPELLING)}. "
+                    f"{', '.join(words.SPELLING.values())}.")
+
+
 def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
     """The person's names as the interview holds them, in the form's order ("Oluwaseun
     Oyelaran"): words they may say again in an e-mail or a user name, for the ASR to decode

@@ -36,6 +36,7 @@ import numpy as np
 from appliance.voice.wav import write_wav
 from appliance.simulate.hearing import clean
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
+from appliance.simulate.speech import ICAO
 from appliance.voice.tts import VoiceStyle
 from appliance.voice.webrtc_client import WebRTCClient
 
@@ -75,6 +76,20 @@ MIN_WORDS_PER_S = 1.6
 #: clause is heard again alone too). Not shorter: a digit read-back cut at 5 s lost a group ("I have 077. 0 0 1
 #: 2, 3" for "… zero seven seven, zero zero nine, zero zero one, two three"), and the person said no to it
 PIECE_S = 8.0
+
+
+#: what a listener who knows the spelling alphabet expects while the bot spells: the person's Whisper hears a
+#: spelled read-back again after it (``context`` of ``WhisperASR.transcribe``). Measured on the bench's
+#: recorded read-backs: "…, India, Fox strut, at home, is that right?" → "…, India, Foxtrot, Echo, is that
+#: right?", "Romale" → "Romeo", "Fokstrat" → "Foxtrot"; an e-mail said in words came back worse with it
+#: ("F a .darcif at example .com" → "F, a dot, Darce, Fifth"), so only a spelling is heard again
+ALPHABET_CONTEXT = f"Spelled letter by letter: {', '.join(c.upper() for c in ICAO)}. {', '.join(ICAO.values())}."
+_ALPHABET_WORDS = {w.casefold().replace("-", "") for w in ICAO.values()}
+
+
+def _alphabet_words(text: str) -> int:
+    """How many spelling-alphabet words ``text`` holds ("I have D for Delta, Alpha" → 2)."""
+    return sum(w in _ALPHABET_WORDS for w in re.findall(r"[a-z]+", text.casefold().replace("x-ray", "xray")))
 
 
 def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -277,12 +292,16 @@ class PersonOnCall:
         stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
         of a spelled read-back): a listener hears it all, so a transcript too sparse for its
         audio (under :data:`MIN_WORDS_PER_S`) is heard again in two halves, and what holds
-        more words is kept."""
+        more words is kept. A spelling (two spelling-alphabet words or more) is heard again
+        after :data:`ALPHABET_CONTEXT`, and kept unless it holds fewer of those words."""
         tr = await asyncio.to_thread(self.asr.transcribe, audio)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
             again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
             text = again if len(again.split()) > len(text.split()) else text
+        if _alphabet_words(text) >= 2:
+            spelled = (await asyncio.to_thread(self.asr.transcribe, audio, ALPHABET_CONTEXT)).text
+            text = spelled if _alphabet_words(spelled) >= _alphabet_words(text) else text
         return text, tr.text
 
     async def _speak(self, reply: str) -> None:
