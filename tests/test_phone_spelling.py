@@ -37,6 +37,7 @@ from appliance.simulate import hearing
     ("S.S. and Sierra, Eisenhower, India, O.S. in Oskar, B.S. In Bravo, H.S. And Hotel, Alpha, November.",
      "Siobhan"),  # bare letters beside the spelling words are noise
     ("double Lima, Oscar, Yankee, Delta", "Lloyd"),
+    ("G, for Golf, Romeo, Tulu, Echo, Golf, Oscar, Romeo, Thulu", "Grzegorz"),  # bench: tiny.en's "Zulu"
     # lead-ins and the word before its spelling
     ("It's spelled S I O B H A N.", "Siobhan"),
     ("My last name is O'Neill, spelled O apostrophe N E I double L.", "O'Neill"),
@@ -70,6 +71,8 @@ def test_codes(said, want):
      "at example dot com", "siobhan.oneill7@example.com"),
     ("g underscore w o j c i k at example dot India Echo", "g_wojcik@example.ie"),
     ("Hotel, Oscar, Alpha, dash, November, Golf, eight, eight at example dot net", "hoa-ng88@example.net"),
+    ("G, for Golf, Dot, Whiskey, Oscar, Juliett, Charlie, India, Kilo, Free, at example.com.",
+     "g.wojcik3@example.com"),  # bench: tiny.en's "three" after a spelled letter
     ("j o s e m at example", None),  # no domain ending
     ("Sierra, India, Oscar", None),  # no "at"
 ])

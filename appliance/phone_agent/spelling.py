@@ -73,7 +73,7 @@ MISHEARD_ICAO = {
     "i": ("indian", "indio", "indya", "andio", "andia", "indigo", "andiya"),
     "m": ("mikey",),
     "v": ("viktor",),
-    "z": ("zoolu",),
+    "z": ("zoolu", "tulu", "thulu"),
     "a": ("alpher", "alfah"),
     "d": ("delter",),
     "x": ("exray",),
@@ -108,6 +108,8 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "sev
 #: digits as Whisper writes them beside other digits of a code ("X for 729183": X4729183)
 _DIGIT_HOMOPHONES = {"for": "4", "far": "4", "fore": "4", "bar": "4", "to": "2", "too": "2", "free": "3",
                      "tree": "3", "ate": "8", "hey": "8", "won": "1"}
+#: … and these after any spelled unit too ("Charlie, India, Kilo, Free, at example.com": bench, "three")
+_SPELLED_DIGIT_HOMOPHONES = {"free", "tree"}
 #: a domain's last label as Whisper writes it ("example calm")
 _TLD_HOMOPHONES = {"calm": "com", "come": "com", "comb": "com", "orc": "org", "nett": "net"}
 _TLDS = {"com", "org", "net", "ie", "uk", "de", "fr", "es", "it", "ca", "us", "eu", "io", "info"}
@@ -246,7 +248,8 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
             i = j
             continue
         elif digits_ok and low in _DIGIT_HOMOPHONES and (
-                (out and out[-1].how == "digit") or (i + 1 < len(toks) and _number(toks, i + 1) is not None)):
+                (out and out[-1].how == "digit") or (i + 1 < len(toks) and _number(toks, i + 1) is not None)
+                or (low in _SPELLED_DIGIT_HOMOPHONES and out and out[-1].how != "noise")):
             out.append(_Unit(_DIGIT_HOMOPHONES[low], "digit", low))
         elif len(tok) == 1 and tok.isalpha():
             out.append(_Unit(low, "wordlike" if low in _WORDLIKE else "letter", low))
