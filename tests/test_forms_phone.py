@@ -419,15 +419,16 @@ async def test_my_first_name_is_to_a_read_back_said_with_the_next_question_objec
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "phone": "+447700900123"}
 
 
-async def test_a_full_name_whose_words_fail_twice_is_spelled_part_by_part_with_the_spelling_as_asr_context():
-    """Not asked together again and again (bench: eleven times "What is your full name?"); the
-    spelled answers are decoded after the letters and the spelling alphabet, not the names."""
-    answers = ["My name is...", "My name is...", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.",
+async def test_a_full_name_not_understood_is_spelled_part_by_part_with_the_spelling_as_asr_context():
+    """Not asked together again and again (bench: eleven times "What is your full name?", and
+    a name tiny.en did not get once came back no better the second time); the spelled answers
+    are decoded after the letters and the spelling alphabet, not the names."""
+    answers = ["My name is...", "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.",
                "Yes.", "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
-    assert line.said[1:4] == ["What is your full name?", "Sorry, I didn't get that. What is your full name?",
-                              "Could you spell your given name(s) for me, letter by letter?"]
-    assert line.hints[0] == (3, fl.SPELLING_CONTEXT)
+    assert line.said[1:3] == ["What is your full name?",
+                              "Sorry, I didn't get that. Could you spell your given name(s) for me, letter by letter?"]
+    assert line.hints[0] == (2, fl.SPELLING_CONTEXT)
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
@@ -516,13 +517,12 @@ async def test_a_date_whose_read_backs_led_nowhere_is_asked_again_with_the_box_o
             and e.payload.confirmed] == [("page", "1990-03-14")]
 
 
-async def test_an_email_that_does_not_parse_twice_is_asked_to_be_spelled():
+async def test_an_email_that_does_not_parse_is_asked_to_be_spelled():
     email = FieldSpec(name="email", label="Email", type="email", required=True)
-    answers = ["It's hoa nguyen eighty eight.", "Hoa nguyen eighty eight.",
-               "Hotel, Oscar, Alpha, dot, November, at, example, dot, net.", "Yes.", "No."]
+    answers = ["It's hoa nguyen eighty eight.", "Hotel, Oscar, Alpha, dot, November, at, example, dot, net.", "Yes.",
+               "No."]
     _, line, seen, _ = await run_phone([email], answers, authorise_when_confirmed)
-    assert line.said[2].startswith("Sorry, I didn't get that.") and line.said[2].endswith("What is your email?")
-    assert line.said[3].endswith("Could you spell your email for me, letter by letter?")
+    assert line.said[2] == "Sorry, I didn't get that. Could you spell your email for me, letter by letter?"
     assert info_collected(seen, confirmed=True) == [("email", "hoa.n@example.net")]
 
 

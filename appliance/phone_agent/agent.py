@@ -689,7 +689,8 @@ class PhoneAgent:
                 values = fl.parse_together(together.what, specs, text, self.date_order)
                 if values is None:
                     unheard += 1
-                    if unheard == 2:  # words failed twice: each on its own (a name: spelled, iv.ask_mode)
+                    if together.what == "name" or unheard == 2:  # each on its own (a name: spelled, iv.ask_mode)
+                        self._prefix = "Sorry, I didn't get that. "
                         break
                     say = f"Sorry, I didn't get that. {q}"
                     continue

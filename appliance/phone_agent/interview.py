@@ -46,8 +46,9 @@ boundary* (not a wait on the browser) while the browser is busy or every known f
 confirmed or handed over.
 
 **How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
-is asked in ``words`` until the person rejects a read-back of it, or two answers for it
-gave no value; then the person is asked to ``spell`` it, and when a spelling is asked for
+is asked in ``words`` until the person rejects a read-back of it, or an answer for it
+gave no value (bench: a name or an e-mail that tiny.en did not get once came back no
+better the second time, 8–10 s later); then the person is asked to ``spell`` it, and when a spelling is asked for
 the second time it is ``spell_or_type`` (the person may type it in the box on the screen
 instead). After
 :data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
@@ -314,7 +315,7 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
     if fl.spellable(spec):
-        due = bool(state.rejections.get(spec.name)) or state.unheard.get(spec.name, 0) >= 2
+        due = bool(state.rejections.get(spec.name) or state.unheard.get(spec.name))
     elif fl.kind(spec) == "choice":
         due = state.unheard.get(spec.name, 0) >= 2
     else:  # a date, number or phone: nothing to spell, but the person may type it
@@ -362,7 +363,7 @@ def split(state: Interview, together: AskTogether, rejected: bool = True, unhear
     the person rejected their joint read-back; each field's rejection is counted (so it is
     spelled next) unless the page refused it. ``unheard``: answers to the joint question
     that gave no value, counted for each field (:func:`not_understood`: a name whose words
-    failed twice is spelled next, never asked together again)."""
+    failed is spelled next, never asked together again)."""
     queued = {a.spec.name: a for a in state.queue}
     head = tuple(queued.get(a.spec.name, a) for a in together.asks)
     rejections, unheard_ = dict(state.rejections), dict(state.unheard)
