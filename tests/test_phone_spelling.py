@@ -73,6 +73,8 @@ def test_codes(said, want):
     ("Hotel, Oscar, Alpha, dash, November, Golf, eight, eight at example dot net", "hoa-ng88@example.net"),
     ("G, for Golf, Dot, Whiskey, Oscar, Juliett, Charlie, India, Kilo, Free, at example.com.",
      "g.wojcik3@example.com"),  # bench: tiny.en's "three" after a spelled letter
+    ("A for Alpha, Oscar, India, Foxtrot, Echo, Dot, Delta, Alpha, Romel, Charlie, Enke, Five, at example.com.",
+     "aoife.darcy5@example.com"),  # bench: tiny.en's "Yankee"
     ("j o s e m at example", None),  # no domain ending
     ("Sierra, India, Oscar", None),  # no "at"
 ])

@@ -55,7 +55,8 @@ ICAO: dict[str, str] = {w.casefold().replace("-", ""): c.lower() for c, w in wor
 #: how Whisper tiny.en writes spelling-alphabet words it mishears in Piper's speech (measured with
 #: scripts/measure_spelling_asr.py); taken for their letter only where the spelling alphabet is in use
 MISHEARD_ICAO = {
-    "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie", "enki"),
+    "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie", "enki",
+          "enke"),
     "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet",
           "juliete"),
     "r": ("romel", "romale", "romio", "romeow", "romeu", "romelo"),
