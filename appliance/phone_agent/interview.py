@@ -48,9 +48,9 @@ confirmed or handed over.
 **How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
 is asked in ``words`` until the person rejects a read-back of it, or an answer for it
 gave no value (bench: a name or an e-mail that tiny.en did not get once came back no
-better the second time, 8–10 s later); then the person is asked to ``spell`` it, and when a spelling is asked for
-the second time it is ``spell_or_type`` (the person may type it in the box on the screen
-instead). After
+better the second time, 8–10 s later); then the person is asked to ``spell`` it, and
+when a spelling is asked for the second time it is ``spell_or_type`` (the person may type
+it in the box on the screen instead). After
 :data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
 answer was not understood twice (:func:`not_understood`; a long list of options is not
 read out, and a word such as "Irish" may be misheard every time) is spelled the same way.
