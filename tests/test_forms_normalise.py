@@ -21,6 +21,8 @@ from appliance.simulate.person import mouth
     ("Yes, that's right. Yes, that right. Yes. That's", "Yes, that's right."),
     ("My last name is Miller. My last name as Miller. My name is Miller", "My last name is Miller."),
     ("No, it's Miller. It's spelled M I L L E R.", "No, it's Miller. It's spelled M I L L E R."),
+    ("W, Whiskey, Oscar, Juliett, Charlie, India, Kilo, Dash, November, Oscar, Whiskey. Alpha, Kilo.",
+     "W, Whiskey, Oscar, Juliett, Charlie, India, Kilo, Dash, November, Oscar, Whiskey. Alpha, Kilo."),  # bench
     ("The username David Miller is already taken. Please choose another. What is your username?",
      "The username David Miller is already taken. Please choose another. What is your username?"),
 ])

@@ -237,6 +237,8 @@ def test_the_value_part_of_a_read_back(heard, want):
     ("What is your username? It is already taken. Please choose another. What is your username?",
      "What is your username? It is already taken. Please choose another. What is your username?"),
     ("  I have Emma. Is that right?  ", "I have Emma. Is that right?"),
+    ("I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?",
+     "I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?"),  # spelling repeats
 ])
 def test_clean_undoes_whisper_repetition_loops_only(said, want):
     assert hearing.clean(said) == want

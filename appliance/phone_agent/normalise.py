@@ -48,17 +48,23 @@ def clean(text: str) -> str:
     at least three times, a longer one twice; the tail may be cut short). A sentence that
     mostly repeats the words of the one kept before it is dropped (a loop is consecutive):
     "Yes, that's right. Yes, that right. Yes. That's" → "Yes, that's right."; "… is already
-    taken. Please choose another. What is your username?" keeps its question.
+    taken. Please choose another. What is your username?" keeps its question. A sentence of
+    spelling-alphabet words is spelling, whose words do repeat ("… Kilo, Dash, November,
+    Oscar, Whiskey. Alpha, Kilo.": bench, the last two letters of a spelled name were lost).
     """
     text = _collapse_loop(text)
     sentences = re.split(r"(?<=[.!?])\s+", text)
     kept: list[str] = []
     for sent in sentences:
-        words = set(re.findall(r"[a-z0-9']+", sent.casefold()))
-        if kept and words and len(words & set(re.findall(r"[a-z0-9']+", kept[-1].casefold()))) >= 0.5 * len(words):
+        said = set(re.findall(r"[a-z0-9']+", sent.casefold()))
+        if kept and said and not said <= _ALPHABET_WORDS and (
+                len(said & set(re.findall(r"[a-z0-9']+", kept[-1].casefold()))) >= 0.5 * len(said)):
             continue
         kept.append(sent)
     return " ".join(kept).strip()
+
+
+_ALPHABET_WORDS = {w.casefold().replace("-", "") for w in words.SPELLING.values()}
 
 
 def first_sentence(text: str) -> str:

@@ -94,7 +94,8 @@ def clean(text: str) -> str:
     ("Alice Alice Alice Alice" → "Alice"; "It's Martin. It's Martin. It's Mar" → "It's
     Martin."; a one-word phrase must come three times, a longer one twice, the last copy may
     be cut short), and a sentence that mostly repeats the one before it ("Yes, that's right.
-    Yes, that right." → "Yes, that's right.")."""
+    Yes, that right." → "Yes, that's right."), unless it is spelling-alphabet words, which do
+    repeat in a spelling ("…, Oscar, Whiskey. Alpha, Kilo.")."""
     said = text.split()
     keys = [re.sub(r"\W", "", w).casefold() for w in said]
     body = " ".join(keys)
@@ -106,7 +107,8 @@ def clean(text: str) -> str:
     kept: list[tuple[str, set[str]]] = []
     for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
         vocabulary = set(re.findall(r"[a-z0-9']+", sentence.casefold()))
-        if kept and vocabulary and 2 * len(vocabulary & kept[-1][1]) >= len(vocabulary):
+        if kept and vocabulary and not vocabulary <= _ICAO_WORDS.keys() and 2 * len(vocabulary & kept[-1][1]) >= len(
+                vocabulary):
             continue
         kept.append((sentence, vocabulary))
     return " ".join(s for s, _ in kept).strip()
