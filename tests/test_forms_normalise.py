@@ -240,7 +240,8 @@ def test_the_last_clause_of_an_utterance_is_what_follows_its_last_pause():
     ("I have a for alpha, Oscar, India, Fox strut, at home, is that right?",
      "I have a for Alpha, Oscar, India, Foxtrot, Echo, is that right?",
      "I have a for Alpha, Oscar, India, Foxtrot, Echo, is that right?"),
-    ("I have D for Delta, Alpha, Romeo, Charlie.", "I have D.", "I have D for Delta, Alpha, Romeo, Charlie."),  # cut short
+    # heard again cut short: the first pass stays
+    ("I have D for Delta, Alpha, Romeo, Charlie.", "I have D.", "I have D for Delta, Alpha, Romeo, Charlie."),
     ("I have aoife.darcy5 at example.com.", "never asked", "I have aoife.darcy5 at example.com."),  # not spelled
 ])
 async def test_the_person_hears_a_spelling_again_as_a_listener_who_knows_the_spelling_alphabet(plain, with_alphabet,
