@@ -188,6 +188,16 @@ def test_a_name_whose_answer_gave_no_value_is_spelled():
     assert iv.ask_mode(iv.not_understood(state, "family_name"), NAME) == "spell"
 
 
+def test_a_name_or_code_the_page_refused_twice_is_spelled():
+    """Bench: "C, zero one, X, zero zero, T, four seven" came back as C01X000T47 five times in
+    words; a value refused once is asked again in words (a user name already taken)."""
+    state = iv.apply(iv.start([NAME]), FormatInvalid(field="family_name", expected="letters only", got="M1ller"))
+    state, _ = iv.reask(state, "family_name")
+    assert iv.ask_mode(state, NAME) == "words"
+    state = iv.apply(state, FormatInvalid(field="family_name", expected="letters only", got="M1ller"))
+    assert iv.ask_mode(state, NAME) == "spell"
+
+
 def test_a_date_or_number_is_never_spelled_but_offers_the_box_once_its_read_backs_led_nowhere():
     dob = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
     state = iv.start([dob, PHONE, SEAT])

@@ -345,6 +345,8 @@ async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question,
     ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
     # bench: a garbled name heard as a question passed unchecked, and the form was submitted with it
     ("I have Miller like curse what? What is your date of birth?", "No, it's Miller."),
+    ("I have Miller What is your date of birth?", "I was born on 1990-03-14."),  # no full stop: bench
+    ("I have Millar What is your date of birth?", "No, it's Miller."),
 ])
 async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
     from appliance.demo.profile import Profile
@@ -593,3 +595,14 @@ async def test_a_request_to_spell_is_about_the_detail_just_talked_about_whatever
     person._previous = "postcode"  # a postcode read-back was just rejected
     said = await person.respond("Sorry about that. Could you spell your post good for me, letter by letter?")
     assert said.startswith("M for Mike"), said
+
+
+@pytest.mark.parametrize("heard", ["What is your data? Birth.", "What is your day to birth?"])
+async def test_the_person_knows_how_whisper_writes_date_of_birth(heard):
+    """Bench: "What is your data? Birth." was taken for the destination."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"date_of_birth": "1990-03-14", "destination": "Paris"}),
+                             AgreeingLLM("destination"), emit=lambda *a, **k: None)
+    assert await person.respond(heard) == "I was born on 1990-03-14."

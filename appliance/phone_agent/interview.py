@@ -46,9 +46,10 @@ boundary* (not a wait on the browser) while the browser is busy or every known f
 confirmed or handed over.
 
 **How a field is asked** (:func:`ask_mode`): a name, code, address, user name or e-mail
-is asked in ``words`` until the person rejects a read-back of it, or an answer for it
-gave no value (bench: a name or an e-mail that tiny.en did not get once came back no
-better the second time, 8–10 s later); then the person is asked to ``spell`` it, and
+is asked in ``words`` until the person rejects a read-back of it, an answer for it gave
+no value (bench: a name or an e-mail that tiny.en did not get once came back no better the
+second time, 8–10 s later), or the page refused its value twice (bench: "C, zero one, X,
+zero zero, T, four seven" came back as C01X000T47 five times, one zero too many); then the person is asked to ``spell`` it, and
 when a spelling is asked for the second time it is ``spell_or_type`` (the person may type
 it in the box on the screen instead). After
 :data:`REJECTION_LIMIT` rejections the field is given up (:func:`give_up`). A choice whose
@@ -204,8 +205,10 @@ class Interview:
     confirmation once submitted; ``failed``: why the form cannot be done;
     ``waits_on_browser``: holds that were not step boundaries; ``rejections``: read-backs the
     person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
-    values the person typed, per field (until the page refuses one); ``explain``: give-ups to tell the person, in arrival
-    order; ``handed_over``: fields left to the person → the advice they were given;
+    values the person typed, per field (until the page refuses one); ``unheard``: answers that
+    gave no value or read-backs that led nowhere, per field (:func:`not_understood`);
+    ``page_refusals``: values the page refused, per field; ``explain``: give-ups to tell the
+    person, in arrival order; ``handed_over``: fields left to the person → the advice they were given;
     ``waiting_for``: the advice of the last give-up that named no field (the person has to
     act on the page: press a button, fix an error; '' = nothing), until the computer agent
     reports progress; ``review``: the computer agent's message once the form waits for the
@@ -226,6 +229,7 @@ class Interview:
     spell_asks: Mapping[str, int] = field(default_factory=_frozen)
     typed: Mapping[str, FieldValue] = field(default_factory=_frozen)
     unheard: Mapping[str, int] = field(default_factory=_frozen)
+    page_refusals: Mapping[str, int] = field(default_factory=_frozen)
     explain: tuple[Explain, ...] = ()
     handed_over: Mapping[str, str] = field(default_factory=_frozen)
     waiting_for: str = ""
@@ -315,7 +319,8 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
     if fl.spellable(spec):
-        due = bool(state.rejections.get(spec.name) or state.unheard.get(spec.name))
+        due = bool(state.rejections.get(spec.name) or state.unheard.get(spec.name)
+                   or state.page_refusals.get(spec.name, 0) >= 2)
     elif fl.kind(spec) == "choice":
         due = state.unheard.get(spec.name, 0) >= 2
     else:  # a date, number or phone: nothing to spell, but the person may type it
@@ -521,6 +526,7 @@ def _refuse(state: Interview, name: str, refusal: Refusal) -> Interview:
     if spec is None:  # not a field: e.g. the page did not load
         return replace(state, failed=refusal.reason)
     return replace(state, refusals=_with(state.refusals, name, refusal), confirmed=_without(state.confirmed, name),
+                   page_refusals=_with(state.page_refusals, name, state.page_refusals.get(name, 0) + 1),
                    handed_over=_without(state.handed_over, name), typed=_without(state.typed, name),
                    queue=(Ask(spec, refusal.reason, refusal.candidates),
                           *(a for a in state.queue if a.spec.name != name)))

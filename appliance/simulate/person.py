@@ -70,6 +70,9 @@ KEY_WORDS = {
     "city": ("town or city", "My town is {v}."),
     "contact_method": ("how to contact you", "Please contact me by {v}."),
 }
+#: how Whisper tiny.en writes the bot's names of details (bench: "What is your data? Birth." was taken for the
+#: destination, and the person said where it flies to when asked its date of birth)
+WHISPER_NAMES = {"data": "date_of_birth", "day to birth": "date_of_birth", "data birth": "date_of_birth"}
 #: Details whose read-back may name the person's value in the form's own words ("United Kingdom" for
 #: "British"): where the ear cannot tell, the persona's LLM judges the meaning. Every other read-back
 #: (names, codes, digits, dates, e-mails, a choice the form words as the person does) is judged by ear alone.
@@ -139,6 +142,7 @@ class SimulatedPerson:
         self._choices = {asked: (*keys,) if asked else (*keys, "none") for asked in (True, False)}
         self._named = {phrase.strip().casefold(): k for k in keys
                        for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))}
+        self._named |= {heard: k for heard, k in WHISPER_NAMES.items() if k in keys}
 
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
@@ -282,9 +286,10 @@ _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b",
 #: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
 _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write
-#: it, or a question mark: "I have G-Gars like curse what? What is your date of birth?")
-_THEN_ASKED = re.compile(r"[.,;!?]\s+(?=(?:what|when|which|how|who|where|do|does|did|are|is|can|could|would|"
-                         r"and)\b[^.!?]*\?)", re.I)
+#: it, or a question mark: "I have G-Gars like curse what? What is your date of birth?", or nothing before a
+#: capital: "I have plus 1 4 1 6 5 5 5 0 1 4 2 What is your destination?")
+_THEN_ASKED = re.compile(r"(?:[.,;!?]\s+|\s+(?=[A-Z]))(?=(?i:what|when|which|how|who|where|do|does|did|are|is|can|"
+                         r"could|would|and)\b[^.!?]*\?)")
 
 
 def _spellable(value: str) -> bool:
