@@ -568,11 +568,12 @@ async def test_a_read_back_after_thanks_is_judged_too():
                            "Thanks, I have the 14th of March 1991. What is your passport number?")
     assert said == "No, it's 1990-03-14."
 
-    # the person's own typing acknowledged is no read-back to judge
+    # the person's own typing acknowledged is no read-back to judge (however Whisper wrote "typed")
     facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946"}
-    said, _ = await _check(facts, "passport_number", "What is your date of birth?",
-                           "Thanks, I have what you typed. What is your passport number?")
-    assert said == "My passport number is 512873946."
+    for typed in ("typed", "type"):
+        said, _ = await _check(facts, "passport_number", "What is your date of birth?",
+                               f"Thanks, I have what you {typed}. What is your passport number?")
+        assert said == "My passport number is 512873946."
 
 
 async def test_a_request_to_submit_and_for_consent_however_whisper_wrote_them():

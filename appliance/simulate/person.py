@@ -278,8 +278,9 @@ class SimulatedPerson:
 
 
 #: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …"); not "I have what you typed"
+#: (nor "… what you type", as Whisper may write it: bench, the person took it for a read-back of the e-mail)
 _FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b"
-                    r"(?!\W+what you typed)\W*", re.I)
+                    r"(?!\W+what you typed?\b)\W*", re.I)
 #: a request for consent ("Do you accept the fare rules and the privacy notice?")
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
