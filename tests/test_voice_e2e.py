@@ -74,7 +74,9 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
 
     subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(tmp_path / "mm.wav"), "Mm-hmm."], check=True)
     mm_audio, rate = sf.read(tmp_path / "mm.wav", dtype="float32")  # Piper cannot hum
-    clips = {"story": clip("Tell me a long story about a brave knight and a green dragon."),
+    # a long answer every time: the embedded coder model refused a story 3 times in 36 here (CI: "I'm sorry, but I
+    # can't assist with that." ended before mm-hm was heard), and answered this one 36 times in 36
+    clips = {"story": clip("Tell me about the history of the city of Rome."),
              "mm": resample(mm_audio, rate, 48_000), "stop": clip("Stop, wait a moment.")}
     async with open_page(server.url) as mic:
         for name, audio in clips.items():

@@ -43,7 +43,8 @@ async def test_the_llm_killed_mid_reply_is_apologised_for_and_the_next_turn_is_a
         await client.connect()
         (session,) = [s for s in srv.sessions.values() if s.events.events]
         restarts, pid = llama.restarts, llama.pid
-        await client.say(synth.synthesize("Please tell me a long story about a dragon and a brave knight."),
+        # a long answer every time (the embedded coder model refuses a story at times; see test_voice_e2e)
+        await client.say(synth.synthesize("Tell me about the history of the city of Rome."),
                          synth.sample_rate_hz)
         await _event(session, "bot_text", 0, 60)  # the reply's first clause is out: the LLM is still streaming
         os.kill(pid, signal.SIGKILL)
