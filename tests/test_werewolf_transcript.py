@@ -16,7 +16,7 @@ WITCH = ToolSpec(tools.WITCH_ACT, targets=("P1", "P3", "P5"), victim="P3", can_p
 @pytest.mark.parametrize("text,seat", [
     ("P3", "P3"), ("I vote for P3.", "P3"), ("player three", "P3"), ("Vote for seat 3.", "P3"),
     ("I vote for player 5. I vote for player 5.", "P5"), ("P-4", "P4"), ("Number seven!", "P7"),
-    ("My vote goes to Player Four.", "P4"),
+    ("My vote goes to Player Four.", "P4"), ("I at that place 3", "P3"),  # CI: Whisper's "I attack player three"
 ])
 def test_vote_targets(text, seat):
     assert parse(text, VOTE) == Vote(seat)
