@@ -145,6 +145,19 @@ def test_the_asr_context_is_the_persons_names_in_page_order():
     assert fl.asr_context({"full_name": full}, {"full_name": "Ana de la Cruz"}) == "Ana de la Cruz"
 
 
+def test_the_asr_context_of_a_choice_holds_its_options_after_the_names():
+    meal = FieldSpec(name="meal", label="Meal", type="select", required=True,
+                     options=["Standard", "Vegetarian", "Halal", "Kosher"])
+    country = FieldSpec(name="country", label="Country", type="select", required=True,
+                        options=[f"Country {i}" for i in range(fl.CONTEXT_OPTIONS + 1)])
+    specs = {s.name: s for s in (GIVEN, FAMILY, meal, country)}
+    names = {"given_name": "Oluwaseun", "family_name": "Oyelaran"}
+    assert fl.asr_context(specs, names, meal) == "Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."
+    assert fl.asr_context(specs, {}, meal) == "Standard, Vegetarian, Halal, Kosher."
+    assert fl.asr_context(specs, names, country) == "Oluwaseun Oyelaran"  # too many: the names would be cut off
+    assert fl.asr_context(specs, names, GIVEN) == "Oluwaseun Oyelaran"
+
+
 def test_a_full_name_said_for_one_part_of_it_keeps_that_part():
     specs = {s.name: s for s in (GIVEN, FAMILY)}
     assert fl.own_part(GIVEN, "David Miller", specs, {"family_name": "Miller"}) == "David"

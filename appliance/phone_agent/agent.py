@@ -840,11 +840,13 @@ class PhoneAgent:
 
     # ---- speaking and hearing ----------------------------------------------------------------------
 
-    async def _say(self, text: str, spelling: bool = False) -> None:
+    async def _say(self, text: str, spelling: bool = False, field: str | None = None) -> None:
         """Say ``text``; the line's ASR is hinted first with what the answer may hold: the
-        person's names, or the letters and the spelling alphabet when ``spelling`` is expected."""
+        person's names and the options of ``field`` (the field asked), or the letters and the
+        spelling alphabet when ``spelling`` is expected."""
         text, self._prefix = self._prefix + text, ""
-        context = fl.SPELLING_CONTEXT if spelling else fl.asr_context(self.state.specs, self._held())
+        context = fl.SPELLING_CONTEXT if spelling else fl.asr_context(self.state.specs, self._held(),
+                                                                       self.state.specs.get(field or ""))
         if context != self._asr_context:  # before the question whose answer may repeat them
             self._asr_context = context
             await self.line.hint(context)
@@ -857,7 +859,7 @@ class PhoneAgent:
         raises :class:`_Typed`. ``counted``: the answer counts as an interview turn."""
         if self._t_first is None:
             self._t_first = time.monotonic()
-        await self._say(text, spelling=field in self.state.spell_asks)  # asked to spell it, now or before
+        await self._say(text, spelling=field in self.state.spell_asks, field=field)  # spelling: asked, now or before
         prompts = ["Are you still there?", f"Are you there? {text}"]
         prompted = False
         while True:

@@ -85,7 +85,13 @@ SPELLING_CONTEXT = (f"Spelled letter by letter: {', '.join(words.SPELLING)}. "
                     f"{', '.join(words.SPELLING.values())}.")
 
 
-def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
+#: a choice's options are the ASR context of its answer up to this many (Whisper decodes after the last 128
+#: tokens of its context; the flight form's 13 nationalities are 40): a longer list would push the names out
+CONTEXT_OPTIONS = 16
+
+
+def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue],
+                asked: FieldSpec | None = None) -> str:
     """The person's names as the interview holds them, in the form's order ("Oluwaseun
     Oyelaran"): words they may say again in an e-mail or a user name, for the ASR to decode
     after (``context`` of :meth:`~appliance.voice.asr.whisper.WhisperASR.transcribe`).
@@ -94,12 +100,21 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
     or being read back (the answer to a read-back said with the next question is transcribed
     before the value is confirmed; a misheard name is replaced here once the person corrects
     it). A name is the text value of a :func:`name_part` field, or of a ``name`` kind field
-    whose name or label says "name" (a full name, a company name; not a city)."""
+    whose name or label says "name" (a full name, a company name; not a city).
+
+    ``asked``: the field whose answer comes next; a choice of up to :data:`CONTEXT_OPTIONS`
+    options adds them ("Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."). Measured
+    on the bench's recorded "I'd like a halal meal.": "I'd like a how-a-me-ill." alone, "I'd
+    like a Halal meal." after the meal options; "No, it's hell." → "No, it's Halal." likewise."""
     def named(spec: FieldSpec) -> bool:
         return name_part(spec) is not None or (
             kind(spec) == "name" and "name" in f"{spec.name} {spec.label}".casefold())
-    return " ".join(v.strip() for n, spec in specs.items()
-                    if isinstance(v := values.get(n), str) and v.strip() and named(spec))
+    names = " ".join(v.strip() for n, spec in specs.items()
+                     if isinstance(v := values.get(n), str) and v.strip() and named(spec))
+    opts = asked.options or () if asked is not None and kind(asked) in ("choice", "choices") else ()
+    if not 0 < len(opts) <= CONTEXT_OPTIONS:
+        return names
+    return f"{names}. {', '.join(opts)}." if names else f"{', '.join(opts)}."
 
 
 #: "My username is …", "Yes, my e-mail address is …": the field a person names before their value
