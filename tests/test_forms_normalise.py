@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import fields, normalise as n, words
+from appliance.phone_agent import fields, normalise as n, spelling, words
 from appliance.protocol import FieldSpec
 from appliance.simulate import hearing
 from appliance.simulate.call import asks
@@ -103,8 +103,8 @@ def test_code(said, want):
 
 
 def test_spelled_code_reads_back_and_parses_again():
-    said = words.spelled_code("M1 1AE")
-    assert said == "M for Mike, one, one, A for Alpha, E for Echo"
+    said = spelling.say("M11AE", "code")
+    assert said == "Mike, one one, Alpha, Echo"
     assert n.code(said) == "M11AE"
     spoken = mouth("No, it's M1 1AE.", spell=True)
     assert spoken == "No, it's Mike, one, one, Alpha, Echo."

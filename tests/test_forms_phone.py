@@ -248,7 +248,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
     assert line.said[1:5] == [
         "What is your family name?", "I have Shivon. Is that right?",  # a name is read back as written
         "Sorry about that. Could you spell your family name for me, letter by letter?",
-        "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
+        "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
     assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
     assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
@@ -258,7 +258,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
 async def test_a_correction_spelled_at_once_is_read_back_without_asking():
     answers = ["It's Shivon.", "No, it's Siobhan: Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
-    assert line.said[3] == "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
+    assert line.said[3] == "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
 
@@ -281,7 +281,7 @@ async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects
     events = []
     _, line, seen, _ = await run_phone([NAME, DOB], answers, authorise_when_confirmed, events=events)
     assert line.said[2:5] == ["I have Millar. What is your date of birth?",
-                              "I have M for Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
+                              "I have it as Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
                               "What is your date of birth?"]  # confirmed: on to the next, no "Thanks." to wait through
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14")]
     assert ("family_name", "Millar") not in info_collected(seen, confirmed=True)
@@ -310,7 +310,7 @@ async def test_a_second_rejection_asks_again_instead_of_reading_the_correction_b
     answers = ["It's Shivon.", f"No, it's Siobhan: {spelled}.", f"No, it's Siobhan: {spelled}.", f"{spelled}.",
                "Yes.", "No."]
     _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
-    assert line.said[3:5] == [f"I have S for Sierra, {spelled.split(', ', 1)[1]}. Is that right?",
+    assert line.said[3:5] == [f"I have it as Sierra, {spelled.split(', ', 1)[1]}. Is that right?",
                               "Sorry about that. Could you spell your family name for me, letter by letter?"]
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
@@ -359,7 +359,7 @@ async def test_given_and_family_name_are_asked_together_and_split_when_rejected(
                "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
     assert line.said[3:5] == ["Sorry about that. Could you spell your given name(s) for me, letter by letter?",
-                              "I have S for Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+                              "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
@@ -444,7 +444,7 @@ async def test_a_summary_before_submit_and_the_pages_answer_after():
                                              computer, consent="This call is not recorded.")
     assert line.said[0].endswith("This call is not recorded.")  # said before the first question
     assert line.said[4] == "Here is what I'll submit: Miller; Window. Shall I submit the form now?"
-    assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is S for "
+    assert line.said[-1] == ("Done! The form has been submitted. The page says: Your booking reference is "
                              "Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. Thank you, goodbye.")
     assert outcome.status == "submitted"
 

@@ -26,14 +26,14 @@ YEAR = FieldSpec(name="dob_year", label="Companion's date of birth Year", type="
 
 @pytest.mark.parametrize("spec, value, heard, spelled, said", [
     (FAMILY, "O'Neill", "", False, "I have O'Neill. Is that right?"),
-    (FAMILY, "O'Neill", "", True, "I have O for Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
-    (PASSPORT, "K47118639", "", False, "I have K for Kilo, four seven one, one eight six, three nine. Is that right?"),
+    (FAMILY, "O'Neill", "", True, "I have it as Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
+    (PASSPORT, "K47118639", "", False, "I have it as Kilo, four seven one, one eight six, three nine. Is that right?"),
     (EMAIL, "davidmiller@example.com", "It's david miller at example dot com", False,
      "I have david miller, at example dot com. Is that right?"),
     (EMAIL, "jo.m9@example.com", "jo dot m nine at example dot com", False,
      "I have jo dot m nine, at example dot com. Is that right?"),  # the person's own words give it exactly
     (EMAIL, "jo.m9@example.com", "joe dot m nine at example dot com", False,
-     "I have J for Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
+     "I have it as Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
 ])
 def test_read_backs_spell_only_what_is_ambiguous(spec, value, heard, spelled, said):
     assert fl.read_back(spec, value, heard, spelled) == said
@@ -80,7 +80,7 @@ def test_summary_before_submit():
 
 def test_the_pages_answer():
     assert fl.page_answer("Booking confirmed\nYour booking reference is SKY4F2A1B.\nThank you, David.") == (
-        "The page says: Your booking reference is S for Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. ")
+        "The page says: Your booking reference is Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. ")
     assert fl.page_answer("Account created\nWelcome, emma! Your account is ready.") == (
         "The page says: Account created. Welcome, emma! Your account is ready. ")
     assert fl.page_answer("") == ""

@@ -102,11 +102,11 @@ def test_spelling_is_recognised():
 
 
 @pytest.mark.parametrize("value, kind, said", [
-    ("O'Neill", "name", "O for Oscar, apostrophe, November, Echo, India, Lima, Lima"),
-    ("Wojcik-Nowak", "name", "W for Whiskey, Oscar, Juliett, Charlie, India, Kilo, dash, November, Oscar, Whiskey, "
+    ("O'Neill", "name", "Oscar, apostrophe, November, Echo, India, Lima, Lima"),
+    ("Wojcik-Nowak", "name", "Whiskey, Oscar, Juliett, Charlie, India, Kilo, dash, November, Oscar, Whiskey, "
                              "Alpha, Kilo"),
-    ("K47118639", "code", "K for Kilo, four seven one, one eight six, three nine"),
-    ("jose.m91@example.com", "email", "J for Juliett, Oscar, Sierra, Echo, dot, Mike, nine, one, at example dot com"),
+    ("K47118639", "code", "Kilo, four seven one, one eight six, three nine"),
+    ("jose.m91@example.com", "email", "Juliett, Oscar, Sierra, Echo, dot, Mike, nine, one, at example dot com"),
 ])
 def test_spelled_read_back(value, kind, said):
     assert sp.say(value, kind) == said

@@ -616,3 +616,9 @@ def test_the_ear_is_primed_with_the_persons_own_worded_answers_not_names_codes_o
              "postcode": "SE15 4QL", "consent": True}
     assert hearing.own_words(facts) == "Irish, Ireland, New York, halal."
     assert hearing.own_words({"given_name": "Aoife"}) == ""
+
+
+def test_a_spelling_read_back_as_it_is_said_is_judged_letter_by_letter():
+    assert hearing.states("I have it as Golf, Romeo, Thulu, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
+    assert hearing.states("I have it as Lena, Kilo, 083, 9215. Is that right?", "LK0839215")
+    assert not hearing.states("I have it as Golf, Romeo, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")

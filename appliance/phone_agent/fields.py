@@ -7,7 +7,7 @@ whether it sounds like theirs; letters Piper speaks come back from Whisper tiny.
 garbled: "D A V I D" → "D with VYD"), an e-mail or user name in the person's own words when those
 give exactly the value (else spelled), a code's letters by their spelling-alphabet words,
 digits in groups, a date in words. A value the person *spelled* is spelled back
-(:func:`appliance.phone_agent.spelling.say`).
+(:func:`appliance.phone_agent.spelling.say`: "I have it as Hotel, Oscar, Alpha.").
 
 Names, codes, addresses, user names and e-mails are *spellable*: the interview asks for a
 spelling once a read-back of one was rejected (:func:`spell_question`, :func:`parse_spelled`).
@@ -367,11 +367,19 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
     return value
 
 
+#: a read-back that opens with a spelling-alphabet word ("Hotel, Oscar, Alpha")
+_SPELLED_OUT = re.compile(rf"(?:{'|'.join(words.SPELLING.values())})\b")
+
+
 def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
     """"I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
-    it): a read-back as a statement, which the next question may follow."""
+    it): a read-back as a statement, which the next question may follow. A spelling is "I
+    have it as Hotel, Oscar, Alpha.": after a bare "I have", Whisper tiny.en wrote Piper's
+    "Hotel" as "Hope Tell" and dropped the closing "Zulu" of "Golf, …, Romeo, Zulu" (Piper
+    to Whisper, as the person hears the call: "it as" kept both, and 4 spellings in 4)."""
     said = spoken(spec, value, heard, spelled)
-    return f"I have {said}{'' if said.endswith(('.', '!', '?')) else '.'}"
+    lead = "it as " if _SPELLED_OUT.match(said) else ""
+    return f"I have {lead}{said}{'' if said.endswith(('.', '!', '?')) else '.'}"
 
 
 def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:

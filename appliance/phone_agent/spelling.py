@@ -32,10 +32,12 @@ Sierra"). Anything else (lead-ins such as "my name is", the word spelled: "O'Nei
 O apostrophe …") is not spelling and is skipped.
 
 :func:`say` spells a value back for a read-back: letters as their spelling-alphabet words,
-digits and symbols as words ("O'Neill" → "O for Oscar, apostrophe, November, Echo, India,
-Lima, Lima"), which survive a speech synthesiser and a small ASR model where bare letters do
-not; the first letter is said with its word too, since the first word after "I have" is the
-one Whisper mishears most ("I have seat air, India, …").
+digits and symbols as words ("O'Neill" → "Oscar, apostrophe, November, Echo, India, Lima,
+Lima"), which survive a speech synthesiser and a small ASR model where bare letters do not.
+The first word after "I have" is the one Whisper mishears most ("I have seat air, India, …",
+"I have Hope Tell, Oscar"), so the read-back says "I have it as Sierra, India, …"
+(:func:`appliance.phone_agent.fields.stated`), not "S for Sierra", which came back as "El
+Verlina" for "L for Lima".
 """
 
 from __future__ import annotations
@@ -440,17 +442,17 @@ def looks_spelled(text: str, kind: Kind = "name") -> bool:
 
 
 def say(value: str, kind: Kind = "name") -> str:
-    """``value`` spelled for a read-back: "O'Neill" → "O for Oscar, apostrophe, November,
-    Echo, India, Lima, Lima"; "jo.m91@example.com" → "J for Juliett, Oscar, dot, Mike, nine,
-    one, at example dot com" (an e-mail's domain in words)."""
+    """``value`` spelled for a read-back, each letter by its spelling-alphabet word alone:
+    "O'Neill" → "Oscar, apostrophe, November, Echo, India, Lima, Lima"; "jo.m91@example.com"
+    → "Juliett, Oscar, dot, Mike, nine, one, at example dot com" (an e-mail's domain in
+    words). Not "L for Lima": Whisper tiny.en wrote Piper's "L for Lima, Kilo" as "El
+    Verlina, Kilo" and "a for Alpa, Lena, Kilo", and the person said no to a right value
+    (bench, Aoife's passport number); "Lima, Kilo" came back as it was said."""
     if kind == "email" and "@" in value:
         local, _, domain = value.rpartition("@")
         return f"{say(local, 'username')}, at {domain.replace('.', ' dot ')}"
     out = []
     for run in re.findall(r"\d+|.", value):
-        if not out and run.isalpha() and run.upper() in words.SPELLING:  # the first, with its letter: a
-            out.append(f"{run.upper()} for {words.SPELLING[run.upper()]}")  # reply's first word is often misheard
-            continue
         if run.isdigit():  # digits one by one; in a code, in groups as a code is read
             out.append(words.digit_groups(run) if kind == "code" else ", ".join(words.DIGITS[int(c)] for c in run))
         elif run.isalpha() and run.upper() in words.SPELLING:

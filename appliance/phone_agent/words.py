@@ -55,17 +55,6 @@ SPELLING = {c: w for c, w in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
     "X-ray", "Yankee", "Zulu"))}
 
 
-def spelled_code(code: str, say_letter: bool = True) -> str:
-    """An identifier said clearly: each letter as "M for Mike" (``say_letter=False``: the
-    spelling word alone, "Mike"), digit runs in groups:
-    "M1 1AE" → "M for Mike, one, one, A for Alpha, E for Echo"."""
-    out = []
-    for run in re.findall(r"[A-Za-z]|\d+", code):
-        word = SPELLING[run.upper()] if run.isalpha() else ""
-        out.append((f"{run.upper()} for {word}" if say_letter else word) if word else digit_groups(run))
-    return ", ".join(out)
-
-
 def date(iso: str) -> str:
     """"1990-03-14" → "the fourteenth of March, nineteen ninety"."""
     d = _dt.date.fromisoformat(iso)

@@ -88,7 +88,7 @@ _ALPHABET_WORDS = {w.casefold().replace("-", "") for w in ICAO.values()}
 
 
 def _alphabet_words(text: str) -> int:
-    """How many spelling-alphabet words ``text`` holds ("I have D for Delta, Alpha" → 2)."""
+    """How many spelling-alphabet words ``text`` holds ("I have it as Delta, Alpha" → 2)."""
     return sum(w in _ALPHABET_WORDS for w in re.findall(r"[a-z]+", text.casefold().replace("x-ray", "xray")))
 
 

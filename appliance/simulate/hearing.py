@@ -54,7 +54,7 @@ _ICAO_WORDS = {w.casefold().replace("-", ""): c for c, w in ICAO.items()} | {"al
 #: the person's ear hears Whisper's text): none of them is another spelling word, so each means its letter
 _ICAO_WORDS |= {"lena": "l", "lina": "l", "anki": "y", "yanky": "y", "enki": "y", "romel": "r", "romelo": "r",
                 "julehet": "j", "juleeet": "j", "whispey": "w", "robbo": "b", "rubble": "b", "tier": "s",
-                "tierr": "s", "andia": "i", "optel": "h"}
+                "tierr": "s", "andia": "i", "optel": "h", "tulu": "z", "thulu": "z"}
 #: letter names as Whisper writes them
 _LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "see": "c", "sea": "c", "cee": "c", "dee": "d",
                  "ee": "e", "ef": "f", "eff": "f", "gee": "g", "aitch": "h", "eye": "i", "jay": "j", "kay": "k",
@@ -81,14 +81,12 @@ NATIONALITIES = {
 _QUESTION = re.compile(r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i get (?:that|it) right|"
                        r"have i got (?:that|it) right|(?:right|correct)\s*\?)", re.I)
 #: the words before a read-back's value ("I had" is how Whisper may write the bot's "I have")
-_FRAME = re.compile(r"\b(?:so that's|so that is|i have|i had|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
+_FRAME = re.compile(r"\b(?:so that's|so that is|i have it as|i have|i had|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
 _SPELLED = re.compile(r"\bspel(?:l|led|t|ling)\b[\s,.:;-]*", re.I)
 #: "as one word" as Whisper writes it too: "That's one word", "S one word", "S1 word"
 _UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
                      re.I)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
 
 
 def own_words(facts: dict[str, object]) -> str:
