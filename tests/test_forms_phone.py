@@ -173,6 +173,23 @@ async def test_a_person_who_stops_answering_ends_the_call_unsent():
     assert [e.payload for e in seen] == [TaskCompleted(summary="not submitted: the person stopped answering")]
 
 
+async def test_a_person_still_speaking_when_the_answer_time_runs_out_is_not_asked_if_they_are_there():
+    class LongAnswerLine(ScriptedLine):
+        """Each answer takes 0.5 s to say (a spelled e-mail): the line hears speech meanwhile."""
+
+        async def hear(self) -> str:
+            if self.answers:
+                self.person_speaking = True
+                await asyncio.sleep(0.5)
+                self.person_speaking = False
+            return await super().hear()
+
+    outcome, line, seen, _ = await run_phone([NAME], [], lambda env, publish: asyncio.sleep(0),
+                                             answer_timeout_s=0.1, line=LongAnswerLine(["Miller.", None, None, None]))
+    assert line.said[1:3] == ["What is your family name?", "I have Miller. Is that right?"]
+    assert ("family_name", "Miller") in info_collected(seen)
+
+
 async def test_a_field_the_form_never_accepts_is_given_up_and_the_call_ends_failed():
     async def computer(env, publish):
         if isinstance(env.payload, InfoCollected):

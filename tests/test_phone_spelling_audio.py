@@ -75,6 +75,8 @@ class AudioLine:
     words, spelling when asked) answers in its own voice, which the agent hears through
     Whisper. ``turns``: (what the person heard, what it said) in order."""
 
+    person_speaking = False  # each answer is heard whole
+
     def __init__(self, runtime, person: SimulatedPerson):
         self.runtime, self.person = runtime, person
         self.vocabulary = [person.profile.facts[k] for k in ("given_name", "family_name")]

@@ -92,6 +92,9 @@ HANDS_REMINDERS = 6
 #: holding for the computer agent this long (s) with no word from it, and the call ends unsent:
 #: it is gone (its process killed, its browser stuck), and the person would wait for ever
 SILENT_S = 180.0
+#: while the person is still speaking when an answer's wait runs out, it is looked at again this often (s)
+#: (bench: "Are you still there?" cut into an 11 s spelled correction of a passport number)
+SPEAKING_POLL_S = 0.5
 #: tries at one field (answers that did not parse, side questions, page refusals) before it is given up
 ATTEMPTS = 4
 #: "wait", "stop", "no" after the yes to submitting
@@ -106,7 +109,12 @@ def consent_notice(folder: Path | None) -> str:
 
 
 class Line(Protocol):
-    """The phone agent's audio side as text. The voice pipeline implements it."""
+    """The phone agent's audio side as text. The voice pipeline implements it.
+
+    ``person_speaking``: whether the person is speaking now (the VAD's view); a wait for an
+    answer does not time out meanwhile."""
+
+    person_speaking: bool
 
     async def say(self, text: str) -> object:
         """Speak ``text``; return when it has been played (or cut off by barge-in)."""
@@ -122,6 +130,8 @@ class Line(Protocol):
 class QueueLine:
     """A :class:`Line` whose transcripts come from a queue: call :meth:`heard` with each
     final transcript. Subclasses implement ``say``."""
+
+    person_speaking = False  # text arrives whole
 
     def __init__(self) -> None:
         self._q: asyncio.Queue[str] = asyncio.Queue()
@@ -883,7 +893,8 @@ class PhoneAgent:
                 return heard
 
     async def _hear(self, field: str | None) -> str:
-        """The person's next transcript within ``answer_timeout_s`` (else ``TimeoutError``). A
+        """The person's next transcript within ``answer_timeout_s`` (else ``TimeoutError``;
+        not while the line hears the person speaking: a spelled e-mail runs 10–15 s). A
         ``step_failed`` arriving meanwhile stops the wait (:class:`_GaveUp`), so that the person
         hears about it now rather than after their answer; with ``field`` (the field being
         asked), so does a value the person typed for it (:class:`_Typed`)."""
@@ -906,7 +917,9 @@ class PhoneAgent:
                 if hearing in done:
                     return hearing.result()
                 if not done:
-                    raise TimeoutError
+                    if not self.line.person_speaking:
+                        raise TimeoutError
+                    deadline = loop.time() + SPEAKING_POLL_S  # the answer is still being said
         finally:
             if not hearing.done():
                 hearing.cancel()

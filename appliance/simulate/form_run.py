@@ -154,6 +154,8 @@ class TypistLine:
     once what it read since it last answered asks something. (The phone agent's ``Line``:
     ``say`` and ``hear``; written here, since the simulation shares no code with the agent.)"""
 
+    person_speaking = False  # typed answers arrive whole
+
     def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
         self.person, self.emit = person, emit
         self._typed: asyncio.Queue[str] = asyncio.Queue()

@@ -30,6 +30,8 @@ from pipecat.frames.frames import (
     LLMTextFrame,
     OutputAudioRawFrame,
     TTSTextFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
@@ -68,6 +70,8 @@ class LineProcessor(FrameProcessor):
         self._done = asyncio.Event()
         self._started = asyncio.Event()
         self._interrupted = False
+        #: whether the person is speaking now: between the VAD's start and stop
+        self.person_speaking = False
         #: goes after ``transport.output()``: the output transport lets a clause's text and
         #: the reply's end frame through only after their audio, so what it sees was played.
         self.played = _PlayedProbe(self._done)
@@ -88,7 +92,9 @@ class LineProcessor(FrameProcessor):
             if text:
                 self._heard.put_nowait(text)
             return  # no LLM behind this line: the context stops here
-        if isinstance(frame, BotStartedSpeakingFrame):
+        if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
+            self.person_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
+        elif isinstance(frame, BotStartedSpeakingFrame):
             self._started.set()
         elif isinstance(frame, InterruptionFrame):
             self._interrupted = True
