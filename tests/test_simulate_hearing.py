@@ -610,9 +610,10 @@ async def test_the_person_knows_how_whisper_writes_date_of_birth(heard):
 
 
 def test_the_ear_is_primed_with_the_persons_own_worded_answers_not_names_codes_or_dates():
-    facts = {"given_name": "Oluwaseun", "family_name": "Oyelaran", "username": "seunoye92", "date_of_birth": "1992-05-30",
-             "passport_number": "ZB7301964", "nationality": "Irish", "email": "seun.oyelaran2@example.org",
-             "phone": "+447911123456", "destination": "New York", "meal": "halal", "country": "Ireland",
+    facts = {"given_name": "Oluwaseun", "family_name": "Oyelaran", "username": "seunoye92",
+             "date_of_birth": "1992-05-30", "passport_number": "ZB7301964", "nationality": "Irish",
+             "email": "seun.oyelaran2@example.org", "phone": "+447911123456", "destination": "New York",
+             "meal": "halal", "country": "Ireland",
              "postcode": "SE15 4QL", "consent": True}
     assert hearing.own_words(facts) == "Irish, Ireland, New York, halal."
     assert hearing.own_words({"given_name": "Aoife"}) == ""

@@ -375,8 +375,8 @@ def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
     """"I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
     it): a read-back as a statement, which the next question may follow. A spelling is "I
     have it as Hotel, Oscar, Alpha.": after a bare "I have", Whisper tiny.en wrote Piper's
-    "Hotel" as "Hope Tell" and dropped the closing "Zulu" of "Golf, …, Romeo, Zulu" (Piper
-    to Whisper, as the person hears the call: "it as" kept both, and 4 spellings in 4)."""
+    "Hotel" as "Hope Tell" and dropped the closing "Zulu" of "Golf, …, Romeo, Zulu"; after
+    "it as", 4 spellings in 4 came back whole (Piper straight into Whisper, no call)."""
     said = spoken(spec, value, heard, spelled)
     lead = "it as " if _SPELLED_OUT.match(said) else ""
     return f"I have {lead}{said}{'' if said.endswith(('.', '!', '?')) else '.'}"

@@ -299,7 +299,8 @@ class PersonOnCall:
         tr = await asyncio.to_thread(self.asr.transcribe, audio, self.expects)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
-            again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h, self.expects)).text for h in halves] if t)
+            heard = [(await asyncio.to_thread(self.asr.transcribe, h, self.expects)).text for h in halves]
+            again = " ".join(t for t in heard if t)
             text = again if len(again.split()) > len(text.split()) else text
         if _alphabet_words(text) >= 2:
             spelled = (await asyncio.to_thread(self.asr.transcribe, audio, ALPHABET_CONTEXT)).text

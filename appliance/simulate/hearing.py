@@ -81,7 +81,8 @@ NATIONALITIES = {
 _QUESTION = re.compile(r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i get (?:that|it) right|"
                        r"have i got (?:that|it) right|(?:right|correct)\s*\?)", re.I)
 #: the words before a read-back's value ("I had" is how Whisper may write the bot's "I have")
-_FRAME = re.compile(r"\b(?:so that's|so that is|i have it as|i have|i had|i've got|i've|i got|i heard|you said)\b|^\W*so\b", re.I)
+_FRAME = re.compile(r"\b(?:so that's|so that is|i have it as|i have|i had|i've got|i've|i got|i heard|you said)\b"
+                    r"|^\W*so\b", re.I)
 _SPELLED = re.compile(r"\bspel(?:l|led|t|ling)\b[\s,.:;-]*", re.I)
 #: "as one word" as Whisper writes it too: "That's one word", "S one word", "S1 word"
 _UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
@@ -94,8 +95,11 @@ def own_words(facts: dict[str, object]) -> str:
     country of their nationality ("window, halal, British, United Kingdom, Tokyo"), the
     ``context`` of their Whisper. Names (a key that says "name") are left out: a name's
     read-back is judged letter by letter, and a name in the context can stand in for letters
-    Whisper did not hear clearly; so are codes, numbers, dates and e-mail addresses. Measured on the bench's recorded "I have Halal. Is that
-    right?": "I have hell." three times in three without it, "I have halal." with it."""
+    Whisper did not hear clearly; so are codes, numbers, dates and e-mail addresses.
+
+    Measured on the bench's recorded bot audio: "I have Halal. Is that right?" was "I have
+    hell." three times in three without it and "I have halal." with it; "I have Ireland." was
+    "island" and "by one" without it."""
     said: list[str] = []
     for key, value in facts.items():
         if "name" in key or not isinstance(value, str) or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", value):
