@@ -260,7 +260,30 @@ async def test_the_person_hears_a_spelling_again_as_a_listener_who_knows_the_spe
             self.contexts.append(context)
             return Transcript(with_alphabet if context == ALPHABET_CONTEXT else plain, 0.0, len(audio) / 16_000, 0.0)
 
-    ear, nobody = Ear(), SimpleNamespace(profile=SimpleNamespace(facts={}))
+    ear, nobody = Ear(), SimpleNamespace(profile=SimpleNamespace(facts={}), expecting=lambda: "")
     call = PersonOnCall(nobody, None, None, ear, style=None, emit=lambda *a, **k: None)
     assert await call._transcribe_piece(np.zeros(16_000 * 3, np.float32)) == (want, plain)
     assert ear.contexts == (["", ALPHABET_CONTEXT] if with_alphabet != "never asked" else [""])
+
+
+@pytest.mark.parametrize("plain, primed, want", [
+    # the bench's "I have Halal. Is that right?", heard by a person who had just said "halal"
+    ("I have hell. Is that right?", "I have halal. Is that right?", "I have halal. Is that right?"),
+    # the context made Whisper stop early: the whole line stays
+    ("I have halal. What is your phone number?", "I have halal.", "I have halal. What is your phone number?"),
+])
+async def test_the_person_hears_a_read_back_again_expecting_the_words_it_just_said(plain, primed, want):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from appliance.simulate.call import PersonOnCall
+    from appliance.voice.asr.base import Transcript
+
+    class Ear:
+        def transcribe(self, audio, context=""):
+            return Transcript(primed if context == "halal." else plain, 0.0, len(audio) / 16_000, 0.0)
+
+    person = SimpleNamespace(profile=SimpleNamespace(facts={}), expecting=lambda: "halal.")
+    call = PersonOnCall(person, None, None, Ear(), style=None, emit=lambda *a, **k: None)
+    assert await call._transcribe_piece(np.zeros(16_000 * 2, np.float32)) == (want, plain)

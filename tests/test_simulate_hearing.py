@@ -609,7 +609,25 @@ async def test_the_person_knows_how_whisper_writes_date_of_birth(heard):
     assert await person.respond(heard) == "I was born on 1990-03-14."
 
 
-def test_the_ear_is_primed_with_the_persons_own_worded_answers_not_names_codes_or_dates():
+async def test_the_person_expects_to_hear_back_the_detail_it_last_gave_in_plain_words():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("meal")
+    person = SimulatedPerson(Profile("p", {"meal": "halal", "nationality": "Irish", "email": "a.b@example.com"}), llm,
+                             emit=lambda *a, **k: None)
+    assert person.expecting() == ""  # nothing said yet
+    await person.respond("What is your meal?")
+    assert person.expecting() == "halal."
+    llm.topic = "nationality"
+    await person.respond("What is your nationality?")
+    assert person.expecting() == "Irish, Ireland."
+    llm.topic = "email"
+    await person.respond("What is your email?")
+    assert person.expecting() == ""  # an e-mail's read-back is judged as heard
+
+
+def test_the_words_a_person_expects_back_are_its_worded_answers_not_names_codes_or_dates():
     facts = {"given_name": "Oluwaseun", "family_name": "Oyelaran", "username": "seunoye92",
              "date_of_birth": "1992-05-30", "passport_number": "ZB7301964", "nationality": "Irish",
              "email": "seun.oyelaran2@example.org", "phone": "+447911123456", "destination": "New York",

@@ -34,7 +34,7 @@ import aiohttp
 import numpy as np
 
 from appliance.voice.wav import write_wav
-from appliance.simulate.hearing import clean, own_words
+from appliance.simulate.hearing import clean
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
 from appliance.voice.tts import VoiceStyle
@@ -221,7 +221,6 @@ class PersonOnCall:
         self.style, self.emit, self.folder, self.screen = style, emit, folder, screen
         self._heard_n = 0
         self.vocabulary = [v for k, v in person.profile.facts.items() if k in ("given_name", "family_name", "city")]
-        self.expects = own_words(person.profile.facts)  # what its ear is primed with (hearing.own_words)
         self.spoken_s = 0.0
 
     async def run(self) -> None:
@@ -278,7 +277,7 @@ class PersonOnCall:
         if len(passes) > 1 and (tail := last_clause(audio)) is not None:
             # the last thing said, heard again on its own: tiny.en drops a long line's closing question even from
             # a 5 s piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
-            end = clean((await asyncio.to_thread(self.asr.transcribe, tail, self.expects)).text)
+            end = clean((await asyncio.to_thread(self.asr.transcribe, tail)).text)
             if end and _words(end)[-3:] != _words(text)[-3:]:
                 text = f"{text} {end}"
         first_pass = " ".join(f for _, f in passes if f)
@@ -289,19 +288,25 @@ class PersonOnCall:
         return text
 
     async def _transcribe_piece(self, audio: np.ndarray) -> tuple[str, str]:
-        """Whisper's text for one piece of bot audio, and its first pass's, heard after the
-        person's own words (:func:`~appliance.simulate.hearing.own_words`). Whisper may have
+        """Whisper's text for one piece of bot audio, and its first pass's. Whisper may have
         stopped early (it does on long runs of short words: "I have C for Charlie." for 7 s
         of a spelled read-back): a listener hears it all, so a transcript too sparse for its
         audio (under :data:`MIN_WORDS_PER_S`) is heard again in two halves, and what holds
-        more words is kept. A spelling (two spelling-alphabet words or more) is heard again
-        after :data:`ALPHABET_CONTEXT`, and kept unless it holds fewer of those words."""
-        tr = await asyncio.to_thread(self.asr.transcribe, audio, self.expects)
+        more words is kept. Right after an answer in plain words, the piece is heard again
+        after that answer (:meth:`~appliance.simulate.person.SimulatedPerson.expecting`: a
+        listener expects "halal" back), and kept unless it holds fewer words: a context makes
+        tiny.en stop early ("I have Emma Johnson at example." for "… dot com. What is your
+        phone number?" after "standard."). A spelling (two spelling-alphabet words or more) is
+        heard again after :data:`ALPHABET_CONTEXT`, and kept unless it holds fewer of those
+        words."""
+        tr = await asyncio.to_thread(self.asr.transcribe, audio)
         text = tr.text
         if tr.audio_s > 3 and len(text.split()) < MIN_WORDS_PER_S * tr.audio_s and (halves := _halves(audio)):
-            heard = [(await asyncio.to_thread(self.asr.transcribe, h, self.expects)).text for h in halves]
-            again = " ".join(t for t in heard if t)
+            again = " ".join(t for t in [(await asyncio.to_thread(self.asr.transcribe, h)).text for h in halves] if t)
             text = again if len(again.split()) > len(text.split()) else text
+        if expects := self.person.expecting():
+            primed = (await asyncio.to_thread(self.asr.transcribe, audio, expects)).text
+            text = primed if len(primed.split()) >= len(text.split()) else text
         if _alphabet_words(text) >= 2:
             spelled = (await asyncio.to_thread(self.asr.transcribe, audio, ALPHABET_CONTEXT)).text
             text = spelled if _alphabet_words(spelled) >= _alphabet_words(text) else text

@@ -144,6 +144,12 @@ class SimulatedPerson:
                        for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))}
         self._named |= {heard: k for heard, k in WHISPER_NAMES.items() if k in keys}
 
+    def expecting(self) -> str:
+        """What the person expects to hear read back: the detail it last gave, when that is
+        plain words (:func:`~appliance.simulate.hearing.own_words`: "halal.", "Irish,
+        Ireland."), else ``""``."""
+        return hearing.own_words({self._previous: self.believed(self._previous)}) if self._previous != "none" else ""
+
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
         given until the assistant says the form refused it, else the profile's."""
