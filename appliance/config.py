@@ -269,6 +269,10 @@ class FormsConfig(_Section):
     person_pitch_semitones: float = Field(-2.0, ge=-12, le=12)  # simulated person's voice vs the bot's
     person_length_scale: float = Field(0.95, gt=0.2, lt=3)
     submit_grace_ms: int = Field(3000, ge=0)  # after the yes to submitting, a "stop" this soon sends nothing
+    # a name answered in words is asked to be spelled at once (no read-back) when the ASR's probability for one of its
+    # words is below this (0: never). tiny.en on Piper answers: 0.51-0.82 for names heard right, 0.03-0.46 for names
+    # heard wrong (appliance.voice.asr.whisper._words)
+    spell_below_prob: float = Field(0.45, ge=0, le=1)
     # VAD stop in form sessions: a spelling's or a dictation's pauses (300-450 ms in Piper's speech) stay inside one
     # VAD segment, which Whisper transcribes whole; the turn's waits after the VAD stop (turn.agent_speech_timeout_ms,
     # turn.incomplete_timeout_ms) shrink by as much (the longest pause inside a turn stays the same)

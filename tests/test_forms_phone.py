@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from appliance.bus import Envelope, InProcBus
@@ -27,7 +28,7 @@ SEAT_Q = "What is your seat preference: Window, Aisle or Middle?"
 
 
 async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5.0, submit_grace_s=0.05,
-                    line=None, events=None, consent=""):
+                    line=None, events=None, consent="", spell_below_prob=0.0):
     """Run a PhoneAgent with ``fields`` already known; ``on_message(env, publish)`` plays the
     computer side. Returns (outcome, line, envelopes the computer side got, llm). ``line``:
     instead of a :class:`ScriptedLine` of ``answers`` (it may take ``line.bus``); ``events``:
@@ -44,7 +45,7 @@ async def run_phone(fields, answers, on_message, llm=None, *, answer_timeout_s=5
 
         agent = PhoneAgent(bus, line, llm, task_id="t", purpose="the test form",
                            emit=emit, fields=tuple(fields), answer_timeout_s=answer_timeout_s,
-                           submit_grace_s=submit_grace_s, consent=consent)
+                           submit_grace_s=submit_grace_s, consent=consent, spell_below_prob=spell_below_prob)
         computer = bus.subscribe("computer")
 
         async def publish(payload: Payload) -> None:
@@ -270,6 +271,58 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
     assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
     assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
     assert outcome.stats.spelled == ("family_name",) and outcome.stats.person_turns == 4
+
+
+class HeardLine(ScriptedLine):
+    """Answers with the ASR's word probabilities: ``probs`` maps a word to its probability (1.0
+    for any other), as :attr:`~appliance.phone_agent.agent.Line.heard_words` gives them."""
+
+    def __init__(self, answers, probs: dict[str, float]):
+        super().__init__(answers)
+        self.probs = probs
+
+    async def hear(self) -> str:
+        text = await super().hear()
+        self.heard_words = tuple((w, self.probs.get(w.strip(".,"), 1.0)) for w in text.split())
+        return text
+
+
+SIOBHAN = "Sierra, India, Oscar, Bravo, Hotel, Alpha, November."
+
+
+async def test_a_name_the_asr_was_unsure_of_is_spelled_at_once_without_a_read_back():
+    events = []
+    line = HeardLine(["It's Shivon.", SIOBHAN, "Yes.", "No."], {"Shivon": 0.2})
+    outcome, line, seen, _ = await run_phone([NAME], [], authorise_when_confirmed, line=line, events=events,
+                                             spell_below_prob=0.45)
+    assert line.said[1:4] == [
+        "What is your family name?",
+        "I'm not sure I heard that right. Could you spell your family name for me, letter by letter?",
+        "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+    assert ("family_name", "Shivon") not in info_collected(seen)  # never sent, never read back
+    assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
+    assert [(f["field"], f["prob"]) for e, f in events if e == "decision" and f["what"] == "asr_unsure"] == [
+        ("family_name", 0.2)]
+    assert outcome.stats.person_turns == 3
+
+
+@pytest.mark.parametrize("probs, threshold", [({"Miller": 0.8}, 0.45), ({"Miller": 0.2}, 0.0)])
+async def test_a_name_the_asr_was_sure_of_or_with_the_check_off_is_read_back(probs, threshold):
+    line = HeardLine(["It's Miller.", "Yes.", "No."], probs)
+    _, line, seen, _ = await run_phone([NAME], [], authorise_when_confirmed, line=line, spell_below_prob=threshold)
+    assert line.said[2] == "I have Miller. Is that right?"
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller")]
+
+
+async def test_a_full_name_with_a_word_the_asr_was_unsure_of_is_spelled_part_by_part():
+    line = HeardLine(["My name is Heath Adarsi.", "Alpha, Oscar, India, Foxtrot, Echo.", "Yes.", SIOBHAN, "Yes.",
+                      "No."], {"Heath": 0.9, "Adarsi": 0.13})
+    _, line, seen, _ = await run_phone([GIVEN, NAME], [], authorise_when_confirmed, line=line,
+                                       spell_below_prob=0.45)
+    assert line.said[2] == ("I'm not sure I heard that right. Could you spell your given name(s) for me, letter "
+                            "by letter?")
+    assert not [s for s in line.said if s.startswith("I have Heath")]
+    assert info_collected(seen, confirmed=True) == [("given_name", "Aoife"), ("family_name", "Siobhan")]
 
 
 async def test_a_correction_spelled_at_once_is_read_back_without_asking():
@@ -503,6 +556,24 @@ async def test_a_choice_misheard_twice_is_spelled():
     assert line.said[3] == "Sorry, I didn't get that. Could you spell your nationality for me, letter by letter?"
     assert line.said[4] == "I have Ireland. Is that right?"  # "Irish", spelled, names its country
     assert info_collected(seen, confirmed=True) == [("nationality", "Ireland")]
+
+
+PASSPORT = FieldSpec(name="passport_number", label="Passport number", type="text", required=True,
+                     pattern="[A-Z0-9]{9}")
+
+
+async def test_a_misheard_answer_to_the_next_question_is_no_objection_to_a_code_it_does_not_fit():
+    """Bench: "My nationality is Irish." came back as "My nationality desires." after "I have it as
+    Lima, Kilo, … What is your nationality?", was read as the passport number NATIONALITYDESIRES
+    and the right number was asked to be spelled."""
+    answers = ["My passport number is LK 083 9215.", "My nationality desires.", "Ireland.", "No."]
+    llm = ScriptedLLM(json=[{"option": "none of them"}])
+    events = []
+    _, line, seen, _ = await run_phone([PASSPORT, NATIONALITY], answers, authorise_when_confirmed, llm,
+                                       events=events)
+    assert not [f for e, f in events if e == "decision" and f["what"] == "implicit_read_back_rejected"]
+    assert not [e for e, _ in events if e == "spelling_requested"]
+    assert info_collected(seen, confirmed=True) == [("passport_number", "LK0839215"), ("nationality", "Ireland")]
 
 
 async def test_a_spelling_that_does_not_decode_is_not_read_as_words():

@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 from appliance.bus import Envelope, InProcBus
+from appliance.config import FormsConfig
 from appliance.demo.profile import load_profile
 from appliance.phone_agent import spelling
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate
 from appliance.simulate.call import asks
 from appliance.simulate.person import SimulatedPerson, mouth
+from appliance.voice.asr.base import Transcript
 from appliance.voice.tts import VoiceStyle, resample
 
 pytestmark = pytest.mark.e2e
@@ -25,11 +27,16 @@ BOT = VoiceStyle(noise_scale=0.0, noise_w_scale=0.0)
 PERSON = VoiceStyle(length_scale=0.95, pitch_semitones=-2.0, noise_scale=0.0, noise_w_scale=0.0)
 
 
-def hear(runtime, text: str, style: VoiceStyle, context: str = "") -> str:
-    """``text`` said by Piper in ``style``, as Whisper writes it (after ``context``)."""
+def transcribe(runtime, text: str, style: VoiceStyle, context: str = "") -> Transcript:
+    """``text`` said by Piper in ``style``, as Whisper hears it (after ``context``)."""
     audio = runtime.synth.synthesize(text, style)
     return runtime.asr.transcribe(resample(audio.astype(np.float32) / 32768, runtime.synth.sample_rate_hz,
-                                           16_000), context).text
+                                           16_000), context)
+
+
+def hear(runtime, text: str, style: VoiceStyle, context: str = "") -> str:
+    """``text`` said by Piper in ``style``, as Whisper writes it (after ``context``)."""
+    return transcribe(runtime, text, style, context).text
 
 
 @pytest.mark.parametrize("voice", [BOT, PERSON], ids=["bot", "person"])
@@ -82,7 +89,8 @@ class AudioLine:
         self.vocabulary = [person.profile.facts[k] for k in ("given_name", "family_name")]
         self.said: list[str] = []
         self.turns: list[tuple[str, str]] = []
-        self._heard: asyncio.Queue[str] = asyncio.Queue()
+        self._heard: asyncio.Queue[Transcript] = asyncio.Queue()
+        self.heard_words: tuple[tuple[str, float], ...] = ()
         self.context = ""
 
     async def say(self, text: str) -> None:
@@ -96,25 +104,27 @@ class AudioLine:
             style = dataclasses.replace(PERSON, length_scale=PERSON.length_scale * (1 + 0.15 * min(
                 self.person.repeat, 3)))
             self.turns.append((heard, reply))
-            self._heard.put_nowait(await asyncio.to_thread(hear, self.runtime, spoken, style, self.context))
+            self._heard.put_nowait(await asyncio.to_thread(transcribe, self.runtime, spoken, style, self.context))
 
     async def hear(self) -> str:
-        return await self._heard.get()
+        heard = await self._heard.get()
+        self.heard_words = heard.words
+        return heard.text
 
     async def hint(self, context: str) -> None:
         self.context = context  # as the voice pipeline's STT takes it
 
 
-async def test_a_misheard_name_is_corrected_by_spelling_within_three_exchanges(forms_runtime):
-    """"Nguyen" said as a word comes back from tiny.en as something else; after the person
-    rejects that read-back, the agent asks for a spelling, and the value is confirmed right
-    within three exchanges of the rejection (the "no", the spelling, the "yes")."""
+async def _interview_family_name(runtime, spell_below_prob: float) -> tuple[list[str], AudioLine]:
+    """The hoa profile's family name ("Nguyen", which tiny.en hears as something else) asked
+    over real audio until the agent confirms a value: (the values confirmed, the line)."""
     family = FieldSpec(name="family_name", label="Family name", type="text", required=True)
     person = SimulatedPerson(load_profile("hoa"), TopicLLM("family_name"), emit=lambda *a, **k: None)
-    line = AudioLine(forms_runtime, person)
+    line = AudioLine(runtime, person)
     async with InProcBus(None) as bus:
         agent = PhoneAgent(bus, line, TopicLLM("none"), task_id="t", purpose="the test form",
-                           emit=lambda *a, **k: None, fields=(family,), answer_timeout_s=10)
+                           emit=lambda *a, **k: None, fields=(family,), answer_timeout_s=10,
+                           spell_below_prob=spell_below_prob)
         computer = bus.subscribe("computer")
         run = asyncio.create_task(agent.run())
         confirmed = []
@@ -125,9 +135,28 @@ async def test_a_misheard_name_is_corrected_by_spelling_within_three_exchanges(f
                                                sender="computer", recipient="phone"))
                 break
         await asyncio.wait_for(run, 60)
+    return confirmed, line
+
+
+async def test_a_misheard_name_is_corrected_by_spelling_within_three_exchanges(forms_runtime):
+    """"Nguyen" said as a word comes back from tiny.en as something else; after the person
+    rejects that read-back, the agent asks for a spelling, and the value is confirmed right
+    within three exchanges of the rejection (the "no", the spelling, the "yes")."""
+    confirmed, line = await _interview_family_name(forms_runtime, spell_below_prob=0.0)  # no ASR-unsure check
     replies = [said for _, said in line.turns]
     first_no = next(i for i, said in enumerate(replies) if said.startswith("No"))
     assert confirmed == ["Nguyen"], line.turns
     assert len(replies) - first_no <= 3, line.turns  # the "no", the spelling, the "yes"
     assert any("spell" in s for s in line.said)
     assert replies[-1] == "Yes, that's right."
+
+
+async def test_a_name_the_asr_is_unsure_of_is_spelled_at_once(forms_runtime):
+    """The same name with the ASR's word probabilities looked at (``forms.spell_below_prob``):
+    the misheard word is unsure, so the agent asks for the spelling at once — no read-back of
+    the wrong name, no "no": the answer, the spelling, the "yes"."""
+    confirmed, line = await _interview_family_name(forms_runtime, spell_below_prob=FormsConfig().spell_below_prob)
+    replies = [said for _, said in line.turns]
+    assert confirmed == ["Nguyen"], line.turns
+    assert not [said for said in replies if said.startswith("No")], line.turns
+    assert len(replies) == 3 and replies[-1] == "Yes, that's right.", line.turns

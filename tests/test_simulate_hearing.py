@@ -347,6 +347,8 @@ async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question,
     ("I have Miller like curse what? What is your date of birth?", "No, it's Miller."),
     ("I have Miller What is your date of birth?", "I was born on 1990-03-14."),  # no full stop: bench
     ("I have Millar What is your date of birth?", "No, it's Miller."),
+    ("I ask you Millar, when were you born?", "No, it's Miller."),  # tiny.en's "I have" on the call (bench)
+    ("I had Millar. What is your date of birth?", "No, it's Miller."),
 ])
 async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
     from appliance.demo.profile import Profile

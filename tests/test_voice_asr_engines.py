@@ -71,3 +71,16 @@ def test_a_context_is_never_heard_in_place_of_the_speech(engine, answers):
     assert engine.transcribe(np.zeros(32_000, np.float32), context).text == ""
     for level in (0.02, 0.1):
         assert engine.transcribe((rng.standard_normal(48_000) * level).astype(np.float32), context).text == "", level
+
+
+def test_whisper_gives_each_word_of_its_text_with_a_probability(arctic):
+    """Whisper's short path: ``words`` are the text's words in order, each with a probability;
+    on clear read speech most are sure (the phone agent asks for a spelling only below
+    ``forms.spell_below_prob``)."""
+    engine = load_asr(config.load().for_asr_engine("whisper").asr)
+    for clip in sorted(models.ARCTIC_TEXT):
+        result = engine.transcribe(read_16k(arctic[clip]))
+        assert " ".join(w for w, _ in result.words) == result.text, result
+        probs = [p for _, p in result.words]
+        assert all(0 <= p <= 1 for p in probs), result
+        assert sorted(probs)[len(probs) // 2] >= config.FormsConfig().spell_below_prob, result

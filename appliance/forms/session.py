@@ -261,7 +261,8 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
             return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
                               fields=fields, date_order=cfg.forms.date_order,
                               answer_timeout_s=cfg.forms.answer_timeout_s, consent=consent_notice(folder),
-                              submit_grace_s=cfg.forms.submit_grace_ms / 1000)
+                              submit_grace_s=cfg.forms.submit_grace_ms / 1000,
+                              spell_below_prob=cfg.forms.spell_below_prob)
 
         async with asyncio.TaskGroup() as tg:
             async def watch() -> None:

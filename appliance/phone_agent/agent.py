@@ -83,6 +83,8 @@ GREETING = ("Hello! I'm your assistant for the web form. I'll ask you a few ques
 #: Said when the computer agent's browser died and it opens the form again with every value it had.
 REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
              "you've told me, so there's no need to repeat anything.")
+#: said before a request to spell a name the ASR was unsure of (:meth:`PhoneAgent._unsure`), instead of a read-back
+UNSURE = "I'm not sure I heard that right."
 FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
                                  "working": "One moment, please."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
@@ -112,9 +114,12 @@ class Line(Protocol):
     """The phone agent's audio side as text. The voice pipeline implements it.
 
     ``person_speaking``: whether the person is speaking now (the VAD's view); a wait for an
-    answer does not time out meanwhile."""
+    answer does not time out meanwhile. ``heard_words``: the words of the transcript
+    :meth:`hear` last returned as the ASR wrote them, each with the ASR's probability for it
+    in [0, 1]; empty when there are none (typed text, an engine without them)."""
 
     person_speaking: bool
+    heard_words: tuple[tuple[str, float], ...]
 
     async def say(self, text: str) -> object:
         """Speak ``text``; return when it has been played (or cut off by barge-in)."""
@@ -132,6 +137,7 @@ class QueueLine:
     final transcript. Subclasses implement ``say``."""
 
     person_speaking = False  # text arrives whole
+    heard_words: tuple[tuple[str, float], ...] = ()  # no ASR behind it
 
     def __init__(self) -> None:
         self._q: asyncio.Queue[str] = asyncio.Queue()
@@ -222,16 +228,20 @@ class PhoneAgent:
             (twice), then gives up.
         consent: said with the greeting, before the first question (:func:`consent_notice`).
         submit_grace_s: after the yes to submitting, how long a "stop" still prevents it.
+        spell_below_prob: a name answered in words is asked to be spelled at once, without a
+            read-back, when the ASR's probability for one of its words is below this
+            (:attr:`Line.heard_words`; 0: never).
     """
 
     def __init__(self, bus: Bus, line: Line, llm: LLM, *, task_id: str, purpose: str, emit: Emit,
                  fields: tuple[FieldSpec, ...] = (), date_order: str = "DMY", agent_id: str = "phone",
                  computer_id: str = "computer", answer_timeout_s: float = 30.0, consent: str = "",
-                 submit_grace_s: float = 3.0):
+                 submit_grace_s: float = 3.0, spell_below_prob: float = 0.0):
         self.bus, self.line, self.llm = bus, line, llm
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
         self.answer_timeout_s, self.consent, self.submit_grace_s = answer_timeout_s, consent, submit_grace_s
+        self.spell_below_prob = spell_below_prob
         self.state = iv.start(fields)
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
         self._asr_context = ""  # what the line was last hinted (fields.asr_context)
@@ -478,6 +488,12 @@ class PhoneAgent:
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
                     return None
+                if fl.kind(spec) == "name" and mode == "words" and not spelled and self._unsure(spec, value):
+                    self.state = iv.not_understood(self.state, spec.name)
+                    mode = iv.ask_mode(self.state, spec)
+                    say = f"{UNSURE} {self._prompt(spec, mode)}"
+                    self._offer(spec, mode)
+                    continue
                 nxt = self._implicit_next(spec)
                 if nxt is None:
                     result = await self._confirm(spec, value, text, spelled)
@@ -509,6 +525,23 @@ class PhoneAgent:
         self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
                   times=self.state.given_up[spec.name])
         return None
+
+    def _unsure(self, spec: FieldSpec, value: FieldValue) -> bool:
+        """Whether the ASR was unsure of ``value`` (a name, in the answer just heard): the least
+        probability of its words in :attr:`Line.heard_words` is below ``spell_below_prob``
+        (words compared by their letters and digits; a word of ``value`` the transcript does
+        not hold as such, e.g. one the normaliser rewrote, is not judged). Emits ``decision
+        {what: asr_unsure}``."""
+        if not isinstance(value, str) or not self.line.heard_words:
+            return False
+        probs: dict[str, float] = {}
+        for word, p in self.line.heard_words:
+            probs[_letters(word)] = min(p, probs.get(_letters(word), 1.0))
+        found = [probs[w] for w in map(_letters, value.split()) if w in probs]
+        if not found or min(found) >= self.spell_below_prob:
+            return False
+        self.emit("decision", agent=self.id, what="asr_unsure", field=spec.name, value=value, prob=min(found))
+        return True
 
     def _implicit_next(self, spec: FieldSpec | None) -> iv.Ask | None:
         """The next field's ask when the read-back of ``spec`` (None: of fields asked together)
@@ -568,15 +601,18 @@ class PhoneAgent:
     def _objected(self, text: str, nxt: iv.Ask, about: FieldSpec | None = None) -> bool:
         """Whether ``text``, the answer to a read-back of ``about`` said with ``nxt``'s question,
         objects to the read-back: a "no …" (not one of ``nxt``'s options that starts with no),
-        or a value of ``about``'s strict kinds (a date, number, phone, e-mail, code) that is no
-        answer to ``nxt`` (ASR wrote "No, it's the 2nd of June" as "Now, it's …", and the
-        correction became the seat). Then ``nxt`` goes back to the front of the queue."""
+        or a value of ``about``'s strict kinds (a date, number, phone, e-mail, code) that fits
+        its pattern and is no answer to ``nxt`` (ASR wrote "No, it's the 2nd of June" as "Now,
+        it's …", and the correction became the seat; bench: "My nationality desires." was read as
+        the passport number NATIONALITYDESIRES and taken for an objection to a right one). Then
+        ``nxt`` goes back to the front of the queue."""
         says_next = bool(nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
         objected = nz.yes_no(text) is False and not says_next
         if about is not None and fl.named_field(text, nxt.spec, self.state.specs) == about:
             objected = True  # "My first name is David." to "I have David Miller. What is your last name?"
         if not objected and about is not None and fl.kind(about) in _STRICT_KINDS and not says_next:
-            objected = fl.parse(about, text, self.date_order) is not None and (
+            value = fl.parse(about, text, self.date_order)
+            objected = value is not None and fl.fits(about, value) and (
                 bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)
         if objected:
             self.state = iv.requeue(self.state, nxt)
@@ -697,6 +733,11 @@ class PhoneAgent:
                     say = f"{await self._answer_side_question(specs[0], text)} {q}"
                     continue
                 values = fl.parse_together(together.what, specs, text, self.date_order)
+                if together.what == "name" and values is not None and any(
+                        self._unsure(s, v) for s, v in zip(specs, values)):  # each on its own, spelled
+                    self._prefix = f"{UNSURE} "
+                    self.state = iv.split(self.state, together, rejected=False, unheard=1)
+                    return None
                 if values is None:
                     unheard += 1
                     if together.what == "name" or unheard == 2:  # each on its own (a name: spelled, iv.ask_mode)
@@ -938,6 +979,11 @@ class PhoneAgent:
 
 #: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
 _STRICT_KINDS = ("date", "number", "phone", "email", "code")
+
+
+def _letters(word: str) -> str:
+    """A word's letters and digits, casefolded: "D'Arcy-Byrne," → "darcybyrne"."""
+    return "".join(re.findall(r"[^\W_]+", word.casefold()))
 _PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)
 _REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
 

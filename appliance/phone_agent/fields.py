@@ -183,6 +183,18 @@ def date_part(spec: FieldSpec) -> Literal["day", "month", "year"] | None:
 
 
 
+def fits(spec: FieldSpec, value: FieldValue) -> bool:
+    """Whether ``value`` matches ``spec``'s ``pattern`` as the page's constraint validation
+    applies it (the whole value: ``^(?:pattern)$``, HTML's ``pattern`` attribute); True when the
+    field has no pattern, the value is no string, or the pattern is not one Python's ``re`` reads."""
+    if not spec.pattern or not isinstance(value, str):
+        return True
+    try:
+        return re.fullmatch(spec.pattern, value) is not None
+    except re.error:
+        return True
+
+
 def spellable(spec: FieldSpec) -> bool:
     """Whether the person may be asked to spell this field's value."""
     return kind(spec) in SPELLABLE

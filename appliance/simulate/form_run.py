@@ -155,6 +155,7 @@ class TypistLine:
     ``say`` and ``hear``; written here, since the simulation shares no code with the agent.)"""
 
     person_speaking = False  # typed answers arrive whole
+    heard_words: tuple[tuple[str, float], ...] = ()  # typed: no ASR
 
     def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
         self.person, self.emit = person, emit

@@ -283,9 +283,12 @@ class SimulatedPerson:
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
-#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …"); not "I have what you typed"
-#: (nor "… what you type", as Whisper may write it: bench, the person took it for a read-back of the e-mail)
-_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i've got|i got|so that's|so|you said)\b"
+#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …", and as tiny.en wrote "I have"
+#: on the call: "I had 077. 009, …", "I ask you on oneel, when were you born?" — bench: taken for no read-back,
+#: the person answered the question and a wrong name was confirmed); not "I have what you typed" (nor "… what
+#: you type", as Whisper may write it: bench, the person took it for a read-back of the e-mail)
+_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i had|i ask you|i've got|i got|so that's|"
+                    r"so|you said)\b"
                     r"(?!\W+what you typed?\b)\W*", re.I)
 #: a request for consent ("Do you accept the fare rules and the privacy notice?")
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)

@@ -66,7 +66,11 @@ class LineProcessor(FrameProcessor):
     def __init__(self, cfg: TurnConfig, **kwargs):
         super().__init__(**kwargs)
         self._cfg = cfg
-        self._heard: asyncio.Queue[str] = asyncio.Queue()
+        self._heard: asyncio.Queue[tuple[str, tuple[tuple[str, float], ...]]] = asyncio.Queue()
+        self._words: list[tuple[str, float]] = []  # the words of the finals since the last turn (see heard_words)
+        #: the words of the turn :meth:`hear` last returned, as the ASR wrote them, each with its probability
+        #: (:attr:`~appliance.voice.asr.base.Transcript.words`); empty when the ASR gives none
+        self.heard_words: tuple[tuple[str, float], ...] = ()
         self._done = asyncio.Event()
         self._started = asyncio.Event()
         self._interrupted = False
@@ -90,7 +94,8 @@ class LineProcessor(FrameProcessor):
         if isinstance(frame, LLMContextFrame):
             text = _last_user_text(frame.context.get_messages())
             if text:
-                self._heard.put_nowait(text)
+                self._heard.put_nowait((text, tuple(self._words)))
+            self._words = []
             return  # no LLM behind this line: the context stops here
         if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
             self.person_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
@@ -132,14 +137,20 @@ class LineProcessor(FrameProcessor):
                 raise RuntimeError(f"no audio was played for {text!r}: is TTS working?")
         return SayOutcome(interrupted=self._interrupted, heard=" ".join(self.played.texts))
 
+    def transcribed(self, words: tuple[tuple[str, float], ...]) -> None:
+        """A final transcript's words with their probabilities
+        (:attr:`~appliance.voice.asr.base.Transcript.words`): they go with the turn they end up in."""
+        self._words.extend(words)
+
     def forget(self) -> None:
         """Drop transcripts not yet taken by :meth:`hear` (talk that answered no question)."""
         while not self._heard.empty():
             self._heard.get_nowait()
 
     async def hear(self) -> str:
-        """The person's next final transcript (safe to cancel)."""
-        return await self._heard.get()
+        """The person's next final transcript (safe to cancel); its words are then :attr:`heard_words`."""
+        text, self.heard_words = await self._heard.get()
+        return text
 
     async def hint(self, context: str) -> None:
         """Words the person may say again (their names as heard): the STT transcribes after

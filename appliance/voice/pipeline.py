@@ -81,6 +81,8 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
 
     def on_final(result):
         asr_stats.append(result)
+        if line is not None:
+            line.transcribed(result.words)
         session.events.emit("asr", audio_s=round(result.audio_s, 3), compute_s=round(result.compute_s, 3),
                             no_speech_prob=round(result.no_speech_prob, 3))
 

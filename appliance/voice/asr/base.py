@@ -17,12 +17,15 @@ SAMPLE_RATE_HZ = 16_000
 class Transcript:
     """One ASR result: ``text`` ('' when nothing was said), ``no_speech_prob`` in [0, 1]
     (the engine's own estimate that the clip holds no speech), ``audio_s`` seconds of input
-    and ``compute_s`` seconds spent."""
+    and ``compute_s`` seconds spent. ``words``: each word of ``text`` (split at spaces, as
+    written) with the engine's probability for it in [0, 1] (the least of its tokens' with a
+    letter or digit in them); empty when the engine gives none."""
 
     text: str
     no_speech_prob: float
     audio_s: float
     compute_s: float
+    words: tuple[tuple[str, float], ...] = ()
 
 
 class ASREngine(Protocol):
