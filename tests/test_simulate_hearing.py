@@ -643,3 +643,32 @@ def test_a_spelling_read_back_as_it_is_said_is_judged_letter_by_letter():
     assert hearing.states("I have it as Golf, Romeo, Thulu, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
     assert hearing.states("I have it as Lena, Kilo, 083, 9215. Is that right?", "LK0839215")
     assert not hearing.states("I have it as Golf, Romeo, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
+
+
+@pytest.mark.parametrize("heard, want, asked", [
+    # bench: "My nationality is Irish." came back "My nationality desires." three times; told the choices, a
+    # person names the one that means its answer (the persona's LLM picks it)
+    ("Sorry, I didn't get that. The choices are Australia. Brazil, Canada, Ireland, or United States. What is your "
+     "nationality?", "My nationality is Ireland.", 1),
+    ("Sorry, I didn't get that. The choices are Irish, Other. What is your nationality?", "My nationality is Irish.",
+     0),  # its own word is listed: no need to ask
+    ("What is your nationality?", "My nationality is Irish.", 0),  # no choices told
+])
+async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(heard, want, asked):
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    class PickingLLM(AgreeingLLM):
+        picks = 0
+
+        async def json(self, system: str, user: str, **kw) -> dict:
+            if "option" in kw["schema"]["properties"]:
+                self.picks += 1
+                assert "Ireland" in kw["schema"]["properties"]["option"]["enum"]
+                return {"option": "Ireland"}
+            return await super().json(system, user, **kw)
+
+    llm = PickingLLM("nationality")
+    person = SimulatedPerson(Profile("p", {"nationality": "Irish"}), llm, emit=lambda *a, **k: None)
+    assert await person.respond(heard) == want
+    assert llm.picks == asked

@@ -15,7 +15,9 @@ The person then answers from its profile as a person would: the detail in
 a short sentence ("My phone number is …"), "Yes, that's right." when the read-back states
 exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: the letters
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
-to authorising the submission as the profile says; a profile's ``first_answers`` value the
+to authorising the submission as the profile says; told the choices after an answer that was
+not understood ("The choices are Australia, …, Ireland, …"), the option that means its value
+("Ireland" for "Irish", the LLM's pick); a profile's ``first_answers`` value the
 first time that key is asked (kept through its read-back, corrected once asked again).
 Offered the box on the screen ("… Or type it in the box on your screen."), a person
 with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
@@ -249,6 +251,21 @@ class SimulatedPerson:
             log.warning("persona: %s", e)
             return False
 
+    async def _option(self, options: list[str], value: str) -> str | None:
+        """The LLM's pick of the option in ``options`` that means ``value`` ("Ireland" for
+        "Irish"), or None when none does."""
+        try:
+            ans = await self.llm.json(
+                "Which of the options the assistant listed means the person's answer? \"none\" when none does.",
+                f'Options: {", ".join(options)}\nThe person\'s answer: "{value}"', max_tokens=24,
+                grammar=f'root ::= "{{\\"option\\":" option "}}"\noption ::= {gbnf_alternatives([*options, "none"])}\n',
+                schema={"type": "object", "required": ["option"], "additionalProperties": False,
+                        "properties": {"option": {"enum": [*options, "none"]}}})
+        except LLMError as e:
+            log.warning("persona: %s", e)
+            return None
+        return ans.get("option") if ans.get("option") in options else None
+
     async def _judge(self, heard: str, topic: str) -> str | None:
         """The person's objection to a read-back ``heard`` of ``topic`` ("No, it's …"; spelled
         from the second on, for a detail a person spells), or None when it states the value."""
@@ -279,6 +296,9 @@ class SimulatedPerson:
         elif topic in self._first_used and _REFUSED.search(heard):
             self._corrected.add(topic)  # told the form refused it: now the right value
         value = self.believed(topic)
+        listed = _listed(heard)
+        if listed and value.casefold() not in (o.casefold() for o in listed):  # told the choices: name one
+            value = await self._option(listed, value) or value
         template = KEY_WORDS[topic][1] if topic in KEY_WORDS else f"My {topic.replace('_', ' ')} is {{v}}."
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
@@ -300,6 +320,19 @@ _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,
 #: capital: "I have plus 1 4 1 6 5 5 5 0 1 4 2 What is your destination?")
 _THEN_ASKED = re.compile(r"(?:[.,;!?]\s+|\s+(?=[A-Z]))(?=(?i:what|when|which|how|who|where|do|does|did|are|is|can|"
                          r"could|would|and)\b[^.!?]*\?)")
+
+
+#: the options the assistant lists after an answer it did not get ("The choices are Australia, Brazil, …, or
+#: United States. What is your nationality?"; Whisper may put full stops between them), group 1
+_CHOICES = re.compile(r"\bchoices are:?\s+(.+?)\s*(?:[.?!]\s+(?=(?i:what|which)\b)|[?!]|$)", re.I | re.S)
+
+
+def _listed(heard: str) -> list[str]:
+    """The options listed in ``heard`` (:data:`_CHOICES`), or [] when none are."""
+    m = _CHOICES.search(heard)
+    if m is None:
+        return []
+    return [o for o in (x.strip(" .") for x in re.split(r",|\.\s|\bor\b", m.group(1))) if o]
 
 
 def _spellable(value: str) -> bool:

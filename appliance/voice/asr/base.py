@@ -19,7 +19,8 @@ class Transcript:
     (the engine's own estimate that the clip holds no speech), ``audio_s`` seconds of input
     and ``compute_s`` seconds spent. ``words``: each word of ``text`` (split at spaces, as
     written) with the engine's probability for it in [0, 1] (the least of its tokens' with a
-    letter or digit in them); empty when the engine gives none."""
+    letter or digit in them); empty when the engine gives none (moonshine; whisper with
+    ``asr.beam_size`` above 1, or on a clip over 28 s)."""
 
     text: str
     no_speech_prob: float

@@ -147,19 +147,20 @@ class WhisperASR:
         prev = tok.encode(" " + context, add_special_tokens=False).ids[-_CONTEXT_TOKENS:] if context else []
         prompt = ([tok.token_to_id("<|startofprev|>"), *prev] if prev else []) + self._prompt
         max_len = min(224, 20 + int(len(audio) / SAMPLE_RATE_HZ * 8))  # ~4 tokens/s speech, generous
+        greedy = self.cfg.beam_size == 1  # CTranslate2 gives the steps' logits on the greedy path only
         res = self._model.model.generate(enc, [prompt], beam_size=self.cfg.beam_size, max_length=len(prev) + max_len,
-                                         return_no_speech_prob=True, return_scores=True, return_logits_vocab=True,
+                                         return_no_speech_prob=True, return_scores=True, return_logits_vocab=greedy,
                                          suppress_blank=True, suppress_tokens=[-1],
                                          no_repeat_ngram_size=4)[0]
         ids = res.sequences_ids[0]  # the previous text first, when there is one
-        probs = [_prob(np.asarray(step), t) for step, t in zip(res.logits[0], ids)]  # one step per token
+        probs = [_prob(np.asarray(step), t) for step, t in zip(res.logits[0], ids)] if greedy else [None] * len(ids)
         if ids[:len(prev)] == prev:
             ids, probs = ids[len(prev):], probs[len(prev):]
         kept = [(t, p) for t, p in zip(ids, probs) if t < tok.token_to_id("<|endoftext|>")]
         ids = [t for t, _ in kept]
         # the score is the sequence log-probability divided by its length (length_penalty 1)
         return (tok.decode(ids).strip(), float(res.no_speech_prob), float(res.scores[0]),
-                _words([(tok.decode([t]), p) for t, p in kept]))
+                _words([(tok.decode([t]), p) for t, p in kept]) if greedy else ())
 
     def _transcribe_long(self, audio: np.ndarray, context: str) -> tuple[str, float, float]:
         segs, _ = self._model.transcribe(audio, beam_size=self.cfg.beam_size, language=self.cfg.language,
