@@ -502,6 +502,13 @@ async def test_a_full_name_not_understood_is_spelled_part_by_part_with_the_spell
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
+async def test_a_code_is_spelled_with_the_digits_in_words_as_asr_context_too():
+    answers = ["My passport number is...", "Lima, Kilo, zero, eight, three, nine, two, one, five.", "Yes.", "No."]
+    _, line, seen, _ = await run_phone([PASSPORT], answers, authorise_when_confirmed)
+    assert line.hints[0] == (2, f"{fl.SPELLING_CONTEXT} {fl.DIGITS_CONTEXT}")
+    assert info_collected(seen, confirmed=True) == [("passport_number", "LK0839215")]
+
+
 async def test_a_summary_before_submit_and_the_pages_answer_after():
     async def computer(env, publish):
         match env.payload:

@@ -133,3 +133,18 @@ def test_spelling_as_the_pipeline_writes_it(said, kind, want):
 def test_a_letter_and_its_word_run_together():
     assert sp.decode("S. Fursière, India, Oscar, Rhevo, Hotel, Alpha, November.", "name") == "Siobhan"
     assert sp.decode("Foxtrot, India, Oscar, November, Alpha", "name") == "Fiona"  # a spelling word stays one
+
+
+@pytest.mark.parametrize("said, kind, want", [
+    # a correction says the value, then spells it (bench: both were decoded as one, "4729183PX4729183")
+    ("it's PX 472 9183, P for Papa, X-ray, 4, 7, 2, 9, 1, 8, 3.", "code", "PX4729183"),
+    ("it's LK 083 9215. L for Lima, Kilo, zero, eight, three, nine, two, one, five.", "code", "LK0839215"),
+    ("it's Nuyin. N for November, Golf, Uniform, Yankee, Echo, November.", "name", "Nguyen"),
+    ("it's aoife.darcy5@example.com: A for Alpha, Oscar, India, Foxtrot, Echo, dot, Delta, Alpha, Romeo, Charlie, "
+     "Yankee, five, at example dot com.", "email", "aoife.darcy5@example.com"),
+    # the first part is spelling too: all of it counts
+    ("it's P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183"),
+    ("it's Alpha, Oscar, dot, Delta, at example dot com", "email", "ao.d@example.com"),
+])
+def test_a_value_said_then_spelled_is_the_spelling(said, kind, want):
+    assert sp.decode(said, kind) == want

@@ -896,8 +896,8 @@ class PhoneAgent:
         person's names and the options of ``field`` (the field asked), or the letters and the
         spelling alphabet when ``spelling`` is expected."""
         text, self._prefix = self._prefix + text, ""
-        context = fl.SPELLING_CONTEXT if spelling else fl.asr_context(self.state.specs, self._held(),
-                                                                       self.state.specs.get(field or ""))
+        spec = self.state.specs.get(field or "")
+        context = fl.spelling_context(spec) if spelling else fl.asr_context(self.state.specs, self._held(), spec)
         if context != self._asr_context:  # before the question whose answer may repeat them
             self._asr_context = context
             await self.line.hint(context)

@@ -83,9 +83,22 @@ def name_part(spec: FieldSpec) -> Literal["given", "family"] | None:
 #: the letters loop ("T-R-C-E-T-O-R-S-E-E-S-S-…") and "S for Sierra" into "S-versi-air".
 SPELLING_CONTEXT = (f"Spelled letter by letter: {', '.join(words.SPELLING)}. "
                     f"{', '.join(words.SPELLING.values())}.")
+#: … and after it, where the value may hold digits (a code, an e-mail, a user name): the digits in words. Measured
+#: here, Piper's spellings of the 8 profiles' passport numbers ("L for Lima, Kilo, zero, eight, three, …"), twice
+#: each, through tiny.en: 7 of 16 decoded right after SPELLING_CONTEXT ("zero, eight, three" came back "0, A, 3",
+#: "four, five" as "Thor, V"), 11 of 16 after this
+DIGITS_CONTEXT = "Digits: zero, one, two, three, four, five, six, seven, eight, nine."
 
 
-#: a choice's options are the ASR context of its answer up to this many (Whisper decodes after the last 128
+def spelling_context(spec: FieldSpec | None) -> str:
+    """The ASR context while ``spec``'s spelling is expected: :data:`SPELLING_CONTEXT`, and
+    :data:`DIGITS_CONTEXT` after it for a kind whose values may hold digits."""
+    if spec is not None and kind(spec) in ("code", "email", "username"):
+        return f"{SPELLING_CONTEXT} {DIGITS_CONTEXT}"
+    return SPELLING_CONTEXT
+
+
+#: a choice's options are the ASR context of its answer up to this many (Whisper decodes after the last 160
 #: tokens of its context; the flight form's 13 nationalities are 40): a longer list would push the names out
 CONTEXT_OPTIONS = 16
 

@@ -364,10 +364,29 @@ def _cased(s: str, kind: Kind) -> str:
     return "".join(out)
 
 
+#: a value said, then spelled, as a person corrects a read-back: "it's PX 472 9183, P for Papa, X-ray, four, …",
+#: "it's LK 083 9215. L for Lima, …", "it's aoife.darcy5@example.com: A for Alpha, …" (group 1 the value said,
+#: group 2 the spelling; bench: both decoded as one, "4729183PX4729183")
+_SAID_FIRST = re.compile(r"^\W*(?:it's|it is|that's|that is)\s+(.+?)(?:[,:;]|\.\s)\s*(.+)$", re.I | re.S)
+
+
+def _spelling_part(text: str, kind: Kind) -> str:
+    """The spelling in ``text`` when the value is said first and then spelled (:data:`_SAID_FIRST`;
+    the part said holds no word for a letter, the rest at least two), else ``text``."""
+    m = _SAID_FIRST.match(text)
+    if m is None:
+        return text
+    said, rest = (_units(_tokens(part), kind) for part in m.groups())
+    if any(u.how == "word" for u in said) or sum(u.how == "word" for u in rest) < 2:
+        return text
+    return m.group(2)
+
+
 def letters(text: str, kind: Kind = "name") -> str | None:
     """The characters spelled in ``text``, written for ``kind`` (no check of the result's
     shape), or None when fewer than two spelled units were said."""
     text = _LEAD.sub("", text) if _LEAD.search(text) and _LEAD.sub("", text).strip() else text
+    text = _spelling_part(text, kind)
     units = _keep(_units(_tokens(text), kind))
     if sum(u.how in ("word", "letter", "digit", "symbol") for u in units) < 2:
         return None
@@ -397,6 +416,7 @@ def decode(text: str, kind: Kind) -> str | None:
 
 def _email(text: str) -> str | None:
     text = _LEAD.sub("", text) if _LEAD.search(text) and _LEAD.sub("", text).strip() else text
+    text = _spelling_part(text, "username")
     toks = _tokens(text)
     ats = [i for i, t in enumerate(toks) if t.casefold() in ("at", "@")]
     if not ats:

@@ -22,7 +22,7 @@ says them again inside an e-mail or a user name. Measured here on Piper audio wi
 "soon.oilerin2atexample.org" to "seun.oyelaran2 at example.org"; "hoa dot nguyen" (with
 "Hoa Nguyen") from "whole.new in" to "hoa.new in"; "Yes, that's right." and a date came back
 the same. While the person spells, the context is the letters and the spelling alphabet
-(:data:`appliance.phone_agent.fields.SPELLING_CONTEXT`, where the figures are).
+(:func:`appliance.phone_agent.fields.spelling_context`, where the figures are).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ _TAIL_S = 0.5  # silence appended so the last word is finished (pipecat's traili
 _MIN_WINDOW_S = 10.0  # shortest encoder window (see above)
 _FRAMES_PER_S = 100  # Whisper mel frames (10 ms hop)
 _MAX_FRAMES = 3000  # Whisper's 30 s window
-_CONTEXT_TOKENS = 128  # the most of a context decoded as previous text (Whisper allows 223; the
-#                       phone agent's spelling context is 119)
+_CONTEXT_TOKENS = 160  # the most of a context decoded as previous text (Whisper allows 223; the
+#                       phone agent's spelling context is 119 tokens, 142 with the digits)
 
 
 def _echoes(text: str, context: str) -> bool:
