@@ -24,7 +24,9 @@ word for word, picks the option the person meant); its state and rules are the p
   value once rejected or asked to be spelled is read back on its own;
 * a rejected read-back of a name, code, address, user name or e-mail leads to a spelling
   (:mod:`~appliance.phone_agent.spelling`; a correction that is already spelled is taken
-  at once); the second request for a spelling adds "or type it in the box on your screen"
+  at once); a name the ASR was unsure of (``spell_below_prob``, :meth:`PhoneAgent._unsure`)
+  is not read back but asked to be spelled at once ("I'm not sure I heard that right.
+  Could you spell …"; a full name part by part); the second request for a spelling adds "or type it in the box on your screen"
   (event ``type_requested``); a spelled value is spelled back. Other kinds read a "no,
   it's …" correction back, and when that led nowhere ask again with the offer of the box
   ("Let's try again. What is your date of birth? Or type it in the box on your
