@@ -90,24 +90,21 @@ _UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*wor
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def own_words(facts: dict[str, object]) -> str:
-    """What a person expects to hear back: their own answers said in plain words, and the
-    country of their nationality ("window, halal, British, United Kingdom, Tokyo"), the
-    ``context`` of their Whisper. Names (a key that says "name") are left out: a name's
-    read-back is judged letter by letter, and a name in the context can stand in for letters
-    Whisper did not hear clearly; so are codes, numbers, dates and e-mail addresses.
+def own_words(key: str, value: object) -> str:
+    """What a person expects to hear back right after giving the detail ``key`` as ``value``:
+    the value when it is plain words, with the country of a nationality ("halal.", "Irish,
+    Ireland."), as the second pass's ``context`` of their Whisper
+    (:meth:`~appliance.simulate.call.PersonOnCall._transcribe_piece`); ``""`` for a name (a key
+    that says "name": its read-back is judged letter by letter, and a name in the context can
+    stand in for letters Whisper did not hear clearly), a code, number, date or e-mail address.
 
     Measured on the bench's recorded bot audio: "I have Halal. Is that right?" was "I have
     hell." three times in three without it and "I have halal." with it; "I have Ireland." was
     "island" and "by one" without it."""
-    said: list[str] = []
-    for key, value in facts.items():
-        if "name" in key or not isinstance(value, str) or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", value):
-            continue
-        for v in (value, *(c.title() for c in NATIONALITIES.get(value.casefold(), ())[:1])):
-            if v.casefold() not in {s.casefold() for s in said}:
-                said.append(v)
-    return ", ".join(said) + "." if said else ""
+    if "name" in key or not isinstance(value, str) or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", value):
+        return ""
+    country = [c.title() for c in NATIONALITIES.get(value.casefold(), ())[:1] if c.casefold() != value.casefold()]
+    return ", ".join([value, *country]) + "."
 
 
 def clean(text: str) -> str:

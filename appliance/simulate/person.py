@@ -150,7 +150,7 @@ class SimulatedPerson:
         """What the person expects to hear read back: the detail it last gave, when that is
         plain words (:func:`~appliance.simulate.hearing.own_words`: "halal.", "Irish,
         Ireland."), else ``""``."""
-        return hearing.own_words({self._previous: self.believed(self._previous)}) if self._previous != "none" else ""
+        return hearing.own_words(self._previous, self.believed(self._previous)) if self._previous != "none" else ""
 
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
