@@ -308,6 +308,12 @@ class AgreeingLLM:
         self.asked_same += 1
         return {"same": True}
 
+    async def decide(self, system: str, user: str, model_cls, **kw):
+        """As :meth:`appliance.llm.client.LLM.decide`: the answer to the decision's schema, validated."""
+        from appliance.llm import decision
+
+        return model_cls.model_validate(await self.json(system, user, schema=decision.json_schema(model_cls), **kw))
+
 
 async def _check(facts: dict, topic: str, question: str, read_back: str) -> tuple[str, int]:
     from appliance.demo.profile import Profile

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appliance.llm.client import LLM, LLMError, gbnf_alternatives
+from appliance.llm.decision import choices
 from appliance.demo.profile import Profile
 from appliance.simulate import hearing, speech
 
@@ -255,16 +256,14 @@ class SimulatedPerson:
         """The LLM's pick of the option in ``options`` that means ``value`` ("Ireland" for
         "Irish"), or None when none does."""
         try:
-            ans = await self.llm.json(
+            ans = await self.llm.decide(
                 "Which of the options the assistant listed means the person's answer? \"none\" when none does.",
-                f'Options: {", ".join(options)}\nThe person\'s answer: "{value}"', max_tokens=24,
-                grammar=f'root ::= "{{\\"option\\":" option "}}"\noption ::= {gbnf_alternatives([*options, "none"])}\n',
-                schema={"type": "object", "required": ["option"], "additionalProperties": False,
-                        "properties": {"option": {"enum": [*options, "none"]}}})
+                f'Options: {", ".join(options)}\nThe person\'s answer: "{value}"',
+                choices("OptionPick", option=(*options, "none")), max_tokens=24)
         except LLMError as e:
             log.warning("persona: %s", e)
             return None
-        return ans.get("option") if ans.get("option") in options else None
+        return ans.option if ans.option in options else None
 
     async def _judge(self, heard: str, topic: str) -> str | None:
         """The person's objection to a read-back ``heard`` of ``topic`` ("No, it's …"; spelled
