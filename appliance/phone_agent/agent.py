@@ -538,7 +538,8 @@ class PhoneAgent:
             return False
         probs: dict[str, float] = {}
         for word, p in self.line.heard_words:
-            probs[_letters(word)] = min(p, probs.get(_letters(word), 1.0))
+            key = _letters(word)
+            probs[key] = min(p, probs.get(key, 1.0))
         found = [probs[w] for w in map(_letters, value.split()) if w in probs]
         if not found or min(found) >= self.spell_below_prob:
             return False
