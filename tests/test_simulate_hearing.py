@@ -462,6 +462,25 @@ async def test_offered_the_box_on_the_screen_the_person_types_the_value_there_an
     assert hands.typed == ["M1 1AE"]  # asked to spell only: no box to type in
 
 
+async def test_told_the_form_refused_its_first_answer_the_person_types_or_spells_the_right_value():
+    """CI: the person's first user name (taken on the server) was typed in the box; told "The
+    username davidmiller is already taken", it typed davidmiller again, and the form was never sent."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"username": "davidmiller84"}, {"username": "davidmiller"}),
+                             AgreeingLLM("username"), emit=lambda e, **k: None)
+    hands = _Hands(takes=True)
+    offer = "Could you spell your username for me, letter by letter, or type it in the box on your screen."
+    assert await person.respond(offer, type_in=hands) is None and hands.typed == ["davidmiller"]
+    refused = ("Sorry, the form did not accept that: The username davidmiller is already taken. Please choose "
+               "another. ")
+    assert await person.respond(refused + offer, type_in=hands) is None
+    assert hands.typed == ["davidmiller", "davidmiller84"]
+    assert (await person.respond("Could you spell your username for me, letter by letter?")).endswith(
+        "eight, four.")
+
+
 async def test_the_persons_screen_types_in_the_box_the_phone_agent_offers():
     """:class:`Screen` against a stand-in for the server's routes: the box comes from the
     session's ``type_requested`` event; typing posts the value for that field, once."""

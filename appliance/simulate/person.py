@@ -222,6 +222,8 @@ class SimulatedPerson:
                 topic = "none"
             if _SPELL.search(heard) and not _spellable(self.believed(topic) if topic != "none" else ""):
                 topic = self._previous  # a spelling of a detail the LLM missed (or took for one nobody spells)
+        if kind == "ask":
+            self._given(topic, heard)
         if kind == "ask" and type_in is not None and _TYPE_OFFER.search(heard) and self.believed(topic) \
                 and await type_in(self.believed(topic)):
             kind, said = "typed", None
@@ -229,6 +231,16 @@ class SimulatedPerson:
         else:
             said = await self._answer(heard, topic, kind)
         return self._turn(heard, topic, kind, said)
+
+    def _given(self, topic: str, heard: str) -> None:
+        """Asked for ``topic`` (said, spelled or typed alike): its wrong first answer is given
+        the first time; once the assistant says the form refused it, the right value from then on
+        (CI: told "The username davidmiller is already taken", the person typed davidmiller again,
+        and again, and the form was never sent)."""
+        if topic in self.profile.first_answers and topic not in self._first_used:
+            self._first_used.add(topic)
+        elif topic in self._first_used and _REFUSED.search(heard):
+            self._corrected.add(topic)  # told the form refused it: now the right value
 
     def _turn(self, heard: str, topic: str, kind: str, said: str | None) -> str | None:
         """Record one decision (event ``person``) and return what is said."""
@@ -290,10 +302,6 @@ class SimulatedPerson:
             return f"{speech.say_spelled(self.believed(topic))}."
         if self.believed(topic) in ("yes", "no"):
             return "Yes, I accept." if self.believed(topic) == "yes" else "No, I don't."
-        if topic in self.profile.first_answers and topic not in self._first_used:
-            self._first_used.add(topic)
-        elif topic in self._first_used and _REFUSED.search(heard):
-            self._corrected.add(topic)  # told the form refused it: now the right value
         value = self.believed(topic)
         listed = _listed(heard)
         if listed and value.casefold() not in (o.casefold() for o in listed):  # told the choices: name one
