@@ -184,3 +184,18 @@ def test_an_answer_that_names_another_field_is_told_apart(text, asked, named):
     specs = {s.name: s for s in (GIVEN, FAMILY, username, email, postcode)}
     got = fl.named_field(text, specs[asked], specs)
     assert (got.name if got else None) == named
+
+
+def test_a_code_said_twice_is_one_value_where_only_one_copy_fits_the_pattern():
+    """Bench: the correction "No, it's Papa, X-ray, 472, 9183, P for Papa, X-ray, 4, 7, …" was
+    decoded as PX4729183PX4729183 and read back so."""
+    passport = PASSPORT.model_copy(update={"pattern": "[A-Z0-9]{9}"})
+    spelled = "Papa, X-ray, 472, 9183, P for Papa, X-ray, 4, 7, 2, 9, 1, 8, 3."
+    assert fl.parse_spelled(passport, spelled) == "PX4729183"
+    assert fl.parse(passport, "My passport number is PX4729183 PX4729183.") == "PX4729183"
+    assert fl.once(passport, "PX4729183") == "PX4729183"
+    long_code = passport.model_copy(update={"pattern": "[A-Z0-9]{18}"})  # the doubled value fits: as it is
+    assert fl.parse_spelled(long_code, spelled) == "PX4729183PX4729183"
+    no_pattern = passport.model_copy(update={"pattern": None})  # nothing tells a doubled value from a long one
+    assert fl.parse_spelled(no_pattern, spelled) == "PX4729183PX4729183"
+    assert fl.once(passport, "PX47PX47") == "PX47PX47"  # one copy does not fit either

@@ -300,7 +300,7 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
         if value is not None:
             return value
     return {"email": nz.email, "phone": nz.phone, "date": lambda t: nz.date(t, date_order), "username": nz.username,
-            "code": nz.code, "name": nz.name, "number": lambda t: nz.digits(t) or None,
+            "code": lambda t: once(spec, nz.code(t)), "name": nz.name, "number": lambda t: nz.digits(t) or None,
             "address": lambda t: nz.strip_lead_in(t) or None, "text": nz.own_words}[k](text)
 
 
@@ -318,7 +318,18 @@ def parse_spelled(spec: FieldSpec, text: str) -> str | None:
     value = spelling.decode(text, _spelling_kind(spec))
     if value is None and kind(spec) == "code":
         value = nz.code(text) if spelling.looks_spelled(text, "code") else None
-    return value
+    return once(spec, value)
+
+
+def once(spec: FieldSpec, value: FieldValue | None) -> FieldValue | None:
+    """``value`` that is one value said twice, as one, where only one copy :func:`fits`
+    ``spec``'s pattern (bench: "No, it's Papa, X-ray, 472, 9183, P for Papa, X-ray, 4, 7, …"
+    decoded as PX4729183PX4729183 against ``[A-Z0-9]{9}``); else ``value`` as it is (a field
+    without a pattern cannot tell a doubled value from a long one)."""
+    if not isinstance(value, str) or not spec.pattern or len(value) % 2 or fits(spec, value):
+        return value
+    half = value[:len(value) // 2]
+    return half if value == half * 2 and fits(spec, half) else value
 
 
 #: what follows a question when the page offers the field's box
