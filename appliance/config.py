@@ -117,6 +117,9 @@ class TurnConfig(_Section):
     barge_in_min_words: int = Field(2, ge=0)
     barge_in_max_pause_ms: int = Field(4000, ge=100)  # a ducked bot waits this long for a decision, then resumes
     resume_overlap_ms: int = Field(200, ge=0)  # after a false barge-in the bot resumes this much before the cut
+    # speech begun before the bot has spoken this long since the person's turn ended goes on with what they were
+    # saying: one word takes the turn, and an agent takes it with the answer before (voice/turns.py); 0: off
+    resumed_speech_ms: int = Field(1000, ge=0)
     # never silent when slow (voice/acks.py): auto = after each turn with a remote LLM, and when an agent
     # announces a slow step (a tool call); on = after each turn; off = never
     ack: Literal["auto", "on", "off"] = "auto"

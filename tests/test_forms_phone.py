@@ -583,6 +583,36 @@ async def test_a_misheard_answer_to_the_next_question_is_no_objection_to_a_code_
     assert info_collected(seen, confirmed=True) == [("passport_number", "LK0839215"), ("nationality", "Ireland")]
 
 
+class ResumingLine(ScriptedLine):
+    """A scripted line whose answers given as ``(text, True)`` resumed the answer before
+    (:attr:`~appliance.phone_agent.agent.Line.heard_resumes`), as the voice line marks speech
+    begun as the bot began its reply."""
+
+    def __init__(self, answers):
+        super().__init__([a[0] if isinstance(a, tuple) else a for a in answers])
+        self.resumes = [isinstance(a, tuple) and a[1] for a in answers]
+
+    async def hear(self) -> str:
+        text = await super().hear()
+        self.heard_resumes = self.resumes.pop(0)
+        return text
+
+
+@pytest.mark.parametrize("fields", [[PASSPORT, NATIONALITY], [PASSPORT]])
+async def test_an_answer_resumed_after_a_pause_is_read_back_whole(fields):
+    """Bench: "My passport number is PX472, [pause] 9183." was two turns; "9183." came as the bot
+    read back PX472 (with the next question, or on its own)."""
+    answers = ["My passport number is PX472.", ("9183.", True), "Yes.", "Ireland.", "No."]
+    events = []
+    if len(fields) == 1:
+        answers.remove("Ireland.")
+    _, line, seen, _ = await run_phone(fields, [], authorise_when_confirmed, line=ResumingLine(answers), events=events)
+    assert [f["value"] for e, f in events if e == "decision" and f["what"] == "answer_resumed"] == ["PX4729183"]
+    assert line.said[3] == "I have it as Papa, X-ray, four seven two, nine one eight three. Is that right?"
+    assert info_collected(seen, confirmed=True)[0] == ("passport_number", "PX4729183")
+    assert ("passport_number", "PX472") not in info_collected(seen, confirmed=True)
+
+
 async def test_a_spelling_that_does_not_decode_is_not_read_as_words():
     answers = ["My nationality desires.", "My nationality desires.", "India, Kebabo, Whiskey.",
                "India, Romeo, India, Sierra, Hotel.", "Yes.", "No."]

@@ -83,6 +83,7 @@ class AudioLine:
     Whisper. ``turns``: (what the person heard, what it said) in order."""
 
     person_speaking = False  # each answer is heard whole
+    heard_resumes = False
 
     def __init__(self, runtime, person: SimulatedPerson):
         self.runtime, self.person = runtime, person

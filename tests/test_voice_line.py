@@ -8,11 +8,20 @@ import asyncio
 import pytest
 from fakes import FakeSynth
 from helpers import make_wav, word_recall
-from pipecat.frames.frames import EndWorkerFrame, InterruptionFrame, LLMContextFrame
+from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    EndWorkerFrame,
+    InterruptionFrame,
+    LLMContextFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameDirection
-from pipecat.tests.utils import run_test
+from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance import config, models
 from appliance.voice.line import LineProcessor, SayOutcome
@@ -102,3 +111,20 @@ async def test_say_gives_up_after_the_configured_wait_for_audio():
     cfg = config.load(overrides={"turn": {"say_timeout_s": 0.3, "say_timeout_per_char_ms": 100}})
     with pytest.raises(RuntimeError, match="no audio was played for 'Hello.' in 0.9 s"):
         await _on_a_fake_line(FakeSynth(hold_from=1), lambda line: line.say("Hello."), cfg)
+
+
+async def test_a_turn_begun_as_the_bot_began_its_reply_resumes_the_answer_before():
+    """``heard_resumes``: the person went on before the bot had said ``turn.resumed_speech_ms``
+    of its reply ("My passport number is PX472." [the reply begins] "9183.")."""
+    gap = SleepFrame(0.03)
+
+    def turn(text: str) -> list:
+        said = LLMContext(messages=[{"role": "user", "content": text}])
+        return [VADUserStartedSpeakingFrame(), gap, UserStartedSpeakingFrame(), gap, VADUserStoppedSpeakingFrame(), gap,
+                UserStoppedSpeakingFrame(), gap, LLMContextFrame(said), gap]
+
+    line = LineProcessor(config.load().turn)
+    await run_test(line, frames_to_send=[*turn("My passport number is PX472."), BotStartedSpeakingFrame(), gap,
+                                         *turn("9183."), BotStartedSpeakingFrame(), SleepFrame(1.1), *turn("Irish.")])
+    heard = [(await line.hear(), line.heard_resumes) for _ in range(3)]
+    assert heard == [("My passport number is PX472.", False), ("9183.", True), ("Irish.", False)]

@@ -5,12 +5,14 @@ user aggregator with our strategies and a fake LLM service, by pushing frames in
 from __future__ import annotations
 
 import asyncio
+import math
 
 import numpy as np
 import pytest
 from fakes import FakeLLMService, ScriptedSmartTurn
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     EagerTranscriptionFrame,
     Frame,
     InputAudioRawFrame,
@@ -32,6 +34,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance import config
 from appliance.voice.turns import (
+    ReplyClock,
     interrupts,
     is_backchannel,
     sounds_finished,
@@ -255,14 +258,18 @@ async def test_agent_modes_never_speculate():
 
 
 # --- barge-in -----------------------------------------------------------------------------
-async def _barge(frames: list[Frame], turn: dict | None = None) -> tuple[bool, bool]:
+async def _barge(frames: list[Frame], turn: dict | None = None, before: list[Frame] = (),
+                 bot_s: float = 0.0) -> tuple[bool, bool]:
     """(the person's turn started, the bot was interrupted) after ``frames`` reach the user
-    aggregator while the bot speaks."""
+    aggregator while the bot speaks, the person's speech beginning ``bot_s`` into the bot's
+    reply to the turn in ``before`` (none: the person has not spoken before)."""
     cfg = config.load(overrides={"turn": turn or {}})
     aggregator = LLMUserAggregator(LLMContext(), params=LLMUserAggregatorParams(
         user_turn_strategies=turn_strategies(cfg.turn, agent=False, analyzer=ScriptedSmartTurn())))
-    down, _ = await run_test(aggregator, frames_to_send=[BotStartedSpeakingFrame(), GAP, VADUserStartedSpeakingFrame(),
-                                                        GAP, *frames])
+    stt = STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.0)
+    down, _ = await run_test(aggregator, frames_to_send=[
+        stt, *before, BotStartedSpeakingFrame(), SleepFrame(bot_s), GAP, VADUserStartedSpeakingFrame(), GAP, *frames])
+    down = down[next(i for i, f in enumerate(down) if isinstance(f, BotStartedSpeakingFrame)):]
     return (any(isinstance(f, UserStartedSpeakingFrame) for f in down),
             any(isinstance(f, InterruptionFrame) for f in down))
 
@@ -289,3 +296,29 @@ async def test_with_min_words_zero_any_speech_the_vad_hears_interrupts():
 async def test_without_barge_in_speech_never_interrupts():
     assert await _barge([_interim("Stop, wait a moment.")], turn={"barge_in_min_words": 0, "barge_in": False}) \
         == (True, False)
+
+
+async def test_one_word_that_resumes_the_persons_answer_takes_the_turn_from_the_reply():
+    """Bench: "My passport number is PX472, [pause] 9183." Smart Turn ended the turn in the
+    pause, the bot replied, and the one-word "9183." 30 ms into the reply was dropped."""
+    answer = _utterance("My passport number is PX472.")
+    assert await _barge([_interim("9183."), GAP], before=answer) == (True, True)
+    # a second into the reply the bot has said something: one word is no barge-in
+    assert await _barge([_interim("9183."), GAP], before=answer, bot_s=1.1) == (False, False)
+    assert await _barge([_interim("9183."), GAP], before=answer, turn={"resumed_speech_ms": 0}) == (False, False)
+    assert await _barge([_interim("9183."), GAP]) == (False, False)  # nothing said before: nothing to resume
+    assert await _barge([_interim("Mm-hm."), GAP], before=answer) == (False, False)  # a backchannel lets it go on
+
+
+def test_the_reply_clock_counts_the_bots_speech_since_the_persons_turn_ended():
+    clock = ReplyClock()
+    assert clock.spoken_s(0.0) == math.inf  # no turn yet: nothing to resume
+    clock.see(UserStoppedSpeakingFrame(), 10.0)
+    assert clock.spoken_s(10.5) == 0.0  # the bot has not begun its reply
+    clock.see(BotStartedSpeakingFrame(), 11.0)
+    assert clock.spoken_s(11.4) == pytest.approx(0.4)
+    clock.see(BotStoppedSpeakingFrame(), 11.5)  # a pause between clauses does not count
+    clock.see(BotStartedSpeakingFrame(), 12.0)
+    assert clock.spoken_s(12.3) == pytest.approx(0.8)
+    clock.turn_ended(12.4)  # the person's next turn ended while the bot spoke
+    assert clock.spoken_s(12.6) == pytest.approx(0.2)

@@ -118,10 +118,14 @@ class Line(Protocol):
     ``person_speaking``: whether the person is speaking now (the VAD's view); a wait for an
     answer does not time out meanwhile. ``heard_words``: the words of the transcript
     :meth:`hear` last returned as the ASR wrote them, each with the ASR's probability for it
-    in [0, 1]; empty when there are none (typed text, an engine without them)."""
+    in [0, 1]; empty when there are none (typed text, an engine without them).
+    ``heard_resumes``: that transcript began before the bot had said much since the person's
+    speech before it (``turn.resumed_speech_ms``): it goes on with the answer before ("… 472,
+    [pause] 9183."); False for typed text."""
 
     person_speaking: bool
     heard_words: tuple[tuple[str, float], ...]
+    heard_resumes: bool
 
     async def say(self, text: str) -> object:
         """Speak ``text``; return when it has been played (or cut off by barge-in)."""
@@ -140,6 +144,7 @@ class QueueLine:
 
     person_speaking = False  # text arrives whole
     heard_words: tuple[tuple[str, float], ...] = ()  # no ASR behind it
+    heard_resumes = False  # each text is whole
 
     def __init__(self) -> None:
         self._q: asyncio.Queue[str] = asyncio.Queue()
@@ -546,6 +551,23 @@ class PhoneAgent:
         self.emit("decision", agent=self.id, what="asr_unsure", field=spec.name, value=value, prob=min(found))
         return True
 
+    def _resumed(self, spec: FieldSpec, value: FieldValue, heard: str, text: str
+                 ) -> tuple[FieldValue, str, bool] | None:
+        """The value of ``spec`` in its answer ``heard`` and ``text`` together, with that answer
+        and whether it was spelled, when ``text`` (heard after the read-back of ``value`` began)
+        resumed that answer (:attr:`Line.heard_resumes`) and makes a different value of a strict
+        kind (a code, number, phone, e-mail, date: the ones people dictate in groups; bench:
+        "My passport number is PX472, [pause] 9183." was cut in two turns), else None. Emits
+        ``decision {what: answer_resumed}``."""
+        if not self.line.heard_resumes or fl.kind(spec) not in _STRICT_KINDS:
+            return None
+        whole = f"{heard.rstrip('. ')} {text}"
+        again, spelled = self._parse(spec, whole, "words")
+        if again is None or again == value:
+            return None
+        self.emit("decision", agent=self.id, what="answer_resumed", field=spec.name, heard=text, value=again)
+        return again, whole, spelled
+
     def _implicit_next(self, spec: FieldSpec | None) -> iv.Ask | None:
         """The next field's ask when the read-back of ``spec`` (None: of fields asked together)
         may go with its question ("I have Miller. What is your date of birth?"): the next step
@@ -575,6 +597,10 @@ class PhoneAgent:
             await self._info(spec, value, confirmed=True)
             await self._say("Thanks, I have what you typed.")
             return None, None
+        resumed = self._resumed(spec, value, heard, text)
+        if resumed is not None:  # more of the answer, not one to the next question: read the whole back
+            self.state = iv.requeue(self.state, nxt)
+            return await self._confirm(spec, *resumed), None
         if self._objected(text, nxt, spec):
             self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
             return await self._confirm(spec, value, heard, spelled, answer=text, rejected=True), None
@@ -690,6 +716,10 @@ class PhoneAgent:
             self._take_messages()
             if iv.refused(self.state, spec.name, value):
                 return _Result("refused", reason=self.state.refusals[spec.name].reason)
+            resumed = None if rejected else self._resumed(spec, value, heard, text)
+            if resumed is not None:
+                value, heard, spelled = resumed
+                continue
             yes = False if rejected else nz.yes_no(text)
             rejected = False
             if yes:

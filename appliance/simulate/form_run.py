@@ -156,6 +156,7 @@ class TypistLine:
 
     person_speaking = False  # typed answers arrive whole
     heard_words: tuple[tuple[str, float], ...] = ()  # typed: no ASR
+    heard_resumes = False  # each answer is typed whole
 
     def __init__(self, person: SimulatedPerson, emit: Callable[..., None]):
         self.person, self.emit = person, emit

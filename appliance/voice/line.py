@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from pipecat.frames.frames import (
@@ -30,6 +31,7 @@ from pipecat.frames.frames import (
     LLMTextFrame,
     OutputAudioRawFrame,
     TTSTextFrame,
+    UserStartedSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
@@ -38,6 +40,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from appliance.config import TurnConfig
 from appliance.voice.markers import VoiceFrame
 from appliance.voice.tts import VoiceStyle
+from appliance.voice.turns import ReplyClock
 from appliance.voice.whisper_stt import ASRContextFrame
 
 log = logging.getLogger(__name__)
@@ -60,17 +63,24 @@ class LineProcessor(FrameProcessor):
     """The agent's side of a voice session: ``say(text)`` and ``hear()``.
 
     ``cfg``: ``turn.say_timeout_s`` and ``turn.say_timeout_per_char_ms`` bound how long
-    ``say`` waits for its audio to be played.
+    ``say`` waits for its audio to be played; ``turn.resumed_speech_ms`` which turns resume the
+    person's answer before (:attr:`heard_resumes`).
     """
 
     def __init__(self, cfg: TurnConfig, **kwargs):
         super().__init__(**kwargs)
         self._cfg = cfg
-        self._heard: asyncio.Queue[tuple[str, tuple[tuple[str, float], ...]]] = asyncio.Queue()
+        self._heard: asyncio.Queue[tuple[str, tuple[tuple[str, float], ...], bool]] = asyncio.Queue()
         self._words: list[tuple[str, float]] = []  # the words of the finals since the last turn (see heard_words)
         #: the words of the turn :meth:`hear` last returned, as the ASR wrote them, each with its probability
         #: (:attr:`~appliance.voice.asr.base.Transcript.words`); empty when the ASR gives none
         self.heard_words: tuple[tuple[str, float], ...] = ()
+        #: whether the turn :meth:`hear` last returned began before the bot had spoken ``turn.resumed_speech_ms``
+        #: since the person's speech before it: it goes on with what the person was saying (voice/turns.py)
+        self.heard_resumes = False
+        self._clock = ReplyClock()
+        self._speech_resumes = False  # the person's speech now began within resumed_speech_ms of the reply
+        self._turn_resumes = False  # ... and so did the turn it started
         self._done = asyncio.Event()
         self._started = asyncio.Event()
         self._interrupted = False
@@ -94,11 +104,17 @@ class LineProcessor(FrameProcessor):
         if isinstance(frame, LLMContextFrame):
             text = _last_user_text(frame.context.get_messages())
             if text:
-                self._heard.put_nowait((text, tuple(self._words)))
-            self._words = []
+                self._heard.put_nowait((text, tuple(self._words), self._turn_resumes))
+            self._words, self._turn_resumes = [], False
             return  # no LLM behind this line: the context stops here
+        now = time.monotonic()
+        self._clock.see(frame, now)
         if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
             self.person_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
+            if self.person_speaking:
+                self._speech_resumes = self._clock.spoken_s(now) < self._cfg.resumed_speech_ms / 1000
+        elif isinstance(frame, UserStartedSpeakingFrame):  # the turn starts (a dropped backchannel starts none)
+            self._turn_resumes = self._speech_resumes
         elif isinstance(frame, BotStartedSpeakingFrame):
             self._started.set()
         elif isinstance(frame, InterruptionFrame):
@@ -148,8 +164,9 @@ class LineProcessor(FrameProcessor):
             self._heard.get_nowait()
 
     async def hear(self) -> str:
-        """The person's next final transcript (safe to cancel); its words are then :attr:`heard_words`."""
-        text, self.heard_words = await self._heard.get()
+        """The person's next final transcript (safe to cancel); its words are then :attr:`heard_words`,
+        and whether it resumed the answer before :attr:`heard_resumes`."""
+        text, self.heard_words, self.heard_resumes = await self._heard.get()
         return text
 
     async def hint(self, context: str) -> None:

@@ -26,23 +26,34 @@ while the bot speaks, the person's speech interrupts only once its transcript
 :func:`interrupts` (N words that are not all backchannel, or a word like "stop"), so
 "mm-hm", "yeah", "right", a cough or a knock let the bot go on; N = 0: any speech the VAD
 hears interrupts (pipecat's ``VADUserTurnStartStrategy``).
+
+Resumed speech: speech that starts before the bot has spoken ``turn.resumed_speech_ms`` since
+the person's last turn ended (:class:`ReplyClock`) goes on with what the person was saying ("… 472,
+[pause] 9183."; bench: Smart Turn ended the turn in the pause, and the one-word "9183." 30 ms
+into the reply was dropped): one word that is not backchannel takes the turn, and the agent's
+line marks the turn as resumed (:attr:`~appliance.voice.line.LineProcessor.heard_resumes`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
+import time
 from typing import Callable
 
 from pipecat.audio.turn.base_turn_analyzer import BaseTurnAnalyzer
 from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     EagerEndOfTurnCancelFrame,
     EagerTranscriptionFrame,
     Frame,
     InterimTranscriptionFrame,
     TranscriptionFrame,
+    UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
@@ -162,22 +173,58 @@ def interrupts(text: str, min_words: int) -> bool:
     return any(w in STOP_WORDS for w in words) or len(words) >= min_words
 
 
+class ReplyClock:
+    """Seconds of the bot's speech since the person's last turn ended, from the frames a
+    processor sees: ``BotStartedSpeakingFrame`` / ``BotStoppedSpeakingFrame`` (a reply may
+    pause between clauses) and ``UserStoppedSpeakingFrame`` (the turn's end; a start strategy,
+    which does not see that frame, calls :meth:`turn_ended`). Infinite before the first turn
+    has ended: nothing to resume."""
+
+    def __init__(self) -> None:
+        self._spoken_s = math.inf
+        self._since: float | None = None  # the bot is speaking since this time.monotonic()
+
+    def turn_ended(self, now: float) -> None:
+        self._spoken_s = 0.0
+        if self._since is not None:
+            self._since = now
+
+    def see(self, frame: Frame, now: float) -> None:
+        if isinstance(frame, UserStoppedSpeakingFrame):
+            self.turn_ended(now)
+        elif isinstance(frame, BotStartedSpeakingFrame):
+            self._since = now
+        elif isinstance(frame, BotStoppedSpeakingFrame) and self._since is not None:
+            self._spoken_s += now - self._since
+            self._since = None
+
+    def spoken_s(self, now: float) -> float:
+        """The bot's speech since the person's last turn ended, in seconds, up to ``now``."""
+        return self._spoken_s + (now - self._since if self._since is not None else 0.0)
+
+
 class BargeInStart(MinWordsUserTurnStartStrategy):
     """pipecat's ``MinWordsUserTurnStartStrategy`` with a rule that knows backchannels: while
     the bot speaks, a transcript (interim or final) starts the turn — and interrupts — only
     when it :func:`interrupts`; otherwise its text is dropped and the bot goes on (a final
     one, or an early final that is all backchannel, is reported as ``backchannel``, which
-    releases a ducked bot at once). While the bot is quiet, any word starts the turn."""
+    releases a ducked bot at once). While the bot is quiet, any word starts the turn; so does
+    one of speech that resumes (begun within ``resumed_speech_ms`` of the bot's reply, see the
+    module docstring)."""
 
-    def __init__(self, *, report: Report | None = None, **kwargs):
+    def __init__(self, *, resumed_speech_ms: int = 0, report: Report | None = None, **kwargs):
         super().__init__(**kwargs)
         self._report = report or (lambda *_a, **_k: None)
+        self._resumed_s = resumed_speech_ms / 1000
+        self._clock = ReplyClock()
+        self._resumes = False  # the person's speech now began within resumed_speech_ms of the reply
 
     async def _decide(self, text: str, final: bool) -> bool:
         """Start the turn when ``text`` takes it (while the bot speaks: it :func:`interrupts`;
         else any word); a final that does not, while the bot speaks, is reported as
         ``backchannel``. Returns whether it took the turn."""
-        take = interrupts(text, self._min_words) if self._bot_speaking else bool(spoken_words(text))
+        take = interrupts(text, 1 if self._resumes else self._min_words) if self._bot_speaking \
+            else bool(spoken_words(text))
         if take:
             await self.trigger_user_turn_started()
         elif final and self._bot_speaking:
@@ -185,11 +232,19 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         return take
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        now = time.monotonic()
+        self._clock.see(frame, now)
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._resumes = self._clock.spoken_s(now) < self._resumed_s
         if isinstance(frame, EagerTranscriptionFrame):  # the early final: decided before the VAD stop
             # the turn starts here, not at the final: with the bot quiet there are no interims, and the
             # stop strategy speculates only within a started turn (it sees this frame next)
             await self._decide(frame.text, final=True)
         return await super().process_frame(frame)
+
+    async def handle_user_turn_stopped(self):
+        await super().handle_user_turn_stopped()
+        self._clock.turn_ended(time.monotonic())
 
     async def _handle_transcription(self, frame: TranscriptionFrame | InterimTranscriptionFrame) -> ProcessFrameResult:
         if await self._decide(frame.text, final=isinstance(frame, TranscriptionFrame)):
@@ -443,7 +498,8 @@ def turn_strategies(turn: TurnConfig, agent: bool, report: Report | None = None,
     receives the strategies' decisions as events. ``analyzer`` replaces Smart Turn (tests).
     """
     if turn.barge_in_min_words:
-        start = BargeInStart(min_words=turn.barge_in_min_words, enable_interruptions=turn.barge_in, report=report)
+        start = BargeInStart(min_words=turn.barge_in_min_words, resumed_speech_ms=turn.resumed_speech_ms,
+                             enable_interruptions=turn.barge_in, report=report)
     else:
         start = VADUserTurnStartStrategy(enable_interruptions=turn.barge_in)
     speculate = turn.speculate and not agent
