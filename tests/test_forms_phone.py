@@ -682,3 +682,20 @@ async def test_a_computer_agent_that_goes_silent_ends_the_call_unsent(monkeypatc
     assert line.said.count("I'm still working on the form, thank you for waiting.") >= 2
     assert line.said[-1].startswith("I'm sorry, the form has stopped responding") and "Nothing has been" in line.said[-1]
     assert seen[-1].type == "task_completed" and not any(e.type == "submit_authorized" for e in seen)
+
+
+async def test_a_correction_at_the_summary_takes_that_field_up_again():
+    """"No, my family name is Millar." to the summary before submit is no refusal to submit:
+    that field is read back with the new value, and the summary is read again."""
+    answers = ["It's Miller.", "Window.", "No, my family name is Millar.", "Yes.", "No."]
+    events = []
+    outcome, line, seen, _ = await run_phone([NAME, SEAT], answers, authorise_when_confirmed, events=events)
+    assert line.said[4:8] == [
+        "Here is what I'll submit: Miller; Window. Shall I submit the form now?",
+        "I have Millar. Is that right?",
+        "Here is what I'll submit: Millar; Window. Shall I submit the form now?",
+        "All right, I won't submit it. Nothing has been sent. Goodbye."]
+    assert [f["field"] for e, f in events if e == "decision" and f["what"] == "summary_corrected"] == ["family_name"]
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("seat_preference", "Window"),
+                                                    ("family_name", "Millar")]
+    assert outcome.status == "not_submitted"  # the last "No." declined: nothing was sent

@@ -199,3 +199,12 @@ def test_a_code_said_twice_is_one_value_where_only_one_copy_fits_the_pattern():
     no_pattern = passport.model_copy(update={"pattern": None})  # nothing tells a doubled value from a long one
     assert fl.parse_spelled(no_pattern, spelled) == "PX4729183PX4729183"
     assert fl.once(passport, "PX47PX47") == "PX47PX47"  # one copy does not fit either
+
+
+def test_the_field_a_correction_names():
+    specs = {s.name: s for s in (GIVEN, FAMILY, DOB, EMAIL)}
+    assert fl.field_named("No, my family name is Millar.", specs) == FAMILY
+    assert fl.field_named("No, my surname is Millar.", specs) == FAMILY
+    assert fl.field_named("No, my date of birth is the 2nd of June.", specs) == DOB
+    assert fl.field_named("My name is David Millar.", specs) is None  # names both parts of the name
+    assert fl.field_named("No.", specs) is None

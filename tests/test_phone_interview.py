@@ -309,3 +309,16 @@ def test_fields_asked_together_and_cut_short_go_back_together_but_for_one_handed
     failed = StepFailed(problem="widget", field="family_name", reason="I could not set Family name", advice="Set it.")
     for handed in (iv.apply(iv.requeue(state, together), failed), iv.requeue(iv.apply(state, failed), together)):
         assert asked(handed) == ["given_name", "phone"] and iv.next_step(iv.explained(handed)) == Ask(GIVEN)
+
+
+def test_a_field_taken_back_at_the_summary_is_asked_first_and_the_submit_waits_for_a_new_request():
+    state = iv.start([NAME, SEAT, PHONE])
+    for spec in (NAME, SEAT, PHONE):
+        state = iv.begin(state, state.queue[0])
+        state = iv.apply(state, InfoCollected(field=spec.name, value="x", confirmed=True))
+    state = iv.apply(state, StatusUpdate(state="auth-required"))
+    assert isinstance(iv.next_step(state), Authorise)
+    state = iv.reopen(state, SEAT.name)
+    assert iv.next_step(state) == Ask(SEAT) and SEAT.name not in state.confirmed and not state.auth_requested
+    with pytest.raises(InterviewError, match="no field 'town'"):
+        iv.reopen(state, "town")

@@ -725,7 +725,7 @@ class PhoneAgent:
             if yes:
                 await self._info(spec, value, confirmed=True)
                 return _Result("confirmed", value)
-            correction = re.sub(r"(?i)^\W*(no|now)\b[\W]*", "", text)
+            correction = _correction(text)
             if fl.spellable(spec):
                 if yes is None and not spelling.looks_spelled(correction, fl.kind(spec)):
                     return _Result("unclear")
@@ -799,7 +799,7 @@ class PhoneAgent:
                     return None
                 return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
-                values = fl.parse_together(together.what, specs, re.sub(r"(?i)^\W*no\b[\W]*", "", answer),
+                values = fl.parse_together(together.what, specs, _correction(answer),
                                            self.date_order)
                 say = f"Sorry about that. {q}"
                 continue
@@ -811,7 +811,10 @@ class PhoneAgent:
 
     async def _authorise(self) -> bool:
         """Read a summary and ask for explicit authorisation to submit. False: declined (the
-        task ends unsent). A "stop" within ``submit_grace_s`` of the yes sends nothing."""
+        task ends unsent). A "stop" within ``submit_grace_s`` of the yes sends nothing. An
+        answer that names a confirmed field ("No, my town is Leeds.") takes that field up again
+        with the answer (:func:`~appliance.phone_agent.interview.reopen`); the summary is read
+        again once the computer agent has the new value in and asks again."""
         if self._t_authorise is None:
             self._t_authorise = time.monotonic()
         question = f"{fl.summary(self.state.specs, self.state.confirmed)} Shall I submit the form now?"
@@ -822,6 +825,14 @@ class PhoneAgent:
             if self.state.queue:  # the page wants something else first
                 return True
             yes = nz.yes_no(text)
+            named = None if yes else fl.field_named(text, {n: self.state.specs[n] for n in self.state.confirmed})
+            if named is not None:  # "No, my town is Leeds.": that field again, its answer given
+                self.emit("decision", agent=self.id, what="summary_corrected", field=named.name, heard=text)
+                self.state = iv.reopen(self.state, named.name)
+                ask = self.state.queue[0]
+                self.state = iv.begin(self.state, ask)
+                await self._carry_on((ask, _correction(text)))
+                return True
             if yes:
                 if await self._stopped_after_yes():
                     self.emit("decision", agent=self.id, what="submit_stopped", within_s=self.submit_grace_s)
@@ -1012,6 +1023,11 @@ class PhoneAgent:
 
 #: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
 _STRICT_KINDS = ("date", "number", "phone", "email", "code")
+
+
+def _correction(text: str) -> str:
+    """An objection without its "no" ("No, it's Leeds." → "it's Leeds."; tiny.en writes "no" as "now")."""
+    return re.sub(r"(?i)^\W*(no|now)\b[\W]*", "", text)
 
 
 def _letters(word: str) -> str:

@@ -152,12 +152,24 @@ def named_field(text: str, asked: FieldSpec, specs: Mapping[str, FieldSpec]) -> 
     word the lead-in names ("first" and "given", "last", "surname" and "family" alike), when
     ``asked``'s do not. None when the answer names no field, names ``asked``, or names no
     other field for certain ("my name is" fits a first name)."""
-    m = _NAMED.match(text.strip())
-    said = _label_words(m.group(1)) if m else set()
+    said = _lead_in_words(text)
     if not said or said <= _field_words(asked):
         return None
     others = [s for n, s in specs.items() if n != asked.name and said <= _field_words(s)]
     return others[0] if len(others) == 1 else None
+
+
+def field_named(text: str, specs: Mapping[str, FieldSpec]) -> FieldSpec | None:
+    """The one field of ``specs`` an answer's lead-in names ("No, my town is Leeds." → the
+    town or city field), as :func:`named_field` finds it; None when it names none, or several."""
+    said = _lead_in_words(text)
+    found = [s for s in specs.values() if said and said <= _field_words(s)]
+    return found[0] if len(found) == 1 else None
+
+
+def _lead_in_words(text: str) -> set[str]:
+    m = _NAMED.match(text.strip())
+    return _label_words(m.group(1)) if m else set()
 
 
 def own_part(spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec],

@@ -460,6 +460,19 @@ def told_reopening(state: Interview) -> Interview:
     return replace(state, reopening=False)
 
 
+def reopen(state: Interview, name: str) -> Interview:
+    """The person took back field ``name``'s value at the summary before submit ("No, my town
+    is Leeds."): it is no longer confirmed (nor typed), it is asked first, and the submit
+    waits for the computer agent's next ``auth-required`` (sent once the new value is in).
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    spec = _spec(state, name)
+    return replace(state, confirmed=_without(state.confirmed, name), typed=_without(state.typed, name),
+                   auth_requested=False, queue=(Ask(spec), *(a for a in state.queue if a.spec.name != name)))
+
+
 def authorised(state: Interview) -> Interview:
     """The person said yes to submitting: the browser is busy submitting, and the person has
     been told so.
