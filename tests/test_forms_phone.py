@@ -613,6 +613,16 @@ async def test_an_answer_resumed_after_a_pause_is_read_back_whole(fields):
     assert ("passport_number", "PX472") not in info_collected(seen, confirmed=True)
 
 
+async def test_a_no_as_the_read_back_begins_is_an_objection_not_more_of_the_answer():
+    answers = ["My passport number is PX4729183.", ("No, it's PX4729184.", True)]
+    events = []
+    code = PASSPORT.model_copy(update={"pattern": None})  # no pattern to tell a run-on value by
+    _, line, seen, _ = await run_phone([code], [], authorise_when_confirmed, line=ResumingLine(answers),
+                                       events=events, answer_timeout_s=0.05)
+    assert not [f for e, f in events if e == "decision" and f["what"] == "answer_resumed"]
+    assert line.said[3] == "Sorry about that. Could you spell your passport number for me, letter by letter?"
+
+
 async def test_a_spelling_that_does_not_decode_is_not_read_as_words():
     answers = ["My nationality desires.", "My nationality desires.", "India, Kebabo, Whiskey.",
                "India, Romeo, India, Sierra, Hotel.", "Yes.", "No."]

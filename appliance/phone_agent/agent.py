@@ -555,15 +555,16 @@ class PhoneAgent:
                  ) -> tuple[FieldValue, str, bool] | None:
         """The value of ``spec`` in its answer ``heard`` and ``text`` together, with that answer
         and whether it was spelled, when ``text`` (heard after the read-back of ``value`` began)
-        resumed that answer (:attr:`Line.heard_resumes`) and makes a different value of a strict
-        kind (a code, number, phone, e-mail, date: the ones people dictate in groups; bench:
-        "My passport number is PX472, [pause] 9183." was cut in two turns), else None. Emits
-        ``decision {what: answer_resumed}``."""
-        if not self.line.heard_resumes or fl.kind(spec) not in _STRICT_KINDS:
+        resumed that answer (:attr:`Line.heard_resumes`), is no yes or no, and makes a different
+        value of a strict kind (a code, number, phone, e-mail, date: the ones people dictate in
+        groups; bench: "My passport number is PX472, [pause] 9183." was cut in two turns) that
+        :func:`~appliance.phone_agent.fields.fits` its pattern, else None. Emits ``decision {what:
+        answer_resumed}``."""
+        if not self.line.heard_resumes or fl.kind(spec) not in _STRICT_KINDS or nz.yes_no(text) is not None:
             return None
         whole = f"{heard.rstrip('. ')} {text}"
         again, spelled = self._parse(spec, whole, "words")
-        if again is None or again == value:
+        if again is None or again == value or not fl.fits(spec, again):
             return None
         self.emit("decision", agent=self.id, what="answer_resumed", field=spec.name, heard=text, value=again)
         return again, whole, spelled
