@@ -709,3 +709,17 @@ async def test_a_correction_at_the_summary_takes_that_field_up_again():
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("seat_preference", "Window"),
                                                     ("family_name", "Millar")]
     assert outcome.status == "not_submitted"  # the last "No." declined: nothing was sent
+
+
+async def test_a_late_answer_to_are_you_still_there_answers_nothing_else():
+    """Bench: the answer came just after "Are you still there?"; the person's "Yes, I'm here."
+    that followed was taken as the answer to the next question (a spelling: HERE)."""
+    answers = [None, "It's Miller.", "Yes, I'm here.", "Window.", "No."]
+    events = []
+    _, line, seen, _ = await run_phone([NAME, SEAT], answers, authorise_when_confirmed, events=events,
+                                       answer_timeout_s=0.05)
+    assert line.said[1:4] == ["What is your family name?", "Are you still there?",
+                              "I have Miller. What is your seat preference: Window, Aisle or Middle?"]
+    assert [f["heard"] for e, f in events if e == "decision" and f["what"] == "late_presence_ignored"] == [
+        "Yes, I'm here."]
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("seat_preference", "Window")]

@@ -128,3 +128,16 @@ async def test_a_turn_begun_as_the_bot_began_its_reply_resumes_the_answer_before
                                          *turn("9183."), BotStartedSpeakingFrame(), SleepFrame(1.1), *turn("Irish.")])
     heard = [(await line.hear(), line.heard_resumes) for _ in range(3)]
     assert heard == [("My passport number is PX472.", False), ("9183.", True), ("Irish.", False)]
+
+
+async def test_the_person_is_speaking_while_their_turn_is_held_after_the_vad_stop():
+    """Bench: the turn held for more words after the VAD stop was taken for silence, and the
+    agent asked "Are you still there?" over the person's answer."""
+    gap = SleepFrame(0.03)
+    held = [VADUserStartedSpeakingFrame(), gap, UserStartedSpeakingFrame(), gap, VADUserStoppedSpeakingFrame(), gap]
+    line = LineProcessor(config.load().turn)
+    await run_test(line, frames_to_send=held)
+    assert line.person_speaking
+    line = LineProcessor(config.load().turn)
+    await run_test(line, frames_to_send=[*held, UserStoppedSpeakingFrame(), gap])
+    assert not line.person_speaking

@@ -115,8 +115,8 @@ def consent_notice(folder: Path | None) -> str:
 class Line(Protocol):
     """The phone agent's audio side as text. The voice pipeline implements it.
 
-    ``person_speaking``: whether the person is speaking now (the VAD's view); a wait for an
-    answer does not time out meanwhile. ``heard_words``: the words of the transcript
+    ``person_speaking``: whether the person is speaking now or their turn is still open; a
+    wait for an answer does not time out meanwhile. ``heard_words``: the words of the transcript
     :meth:`hear` last returned as the ASR wrote them, each with the ASR's probability for it
     in [0, 1]; empty when there are none (typed text, an engine without them).
     ``heard_resumes``: that transcript began before the bot had said much since the person's
@@ -258,6 +258,7 @@ class PhoneAgent:
         self._t_first: float | None = None  # the first question
         self._t_authorise: float | None = None  # the first authorisation question
         self._t_last_answer: float | None = None
+        self._overtaken = False  # the last answer came after "Are you still there?": it may still be answered
         self._reminders = 0  # reminders of a give-up's advice since the last bus message
         self._silent_since: float | None = None  # holding for the computer agent, no word from it since
         self.stats = CallStats()
@@ -968,6 +969,10 @@ class PhoneAgent:
                 await self._say(prompts.pop(0))
                 continue
             self.emit("heard", agent=self.id, text=heard)
+            late, self._overtaken = self._overtaken and bool(_LATE_PRESENCE.fullmatch(heard)), False
+            if late:  # the answer to an "Are you still there?" that the answer before overtook
+                self.emit("decision", agent=self.id, what="late_presence_ignored", heard=heard)
+                continue
             if prompted and _PRESENT.fullmatch(heard):  # "Yes, I'm here." answers the check, not the question
                 prompted = False
                 await self._say(text)
@@ -976,6 +981,7 @@ class PhoneAgent:
                 if counted and self._t_authorise is None:
                     self.stats.person_turns += 1
                     self._t_last_answer = time.monotonic()
+                self._overtaken = prompted  # the person may still answer the check
                 return heard
 
     async def _hear(self, field: str | None) -> str:
@@ -1035,6 +1041,8 @@ def _letters(word: str) -> str:
     """A word's letters and digits, casefolded: "D'Arcy-Byrne," → "darcybyrne"."""
     return "".join(re.findall(r"[^\W_]+", word.casefold()))
 _PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)
+#: an answer to "Are you still there?" and to nothing else ("Yes, I'm here.", not "Yes.")
+_LATE_PRESENCE = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)\W*(still )?(here|there)\W*", re.I)
 _REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
 
 

@@ -32,6 +32,7 @@ from pipecat.frames.frames import (
     OutputAudioRawFrame,
     TTSTextFrame,
     UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
@@ -84,8 +85,8 @@ class LineProcessor(FrameProcessor):
         self._done = asyncio.Event()
         self._started = asyncio.Event()
         self._interrupted = False
-        #: whether the person is speaking now: between the VAD's start and stop
-        self.person_speaking = False
+        self._vad_speaking = False  # between the VAD's start and stop
+        self._in_turn = False  # between the turn's start and its end (UserStarted/StoppedSpeakingFrame)
         #: goes after ``transport.output()``: the output transport lets a clause's text and
         #: the reply's end frame through only after their audio, so what it sees was played.
         self.played = _PlayedProbe(self._done)
@@ -110,17 +111,28 @@ class LineProcessor(FrameProcessor):
         now = time.monotonic()
         self._clock.see(frame, now)
         if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
-            self.person_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
-            if self.person_speaking:
+            self._vad_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
+            if self._vad_speaking:
                 self._speech_resumes = self._clock.spoken_s(now) < self._cfg.resumed_speech_ms / 1000
         elif isinstance(frame, UserStartedSpeakingFrame):  # the turn starts (a dropped backchannel starts none)
-            self._turn_resumes = self._speech_resumes
+            self._in_turn, self._turn_resumes = True, self._speech_resumes
+        elif isinstance(frame, UserStoppedSpeakingFrame):
+            self._in_turn = False
         elif isinstance(frame, BotStartedSpeakingFrame):
             self._started.set()
         elif isinstance(frame, InterruptionFrame):
             self._interrupted = True
             self._done.set()
         await self.push_frame(frame, direction)
+
+    @property
+    def person_speaking(self) -> bool:
+        """Whether the person is speaking now or their turn is still open: between the VAD's
+        start and stop, and from the turn's start until it ends (a turn held after the VAD stop
+        for more words; bench: an agent that took the held turn for silence asked "Are you still
+        there?" over the person's spelled answer, and took the late "Yes, I'm here." for the
+        next spelling)."""
+        return self._vad_speaking or self._in_turn
 
     async def say(self, text: str, voice: VoiceStyle | None = None) -> SayOutcome:
         """Speak ``text`` (markers allowed), in ``voice`` when given (a speaker's own, e.g. a
