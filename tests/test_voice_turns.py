@@ -311,7 +311,7 @@ async def test_one_word_that_resumes_the_persons_answer_takes_the_turn_from_the_
 
 
 def test_the_reply_clock_counts_the_bots_speech_since_the_persons_turn_ended():
-    clock = ReplyClock()
+    clock = ReplyClock(1.0)
     assert clock.spoken_s(0.0) == math.inf  # no turn yet: nothing to resume
     clock.see(UserStoppedSpeakingFrame(), 10.0)
     assert clock.spoken_s(10.5) == 0.0  # the bot has not begun its reply

@@ -79,9 +79,8 @@ class LineProcessor(FrameProcessor):
         #: whether the turn :meth:`hear` last returned began before the bot had spoken ``turn.resumed_speech_ms``
         #: since the person's speech before it: it goes on with what the person was saying (voice/turns.py)
         self.heard_resumes = False
-        self._clock = ReplyClock()
-        self._speech_resumes = False  # the person's speech now began within resumed_speech_ms of the reply
-        self._turn_resumes = False  # ... and so did the turn it started
+        self._clock = ReplyClock(cfg.resumed_speech_ms / 1000)
+        self._turn_resumes = False  # the turn now began within resumed_speech_ms of the reply
         self._done = asyncio.Event()
         self._started = asyncio.Event()
         self._interrupted = False
@@ -108,14 +107,11 @@ class LineProcessor(FrameProcessor):
                 self._heard.put_nowait((text, tuple(self._words), self._turn_resumes))
             self._words, self._turn_resumes = [], False
             return  # no LLM behind this line: the context stops here
-        now = time.monotonic()
-        self._clock.see(frame, now)
+        self._clock.see(frame, time.monotonic())
         if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
             self._vad_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
-            if self._vad_speaking:
-                self._speech_resumes = self._clock.spoken_s(now) < self._cfg.resumed_speech_ms / 1000
         elif isinstance(frame, UserStartedSpeakingFrame):  # the turn starts (a dropped backchannel starts none)
-            self._in_turn, self._turn_resumes = True, self._speech_resumes
+            self._in_turn, self._turn_resumes = True, self._clock.speech_resumes
         elif isinstance(frame, UserStoppedSpeakingFrame):
             self._in_turn = False
         elif isinstance(frame, BotStartedSpeakingFrame):

@@ -178,11 +178,15 @@ class ReplyClock:
     processor sees: ``BotStartedSpeakingFrame`` / ``BotStoppedSpeakingFrame`` (a reply may
     pause between clauses) and ``UserStoppedSpeakingFrame`` (the turn's end; a start strategy,
     which does not see that frame, calls :meth:`turn_ended`). Infinite before the first turn
-    has ended: nothing to resume."""
+    has ended: nothing to resume. ``resumed_s``: speech whose ``VADUserStartedSpeakingFrame``
+    comes before the bot has spoken this long resumes the turn before (:attr:`speech_resumes`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, resumed_s: float) -> None:
+        self._resumed_s = resumed_s
         self._spoken_s = math.inf
         self._since: float | None = None  # the bot is speaking since this time.monotonic()
+        #: whether the person's speech now (since the VAD's last start) resumes the turn before
+        self.speech_resumes = False
 
     def turn_ended(self, now: float) -> None:
         self._spoken_s = 0.0
@@ -197,6 +201,8 @@ class ReplyClock:
         elif isinstance(frame, BotStoppedSpeakingFrame) and self._since is not None:
             self._spoken_s += now - self._since
             self._since = None
+        elif isinstance(frame, VADUserStartedSpeakingFrame):
+            self.speech_resumes = self.spoken_s(now) < self._resumed_s
 
     def spoken_s(self, now: float) -> float:
         """The bot's speech since the person's last turn ended, in seconds, up to ``now``."""
@@ -215,15 +221,13 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
     def __init__(self, *, resumed_speech_ms: int = 0, report: Report | None = None, **kwargs):
         super().__init__(**kwargs)
         self._report = report or (lambda *_a, **_k: None)
-        self._resumed_s = resumed_speech_ms / 1000
-        self._clock = ReplyClock()
-        self._resumes = False  # the person's speech now began within resumed_speech_ms of the reply
+        self._clock = ReplyClock(resumed_speech_ms / 1000)
 
     async def _decide(self, text: str, final: bool) -> bool:
         """Start the turn when ``text`` takes it (while the bot speaks: it :func:`interrupts`;
         else any word); a final that does not, while the bot speaks, is reported as
         ``backchannel``. Returns whether it took the turn."""
-        take = interrupts(text, 1 if self._resumes else self._min_words) if self._bot_speaking \
+        take = interrupts(text, 1 if self._clock.speech_resumes else self._min_words) if self._bot_speaking \
             else bool(spoken_words(text))
         if take:
             await self.trigger_user_turn_started()
@@ -232,10 +236,7 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         return take
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
-        now = time.monotonic()
-        self._clock.see(frame, now)
-        if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._resumes = self._clock.spoken_s(now) < self._resumed_s
+        self._clock.see(frame, time.monotonic())
         if isinstance(frame, EagerTranscriptionFrame):  # the early final: decided before the VAD stop
             # the turn starts here, not at the final: with the bot quiet there are no interims, and the
             # stop strategy speculates only within a started turn (it sees this frame next)
