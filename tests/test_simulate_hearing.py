@@ -28,7 +28,7 @@ Q = "Is that right?"
     ("I have David, spelled dee A vee I D. Is that right?", "David"),
     ("I have Miller, spelled M I double L E R. Is that right?", "Miller"),
     ("I have Emma. Is that right?", "Emma"),
-    ("I have O'Neil-Smith, spelled O N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
+    ("I have O'Neil-Smith, spelled O, apostrophe, N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
     ("I have O Neil Smith. Is that right?", "O'Neil-Smith"),  # apostrophe and hyphen are not said
     ("I have New York, spelled N E W, Y O R K. Is that right?", "New York"),
     ("Thanks. I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchester"),
@@ -120,6 +120,12 @@ def test_a_read_back_of_the_value_is_accepted(heard, value):
     ("Is that right?", "Miller"),
     ("I have Emma Johnson. Is that right?", "Emma"),
     ("I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchaster"),
+    # a spelling says a name's apostrophe and hyphen: one left out is a letter missing (bench, aoife)
+    ("I have O'Neil-Smith, spelled O N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
+    ("I have it as Delta, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, November, Echo. Is that right?",
+     "D'Arcy-Byrne"),
+    ("I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, Bravo, Yankee, Romeo, November, Echo. Is that "
+     "right?", "D'Arcy-Byrne"),
     # codes
     ("I have M for Mike, one, one, A for Alpha, F for Foxtrot. Is that right?", "M1 1AE"),
     ("I have M for Mike, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
@@ -670,18 +676,42 @@ def test_a_spelling_read_back_as_it_is_said_is_judged_letter_by_letter():
     assert hearing.states("I have it as Golf, Romeo, Thulu, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
     assert hearing.states("I have it as Lena, Kilo, 083, 9215. Is that right?", "LK0839215")
     assert not hearing.states("I have it as Golf, Romeo, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
+    assert hearing.states("I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, "
+                          "November, Echo. Is that right?", "D'Arcy-Byrne")
 
 
-@pytest.mark.parametrize("heard, want, asked", [
+@pytest.mark.parametrize("value", ["D'Arcy-Byrne", "O'Neill", "Nguyen-Tran", "Jean-Luc"])
+def test_the_phone_agents_spelled_read_back_of_a_name_is_judged_with_its_symbols(value):
+    """The phone agent's spelled read-back of a name with an apostrophe or a hyphen is a yes;
+    the same read-back with that symbol (or a letter) left out is a no."""
+    from appliance.phone_agent.fields import read_back
+    from appliance.protocol import FieldSpec
+
+    spec = FieldSpec(name="family_name", label="Family name", type="text", required=True)
+    assert hearing.states(read_back(spec, value, spelled=True), value), read_back(spec, value, spelled=True)
+    for miss in [value.replace("'", "", 1), value.replace("-", "", 1), value[:-1]]:
+        if miss != value:
+            assert not hearing.states(read_back(spec, miss, spelled=True), value), read_back(spec, miss, spelled=True)
+
+
+@pytest.mark.parametrize("facts, heard, want, asked", [
     # bench: "My nationality is Irish." came back "My nationality desires." three times; told the choices, a
-    # person names the one that means its answer (the persona's LLM picks it)
-    ("Sorry, I didn't get that. The choices are Australia. Brazil, Canada, Ireland, or United States. What is your "
-     "nationality?", "My nationality is Ireland.", 1),
-    ("Sorry, I didn't get that. The choices are Irish, Other. What is your nationality?", "My nationality is Irish.",
-     0),  # its own word is listed: no need to ask
-    ("What is your nationality?", "My nationality is Irish.", 0),  # no choices told
+    # person names the one that means its answer: a nationality or a country by the person's own table
+    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are Australia. Brazil, Canada, Ireland, or "
+     "United States. What is your nationality?", "My nationality is Ireland.", 0),
+    # bench, aoife: "Ireland" heard as "island"; the LLM picked France. The person names its own country
+    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are France, India. island, Italy, or Japan. "
+     "What is your nationality?", "My nationality is Ireland.", 0),
+    ({"country": "United Kingdom"}, "Sorry, I didn't get that. The choices are France, UK, or Spain. What is your "
+     "country?", "My country is UK.", 0),
+    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are Irish, Other. What is your nationality?",
+     "My nationality is Irish.", 0),  # its own word is listed: no need to ask
+    ({"nationality": "Irish"}, "What is your nationality?", "My nationality is Irish.", 0),  # no choices told
+    # a value the person has no table for: the LLM's pick
+    ({"contact_method": "phone"}, "Sorry, I didn't get that. The choices are Telephone, E-mail, or Post. How should "
+     "we contact you?", "Please contact me by Telephone.", 1),
 ])
-async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(heard, want, asked):
+async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(facts, heard, want, asked):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
@@ -691,11 +721,10 @@ async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(h
         async def json(self, system: str, user: str, **kw) -> dict:
             if "option" in kw["schema"]["properties"]:
                 self.picks += 1
-                assert "Ireland" in kw["schema"]["properties"]["option"]["enum"]
-                return {"option": "Ireland"}
+                return {"option": "Telephone"}
             return await super().json(system, user, **kw)
 
-    llm = PickingLLM("nationality")
-    person = SimulatedPerson(Profile("p", {"nationality": "Irish"}), llm, emit=lambda *a, **k: None)
+    llm = PickingLLM(next(iter(facts)))
+    person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
     assert await person.respond(heard) == want
     assert llm.picks == asked

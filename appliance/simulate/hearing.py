@@ -27,8 +27,9 @@ Strict about the value, tolerant of how Whisper writes speech:
 * a choice: the same words, or the country of a nationality ("British": "United Kingdom").
 
 What is not pronounced never counts: case, and the spaces, hyphens and apostrophes of a
-name ("O'Neil-Smith" is heard as "O Neil Smith"). In user names, e-mails and codes the
-said symbols count ("emma underscore j" is not "emmaj").
+name said as words ("O'Neil-Smith" is heard as "O Neil Smith"). A spelling says them: in a
+spelled name its apostrophes and hyphens count ("O, apostrophe, N, …, dash, S, …"), as in
+user names, e-mails and codes the said symbols count ("emma underscore j" is not "emmaj").
 """
 
 from __future__ import annotations
@@ -166,7 +167,25 @@ def states(heard: str, value: str) -> bool:
     if len(letters) > 1:  # spelled: the letters alone decide
         part = letters[-1]
     spoken = _sounds(_UNSAID.sub(" ", part))
-    return any(_says(spoken, v) for v in (value, *NATIONALITIES.get(value.casefold(), ())))
+    spelt = len(letters) > 1 or _spelt(part)
+    return any(_says(spoken, v, spelt) for v in (value, *NATIONALITIES.get(value.casefold(), ())))
+
+
+def _spelt(part: str) -> bool:
+    """Whether ``part`` spells its value without saying "spelled": three letters or more,
+    each a single letter or a spelling-alphabet word, and at least half of its words ("I have
+    it as Delta, apostrophe, Alpha, …")."""
+    toks = [t for t in _words(part) if t.isalpha()]
+    letters = sum(len(t) == 1 or t in _ICAO_WORDS for t in toks)
+    return letters >= 3 and 2 * letters >= len(toks)
+
+
+def country_names(value: str) -> tuple[str, ...]:
+    """The names of the country that ``value``, a nationality or a country, means
+    ("Irish" or "Ireland" → ``("ireland",)``; "British" → ``("united kingdom", …)``), case
+    folded, or ``()`` for a value :data:`NATIONALITIES` does not know."""
+    folded = value.strip().casefold()
+    return NATIONALITIES.get(folded) or next((c for c in NATIONALITIES.values() if folded in c), ())
 
 
 def may_mean(heard: str, value: str) -> bool:
@@ -271,23 +290,27 @@ def _identifier(value: str) -> bool:
     return bool(re.search(r"[\d@_+]", value))
 
 
-def _canon(text: str, identifier: bool) -> str | None:
+def _canon(text: str, identifier: bool, spelt: bool = False) -> str | None:
     """``text`` as compared: case folded; for a name only letters and digits (its symbols are
-    not said); None for a said symbol that a name cannot hold."""
+    not said), and its apostrophes and hyphens too when ``spelt`` (a spelling says them:
+    "Delta, apostrophe, Alpha, …"; bench, aoife: "D'Arcy-Byrne" spelled back without its
+    apostrophe was taken for right, and the form got "Darcy-Byrne"); None for a said symbol
+    that a name cannot hold."""
     if identifier:
         return re.sub(r"[^\w@.+\-]", "", text.casefold())
     if text in ("@", ".", "_", "+"):
         return None
-    return "".join(c for c in text.casefold() if c.isalnum())
+    return "".join(c for c in text.casefold() if c.isalnum() or (spelt and c in "'-"))
 
 
-def _says(spoken: list[tuple[str, ...]], value: str) -> bool:
-    """Whether some choice of one alternative per unit writes exactly ``value``."""
+def _says(spoken: list[tuple[str, ...]], value: str, spelt: bool = False) -> bool:
+    """Whether some choice of one alternative per unit writes exactly ``value`` (``spelt``:
+    the units spell it, so a name's apostrophes and hyphens must be said too)."""
     ident = _identifier(value)
-    want = _canon(value, ident)
+    want = _canon(value, ident, spelt)
     reach = {0}
     for alternatives in spoken:
-        pieces = {c for a in alternatives if (c := _canon(a, ident)) is not None}
+        pieces = {c for a in alternatives if (c := _canon(a, ident, spelt)) is not None}
         reach = {p + len(c) for p in reach for c in pieces if want.startswith(c, p)}
         if not reach:
             return False

@@ -17,7 +17,7 @@ exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: th
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; told the choices after an answer that was
 not understood ("The choices are Australia, …, Ireland, …"), the option that means its value
-("Ireland" for "Irish", the LLM's pick); a profile's ``first_answers`` value the
+("Ireland" for "Irish": by its own table for a nationality or a country, else the LLM's pick); a profile's ``first_answers`` value the
 first time that key is asked (kept through its read-back, corrected once asked again).
 Offered the box on the screen ("… Or type it in the box on your screen."), a person
 with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
@@ -265,8 +265,14 @@ class SimulatedPerson:
             return False
 
     async def _option(self, options: list[str], value: str) -> str | None:
-        """The LLM's pick of the option in ``options`` that means ``value`` ("Ireland" for
-        "Irish"), or None when none does."""
+        """The option in ``options`` that means ``value``, or None when none does. A
+        nationality or country the ear has a table for (:data:`~appliance.simulate.hearing.NATIONALITIES`)
+        is picked by that table alone: its country as listed ("Ireland" for "Irish"), else the
+        country as the person names it ("Ireland", when the list was heard without it); any
+        other value is the LLM's pick. Bench, aoife: the choices were heard with "Ireland" as
+        "island", the LLM picked "France" for "Irish", and the form got FR."""
+        if names := hearing.country_names(value):
+            return next((o for o in options if o.casefold() in names), names[0].title())
         try:
             ans = await self.llm.decide(
                 "Which of the options the assistant listed means the person's answer? \"none\" when none does.",
