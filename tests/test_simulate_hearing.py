@@ -216,6 +216,9 @@ def test_the_person_accepts_its_own_words_and_no_value_one_character_off(who, ke
 def test_only_a_choice_in_other_words_goes_to_the_persons_judgement_of_meaning():
     assert hearing.may_mean("I have United States. Is that right?", "Brazilian") is False  # in the ear's table
     assert hearing.may_mean("I have Republic of Ruritania. Is that right?", "Ruritanian") is True
+    assert hearing.may_mean("I have Iceland. Is that right?", "Ireland") is False  # a country in the table
+    assert hearing.country_names("Irish") == hearing.country_names("Ireland") == ("ireland",)
+    assert hearing.country_names("UK") == hearing.country_names("British") and hearing.country_names("Ruritania") == ()
     assert hearing.may_mean("I have Mueller, spelled M U E L L E R. Is that right?", "Müller") is False
     assert hearing.may_mean("I have K for Kilo. Is that right?", "Kay") is False
     assert hearing.may_mean("I have 12. Is that right?", "K47118639") is False

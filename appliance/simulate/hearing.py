@@ -191,9 +191,11 @@ def country_names(value: str) -> tuple[str, ...]:
 def may_mean(heard: str, value: str) -> bool:
     """Whether a read-back that does not state ``value`` might still name the same choice in
     other words ("United Kingdom" for "British"): only for a value of plain words the ear has
-    no table for, read back without spelling. Where this is False the ear's "no" is final."""
+    no table for (neither a nationality nor a country of :data:`NATIONALITIES`: "Iceland" is
+    no other word for "Ireland"), read back without spelling. Where this is False the ear's
+    "no" is final."""
     return (bool(re.fullmatch(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*", value.strip()))
-            and value.casefold() not in NATIONALITIES and not spelled(heard))
+            and not country_names(value) and not spelled(heard))
 
 
 # ---- letters, digits and symbols ---------------------------------------------------------------------
