@@ -17,8 +17,9 @@ exactly its value (judged by its own ear, :mod:`~appliance.simulate.hearing`: th
 when spelled, the digits, the date), otherwise "No, it's …"; yes or no
 to authorising the submission as the profile says; told the choices after an answer that was
 not understood ("The choices are Australia, …, Ireland, …"), the option that means its value
-("Ireland" for "Irish": by its own table for a nationality or a country, else the LLM's pick); a profile's ``first_answers`` value the
-first time that key is asked (kept through its read-back, corrected once asked again).
+("Ireland" for "Irish": by its own table for a nationality or a country, else the LLM's
+pick); a profile's ``first_answers`` value the first time that key is asked (kept through its
+read-back, corrected once asked again).
 Offered the box on the screen ("… Or type it in the box on your screen."), a person
 with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
 Otherwise, asked for a spelling ("Could you spell …"), the person spells the value with the spelling
@@ -265,7 +266,7 @@ class SimulatedPerson:
             return False
 
     async def _option(self, options: list[str], value: str) -> str | None:
-        """The option in ``options`` that means ``value``, or None when none does. A
+        """The option in ``options`` that means ``value``, or None when the LLM finds none. A
         nationality or country the ear has a table for (:data:`~appliance.simulate.hearing.NATIONALITIES`)
         is picked by that table alone: its country as listed ("Ireland" for "Irish"), else the
         country as the person names it ("Ireland", when the list was heard without it); any
