@@ -266,7 +266,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
     assert line.said[1:5] == [
         "What is your family name?", "I have Shivon. Is that right?",  # a name is read back as written
         "Sorry about that. Could you spell your family name for me, letter by letter?",
-        "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
+        "For your family name, I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]  # spelled back
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
     assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
     assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
@@ -298,7 +298,7 @@ async def test_a_name_the_asr_was_unsure_of_is_spelled_at_once_without_a_read_ba
     assert line.said[1:4] == [
         "What is your family name?",
         "I'm not sure I heard that right. Could you spell your family name for me, letter by letter?",
-        "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+        "For your family name, I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
     assert ("family_name", "Shivon") not in info_collected(seen)  # never sent, never read back
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
     assert [(f["field"], f["prob"]) for e, f in events if e == "decision" and f["what"] == "asr_unsure"] == [
@@ -319,7 +319,7 @@ async def test_a_full_name_with_a_word_the_asr_was_unsure_of_is_spelled_part_by_
                       "No."], {"Heath": 0.9, "Adarsi": 0.13})
     _, line, seen, _ = await run_phone([GIVEN, NAME], [], authorise_when_confirmed, line=line,
                                        spell_below_prob=0.45)
-    assert line.said[2] == ("I'm not sure I heard that right. Could you spell your given name(s) for me, letter "
+    assert line.said[2] == ("I'm not sure I heard that right. Could you spell your given name for me, letter "
                             "by letter?")
     assert not [s for s in line.said if s.startswith("I have Heath")]
     assert info_collected(seen, confirmed=True) == [("given_name", "Aoife"), ("family_name", "Siobhan")]
@@ -328,7 +328,7 @@ async def test_a_full_name_with_a_word_the_asr_was_unsure_of_is_spelled_part_by_
 async def test_a_correction_spelled_at_once_is_read_back_without_asking():
     answers = ["It's Shivon.", "No, it's Siobhan: Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
-    assert line.said[3] == "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
+    assert line.said[3] == "For your family name, I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
 
@@ -351,7 +351,7 @@ async def test_an_objection_to_a_value_read_back_with_the_next_question_corrects
     events = []
     _, line, seen, _ = await run_phone([NAME, DOB], answers, authorise_when_confirmed, events=events)
     assert line.said[2:5] == ["I have Millar. What is your date of birth?",
-                              "I have it as Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
+                              "For your family name, I have it as Mike, India, Lima, Lima, Echo, Romeo. Is that right?",
                               "What is your date of birth?"]  # confirmed: on to the next, no "Thanks." to wait through
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("date_of_birth", "1990-03-14")]
     assert ("family_name", "Millar") not in info_collected(seen, confirmed=True)
@@ -380,7 +380,7 @@ async def test_a_second_rejection_asks_again_instead_of_reading_the_correction_b
     answers = ["It's Shivon.", f"No, it's Siobhan: {spelled}.", f"No, it's Siobhan: {spelled}.", f"{spelled}.",
                "Yes.", "No."]
     _, line, seen, _ = await run_phone([NAME], answers, authorise_when_confirmed)
-    assert line.said[3:5] == [f"I have it as Sierra, {spelled.split(', ', 1)[1]}. Is that right?",
+    assert line.said[3:5] == [f"For your family name, I have it as Sierra, {spelled.split(', ', 1)[1]}. Is that right?",
                               "Sorry about that. Could you spell your family name for me, letter by letter?"]
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
 
@@ -428,8 +428,8 @@ async def test_given_and_family_name_are_asked_together_and_split_when_rejected(
                "Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "Yes.",
                "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
-    assert line.said[3:5] == ["Sorry about that. Could you spell your given name(s) for me, letter by letter?",
-                              "I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
+    assert line.said[3:5] == ["Sorry about that. Could you spell your given name for me, letter by letter?",
+                              "For your given name, I have it as Sierra, India, Oscar, Bravo, Hotel, Alpha, November. Is that right?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
@@ -444,7 +444,7 @@ async def test_a_full_name_is_read_back_with_the_next_question_and_split_when_ob
                "Yes.", "O'Neill.", "Yes.", "The fourteenth of March 1990.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME, DOB], answers, authorise_when_confirmed)
     assert line.said[2:4] == ["I have Shivon O'Neill. What is your date of birth?",
-                              "Sorry about that. Could you spell your given name(s) for me, letter by letter?"]
+                              "Sorry about that. Could you spell your given name for me, letter by letter?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill",
                                                           "date_of_birth": "1990-03-14"}
 
@@ -468,7 +468,7 @@ async def test_the_names_read_back_are_the_asrs_context_for_the_answers_after_th
 async def test_a_full_name_said_for_the_given_name_alone_keeps_the_given_name():
     answers = ["It's Miller.", "David Miller.", "Yes.", "No."]  # the family name first, as some pages ask
     _, line, seen, _ = await run_phone([NAME, GIVEN], answers, authorise_when_confirmed)
-    assert line.said[2] == "I have Miller. What is your given name(s)?"
+    assert line.said[2] == "I have Miller. What is your given name?"
     assert dict(info_collected(seen, confirmed=True)) == {"family_name": "Miller", "given_name": "David"}
 
 
@@ -476,7 +476,7 @@ async def test_an_answer_for_another_field_is_not_taken_for_the_field_asked():
     username = FieldSpec(name="username", label="Username", type="text", required=True)
     answers = ["My username is davidmiller.", "David.", "davidmiller.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, username], answers, authorise_when_confirmed)
-    assert line.said[2] == "That sounds like your username. What is your given name(s)?"
+    assert line.said[2] == "That sounds like your username. What is your given name?"
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "username": "davidmiller"}
 
 
@@ -485,7 +485,7 @@ async def test_my_first_name_is_to_a_read_back_said_with_the_next_question_objec
                "+447700900123.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, PHONE], answers, authorise_when_confirmed)
     assert line.said[2:4] == ["I have David Miller. What is your phone number?",
-                              "Sorry about that. Could you spell your given name(s) for me, letter by letter?"]
+                              "Sorry about that. Could you spell your given name for me, letter by letter?"]
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "David", "phone": "+447700900123"}
 
 
@@ -497,7 +497,7 @@ async def test_a_full_name_not_understood_is_spelled_part_by_part_with_the_spell
                "Yes.", "Oscar, apostrophe, November, Echo, India, Lima, Lima.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([GIVEN, NAME], answers, authorise_when_confirmed)
     assert line.said[1:3] == ["What is your full name?",
-                              "Sorry, I didn't get that. Could you spell your given name(s) for me, letter by letter?"]
+                              "Sorry, I didn't get that. Could you spell your given name for me, letter by letter?"]
     assert line.hints[0] == (2, fl.SPELLING_CONTEXT)
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
@@ -608,7 +608,7 @@ async def test_an_answer_resumed_after_a_pause_is_read_back_whole(fields):
         answers.remove("Ireland.")
     _, line, seen, _ = await run_phone(fields, [], authorise_when_confirmed, line=ResumingLine(answers), events=events)
     assert [f["value"] for e, f in events if e == "decision" and f["what"] == "answer_resumed"] == ["PX4729183"]
-    assert line.said[3] == "I have it as Papa, X-ray, four seven two, nine one eight three. Is that right?"
+    assert line.said[3] == "For your passport number, I have it as Papa, X-ray, four seven two, nine one eight three. Is that right?"
     assert info_collected(seen, confirmed=True)[0] == ("passport_number", "PX4729183")
     assert ("passport_number", "PX472") not in info_collected(seen, confirmed=True)
 

@@ -26,14 +26,14 @@ YEAR = FieldSpec(name="dob_year", label="Companion's date of birth Year", type="
 
 @pytest.mark.parametrize("spec, value, heard, spelled, said", [
     (FAMILY, "O'Neill", "", False, "I have O'Neill. Is that right?"),
-    (FAMILY, "O'Neill", "", True, "I have it as Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
-    (PASSPORT, "K47118639", "", False, "I have it as Kilo, four seven one, one eight six, three nine. Is that right?"),
+    (FAMILY, "O'Neill", "", True, "For your family name, I have it as Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
+    (PASSPORT, "K47118639", "", False, "For your passport number, I have it as Kilo, four seven one, one eight six, three nine. Is that right?"),
     (EMAIL, "davidmiller@example.com", "It's david miller at example dot com", False,
      "I have david miller, at example dot com. Is that right?"),
     (EMAIL, "jo.m9@example.com", "jo dot m nine at example dot com", False,
      "I have jo dot m nine, at example dot com. Is that right?"),  # the person's own words give it exactly
     (EMAIL, "jo.m9@example.com", "joe dot m nine at example dot com", False,
-     "I have it as Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
+     "For your email, I have it as Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
 ])
 def test_read_backs_spell_only_what_is_ambiguous(spec, value, heard, spelled, said):
     assert fl.read_back(spec, value, heard, spelled) == said

@@ -411,6 +411,24 @@ async def test_a_request_to_spell_is_about_the_detail_last_asked_however_whisper
     assert (await person.respond("Could you spell your town for me?")).startswith("M for Mike, Alpha")
 
 
+async def test_a_read_back_that_names_its_detail_is_judged_against_that_detail_not_the_last_one_given():
+    """Bench, joaquin: a late spelling of the first name was read back as "I have it as
+    Juliett, …" after the family name was asked; the person judged it against its first name,
+    said yes, and the form got Joaquin for the family name. Named, it is a no."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(Profile("p", {"given_name": "Joaquin", "family_name": "Etxeberria"}),
+                             AgreeingLLM("given_name"), emit=lambda *a, **k: None)
+    joaquin = "Juliett, Oscar, Alpha, Quebec, Uniform, India, November"
+    assert await person.respond("What is your first name?") == "My first name is Joaquin."
+    assert await person.respond(f"For your family name, I have it as {joaquin}. Is that right?") == "No, it's Etxeberria."
+    assert person.turns[-1].topic == "family_name"
+    assert await person.respond(f"For your given name, I have it as {joaquin}. Is that right?") == "Yes, that's right."
+    assert (await person.respond(f"For your family name, I have it as {joaquin}. What is your date of birth?")).startswith(
+        "No, it's Etxeberria: E for Echo")  # with the next question too (the second no: spelled)
+
+
 async def test_the_person_gives_its_full_name_as_one_detail():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
@@ -683,7 +701,7 @@ def test_a_spelling_read_back_as_it_is_said_is_judged_letter_by_letter():
                           "November, Echo. Is that right?", "D'Arcy-Byrne")
 
 
-@pytest.mark.parametrize("value", ["D'Arcy-Byrne", "O'Neill", "Nguyen-Tran", "Jean-Luc"])
+@pytest.mark.parametrize("value", ["D'Arcy-Byrne", "O'Neill", "Nguyen-Tran", "Jean-Luc", "Hoa"])
 def test_the_phone_agents_spelled_read_back_of_a_name_is_judged_with_its_symbols(value):
     """The phone agent's spelled read-back of a name with an apostrophe or a hyphen is a yes;
     the same read-back with that symbol (or a letter) left out is a no."""

@@ -35,7 +35,7 @@ O apostrophe …") is not spelling and is skipped.
 digits and symbols as words ("O'Neill" → "Oscar, apostrophe, November, Echo, India, Lima,
 Lima"), which survive a speech synthesiser and a small ASR model where bare letters do not.
 The first word after "I have" is the one Whisper mishears most ("I have seat air, India, …",
-"I have Hope Tell, Oscar"), so the read-back says "I have it as Sierra, India, …"
+"I have Hope Tell, Oscar"), so the read-back says "For your family name, I have it as Sierra, …"
 (:func:`appliance.phone_agent.fields.stated`), not "S for Sierra", which came back as "El
 Verlina" for "L for Lima".
 """

@@ -6,10 +6,11 @@ when the question names one in so many words ("What is your passport number?": t
 own words or one of :data:`KEY_WORDS`' descriptions, as a listener recognises them);
 otherwise the embedded LLM — with its own prompt and slot — decides (one constrained JSON
 answer). Two acts the
-person recognises by ear: a value read back ("… Is that right?", about the detail last
-asked) and a request to submit. A value read back with the next question ("I have Miller.
-What is your date of birth?") is judged first: a wrong one is put right ("No, it's …"),
-else the question is answered.
+person recognises by ear: a value read back ("… Is that right?", about the detail it names
+— "For your family name, I have it as …" — else the one last asked) and a request to
+submit. A value read back with the next question ("I have Miller. What is your date of
+birth?") is judged first: a wrong one is put right ("No, it's …"), else the question is
+answered.
 
 The person then answers from its profile as a person would: the detail in
 a short sentence ("My phone number is …"), "Yes, that's right." when the read-back states
@@ -177,24 +178,25 @@ class SimulatedPerson:
         ``type_in``: the person's hands on their page, ``await type_in(value)`` → whether the
         page took ``value`` in the box it offers; a person with a screen offered the box
         types the detail asked for there and says nothing (event ``person_typed``).
-        A read-back ("… Is that right?") is about the detail last asked; a request to submit is
-        about submitting; for anything else the LLM decides which detail is asked for, and a
+        A read-back ("… Is that right?") is about the detail it names, else the one last asked; a
+        request to submit is about submitting; for anything else the LLM decides which detail is asked for, and a
         request to spell in which it finds no detail a person spells ("Could you spell your post
         good for me?", as Whisper wrote "postcode") is about the detail last asked (bench: the
         0.5B model took it for the message and the person spelled that).
         """
         stated = _stated_then_asked(heard)
-        if stated is not None and self._previous not in ("none", "submit") and self.believed(self._previous):
+        about = self._about(stated[0]) if stated is not None else "none"
+        if about not in ("none", "submit") and self.believed(about):
             # the last detail read back with the next question ("I have Miller. What is your date of
             # birth?"): a wrong one is put right first, else the question is answered
-            objection = await self._judge(stated[0], self._previous)
+            objection = await self._judge(stated[0], about)
             if objection is not None:
-                return self._turn(heard, self._previous, "check", objection)
+                return self._turn(heard, about, "check", objection)
             heard = stated[1]
         if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
             topic, kind = "none", "presence"
         elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
-            topic, kind = self._previous, "check"
+            topic, kind = self._about(heard), "check"
         elif PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
         else:
@@ -232,6 +234,13 @@ class SimulatedPerson:
         else:
             said = await self._answer(heard, topic, kind)
         return self._turn(heard, topic, kind, said)
+
+    def _about(self, read_back: str) -> str:
+        """The detail a read-back is about: the one it names ("For your family name, I
+        have it as Juliett, …": :data:`_READ_BACK_OF`), else the one last asked (``"none"`` before any)."""
+        m = _READ_BACK_OF.search(read_back)
+        named = self._named.get(re.sub(r"\(s\)$", "", m.group(1).strip()).casefold()) if m else None
+        return named or self._previous
 
     def _given(self, topic: str, heard: str) -> None:
         """Asked for ``topic`` (said, spelled or typed alike): its wrong first answer is given
@@ -317,13 +326,17 @@ class SimulatedPerson:
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
 
-#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …", and as tiny.en wrote "I have"
+#: a read-back's frame at the start of a sentence ("I have …", "Thanks, I have …", "For your family name, I have
+#: it as …", and as tiny.en wrote "I have"
 #: on the call: "I had 077. 009, …", "I ask you on oneel, when were you born?" — bench: taken for no read-back,
 #: the person answered the question and a wrong name was confirmed); not "I have what you typed" (nor "… what
 #: you type", as Whisper may write it: bench, the person took it for a read-back of the e-mail)
-_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:i have|i had|i ask you|i've got|i got|so that's|"
+_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:for your [\w()' -]{1,40}?[\s,:]+)?"
+                    r"(?:i have|i had|i ask you|i've got|i got|so that's|"
                     r"so|you said)\b"
                     r"(?!\W+what you typed?\b)\W*", re.I)
+#: a read-back that names its detail, group 1 ("For your family name, I have it as Juliett, …")
+_READ_BACK_OF = re.compile(r"\bfor your ([\w()' -]{1,40}?)[\s,:]+i (?:have|had)\b", re.I)
 #: a request for consent ("Do you accept the fare rules and the privacy notice?")
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
