@@ -233,6 +233,10 @@ def test_the_last_clause_of_an_utterance_is_what_follows_its_last_pause():
     tail = last_clause(audio)
     assert len(audio) - 16_000 - 1600 - 8000 - 8000 - 2400 <= len(tail) < len(audio) - 16_000 - 1600
     assert last_clause(np.tile(tone, 3)) is None
+    # a short last clause (0.5 s after 120 ms) is heard with what came before it: 2 s at least
+    audio = np.concatenate([tone, long_, tone, tone, np.zeros(1920, np.float32), tone[:8000], short])
+    assert abs(len(last_clause(audio)) - (len(audio) - 16_000 - 2400)) <= 320  # mid-pause, to a 20 ms window
+    assert abs(len(last_clause(audio, min_s=0.5)) - (8000 + 1600 + 960)) <= 320
 
 
 @pytest.mark.parametrize("plain, with_alphabet, want", [
@@ -287,3 +291,42 @@ async def test_the_person_hears_a_read_back_again_expecting_the_words_it_just_sa
     person = SimpleNamespace(profile=SimpleNamespace(facts={}), expecting=lambda: "halal.")
     call = PersonOnCall(person, None, None, Ear(), style=None, emit=lambda *a, **k: None)
     assert await call._transcribe_piece(np.zeros(16_000 * 2, np.float32)) == (want, plain)
+
+
+@pytest.mark.parametrize("heard, want", [
+    # bench (david): the summary's closing question dropped in its pieces, heard in its last 2 s alone
+    (["Here is what I'll submit: David Miller;", "the second of June, twenty twenty seven;",
+      "and your email as you confirmed them.", "them. Cell I submit the form now."],
+     "Here is what I'll submit: David Miller; the second of June, twenty twenty seven; and your email as you "
+     "confirmed them. Cell I submit the form now."),
+    # only the question is added, not the words before it heard twice
+    (["I have the second", "of June,", "twenty twenty seven.", "twenty seven. Is that right?"],
+     "I have the second of June, twenty twenty seven. Is that right?"),
+    (["I have the second", "of June,", "twenty twenty seven.", "I have twenty seven. Is that right?"],
+     "I have the second of June, twenty twenty seven. Is that right?"),  # nor a read-back's frame again
+    (["I have the second", "of June,", "twenty twenty seven, is that right?"],  # asked already: no tail heard
+     "I have the second of June, twenty twenty seven, is that right?"),
+])
+async def test_a_long_utterance_heard_without_its_closing_question_has_its_end_heard_again_alone(heard, want):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from appliance.simulate.call import PersonOnCall
+    from appliance.voice.asr.base import Transcript
+
+    class Ear:
+        def __init__(self):
+            self.said = list(heard)
+
+        def transcribe(self, audio, context=""):
+            return Transcript(self.said.pop(0), 0.0, 0.0, 0.0)
+
+    tone = 0.1 * np.sin(np.arange(16_000) / 3).astype(np.float32)
+    pause = [np.zeros(1920, np.float32)]  # 120 ms
+    audio = np.concatenate([np.tile(tone, 6), np.zeros(4800, np.float32), np.tile(tone, 6), *pause,
+                            tone, tone[:8000], *pause, tone, np.zeros(3200, np.float32)])
+    ear, person = Ear(), SimpleNamespace(profile=SimpleNamespace(facts={}), expecting=lambda: "")
+    call = PersonOnCall(person, None, None, ear, style=None, emit=lambda *a, **k: None)
+    assert await call._transcribe(audio) == want
+    assert ear.said == []  # every transcript heard, the tail only when the pieces asked nothing

@@ -114,6 +114,14 @@ def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return audio[:cut], audio[cut:]
 
 
+#: the least audio the person hears again alone at the end of a long utterance (:func:`last_clause`): bench, the
+#: summary's closing "Shall I submit the form now?" (1.9 s) followed "… as you confirmed them." after a pause of
+#: under 160 ms, and its own "submit the | form now" pause left 1.1 s: "Form now." The tail after the last 100 ms
+#: pause that left 4.3 s came back without it too; the 2.1 s one as "cell I submit the form now." (the person
+#: had waited 20 s for a question until the bot asked "Are you still there?" and read the summary again)
+TAIL_S = 2.0
+
+
 def pieces(audio: np.ndarray, max_s: float = PIECE_S) -> list[np.ndarray]:
     """``audio`` (16 kHz) cut at pauses (:func:`_halves`, again and again) into pieces of at
     most ``max_s`` seconds, in order; a stretch with no pause to cut at stays whole."""
@@ -122,9 +130,10 @@ def pieces(audio: np.ndarray, max_s: float = PIECE_S) -> list[np.ndarray]:
     return [p for half in halves for p in pieces(half, max_s)]
 
 
-def last_clause(audio: np.ndarray, min_pause_ms: int = 160) -> np.ndarray | None:
+def last_clause(audio: np.ndarray, min_pause_ms: int = 100, min_s: float = TAIL_S) -> np.ndarray | None:
     """The end of ``audio`` (16 kHz) after its last pause of at least ``min_pause_ms`` (20 ms
-    windows under the audible level, trailing silence aside), or None when it has none."""
+    windows under the audible level, trailing silence aside) that leaves at least ``min_s``
+    seconds, or None when it has none."""
     win = ASR_RATE_HZ // 50
     n = len(audio) // win
     quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
@@ -135,9 +144,10 @@ def last_clause(audio: np.ndarray, min_pause_ms: int = 160) -> np.ndarray | None
     while i > 0:
         if quiet[i]:
             run += 1
-        elif run * 20 >= min_pause_ms:
-            return audio[(i + 1 + run // 2) * win:]
         else:
+            cut = (i + 1 + run // 2) * win
+            if run * 20 >= min_pause_ms and len(audio) - cut >= min_s * ASR_RATE_HZ:
+                return audio[cut:]
             run = 0
         i -= 1
     return None
@@ -150,8 +160,9 @@ def unfinished(text: str) -> bool:
         r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.casefold())
+def _sentences(text: str) -> list[str]:
+    """``text``'s sentences (at least one: ``[""]`` for no text)."""
+    return re.split(r"(?<=[.!?])\s+", text.strip())
 
 
 def asks(text: str) -> bool:
@@ -160,7 +171,7 @@ def asks(text: str) -> bool:
     Phone were post."). A greeting alone asks nothing: the first words of a long greeting,
     heard on their own, come back as "Hello?", and a person waits for the rest."""
     return any(not _GREETING.match(sent) and ("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent))
-               for sent in re.split(r"(?<=[.!?])\s+", text.strip()))
+               for sent in _sentences(text))
 
 
 class Screen:
@@ -264,9 +275,11 @@ class PersonOnCall:
     async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
         """What the person heard in one bot utterance: Whisper's text of each of its
         :func:`pieces`, repetition loops undone (:func:`~appliance.simulate.hearing.clean`),
-        joined; an utterance heard in pieces has its :func:`last_clause` heard again alone,
-        and added when it ends otherwise than the pieces did. Event ``person_asr``, with the utterance's audible ``span`` as
-        ``bot_start_ts``/``bot_end_ts`` (ms since the epoch) when known."""
+        joined; an utterance heard in pieces that ends with no question (a read-back's frame
+        alone is none: "I have …") has its
+        :func:`last_clause` heard again alone, and the question in it added. Event
+        ``person_asr``, with the utterance's audible ``span`` as ``bot_start_ts``/``bot_end_ts``
+        (ms since the epoch) when known."""
         self._heard_n += 1
         if self.folder is not None:
             write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
@@ -274,12 +287,13 @@ class PersonOnCall:
         t0 = time.monotonic()
         passes = [await self._transcribe_piece(p) for p in pieces(audio)]
         text = " ".join(c for t, _ in passes if (c := clean(t)))
-        if len(passes) > 1 and (tail := last_clause(audio)) is not None:
-            # the last thing said, heard again on its own: tiny.en drops a long line's closing question even from
-            # a 5 s piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
-            end = clean((await asyncio.to_thread(self.asr.transcribe, tail)).text)
-            if end and _words(end)[-3:] != _words(text)[-3:]:
-                text = f"{text} {end}"
+        last = _sentences(text)[-1]
+        if len(passes) > 1 and (not asks(last) or unfinished(last)) and (tail := last_clause(audio)) is not None:
+            # the end, heard again on its own: tiny.en drops a long line's closing question even from a 5 s
+            # piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
+            asked = [x for x in _sentences(clean((await asyncio.to_thread(self.asr.transcribe, tail)).text))
+                     if asks(x) and not unfinished(x)]
+            text = " ".join([text, *asked])
         first_pass = " ".join(f for _, f in passes if f)
         self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(len(audio) / ASR_RATE_HZ, 2),
                   asr_ms=round((time.monotonic() - t0) * 1000), pieces=len(passes),
