@@ -424,9 +424,13 @@ async def test_a_read_back_that_names_its_detail_is_judged_against_that_detail_n
     assert await person.respond("What is your first name?") == "My first name is Joaquin."
     assert await person.respond(f"For your family name, I have it as {joaquin}. Is that right?") == "No, it's Etxeberria."
     assert person.turns[-1].topic == "family_name"
-    assert await person.respond(f"For your given name, I have it as {joaquin}. Is that right?") == "Yes, that's right."
-    assert (await person.respond(f"For your family name, I have it as {joaquin}. What is your date of birth?")).startswith(
-        "No, it's Etxeberria: E for Echo")  # with the next question too (the second no: spelled)
+    given_yes = f"For your given name, I have it as {joaquin}. Is that right?"
+    assert await person.respond(given_yes) == "Yes, that's right."
+    assert await person.respond(f"for your family name. I have it as {joaquin}. Is that right?") == (
+        "No, it's Etxeberria: E for Echo, Tango, X-ray, Echo, Bravo, Echo, Romeo, Romeo, India, Alpha.")  # Whisper's
+    assert await person.respond(given_yes) == "Yes, that's right."
+    assert (await person.respond(f"Thanks. For your family name. I have it as {joaquin}. What is your date of birth?")
+            ).startswith("No, it's Etxeberria: E for Echo")  # with the next question too
 
 
 async def test_the_person_gives_its_full_name_as_one_detail():

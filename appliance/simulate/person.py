@@ -185,7 +185,7 @@ class SimulatedPerson:
         0.5B model took it for the message and the person spelled that).
         """
         stated = _stated_then_asked(heard)
-        about = self._about(stated[0]) if stated is not None else "none"
+        about = self._about(heard) if stated is not None else "none"
         if about not in ("none", "submit") and self.believed(about):
             # the last detail read back with the next question ("I have Miller. What is your date of
             # birth?"): a wrong one is put right first, else the question is answered
@@ -335,8 +335,9 @@ _FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:for your 
                     r"(?:i have|i had|i ask you|i've got|i got|so that's|"
                     r"so|you said)\b"
                     r"(?!\W+what you typed?\b)\W*", re.I)
-#: a read-back that names its detail, group 1 ("For your family name, I have it as Juliett, …")
-_READ_BACK_OF = re.compile(r"\bfor your ([\w()' -]{1,40}?)[\s,:]+i (?:have|had)\b", re.I)
+#: a read-back that names its detail, group 1 ("For your family name, I have it as Juliett, …", and as Whisper
+#: may write it: "for your family name. I have it as …")
+_READ_BACK_OF = re.compile(r"\bfor your ([\w()' -]{1,40}?)[\s,:;.]+i (?:have|had)\b", re.I)
 #: a request for consent ("Do you accept the fare rules and the privacy notice?")
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
