@@ -60,6 +60,12 @@ class SayOutcome:
     heard: str
 
 
+#: how long after the VAD's stop the person's speech counts as an answer on its way (s), until its transcript
+#: arrives: the turn may start only with its transcript. Bench (oluwaseun): the VAD stopped after a 15.8 s spelled
+#: e-mail, "Are you still there?" was said 12 ms later, and the transcript came 1.2 s after the stop
+ANSWER_PENDING_S = 3.0
+
+
 class LineProcessor(FrameProcessor):
     """The agent's side of a voice session: ``say(text)`` and ``hear()``.
 
@@ -86,6 +92,7 @@ class LineProcessor(FrameProcessor):
         self._interrupted = False
         self._vad_speaking = False  # between the VAD's start and stop
         self._in_turn = False  # between the turn's start and its end (UserStarted/StoppedSpeakingFrame)
+        self._stopped_at: float | None = None  # the VAD's last stop (monotonic s), until a transcript came after it
         #: goes after ``transport.output()``: the output transport lets a clause's text and
         #: the reply's end frame through only after their audio, so what it sees was played.
         self.played = _PlayedProbe(self._done)
@@ -105,11 +112,12 @@ class LineProcessor(FrameProcessor):
             text = _last_user_text(frame.context.get_messages())
             if text:
                 self._heard.put_nowait((text, tuple(self._words), self._turn_resumes))
-            self._words, self._turn_resumes = [], False
+            self._words, self._turn_resumes, self._stopped_at = [], False, None
             return  # no LLM behind this line: the context stops here
         self._clock.see(frame, time.monotonic())
         if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
             self._vad_speaking = isinstance(frame, VADUserStartedSpeakingFrame)
+            self._stopped_at = None if self._vad_speaking else time.monotonic()
         elif isinstance(frame, UserStartedSpeakingFrame):  # the turn starts (a dropped backchannel starts none)
             self._in_turn, self._turn_resumes = True, self._clock.speech_resumes
         elif isinstance(frame, UserStoppedSpeakingFrame):
@@ -123,12 +131,14 @@ class LineProcessor(FrameProcessor):
 
     @property
     def person_speaking(self) -> bool:
-        """Whether the person is speaking now or their turn is still open: between the VAD's
-        start and stop, and from the turn's start until it ends (a turn held after the VAD stop
-        for more words; bench: an agent that took the held turn for silence asked "Are you still
-        there?" over the person's spelled answer, and took the late "Yes, I'm here." for the
-        next spelling)."""
-        return self._vad_speaking or self._in_turn
+        """Whether the person is speaking now, their turn is still open or their answer is on
+        its way: between the VAD's start and stop, from the turn's start until it ends (a turn
+        held after the VAD stop for more words; bench: an agent that took the held turn for
+        silence asked "Are you still there?" over the person's spelled answer, and took the
+        late "Yes, I'm here." for the next spelling), and for :data:`ANSWER_PENDING_S` after
+        the VAD's stop unless the transcript came meanwhile."""
+        pending = self._stopped_at is not None and time.monotonic() - self._stopped_at < ANSWER_PENDING_S
+        return self._vad_speaking or self._in_turn or pending
 
     async def say(self, text: str, voice: VoiceStyle | None = None) -> SayOutcome:
         """Speak ``text`` (markers allowed), in ``voice`` when given (a speaker's own, e.g. a
