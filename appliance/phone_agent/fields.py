@@ -240,8 +240,7 @@ def question(spec: FieldSpec) -> str:
     "What is your given name?" for "Given name(s)"); a date's label that does not say so gets "date":
     "What is your check-in date?"; "(optional)" is not read out, a plural takes "are": "What are
     your notes for the crew?", a number "how many": "How many checked bags?"."""
-    label = re.sub(r"\(s\)", "", spec.label).strip().rstrip(":*").strip()
-    label = re.sub(r"(?i)\s*\((?:optional|required)\)$", "", label)
+    label = re.sub(r"(?i)\s*\((?:optional|required)\)$", "", _said(spec.label).rstrip(":*").strip())
     k = kind(spec)
     if k == "yesno":
         m = re.match(r"(?i)i (agree|accept|consent|confirm|want|would like|have read)\b(.*)", label)
@@ -374,7 +373,12 @@ def typed_value(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldVal
 def spoken_label(spec: FieldSpec) -> str:
     """A field's label as said inside a sentence: "family name", "e-mail address"; "given
     name" for "Given name(s)" (Piper reads the "(s)" as a letter S)."""
-    return _lower_first(re.sub(r"\(s\)", "", spec.label).strip().rstrip(":*?").strip())
+    return _lower_first(_said(spec.label).rstrip(":*?").strip())
+
+
+def _said(label: str) -> str:
+    """A label without what is not read out: its "(s)" (Piper reads it as a letter S)."""
+    return re.sub(r"\(s\)", "", label).strip()
 
 
 def _lower_first(label: str) -> str:

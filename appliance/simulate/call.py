@@ -34,7 +34,7 @@ import aiohttp
 import numpy as np
 
 from appliance.voice.wav import write_wav
-from appliance.simulate.hearing import clean
+from appliance.simulate.hearing import clean, sentences
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
 from appliance.voice.tts import VoiceStyle
@@ -160,18 +160,13 @@ def unfinished(text: str) -> bool:
         r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
 
 
-def _sentences(text: str) -> list[str]:
-    """``text``'s sentences (at least one: ``[""]`` for no text)."""
-    return re.split(r"(?<=[.!?])\s+", text.strip())
-
-
 def asks(text: str) -> bool:
     """Whether an utterance (as ASR wrote it) asks the listener something: one of its
     sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
     Phone were post."). A greeting alone asks nothing: the first words of a long greeting,
     heard on their own, come back as "Hello?", and a person waits for the rest."""
     return any(not _GREETING.match(sent) and ("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent))
-               for sent in _sentences(text))
+               for sent in sentences(text))
 
 
 class Screen:
@@ -287,11 +282,11 @@ class PersonOnCall:
         t0 = time.monotonic()
         passes = [await self._transcribe_piece(p) for p in pieces(audio)]
         text = " ".join(c for t, _ in passes if (c := clean(t)))
-        last = _sentences(text)[-1]
+        last = sentences(text)[-1]
         if len(passes) > 1 and (not asks(last) or unfinished(last)) and (tail := last_clause(audio)) is not None:
             # the end, heard again on its own: tiny.en drops a long line's closing question even from a 5 s
             # piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
-            asked = [x for x in _sentences(clean((await asyncio.to_thread(self.asr.transcribe, tail)).text))
+            asked = [x for x in sentences(clean((await asyncio.to_thread(self.asr.transcribe, tail)).text))
                      if asks(x) and not unfinished(x)]
             text = " ".join([text, *asked])
         first_pass = " ".join(f for _, f in passes if f)

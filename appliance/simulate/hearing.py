@@ -108,6 +108,11 @@ def own_words(key: str, value: object) -> str:
     return ", ".join([value, *country]) + "."
 
 
+def sentences(text: str) -> list[str]:
+    """``text``'s sentences, split after ".", "!" or "?" (at least one: ``[""]`` for no text)."""
+    return re.split(r"(?<=[.!?])\s+", text.strip())
+
+
 def clean(text: str) -> str:
     """A transcript with Whisper's repetition loops undone: a phrase said over and over
     ("Alice Alice Alice Alice" → "Alice"; "It's Martin. It's Martin. It's Mar" → "It's
@@ -124,7 +129,7 @@ def clean(text: str) -> str:
             if (phrase * (len(keys) // size + 1)).startswith(body):
                 return " ".join(said[:size]).rstrip(",")
     kept: list[tuple[str, set[str]]] = []
-    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+    for sentence in sentences(text):
         vocabulary = set(re.findall(r"[a-z0-9']+", sentence.casefold()))
         if kept and vocabulary and not vocabulary <= _ICAO_WORDS.keys() and 2 * len(vocabulary & kept[-1][1]) >= len(
                 vocabulary):

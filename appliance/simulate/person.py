@@ -193,9 +193,9 @@ class SimulatedPerson:
             if objection is not None:
                 return self._turn(heard, about, "check", objection)
             heard = stated[1]
-        if _PRESENCE.search(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
+        if _PRESENCE.search(hearing.sentences(heard)[-1]):
             topic, kind = "none", "presence"
-        elif _CHECK.search(heard) or _FRAME.match(re.split(r"(?<=[.!?])\s+", heard.strip())[-1]):
+        elif _CHECK.search(heard) or _FRAME.match(hearing.sentences(heard)[-1]):
             topic, kind = self._about(heard), "check"
         elif PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
@@ -376,7 +376,7 @@ def _stated_then_asked(heard: str) -> tuple[str, str] | None:
     that right?")."""
     if _CHECK.search(heard):
         return None
-    sentences = re.split(r"(?<=[.!?])\s+", heard.strip())
+    sentences = hearing.sentences(heard)
     at = next((i for i, x in enumerate(sentences) if _FRAME.match(x)), None)
     if at is None:
         return None
