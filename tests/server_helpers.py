@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from appliance.voice.soak import audio_offer
+from appliance.bench.soak import audio_offer
 
 
 

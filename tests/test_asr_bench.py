@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from appliance.cli import build_parser
-from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, accuracy
-from appliance.voice.asr.bench import _summary
+from appliance.bench import asr_accuracy
+from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
+from appliance.bench.asr import _summary
 
 SR = SAMPLE_RATE_HZ
 
@@ -17,33 +18,33 @@ def _tone(seconds: float, level: float, hz: float) -> np.ndarray:
 
 
 def test_the_set_covers_each_kind_of_speech_with_both_synthesisers_clean_and_noisy():
-    plan = accuracy.plan()
+    plan = asr_accuracy.plan()
     sets = {u.set for u, *_ in plan}
     assert sets == {"names", "digits", "emails", "one_word", "commands"}
     assert any(len(u.parts) > 1 for u, *_ in plan if u.set == "digits")  # groups with pauses
-    for u in accuracy.UTTERANCES:
+    for u in asr_accuracy.UTTERANCES:
         voices = {(v.name, cond) for w, v, cond, _noise in plan if w == u}
         kinds = {"piper" if v.style else "espeak" for w, v, *_ in plan if w == u}
         assert kinds == {"piper", "espeak"} and {c for _v, c in voices} == {"clean", "noisy"}
         if u.set == "one_word":
-            assert {v for v, _c in voices} == {v.name for v in accuracy.VOICES}
-    assert {noise for *_, cond, noise in plan if cond == "noisy"} == set(accuracy.NOISES)
-    assert accuracy.set_digest() == accuracy.set_digest()
+            assert {v for v, _c in voices} == {v.name for v in asr_accuracy.VOICES}
+    assert {noise for *_, cond, noise in plan if cond == "noisy"} == set(asr_accuracy.NOISES)
+    assert asr_accuracy.set_digest() == asr_accuracy.set_digest()
 
 
 def test_noise_is_mixed_at_the_asked_level():
     rng = np.random.default_rng(4)
     pool = [_tone(1.0, 0.3, f) for f in (200.0, 300.0, 400.0)]
     brown = np.cumsum(rng.standard_normal(5 * SR))
-    for kind in accuracy.NOISES:
-        x = accuracy._noise(kind, SR, 0.01, rng, pool, brown)
+    for kind in asr_accuracy.NOISES:
+        x = asr_accuracy._noise(kind, SR, 0.01, rng, pool, brown)
         assert len(x) == SR and np.sqrt((x.astype(np.float64) ** 2).mean()) == pytest.approx(0.01, rel=1e-3)
 
 
 def test_summary_has_the_contract_shape():
-    clips = [accuracy.Clip("a.wav", "one_word", "Yes.", "piper", "clean"),
-             accuracy.Clip("b.wav", "one_word", "No.", "espeak-us", "noisy", "pink"),
-             accuracy.Clip("c.wav", "commands", "Call my sister.", "piper", "clean")]
+    clips = [asr_accuracy.Clip("a.wav", "one_word", "Yes.", "piper", "clean"),
+             asr_accuracy.Clip("b.wav", "one_word", "No.", "espeak-us", "noisy", "pink"),
+             asr_accuracy.Clip("c.wav", "commands", "Call my sister.", "piper", "clean")]
     heard = [Transcript("yes", 0.0, 1.0, 0.100), Transcript("", 1.0, 1.0, 0.200),
              Transcript("Call my sister", 0.0, 2.0, 0.300)]
     s = _summary(clips, heard, load_s=1.234)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.voice.asr.wer import normalise, wer, word_errors
+from appliance.bench.wer import normalise, wer, word_errors
 
 
 @pytest.mark.parametrize("text, words", [

@@ -14,7 +14,7 @@ from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import PhoneOutcome
 from appliance.voice.server import VoiceServer
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ from appliance.computer_agent import page as pg
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.phone_agent.agent import REOPENING, PhoneAgent
 from appliance.protocol import InfoCollected, StatusUpdate, SubmitAuthorized, Terminate
-from fakes import SAVE, FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
+from fakes import FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
 async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20,
                    browser: FakeBrowser | None = None):

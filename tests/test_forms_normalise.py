@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import fields, normalise as n, spelling, words
+from appliance.phone_agent import fields, normalise as n, spelling
 from appliance.protocol import FieldSpec
 from appliance.simulate import hearing
 from appliance.simulate.call import asks

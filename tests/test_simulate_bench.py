@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from appliance.demo.profile import Profile
-from appliance.simulate.commands import BENCH_RUNS, bench_plan, bench_summary, hard_profiles
+from appliance.bench.form import BENCH_RUNS, bench_plan, bench_summary, hard_profiles
 from appliance.simulate.form_run import TypistLine
 from appliance.simulate.person import SimulatedPerson
 

@@ -9,7 +9,7 @@ from helpers import read_16k
 
 from appliance import config, models
 from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
-from appliance.voice.asr.wer import normalise, wer
+from appliance.bench.wer import normalise, wer
 from appliance.voice.tts import PiperSynth, resample
 
 pytestmark = pytest.mark.e2e  # the engines' model files, Piper, the ARCTIC clips

@@ -1,11 +1,11 @@
-"""The voice benchmark's measurements on made-up page meters (appliance/voice/bench.py):
+"""The voice benchmark's measurements on made-up page meters (appliance/bench/voice.py):
 what counts as a barge-in, a bot that a backchannel stopped, and the rates."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from appliance.voice.bench import (
+from appliance.bench.voice import (
     Trial,
     barge_in_figures,
     barge_in_steps,
@@ -47,7 +47,7 @@ def test_the_bots_own_pause_after_the_onset_is_not_a_stop():
 
 
 def test_yield_is_the_pages_duck_after_the_onset_and_none_without_one():
-    from appliance.voice.bench import yield_ms
+    from appliance.bench.voice import yield_ms
 
     mic = windows(5000, 6000)
     assert yield_ms(mic, [1000.0, 5040.0], start=4990) == 40
@@ -81,7 +81,7 @@ def test_figures_count_valid_trials_and_false_barge_ins():
 
 
 def test_transport_is_paired_turn_by_turn():
-    from appliance.voice.bench import transport_ms
+    from appliance.bench.voice import transport_ms
 
     events = [{"event": "turn", "first_audio_sent_ms": v} for v in (700, 900, 650)]
     assert transport_ms([1100, 1250, 1000], events) == 350

@@ -16,7 +16,7 @@ import soundfile as sf
 from helpers import loopback_only_network, make_wav, word_recall
 
 from appliance import models
-from appliance.voice.page_client import open_page, talk
+from appliance.simulate.page_client import open_page, talk
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 

@@ -15,7 +15,7 @@ from helpers import loopback_only_network
 from appliance.voice.apology import APOLOGY
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]

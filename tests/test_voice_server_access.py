@@ -160,7 +160,7 @@ async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
     import numpy as np
     import soundfile as sf
 
-    from appliance.voice.page_client import talk
+    from appliance.simulate.page_client import talk
 
     wav = tmp_path / "mic.wav"
     sf.write(wav, np.zeros(48_000, np.int16), 48_000)

@@ -170,7 +170,7 @@ async def test_the_session_cap_answers_503_until_a_session_ends(rec_dir):
 CLIENT = """
 import asyncio, sys
 from appliance.voice import ice
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 ice.use_loopback_only(True)
 async def main():
     client = WebRTCClient(sys.argv[1])
@@ -183,7 +183,7 @@ asyncio.run(main())
 
 #: a peer whose ICE and RTCP go on but whose microphone sends nothing (its track never yields a frame)
 MUTE_CLIENT = CLIENT.replace("client = WebRTCClient(sys.argv[1])", """client = WebRTCClient(sys.argv[1])
-    from appliance.voice import webrtc_client
+    from appliance.simulate import webrtc_client
     async def never(self):
         await asyncio.Event().wait()
     webrtc_client.MicTrack.recv = never""")

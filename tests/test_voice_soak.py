@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import loopback_only_network
 
-from appliance.voice.soak import run_soak
+from appliance.bench.soak import run_soak
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]

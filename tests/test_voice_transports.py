@@ -17,7 +17,7 @@ from appliance import config, models
 from appliance.voice.access import policy_for
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.session import open_session
-from appliance.voice.replay import replay
+from appliance.bench.replay import replay
 from appliance.voice.transports import LocalAudioTransport, TransportError, WavFileTransport, websocket_transport
 
 CLIP = "arctic_a0009.wav"

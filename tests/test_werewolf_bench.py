@@ -8,21 +8,22 @@ import re
 
 from appliance import cli, config
 from appliance.llm.client import Reply
-from appliance.werewolf import bench
+from appliance.bench import werewolf
+from appliance.simulate.werewolf_user import SimulatedUser
 from appliance.werewolf.game import play_game
 
 
 def test_distinct_speeches_ignore_seat_ids_numbers_and_case():
-    assert bench.speech_tokens("I suspect P4 because they voted for player two on day 1.") == [
+    assert werewolf.speech_tokens("I suspect P4 because they voted for player two on day 1.") == [
         "i", "suspect", "because", "they", "voted", "for", "on", "day"]
     same = ["I suspect P4 because they voted for P2 on day 1.", "i suspect p5 because they voted for P3 on day 2."]
-    assert bench.distinct_count(same) == 1
-    assert bench.distinct_count(["I suspect P4 because they lied.", "I trust P4 because they sound honest."]) == 2
+    assert werewolf.distinct_count(same) == 1
+    assert werewolf.distinct_count(["I suspect P4 because they lied.", "I trust P4 because they sound honest."]) == 2
     # one word of eight differs: 12.5 % is not distinct; two of eight (25 %) is
     base = "a b c d e f g h"
-    assert bench.distinct_count([base, "a b c d e f g x"]) == 1
-    assert bench.distinct_count([base, "a b c d e f x y"]) == 2
-    assert bench.token_distance([], []) == 0.0 and bench.token_distance(["a"], []) == 1.0
+    assert werewolf.distinct_count([base, "a b c d e f g x"]) == 1
+    assert werewolf.distinct_count([base, "a b c d e f x y"]) == 2
+    assert werewolf.token_distance([], []) == 0.0 and werewolf.token_distance(["a"], []) == 1.0
 
 
 class FirstChoiceLLM:
@@ -55,7 +56,7 @@ class FakeRuntime:
 
 async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf(7)
-    runs = [await play_game(FakeRuntime(), cfg, seed, 7, user="text") for seed in (1, 2, 3)]
+    runs = [await play_game(FakeRuntime(), cfg, seed, 7, SimulatedUser(FakeRuntime(), cfg, "text")) for seed in (1, 2, 3)]
     for run in runs:
         assert run.result.status == "finished" and run.result.isolation_violations == 0
         assert run.speeches and all(sp.seat != run.final.user_seat for sp in run.speeches)
@@ -63,7 +64,7 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         assert [sp.text for sp in run.speeches] == said
         assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()
         assert json.loads((run.folder / "config.json").read_text())["user_voice"] == "text"
-    out = bench.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50)
+    out = werewolf.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50)
     assert list(out)[:11] == ["games", "villager_win_rate", "baseline_villager_win_rate",
                               "seer_revealed_by_next_day_rate", "seer_exiled_by_villagers_rate", "distinct_speech_rate",
                               "template_speech_rate", "isolation_violations", "failed_closed", "median_game_s", "model"]
@@ -83,6 +84,6 @@ def test_bench_cli_passes_its_options(monkeypatch, capsys):
         seen.update(games=games, seats=seats, user=user)
         return {"games": games}
 
-    monkeypatch.setattr(bench, "run_bench", fake_run)
+    monkeypatch.setattr(werewolf, "run_bench", fake_run)
     assert cli.main(["bench", "werewolf", "--games", "3", "--seats", "6", "--user", "text", "--json"]) == 0
     assert seen == {"games": 3, "seats": 6, "user": "text"} and json.loads(capsys.readouterr().out) == {"games": 3}

@@ -13,7 +13,7 @@ import pytest
 from appliance import config
 from appliance.bus import read_envelopes
 from appliance.judge import isolation
-from appliance.werewolf.game import run_game
+from appliance.simulate.werewolf_user import run_game
 from appliance.protocol.werewolf import ACTION
 from appliance.werewolf.trace import read_prompts
 

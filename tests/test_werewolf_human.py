@@ -26,7 +26,7 @@ from appliance.werewolf.table_voice import TableVoice, spoken
 from appliance.judge.state import Role, deal
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 e2e = [pytest.mark.e2e, pytest.mark.skipif(
     not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]

@@ -11,6 +11,7 @@ from test_werewolf_bench import FakeRuntime
 
 from appliance import cli, config
 from appliance.protocol.werewolf import ACTION
+from appliance.simulate.werewolf_user import SimulatedUser
 from appliance.werewolf.game import play_game
 from appliance.werewolf.replay import ReplayError, is_recording, replay
 
@@ -18,7 +19,7 @@ from appliance.werewolf.replay import ReplayError, is_recording, replay
 @pytest.fixture
 async def recording(tmp_path):
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf(7)
-    run = await play_game(FakeRuntime(), cfg, 3, 7, user="text")
+    run = await play_game(FakeRuntime(), cfg, 3, 7, SimulatedUser(FakeRuntime(), cfg, "text"))
     return run
 
 
@@ -56,7 +57,7 @@ def test_replay_cli_prints_the_outcome(tmp_path, capsys):
     import asyncio
 
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf(6)
-    run = asyncio.run(play_game(FakeRuntime(), cfg, 5, 6, user="text"))
+    run = asyncio.run(play_game(FakeRuntime(), cfg, 5, 6, SimulatedUser(FakeRuntime(), cfg, "text")))
     assert cli.main(["replay", str(run.folder), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["diverged"] is False
     assert cli.main(["replay", str(run.folder)]) == 0

@@ -19,7 +19,7 @@ Envelope payload types live one floor below, in :mod:`appliance.protocol`.
 - :mod:`~appliance.bus.redis_streams`, :mod:`~appliance.bus.redis_server` — Redis Streams with
   consumer groups; a throw-away redis-server for tests and the benchmark.
 - :mod:`~appliance.bus.inbox` — ``AgentInbox``: an agent's envelopes, taken at safe points.
-- :mod:`~appliance.bus.tail`, :mod:`~appliance.bus.bench`, :mod:`~appliance.bus.commands`,
+- :mod:`~appliance.bus.tail`, :mod:`~appliance.bench.bus`, :mod:`~appliance.cli.bus`,
   :mod:`~appliance.bus.echo_worker` — ``appliance bus tail``, ``appliance bench bus``, the kill-test worker.
 """
 

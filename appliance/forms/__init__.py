@@ -7,5 +7,5 @@
 - :mod:`~appliance.forms.typed` — a value the person typed (page or terminal) → the
   confirmed value both agents get.
 - :mod:`~appliance.forms.mode` — the page's "Fill a form by voice": the voice server's ``form`` mode.
-- :mod:`~appliance.forms.commands` — ``appliance demo`` and ``appliance form`` (``--agent`` for one process each).
+- :mod:`~appliance.cli.forms` — ``appliance demo`` and ``appliance form`` (``--agent`` for one process each).
 """

@@ -6,7 +6,7 @@
 - :mod:`~appliance.simulate.call` — the person on a WebRTC call (Whisper ears, Piper voice).
 - :mod:`~appliance.simulate.form_run` — one simulated form session, end to end.
 - :mod:`~appliance.simulate.werewolf_user` — the simulated Werewolf user seat.
-- :mod:`~appliance.simulate.commands` — ``appliance simulate …``.
+- :mod:`~appliance.cli.simulate` — ``appliance simulate …``.
 
 The simulation is the forms benchmark's oracle, so nothing here imports the phone agent.
 """

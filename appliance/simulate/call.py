@@ -1,6 +1,6 @@
 """The simulated person on a WebRTC call with the appliance, joined as a browser joins it.
 
-The person is an aiortc client (:class:`~appliance.voice.webrtc_client.WebRTCClient`) of
+The person is an aiortc client (:class:`~appliance.simulate.webrtc_client.WebRTCClient`) of
 the appliance's voice server. It hears the bot only through Whisper transcripts of the
 audio that comes back on the call, and answers only with Piper audio in its own voice (a
 :class:`~appliance.voice.tts.VoiceStyle` that differs from the bot's), sent in real time
@@ -38,7 +38,7 @@ from appliance.simulate.hearing import clean, sentences
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
 from appliance.voice.tts import VoiceStyle
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.stages import stages
 from appliance.demo.profile import Profile
 from appliance.voice.tts import VoiceStyle
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The person's event log holds, per bot utterance, when it was audible at the person's end
 of the call (``person_asr``: ``bot_start_ts``, ``bot_end_ts``, from
-:attr:`~appliance.voice.webrtc_client.WebRTCClient.last_span`), and per answer when the
+:attr:`~appliance.simulate.webrtc_client.WebRTCClient.last_span`), and per answer when the
 person started to speak and for how long (``person_said``: its ``ts``, ``audio_s``), or
 that it typed instead (``person_typed``: no speech). Each answer of the interview is one
 *exchange*, cut into four consecutive stages (seconds):

@@ -8,6 +8,9 @@ judge applies only what the transcript says, and only if it matches the tool cal
 
 *Typed* (no synth and no ASR given: ``bench werewolf --user text``), the utterance itself
 is the transcript — the same fail-closed parser reads it, without the audio's errors.
+
+:class:`SimulatedUser` hands this seat to :func:`appliance.werewolf.game.play_game`;
+:func:`run_game` plays a whole simulated game (``appliance werewolf --user sim``).
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from appliance.bus import Bus, Subscription
+from appliance.config import Config, ConfigError
 from appliance.judge import tools
 from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.judge.strategy import RULES, STRATEGIES
@@ -28,7 +34,10 @@ from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
 from appliance.voice.wav import write_wav
 from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR
+from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+from appliance.werewolf import voices
+from appliance.werewolf.game import GameResult, GameState, SeatAgent, play_game
 
 log = logging.getLogger(__name__)
 
@@ -133,3 +142,65 @@ class SimulatedUserSeat:
             write_wav(self.audio_dir / f"{self.seat}-{name}.wav", audio, self.synth.sample_rate_hz)
         pcm16k = resample(audio, self.synth.sample_rate_hz, SAMPLE_RATE_HZ).astype(np.float32) / 32768.0
         return self.asr.transcribe(pcm16k).text
+
+
+@dataclass
+class SimulatedUser:
+    """The simulated person as :func:`~appliance.werewolf.game.play_game`'s user seat
+    (a :class:`~appliance.werewolf.game.UserSeat`).
+
+    ``voice``: ``"audio"`` — it speaks through the runtime's Piper → Whisper, in the voice
+    book's ``user_sim`` style (``werewolf.voices``); ``"text"`` — it types (its utterance
+    is the transcript, through the same parser).
+    """
+
+    runtime: VoiceRuntime
+    cfg: Config
+    voice: Literal["audio", "text"] = "audio"
+    recorded: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.recorded = {"user": "sim", "user_voice": self.voice}
+
+    def system_prompt(self, seat: str, role: Role, n_seats: int) -> str:
+        return system_prompt(seat, role, n_seats)
+
+    def agent(self, seat: str, llm: TurnLLM, seed: int, audio_dir: Path) -> SeatAgent:
+        style = voices.load(self.cfg.werewolf.voices).user_sim
+        if self.voice == "text":
+            return SimulatedUserSeat(seat, llm, None, style, None, seed)
+        return SimulatedUserSeat(seat, llm, self.runtime.synth, style, self.runtime.asr, seed, audio_dir)
+
+
+def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None,
+             ai_voices: bool = False) -> tuple[GameResult, GameState, Path]:
+    """Play one simulated game with the embedded models; returns the result, the final
+    state and the recording folder. Blocking (runs its own event loop).
+
+    ``n_seats`` defaults to ``cfg.werewolf.seats``. ``duration_s`` covers everything from
+    loading the models to the isolation audit.
+
+    Raises:
+        ConfigError: ``n_seats`` is outside 6–8, or ``tts.provider`` is not piper.
+        ModelError: a model file is missing.
+        LLMError: the embedded LLM did not come up.
+        SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
+    """
+    return asyncio.run(_run_game(cfg, seed, n_seats or cfg.werewolf.seats, trace_dir, ai_voices))
+
+
+async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None,
+                    ai_voices: bool) -> tuple[GameResult, GameState, Path]:
+    t0 = time.monotonic()
+    cfg = cfg.for_werewolf(n_seats)
+    if cfg.tts.provider != "piper":
+        raise ConfigError("werewolf --user sim: the simulated user speaks with Piper; set tts.provider: piper")
+    runtime = VoiceRuntime(cfg)
+    try:
+        await asyncio.to_thread(runtime.start)
+        log.info("werewolf: models ready in %.1f s", time.monotonic() - t0)
+        run = await play_game(runtime, cfg, seed, n_seats, SimulatedUser(runtime, cfg), trace_dir=trace_dir,
+                              ai_voices=ai_voices, t0=t0)
+    finally:
+        runtime.stop()
+    return run.result, run.final, run.folder

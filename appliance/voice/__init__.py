@@ -28,8 +28,8 @@ Transports, server and clients:
 - :mod:`~appliance.voice.server` — the page, WebRTC signalling, per-session event streams, modes.
 - :mod:`~appliance.voice.transports` — WebSocket (with a declared input format), the local sound card, a WAV file.
 - :mod:`~appliance.voice.ice` — the loopback ICE host-candidate adapter (aioice skips 127.0.0.1).
-- :mod:`~appliance.voice.webrtc_client` — an aiortc client that joins as a browser would.
-- :mod:`~appliance.voice.page_client` — headless Chromium at the page, its microphone a WAV or WebAudio clips.
-- :mod:`~appliance.voice.replay`, :mod:`~appliance.voice.bench`, :mod:`~appliance.voice.commands` —
+- :mod:`~appliance.simulate.webrtc_client` — an aiortc client that joins as a browser would.
+- :mod:`~appliance.simulate.page_client` — headless Chromium at the page, its microphone a WAV or WebAudio clips.
+- :mod:`~appliance.bench.replay`, :mod:`~appliance.bench.voice`, :mod:`~appliance.cli.voice` —
   ``appliance replay``, ``appliance bench voice``, ``appliance serve``.
 """

@@ -8,7 +8,7 @@ The rules themselves are pure code in :mod:`appliance.judge`; this package runs 
 - :mod:`~appliance.werewolf.voices` — the seat voice library (``voices/werewolf.yaml``).
 - :mod:`~appliance.werewolf.mode` — the human user seat: the voice server's ``werewolf`` mode.
 - :mod:`~appliance.werewolf.table_voice` — what the person hears: seats' speeches in their voices, the narrator.
-- :mod:`~appliance.werewolf.bench` — ``appliance bench werewolf``: seeded games vs the random baseline.
+- :mod:`~appliance.bench.werewolf` — ``appliance bench werewolf``: seeded games vs the random baseline.
 - :mod:`~appliance.werewolf.replay` — ``appliance replay`` of a game: re-run from seed and bus log, first difference.
-- :mod:`~appliance.werewolf.commands` — ``appliance werewolf --user sim|human``, ``bench werewolf``, the replay hook.
+- :mod:`~appliance.cli.werewolf` — ``appliance werewolf --user sim|human``, ``bench werewolf``, the replay hook.
 """

@@ -13,13 +13,13 @@ times; then the game stops with status ``failed_closed``.
 (a transcript that did not parse or differed from the tool call) and ``failed_closed``
 (actions given up on after the last retry; the game stops at the first).
 
-:func:`run_game` plays a whole simulated game on a :class:`~appliance.voice.runtime.VoiceRuntime`
-(Whisper, Piper, and one LLM slot per seat) and records it
+:func:`play_game` plays one game on a started :class:`~appliance.voice.runtime.VoiceRuntime`
+(Whisper, Piper, and one LLM slot per seat) with the :class:`UserSeat` it is handed
+(the simulated person: :class:`appliance.simulate.werewolf_user.SimulatedUser`) and records it
 under ``<recording.dir>/werewolf/<time>-seed<S>-n<N>/``: ``config.json``,
 ``events.jsonl`` (every judge event with its audience), ``bus.jsonl`` (every envelope),
 ``trace/`` (every seat prompt, unless ``--trace`` points elsewhere), ``audio/`` (the
 user seat's spoken attempts; AI speeches too with ``ai_voices``) and ``result.json``.
-:func:`play_game` plays one on a runtime already started (the benchmark plays many).
 """
 
 from __future__ import annotations
@@ -30,18 +30,16 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
-from appliance.bus import Bus, Envelope, open_bus
-from appliance.config import Config, ConfigError
+from appliance.bus import Bus, Envelope, Subscription, open_bus
+from appliance.config import Config
 from appliance.judge import isolation, rules, tools, views
-from appliance.judge.state import Action, GameState, IllegalAction, Phase
+from appliance.judge.state import Action, GameState, IllegalAction, Phase, Role
 from appliance.judge.transcript import TranscriptRejected, parse
 from appliance.protocol.werewolf import ACTION, JUDGE, TURN, ActionPayload, SeatViewPayload, TurnPayload
-from appliance.simulate.werewolf_user import SimulatedUserSeat
-from appliance.simulate.werewolf_user import system_prompt as user_prompt
 from appliance.voice.runtime import VoiceRuntime
-from appliance.werewolf import voices as voice_lib
+from appliance.werewolf import voices
 from appliance.werewolf.seats import AISeat, SeatLLM, Speech, system_prompt
 from appliance.werewolf.trace import Tracer
 
@@ -212,46 +210,34 @@ class GameRun:
     play_s: float
 
 
-def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None,
-             ai_voices: bool = False) -> tuple[GameResult, GameState, Path]:
-    """Play one simulated game with the embedded models; returns the result, the final
-    state and the recording folder. Blocking (runs its own event loop).
+class SeatAgent(Protocol):
+    """A seat's agent: serves the ``werewolf_turn`` envelopes of its subscription."""
 
-    ``n_seats`` defaults to ``cfg.werewolf.seats``. ``duration_s`` covers everything from
-    loading the models to the isolation audit.
+    async def run(self, bus: Bus, sub: Subscription) -> None:
+        """Answer each turn on ``bus`` until ``sub`` closes or the task is cancelled."""
 
-    Raises:
-        ConfigError: ``n_seats`` is outside 6–8, or ``tts.provider`` is not piper.
-        ModelError: a model file is missing.
-        LLMError: the embedded LLM did not come up.
-        SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
+
+class UserSeat(Protocol):
+    """Who plays the user seat in :func:`play_game`.
+
+    ``recorded``: what ``config.json`` says of it (e.g. ``{"user": "sim", "user_voice": "audio"}``).
     """
-    return asyncio.run(_run_game(cfg, seed, n_seats or cfg.werewolf.seats, trace_dir, ai_voices))
+
+    recorded: dict[str, str]
+
+    def system_prompt(self, seat: str, role: Role, n_seats: int) -> str:
+        """The user seat's own system prompt (its LLM slot is its own)."""
+
+    def agent(self, seat: str, llm: SeatLLM, seed: int, audio_dir: Path) -> SeatAgent:
+        """The seat's agent; ``audio_dir``: where spoken attempts are saved."""
 
 
-async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None,
-                    ai_voices: bool) -> tuple[GameResult, GameState, Path]:
-    t0 = time.monotonic()
-    cfg = cfg.for_werewolf(n_seats)
-    if cfg.tts.provider != "piper":
-        raise ConfigError("werewolf --user sim: the simulated user speaks with Piper; set tts.provider: piper")
-    runtime = VoiceRuntime(cfg)
-    try:
-        await asyncio.to_thread(runtime.start)
-        log.info("werewolf: models ready in %.1f s", time.monotonic() - t0)
-        run = await play_game(runtime, cfg, seed, n_seats, trace_dir=trace_dir, ai_voices=ai_voices, t0=t0)
-    finally:
-        runtime.stop()
-    return run.result, run.final, run.folder
-
-
-async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int, *, user: str = "audio",
+async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int, user: UserSeat, *,
                     trace_dir: Path | None = None, ai_voices: bool = False, t0: float | None = None) -> GameRun:
     """Play one simulated game on a started ``runtime`` (sized by ``cfg.for_werewolf(n_seats)``)
     and record it (see the module docstring).
 
-    ``user``: ``"audio"`` — the simulated user seat speaks through Piper → Whisper;
-    ``"text"`` — it types (its utterance is the transcript, through the same parser).
+    ``user``: plays the user seat (its answers pass the transcript check, see the module docstring).
     ``t0``: the monotonic time ``duration_s`` counts from (default: now).
     The isolation audit covers every view and prompt sent and every AI speech
     (:func:`appliance.judge.isolation.speech_leaks`).
@@ -264,23 +250,21 @@ async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int,
     state = rules.new_game(seed, n_seats)
     folder = game_dir(cfg, seed, n_seats)
     (folder / "config.json").write_text(json.dumps(
-        {"seed": seed, "seats": n_seats, "user": "sim", "user_voice": user, "ai_voices": ai_voices,
+        {"seed": seed, "seats": n_seats, **user.recorded, "ai_voices": ai_voices,
          "llm": runtime.describe_llm(state.seats[0]), "config": cfg.model_dump(mode="json")}, indent=2))
-    book = voice_lib.load(ww.voices)
+    book = voices.load(ww.voices)
     tracer = Tracer(trace_dir or folder / "trace")
     log.info("werewolf: seed %d, %d seats, user seat %s (%s)", seed, n_seats, state.user_seat,
              state.role(state.user_seat).value)
     audio = folder / "audio"
-    agents: dict[str, Any] = {}
+    agents: dict[str, SeatAgent] = {}
     for seat in state.seats:
         role = state.role(seat)
         is_user = seat == state.user_seat
         llm = SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
-                      system=(user_prompt if is_user else system_prompt)(seat, role, n_seats))
-        if is_user and user == "text":
-            agents[seat] = SimulatedUserSeat(seat, llm, None, book.user_sim, None, seed)
-        elif is_user:
-            agents[seat] = SimulatedUserSeat(seat, llm, runtime.synth, book.user_sim, runtime.asr, seed, audio)
+                      system=(user.system_prompt if is_user else system_prompt)(seat, role, n_seats))
+        if is_user:
+            agents[seat] = user.agent(seat, llm, seed, audio)
         else:
             agents[seat] = AISeat(seat, llm, (runtime.synth, book.seats[seat], audio) if ai_voices else None)
     bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})

@@ -50,7 +50,7 @@ from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
-from appliance.werewolf import voices as voice_lib
+from appliance.werewolf import voices
 from appliance.werewolf.table_voice import TableVoice, spoken
 from appliance.werewolf.trace import Tracer
 
@@ -97,7 +97,7 @@ class HumanSeat:
         self.seat = seat
         self.line = line
         self.emit = emit
-        self.table = table or TableVoice(line, voice_lib.load(WerewolfConfig().voices), emit)
+        self.table = table or TableVoice(line, voices.load(WerewolfConfig().voices), emit)
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
         async for env in sub:
@@ -222,7 +222,7 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     tracer = Tracer(folder / "werewolf-trace" if folder is not None else None)
     game_id = f"werewolf-seed{seed}-n{seats}"
     emit("ww_started", seat=user, role=state.role(user).value, seats=list(state.seats), seed=seed)
-    table = TableVoice(line, voice_lib.load(ww.voices), emit)
+    table = TableVoice(line, voices.load(ww.voices), emit)
     agents: dict[str, Any] = {}
     for seat in state.seats:
         if seat == user:

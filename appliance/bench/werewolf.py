@@ -38,6 +38,7 @@ from typing import Any
 from appliance.config import Config, ConfigError
 from appliance.judge import selfplay
 from appliance.voice.runtime import VoiceRuntime
+from appliance.simulate.werewolf_user import SimulatedUser
 from appliance.werewolf.game import GameRun, play_game
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ async def _run(cfg: Config, games: int, n_seats: int, user: str, progress: Calla
         model = runtime.describe_llm("P1")
         progress(f"bench werewolf: models ready in {time.monotonic() - t0:.0f} s; seats on {model}")
         for seed in range(1, games + 1):
-            run = await play_game(runtime, cfg, seed, n_seats, user=user)
+            run = await play_game(runtime, cfg, seed, n_seats, SimulatedUser(runtime, cfg, user))
             runs.append(run)
             r = run.result
             progress(f"bench werewolf: seed {seed}/{games}: {r.status}, {r.winner}, {r.complete_rounds} rounds, "

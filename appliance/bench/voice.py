@@ -59,8 +59,8 @@ import soundfile as sf
 from appliance import models
 from appliance.config import Config
 from appliance.voice.events import STAGES
-from appliance.voice.page_client import open_page, talk
-from appliance.voice.replay import asr_rtf
+from appliance.simulate.page_client import open_page, talk
+from appliance.bench.replay import asr_rtf
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 # Modules that define ``register(parsers: Parsers)``.
 COMMAND_MODULES = (
-    "appliance.voice.commands",
-    "appliance.voice.asr.commands",
-    "appliance.bus.commands",
-    "appliance.forms.commands",
-    "appliance.werewolf.commands",
-    "appliance.simulate.commands",
+    "appliance.cli.voice",
+    "appliance.cli.asr",
+    "appliance.cli.bus",
+    "appliance.cli.forms",
+    "appliance.cli.werewolf",
+    "appliance.cli.simulate",
 )
 
 #: Modules whose ``install(server)`` adds a mode to ``appliance serve`` (the page's
@@ -94,7 +94,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

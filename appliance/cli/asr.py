@@ -20,7 +20,7 @@ def register(parsers) -> None:
 
 
 def _bench(args) -> int:
-    from appliance.voice.asr.bench import run_bench
+    from appliance.bench.asr import run_bench
 
     cfg = config.load(args.config)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]

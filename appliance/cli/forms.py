@@ -17,7 +17,7 @@ Ctrl-C or SIGTERM cancels the task: ``terminate`` on its bus stops both agents, 
 they run.
 
 The simulated person's commands (``simulate form``, ``bench form``) are in
-:mod:`appliance.simulate.commands`.
+:mod:`appliance.cli.simulate`.
 """
 
 from __future__ import annotations

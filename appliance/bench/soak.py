@@ -3,7 +3,7 @@
 The server is a real ``appliance serve`` child process (its page's form mode included),
 with its config file's values except: a free port, strict loopback ICE, recordings in a
 temporary folder, and ``server.connect_timeout_ms`` at ``ABANDON_TIMEOUT_MS`` so abandoned
-offers are reaped within seconds. Then, with :class:`~appliance.voice.webrtc_client.WebRTCClient`
+offers are reaped within seconds. Then, with :class:`~appliance.simulate.webrtc_client.WebRTCClient`
 (aiortc, as a browser joins):
 
 1. warm-up: one plain and one form session (the first form session starts Playwright's
@@ -49,7 +49,7 @@ from aiortc.mediastreams import AudioStreamTrack
 from appliance.chromium import alive, descendants
 from appliance.voice import ice
 from appliance.voice.tts import PiperSynth
-from appliance.voice.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 

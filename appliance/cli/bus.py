@@ -70,7 +70,7 @@ def _newest_log(config_path: str | None) -> Path:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from appliance.bus.bench import run
+    from appliance.bench.bus import run
 
     try:
         result = run(inproc_n=args.inproc_n, redis_n=args.redis_n, paced_s=args.paced_s, kill_n=args.kill_n,

@@ -4,57 +4,23 @@
   appliance's form mode over WebRTC and is interviewed in real time (``--url demo:flight``
   serves the bundled demo itself).
 * ``appliance bench form [--json] [--forms F,…] [--profiles P,…] [--person audio|text]`` —
-  the simulated person over the demo forms; prints ``{"runs": [...], "summary": {...}}``
-  (CONTRACTS.md "bench form JSON"; the summary is over the audio runs). Without selectors:
-  the old profiles on the bundled forms (:data:`BENCH_RUNS`), then each hard profile on the
-  flight form. With them: every selected form with every selected profile (``--forms``
-  alone: the old profiles; ``--profiles`` alone: the flight form).
+  the simulated person over the demo forms (:mod:`appliance.bench.form`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import sys
 from collections.abc import Awaitable, Callable
 
 from appliance import config
 from appliance.config import add_config_arg
-from appliance.demo.profile import PROFILES_DIR, load_profile
-from appliance.demo.site import DemoSite, resolve_url, site_for
-from appliance.simulate.form_run import simulate_form, simulate_form_text
+from appliance.bench.form import bench_plan, run_bench
+from appliance.demo.profile import load_profile
+from appliance.demo.site import resolve_url, site_for
+from appliance.simulate.form_run import simulate_form
 from appliance.voice.runtime import VoiceRuntime
-
-#: bench form: demo form → the (old, ASR-friendly) profile that fills it
-BENCH_RUNS = (("flight", "david"), ("register", "david"), ("flight-injected", "emma"))
-#: profiles whose names tiny.en knows; every other bundled profile is a hard one (issue 12)
-OLD_PROFILES = ("david", "emma")
-
-
-def hard_profiles() -> list[str]:
-    """The bundled profiles tiny.en gets wrong: every one but :data:`OLD_PROFILES`."""
-    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml") if p.stem not in OLD_PROFILES)
-
-
-def bench_plan(forms: list[str] | None, profiles: list[str] | None) -> list[tuple[str, str]]:
-    """(form, profile) runs for the selectors (see the module docstring)."""
-    if not forms and not profiles:
-        return [*BENCH_RUNS, *(("flight", p) for p in hard_profiles())]
-    return [(f, p) for f in (forms or ["flight"]) for p in (profiles or list(OLD_PROFILES))]
-
-
-def bench_summary(runs: list[dict]) -> dict:
-    """``{"seconds_per_field": {"median", "max"}, "field_accuracy_min", "person", "runs"}`` over
-    the audio runs (the text runs when there are none)."""
-    person = "audio" if any(r["person"] == "audio" for r in runs) else "text"
-    mine = [r for r in runs if r["person"] == person]
-    spf = [r["seconds_per_field"] for r in mine if r["seconds_per_field"] is not None]
-    acc = [r["field_accuracy"] for r in mine if r["field_accuracy"] is not None]
-    return {"seconds_per_field": {"median": round(statistics.median(spf), 2) if spf else None,
-                                  "max": max(spf) if spf else None},
-            "field_accuracy_min": min(acc) if acc else None, "person": person, "runs": len(mine)}
-
 
 def register(parsers) -> None:
     p = parsers.simulate.add_parser("form", help="a simulated person joins over WebRTC and fills the form by voice")
@@ -112,17 +78,4 @@ def _split(arg: str | None) -> list[str] | None:
 def _bench(args) -> int:
     plan = bench_plan(_split(args.forms), _split(args.profiles))
     profiles = {name: load_profile(name) for _, name in plan}  # a bad name fails before any model loads
-
-    async def run(cfg, runtime) -> dict:
-        runs = []
-        async with DemoSite() as site:
-            for form, name in plan:
-                _progress(f"bench form: {form} with profile {name} ({args.person} person)")
-                if form not in site.urls:
-                    raise SystemExit(f"bench form: no demo form {form!r}; known: {', '.join(site.urls)}")
-                simulate = simulate_form if args.person == "audio" else simulate_form_text
-                out = await simulate(cfg, runtime, site.urls[form], profiles[name], site=site, progress=_progress)
-                runs.append({"form": form, "profile": name, "person": args.person, **out.report})
-        return {"runs": runs, "summary": bench_summary(runs)}
-
-    return _with_runtime(args, run)
+    return _with_runtime(args, lambda cfg, runtime: run_bench(cfg, runtime, plan, profiles, args.person, _progress))

@@ -1,8 +1,8 @@
 """``appliance bench asr``: word error rate and latency of each ASR engine on the word-accuracy set.
 
-Every engine hears every clip of :mod:`~appliance.voice.asr.accuracy`, the engines taking
+Every engine hears every clip of :mod:`~appliance.bench.asr_accuracy`, the engines taking
 turns clip by clip (first one, then the other first), so a busy moment on a shared machine
-costs both alike. WER is :func:`~appliance.voice.asr.wer.wer` over the clips of each group;
+costs both alike. WER is :func:`~appliance.bench.wer.wer` over the clips of each group;
 ``latency_ms`` is each ``transcribe`` call's own compute time. ``one_word_dropped`` counts
 one-word answers that came back empty (the pipeline would have heard no turn at all).
 """
@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from appliance.config import Config
-from appliance.voice.asr import accuracy, load_asr
-from appliance.voice.asr.wer import normalise, wer
+from appliance.bench import asr_accuracy
+from appliance.voice.asr import load_asr
+from appliance.bench.wer import normalise, wer
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +38,8 @@ def run_bench(cfg: Config, engines: list[str], folder: Path | None = None,
     Raises:
         ModelError: an engine's model files are missing.
     """
-    folder, clips = accuracy.build(folder, progress)
-    audio = [accuracy.read(folder, c) for c in clips]
+    folder, clips = asr_accuracy.build(folder, progress)
+    audio = [asr_accuracy.read(folder, c) for c in clips]
     asrs, load_s = {}, {}
     for name in engines:
         progress(f"loading ASR engine {name}")
@@ -64,7 +65,7 @@ def run_bench(cfg: Config, engines: list[str], folder: Path | None = None,
             "clips": len(clips), "details": str(details)}
 
 
-def _summary(clips: list[accuracy.Clip], results: list, load_s: float) -> dict:
+def _summary(clips: list[asr_accuracy.Clip], results: list, load_s: float) -> dict:
     groups: dict[str, dict[str, list]] = {"by_set": defaultdict(list), "by_condition": defaultdict(list),
                                           "by_voice": defaultdict(list)}
     for clip, r in zip(clips, results):

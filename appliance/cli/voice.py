@@ -10,8 +10,8 @@ import sys
 
 from appliance import config
 from appliance.config import add_config_arg
-from appliance.voice.bench import run_bench
-from appliance.voice.replay import replay
+from appliance.bench.voice import run_bench
+from appliance.bench.replay import replay
 from appliance.voice.server import serve_forever
 from appliance.voice.transports import serve_single
 
@@ -89,7 +89,7 @@ def _bench(args) -> int:
 
 
 def _soak(args) -> int:
-    from appliance.voice.soak import run_soak
+    from appliance.bench.soak import run_soak
 
     try:
         result = asyncio.run(run_soak(args.config, sessions=args.sessions, bad_offers=args.bad_offers))

@@ -47,7 +47,7 @@ def _werewolf(args: argparse.Namespace) -> int:
     cfg = config.load(args.config, overrides)
     if args.user == "human":
         return _serve_human(cfg, args)
-    from appliance.werewolf.game import run_game
+    from appliance.simulate.werewolf_user import run_game
 
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     result, _, folder = run_game(cfg, seed, trace_dir=args.trace, ai_voices=args.ai_voices)
@@ -88,7 +88,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from appliance.werewolf.bench import run_bench
+    from appliance.bench.werewolf import run_bench
 
     result = run_bench(config.load(args.config), args.games, args.seats, args.user)
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
