@@ -42,12 +42,25 @@ NOWHERE = "http://127.0.0.1:9/"
 
 #: Switches every launch gets, whatever the network: nothing is sent that the page did not ask for.
 QUIET_ARGS = (
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--no-default-browser-check",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--disable-extensions", "--disable-component-extensions-with-background-pages",
-    "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--disable-breakpad",
-    "--metrics-recording-only", "--no-pings", "--dns-prefetch-disable",
-    f"--component-updater=url-source={NOWHERE}", f"--gaia-url={NOWHERE}",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-breakpad",
+    "--metrics-recording-only",
+    "--no-pings",
+    "--dns-prefetch-disable",
+    f"--component-updater=url-source={NOWHERE}",
+    f"--gaia-url={NOWHERE}",
 )
 
 #: ``loopback`` only: every hostname except 127.0.0.1 and localhost resolves to nothing.
@@ -86,17 +99,22 @@ def executable(path: str | None = None) -> str:
         return CHROMIUM_PATH
     found = shutil.which("chromium")
     if not found:
-        raise FileNotFoundError("Chromium not found: install Debian's package with `apt-get install chromium` "
-                                "(scripts/install.sh does)")
+        raise FileNotFoundError(
+            "Chromium not found: install Debian's package with `apt-get install chromium` (scripts/install.sh does)"
+        )
     return found
 
 
 def fake_microphone_args(wav: str | Path) -> list[str]:
     """Flags that make ``wav`` the microphone, played once (``%noloop``), with WebRTC on
     loopback allowed (Chromium gathers loopback ICE candidates only with it) and autoplay on."""
-    return ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-            f"--use-file-for-fake-audio-capture={Path(wav).resolve()}%noloop",
-            "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection"]
+    return [
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={Path(wav).resolve()}%noloop",
+        "--autoplay-policy=no-user-gesture-required",
+        "--allow-loopback-in-peer-connection",
+    ]
 
 
 class URLRefused(ApplianceError, ValueError):
@@ -112,8 +130,13 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def check_form_url(url: str, *, network: Network, allowed_schemes: Sequence[str] = ("http", "https"),
-                   allowed_domains: Sequence[str] = ()) -> str:
+def check_form_url(
+    url: str,
+    *,
+    network: Network,
+    allowed_schemes: Sequence[str] = ("http", "https"),
+    allowed_domains: Sequence[str] = (),
+) -> str:
     """``url`` when the computer agent may open it, else :class:`URLRefused`.
 
     Rules, in order: the scheme must be in ``allowed_schemes`` (``file:``, ``data:``,
@@ -126,6 +149,7 @@ def check_form_url(url: str, *, network: Network, allowed_schemes: Sequence[str]
     Raises:
         URLRefused: "form URL <url> refused: <why>".
     """
+
     def refuse(why: str) -> URLRefused:
         return URLRefused(f"form URL {url!r} refused: {why}")
 
@@ -179,5 +203,8 @@ def alive(pid: int) -> bool:
 def webaudio_microphone_args() -> list[str]:
     """Flags for a page whose microphone is WebAudio (the voice benchmark's hook): the
     permission prompt answered, WebRTC on loopback allowed, autoplay on."""
-    return ["--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required",
-            "--allow-loopback-in-peer-connection"]
+    return [
+        "--use-fake-ui-for-media-stream",
+        "--autoplay-policy=no-user-gesture-required",
+        "--allow-loopback-in-peer-connection",
+    ]

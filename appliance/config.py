@@ -34,8 +34,12 @@ MAX_SEATS = 8
 #: prompts ran (a warm request's first token in ~0.25 s for the 0.5B model on 2 cores).
 #: Form sessions: the computer agent, the phone agent, the simulated person. Werewolf: one
 #: per seat. ``llm.parallel_slots`` must exceed every slot in use (see the ``Config.for_*``).
-LLM_SLOTS: dict[str, int] = {"computer": 0, "phone": 1, "person": 2,
-                             **{f"P{i}": i - 1 for i in range(1, MAX_SEATS + 1)}}
+LLM_SLOTS: dict[str, int] = {
+    "computer": 0,
+    "phone": 1,
+    "person": 2,
+    **{f"P{i}": i - 1 for i in range(1, MAX_SEATS + 1)},
+}
 FORM_SLOTS = ("computer", "phone", "person")
 
 #: forms.answer_timeout_s at least this in a simulated call: the simulated person's LLM shares the CPU with both agents
@@ -60,7 +64,9 @@ class ServerConfig(_Section):
     # not loopback (printed at start, in the page's URL), none on loopback
     token: str | None = Field(None, min_length=16)
     connect_timeout_ms: int = Field(10_000, ge=100)  # an offer whose ICE/DTLS is not connected by then is torn down
-    idle_timeout_ms: int = Field(15_000, ge=100)  # a connected peer that sends no RTP (audio) for this long is torn down
+    idle_timeout_ms: int = Field(
+        15_000, ge=100
+    )  # a connected peer that sends no RTP (audio) for this long is torn down
     max_sessions: int = Field(4, ge=1)  # concurrent sessions (connecting or connected); one more gets HTTP 503
     # glibc's malloc for a long-lived server (appliance/heap.py): large blocks mapped on their own, free
     # pages handed back after each session. Soak 50 sessions: RSS +2 % (off: +14–24 %); costs Whisper ~+55 %
@@ -153,7 +159,9 @@ class LLMConfig(_Section):
     threads: int = Field(2, ge=1)
     nice: int = Field(10, ge=0, le=19)  # embedded: the LLM process's niceness increment (voice stages go first)
     ctx_tokens: int = Field(4096, ge=512)  # per slot
-    parallel_slots: int = Field(4, ge=1)  # one slot per distinct prompt prefix: llama-server keeps one KV cache per slot
+    parallel_slots: int = Field(
+        4, ge=1
+    )  # one slot per distinct prompt prefix: llama-server keeps one KV cache per slot
     max_tokens: int = Field(120, ge=1)
     temperature: float = Field(0.7, ge=0, le=2)
     request_timeout_s: float = Field(60.0, gt=0)  # longest wait for one try of one LLM request
@@ -183,7 +191,9 @@ class TTSConfig(_Section):
     timeout_s: float = Field(10.0, gt=0)
     first_clause_words: int = Field(3, ge=1)  # the reply's first clause goes to TTS after this many words
     max_clause_words: int = Field(14, ge=2)  # later clauses: at punctuation or this many words
-    max_ahead_ms: int = Field(3000, ge=0)  # piper: a clause is synthesised once less audio than this waits to be played (0: no bound)
+    max_ahead_ms: int = Field(
+        3000, ge=0
+    )  # piper: a clause is synthesised once less audio than this waits to be played (0: no bound)
 
     @model_validator(mode="after")
     def _provider_fields(self) -> "TTSConfig":
@@ -220,7 +230,9 @@ class WerewolfConfig(_Section):
     # the AI seats' speeches: the code decides what they say, the LLM only words it (at 0.7 the
     # 0.5B model gave several seats the very same sentence)
     speech_temperature: float = Field(1.0, ge=0, le=2)
-    speech_retries: int = Field(1, ge=0)  # more wordings asked for when the LLM's words do not conform; then the template
+    speech_retries: int = Field(
+        1, ge=0
+    )  # more wordings asked for when the LLM's words do not conform; then the template
     turn_timeout_s: float = Field(180.0, gt=0)  # longest wait for one seat's answer
     prompt_max_chars: int = Field(9000, ge=1000)  # a seat's log beyond this drops its oldest speeches
     voices: str = "voices/werewolf.yaml"  # seat → voice style library (relative to the repository)
@@ -251,8 +263,9 @@ class BrowserConfig(_Section):
         Raises:
             appliance.chromium.URLRefused: naming the URL and why (scheme, domain, loopback).
         """
-        return check_form_url(url, network=self.network, allowed_schemes=self.allowed_schemes,
-                              allowed_domains=self.allowed_domains)
+        return check_form_url(
+            url, network=self.network, allowed_schemes=self.allowed_schemes, allowed_domains=self.allowed_domains
+        )
 
 
 class FormsConfig(_Section):
@@ -316,11 +329,15 @@ class Config(_Section):
         slots = 1 + max(LLM_SLOTS[name] for name in FORM_SLOTS)
         stop_ms = max(self.vad.stop_ms, self.forms.vad_stop_ms)
         added_ms = stop_ms - self.vad.stop_ms
-        waits = {key: max(0, getattr(self.turn, key) - added_ms)
-                 for key in ("agent_speech_timeout_ms", "incomplete_timeout_ms")}
-        return self._derive(llm={"parallel_slots": max(self.llm.parallel_slots, slots),
-                                 "threads": self.forms.llm_threads},
-                            vad={"stop_ms": stop_ms}, turn=waits)
+        waits = {
+            key: max(0, getattr(self.turn, key) - added_ms)
+            for key in ("agent_speech_timeout_ms", "incomplete_timeout_ms")
+        }
+        return self._derive(
+            llm={"parallel_slots": max(self.llm.parallel_slots, slots), "threads": self.forms.llm_threads},
+            vad={"stop_ms": stop_ms},
+            turn=waits,
+        )
 
     def for_simulation(self) -> "Config":
         """For the voice server a simulated person calls (``simulate form``, ``bench form``):
@@ -331,10 +348,18 @@ class Config(_Section):
         Raises:
             ConfigError: the derived settings are not valid.
         """
-        return self.for_forms().loopback()._derive(
-            server={"host": "127.0.0.1", "port": 0}, transport={"loopback_only": True},
-            forms={"answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S),
-                   "review_timeout_s": min(self.forms.review_timeout_s, SIMULATED_REVIEW_TIMEOUT_S)})
+        return (
+            self.for_forms()
+            .loopback()
+            ._derive(
+                server={"host": "127.0.0.1", "port": 0},
+                transport={"loopback_only": True},
+                forms={
+                    "answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S),
+                    "review_timeout_s": min(self.forms.review_timeout_s, SIMULATED_REVIEW_TIMEOUT_S),
+                },
+            )
+        )
 
     def without_recording(self) -> "Config":
         """For one call the person asked not to record (the offer's ``record: false``):
@@ -349,14 +374,17 @@ class Config(_Section):
         Raises:
             ConfigError: ``seats`` is outside 6–8.
         """
-        return self._derive(werewolf={"seats": seats, **self._seat_slots(seats)},
-                            llm={"parallel_slots": max(self.llm.parallel_slots, seats)})
+        return self._derive(
+            werewolf={"seats": seats, **self._seat_slots(seats)},
+            llm={"parallel_slots": max(self.llm.parallel_slots, seats)},
+        )
 
     def for_werewolf_page(self) -> "Config":
         """For the voice server of ``werewolf --user human``: the page lets the person pick
         any table up to :data:`MAX_SEATS` seats, so every one of them gets its own slot."""
-        return self._derive(werewolf=self._seat_slots(MAX_SEATS),
-                            llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)})
+        return self._derive(
+            werewolf=self._seat_slots(MAX_SEATS), llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)}
+        )
 
     def _seat_slots(self, seats: int) -> dict[str, Any]:
         """``werewolf.llm`` (when set) with a slot per seat."""
@@ -397,11 +425,14 @@ class Config(_Section):
         for key, llm in (("llm", self.llm), ("werewolf.llm", self.werewolf.llm)):
             if llm is not None and llm.provider == "openai_compatible" and llm.api_key_env:
                 if not os.environ.get(llm.api_key_env):
-                    raise ConfigError(f"{key}.api_key_env: environment variable {llm.api_key_env} is not set "
-                                      f"(needed by {key}.provider openai_compatible at {llm.base_url})")
+                    raise ConfigError(
+                        f"{key}.api_key_env: environment variable {llm.api_key_env} is not set "
+                        f"(needed by {key}.provider openai_compatible at {llm.base_url})"
+                    )
         if self.tts.provider == "fish" and not os.environ.get(self.tts.api_key_env):
-            raise ConfigError(f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set "
-                              f"(needed by tts.provider fish)")
+            raise ConfigError(
+                f"tts.api_key_env: environment variable {self.tts.api_key_env} is not set (needed by tts.provider fish)"
+            )
 
 
 def add_config_arg(parser: argparse.ArgumentParser) -> None:
@@ -450,7 +481,7 @@ def load(path: str | Path | None = None, overrides: dict | None = None) -> Confi
 
 
 def _problems(e: ValidationError, src: Path | str) -> list[str]:
-    """"<src>: <dotted.key>: <why>" for each error of ``e``."""
+    """ "<src>: <dotted.key>: <why>" for each error of ``e``."""
     problems = []
     for err in e.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"

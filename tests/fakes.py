@@ -79,8 +79,7 @@ class ScriptedLLM:
     client does (``LLMError`` when it is not a valid instance); so does ``complete``.
     """
 
-    def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *,
-                 slot: int | None = 0):
+    def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *, slot: int | None = 0):
         self.slot = slot
         self._script = _Script(list(json or ()), list(text or ()))
 
@@ -100,15 +99,17 @@ class ScriptedLLM:
         except ValidationError as e:
             raise LLMError(f"scripted answer is not a valid {model_cls.__name__}: {answer!r}") from e
 
-    async def json(self, system: str, user: str, *, on_text: Callable[[str], None] | None = None,
-                   **options: Any) -> Any:
+    async def json(
+        self, system: str, user: str, *, on_text: Callable[[str], None] | None = None, **options: Any
+    ) -> Any:
         answer = self._next("json", system, user, options)
         if on_text is not None:
             on_text(jsonlib.dumps(answer))
         return answer
 
-    async def complete(self, system: str, user: str, *, on_text: Callable[[str], None] | None = None,
-                       **options: Any) -> Reply:
+    async def complete(
+        self, system: str, user: str, *, on_text: Callable[[str], None] | None = None, **options: Any
+    ) -> Reply:
         """The next ``json`` answer as the raw text a server streams (a string answer is
         that text as is: a cut-off or malformed answer)."""
         answer = self._next("json", system, user, options)
@@ -156,6 +157,7 @@ class ScriptedLine(QueueLine):
             if answer is not None:
                 self.heard(answer)
         return await super().hear()
+
 
 def names_from_labels(system: str, user: str) -> dict:
     """A naming answer (``ScriptedLLM(json=[names_from_labels, …])``): each label of the
@@ -226,9 +228,26 @@ class FakeLLMService(LLMService):
     tokens, ``token_s`` apart. ``contexts``: ``(user text, speculative)`` of each one."""
 
     def __init__(self, token_s: float = 0.02, **kwargs):
-        super().__init__(settings=LLMSettings(model="fake", **dict.fromkeys((
-            "system_instruction", "temperature", "max_tokens", "top_p", "top_k", "frequency_penalty",
-            "presence_penalty", "seed", "filter_incomplete_user_turns", "user_turn_completion_config"))), **kwargs)
+        super().__init__(
+            settings=LLMSettings(
+                model="fake",
+                **dict.fromkeys(
+                    (
+                        "system_instruction",
+                        "temperature",
+                        "max_tokens",
+                        "top_p",
+                        "top_k",
+                        "frequency_penalty",
+                        "presence_penalty",
+                        "seed",
+                        "filter_incomplete_user_turns",
+                        "user_turn_completion_config",
+                    )
+                ),
+            ),
+            **kwargs,
+        )
         self.token_s = token_s
         self.contexts: list[tuple[str, bool]] = []
 
@@ -267,8 +286,22 @@ SAVE = pg.ButtonView(ref="b1", text="Save address", type="submit", in_form=True,
 
 
 def text_field(ref: str, key: str, label: str, widget: str = "native") -> pg.FieldView:
-    return pg.FieldView(ref=ref, kind="text", key=key, label=label, required=True, pattern=None, hint="",
-                        placeholder="", options=None, value="", visible=True, enabled=True, error="", widget=widget)
+    return pg.FieldView(
+        ref=ref,
+        kind="text",
+        key=key,
+        label=label,
+        required=True,
+        pattern=None,
+        hint="",
+        placeholder="",
+        options=None,
+        value="",
+        visible=True,
+        enabled=True,
+        error="",
+        widget=widget,
+    )
 
 
 class FakePage:

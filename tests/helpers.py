@@ -27,8 +27,11 @@ def word_recall(expected: str, got: str) -> float:
 
 def loopback_only_network() -> bool:
     """True inside a loopback-only network namespace (how scripts/test.sh runs pytest)."""
-    return all(ip.ip in ("127.0.0.1", ("::1", 0, 0)) or (isinstance(ip.ip, tuple) and ip.ip[0] == "::1")
-               for a in ifaddr.get_adapters() for ip in a.ips)
+    return all(
+        ip.ip in ("127.0.0.1", ("::1", 0, 0)) or (isinstance(ip.ip, tuple) and ip.ip[0] == "::1")
+        for a in ifaddr.get_adapters()
+        for ip in a.ips
+    )
 
 
 def make_wav(path: Path, parts: list, rate_hz: int = 48_000) -> Path:
@@ -55,6 +58,7 @@ def read_16k(path: Path) -> np.ndarray:
 
 
 # -- forms ----------------------------------------------------------------------------
+
 
 class ScriptedPhone:
     """Stands in for the phone agent on the bus (tests of the computer agent alone).
@@ -86,7 +90,8 @@ class ScriptedPhone:
             return self.answers(field, n)
         label = field.label.lower()
         key = next((k for k in self.answers if k.lower() == label), None) or next(
-            (k for k in self.answers if k.lower() in label), None)
+            (k for k in self.answers if k.lower() in label), None
+        )
         if key is None:
             return None
         v = self.answers[key]

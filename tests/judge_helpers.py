@@ -38,7 +38,7 @@ def beliefs(state: GameState, seat: str) -> Beliefs:
 
 class CodeGame(NamedTuple):
     final: GameState
-    briefs: tuple[tuple[str, str], ...]   # (seat, the brief its LLM would get), every day speech
+    briefs: tuple[tuple[str, str], ...]  # (seat, the brief its LLM would get), every day speech
     misfits: tuple[tuple[str, str, str], ...]  # (seat, template speech, why it does not conform)
 
 

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from appliance.bench.soak import audio_offer
 
 
-
 def stub_runtime() -> SimpleNamespace:
     """Stands in for VoiceRuntime: "loaded" (``asr`` set) but with no models."""
     return SimpleNamespace(asr=object(), stop=lambda: None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from appliance.cli import build_parser
 from appliance.bench import asr_accuracy
-from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 from appliance.bench.asr import _summary
+from appliance.cli import build_parser
+from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 
 SR = SAMPLE_RATE_HZ
 
@@ -42,11 +42,16 @@ def test_noise_is_mixed_at_the_asked_level():
 
 
 def test_summary_has_the_contract_shape():
-    clips = [asr_accuracy.Clip("a.wav", "one_word", "Yes.", "piper", "clean"),
-             asr_accuracy.Clip("b.wav", "one_word", "No.", "espeak-us", "noisy", "pink"),
-             asr_accuracy.Clip("c.wav", "commands", "Call my sister.", "piper", "clean")]
-    heard = [Transcript("yes", 0.0, 1.0, 0.100), Transcript("", 1.0, 1.0, 0.200),
-             Transcript("Call my sister", 0.0, 2.0, 0.300)]
+    clips = [
+        asr_accuracy.Clip("a.wav", "one_word", "Yes.", "piper", "clean"),
+        asr_accuracy.Clip("b.wav", "one_word", "No.", "espeak-us", "noisy", "pink"),
+        asr_accuracy.Clip("c.wav", "commands", "Call my sister.", "piper", "clean"),
+    ]
+    heard = [
+        Transcript("yes", 0.0, 1.0, 0.100),
+        Transcript("", 1.0, 1.0, 0.200),
+        Transcript("Call my sister", 0.0, 2.0, 0.300),
+    ]
     s = _summary(clips, heard, load_s=1.234)
     assert s["wer"] == pytest.approx(0.2)
     assert s["latency_ms"] == {"p50": 200, "p95": 290}

@@ -9,13 +9,13 @@ import pytest
 from appliance import config, models
 from appliance.config import ConfigError
 from appliance.voice import asr as asr_pkg
-from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr
-from appliance.voice.asr import moonshine
+from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, moonshine
 
 SR = SAMPLE_RATE_HZ
 
 
 # --- selection ---------------------------------------------------------------------------
+
 
 def test_whisper_is_the_default_engine_and_moonshine_is_selectable():
     assert config.load().asr.engine == "whisper"
@@ -44,10 +44,13 @@ def test_load_asr_builds_the_engine_the_config_names(monkeypatch):
     assert built == [("FakeWhisper", "whisper"), ("FakeMoonshine", "moonshine")]
 
 
-@pytest.mark.parametrize("engine, model, fix", [
-    ("whisper", "whisper-tiny.en", "appliance.models fetch`"),
-    ("moonshine", "moonshine-base-en", "fetch --with moonshine-base-en"),
-])
+@pytest.mark.parametrize(
+    "engine, model, fix",
+    [
+        ("whisper", "whisper-tiny.en", "appliance.models fetch`"),
+        ("moonshine", "moonshine-base-en", "fetch --with moonshine-base-en"),
+    ],
+)
 def test_a_missing_model_names_the_file_and_the_fetch_command(engine, model, fix):
     with pytest.raises(models.ModelError) as e:
         load_asr(config.load().for_asr_engine(engine).asr)
@@ -55,6 +58,7 @@ def test_a_missing_model_names_the_file_and_the_fetch_command(engine, model, fix
 
 
 # --- Moonshine: tokenizer, trimming, loops, dropped answers ------------------------------
+
 
 def test_tokenizer_is_one_length_byte_then_the_bytes():
     data = b"".join(bytes([len(t)]) + t for t in (b"<unk>", b"<s>", b"</s>", "▁Yes".encode(), b"."))
@@ -134,17 +138,30 @@ def test_a_phrase_said_again_at_the_end_is_cut_off():
 
 # --- Moonshine's set-up step ---------------------------------------------------------
 
+
 def test_moonshine_is_fetched_from_its_wheel_with_the_offline_sha256s():
     m = models.MODELS["moonshine-base-en"]
     assert not m.default
     got = {f.path.rsplit("/", 1)[1]: (f.size, f.sha256, f.sources[0].package, f.sources[0].version) for f in m.files}
     assert got == {
-        "encoder_model.ort": (20_661_976, "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
-                              "moonshine-cpp", "0.1.4"),
-        "decoder_model_merged.ort": (42_703_232, "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
-                                     "moonshine-cpp", "0.1.4"),
-        "tokenizer.bin": (241_639, "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
-                          "moonshine-cpp", "0.1.4"),
+        "encoder_model.ort": (
+            20_661_976,
+            "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
+            "moonshine-cpp",
+            "0.1.4",
+        ),
+        "decoder_model_merged.ort": (
+            42_703_232,
+            "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
+            "moonshine-cpp",
+            "0.1.4",
+        ),
+        "tokenizer.bin": (
+            241_639,
+            "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
+            "moonshine-cpp",
+            "0.1.4",
+        ),
     }
     assert m.derived == ("encoder_model.onnx", "decoder_model_merged.onnx")
 
@@ -185,13 +202,18 @@ def test_unnamed_branch_graphs_get_unique_names():
 
     def branch(value: float):
         out = helper.make_tensor_value_info(f"y{value}", TensorProto.FLOAT, [1])
-        const = helper.make_node("Constant", [], [f"y{value}"],
-                                 value=helper.make_tensor("c", TensorProto.FLOAT, [1], [value]))
+        const = helper.make_node(
+            "Constant", [], [f"y{value}"], value=helper.make_tensor("c", TensorProto.FLOAT, [1], [value])
+        )
         return helper.make_graph([const], "", [], [out])
 
     node = helper.make_node("If", ["cond"], ["y"], then_branch=branch(1.0), else_branch=branch(2.0))
-    graph = helper.make_graph([node], "main", [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph(
+        [node],
+        "main",
+        [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     assert moonshine._name_subgraphs(model.graph) == 2
     names = [a.g.name for a in model.graph.node[0].attribute]

@@ -7,33 +7,39 @@ import pytest
 from appliance.bench.wer import normalise, wer, word_errors
 
 
-@pytest.mark.parametrize("text, words", [
-    ("Set a timer for twelve minutes.", ["set", "a", "timer", "for", "1", "2", "minutes"]),
-    ("SET a Timer, for 12 minutes!", ["set", "a", "timer", "for", "1", "2", "minutes"]),
-    ("What's up?", ["whats", "up"]),
-    ("Ok.", ["okay"]),
-    ("one hundred and five", ["1", "0", "5"]),
-    ("nineteen eighty four", ["1", "9", "8", "4"]),
-    ("twenty one", ["2", "1"]),
-    ("the twenty first of March", ["the", "21st", "of", "march"]),
-    ("the twelfth", ["the", "12th"]),
-    ("1,000 people", ["1", "0", "0", "0", "people"]),
-    ("and then", ["and", "then"]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("Set a timer for twelve minutes.", ["set", "a", "timer", "for", "1", "2", "minutes"]),
+        ("SET a Timer, for 12 minutes!", ["set", "a", "timer", "for", "1", "2", "minutes"]),
+        ("What's up?", ["whats", "up"]),
+        ("Ok.", ["okay"]),
+        ("one hundred and five", ["1", "0", "5"]),
+        ("nineteen eighty four", ["1", "9", "8", "4"]),
+        ("twenty one", ["2", "1"]),
+        ("the twenty first of March", ["the", "21st", "of", "march"]),
+        ("the twelfth", ["the", "12th"]),
+        ("1,000 people", ["1", "0", "0", "0", "people"]),
+        ("and then", ["and", "then"]),
+        ("", []),
+    ],
+)
 def test_normalise_lower_cases_drops_punctuation_and_writes_numbers_as_digits(text, words):
     assert normalise(text) == words
 
 
-@pytest.mark.parametrize("spoken, written", [
-    ("My number is five five five, two three four, nine nine eight one.", "My number is 555-234-9981."),
-    ("My number is five five five, two three four, nine nine eight one.", "my number is 5 5 5 2 3 4 9 9 8 1"),
-    ("john dot smith at example dot com", "John.Smith@example.com"),
-    ("Room four hundred and twelve.", "Room 412."),
-    ("twenty twenty", "2020"),
-    ("one thousand two hundred", "1200"),
-    ("Flight two one five.", "flight 215"),
-])
+@pytest.mark.parametrize(
+    "spoken, written",
+    [
+        ("My number is five five five, two three four, nine nine eight one.", "My number is 555-234-9981."),
+        ("My number is five five five, two three four, nine nine eight one.", "my number is 5 5 5 2 3 4 9 9 8 1"),
+        ("john dot smith at example dot com", "John.Smith@example.com"),
+        ("Room four hundred and twelve.", "Room 412."),
+        ("twenty twenty", "2020"),
+        ("one thousand two hundred", "1200"),
+        ("Flight two one five.", "flight 215"),
+    ],
+)
 def test_spoken_and_written_forms_compare_equal(spoken, written):
     assert normalise(spoken) == normalise(written)
     assert word_errors(spoken, written) == (0, len(normalise(spoken)))

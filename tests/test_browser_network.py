@@ -18,9 +18,16 @@ from appliance import chromium, config
 from appliance.chromium import LOOPBACK_RULE, QUIET_ARGS, URLRefused, check_form_url, launch_args
 from appliance.demo.site import DemoSite, resolve_url
 
-TELEMETRY = ("--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-extensions", "--disable-default-apps", "--metrics-recording-only", "--no-pings",
-             "--disable-breakpad")
+TELEMETRY = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--metrics-recording-only",
+    "--no-pings",
+    "--disable-breakpad",
+)
 
 
 def test_open_has_no_resolver_rule_and_keeps_the_telemetry_switches():
@@ -41,14 +48,17 @@ def test_config_defaults_and_the_loopback_derivation():
         config.load(overrides={"browser": {"network": "lan"}})
 
 
-@pytest.mark.parametrize("url, why", [
-    ("file:///etc/passwd", "file: scheme is not allowed"),
-    ("data:text/html,<form>", "data: scheme is not allowed"),
-    ("javascript:alert(1)", "javascript: scheme is not allowed"),
-    ("chrome://settings", "chrome: scheme is not allowed"),
-    ("example.org/form", "no scheme"),
-    ("https:///form", "no host name"),
-])
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("file:///etc/passwd", "file: scheme is not allowed"),
+        ("data:text/html,<form>", "data: scheme is not allowed"),
+        ("javascript:alert(1)", "javascript: scheme is not allowed"),
+        ("chrome://settings", "chrome: scheme is not allowed"),
+        ("example.org/form", "no scheme"),
+        ("https:///form", "no host name"),
+    ],
+)
 def test_other_schemes_are_refused_naming_the_url(url, why):
     with pytest.raises(URLRefused) as e:
         check_form_url(url, network="open")
@@ -86,7 +96,8 @@ def test_form_command_refuses_file_urls_before_loading_anything(capsys):
     assert main(["form", "--url", "file:///etc/passwd"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: form URL 'file:///etc/passwd' refused: the file: scheme is not allowed "
-        "(browser.allowed_schemes: http, https)")
+        "(browser.allowed_schemes: http, https)"
+    )
 
 
 # --- real Chromium -------------------------------------------------------------------------------
@@ -184,7 +195,8 @@ async def test_open_resolves_a_real_hostname_through_the_hosts_file(tmp_path):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 localhost forms.example.test\n")
     script = tmp_path / "load.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import asyncio, sys
         from appliance.computer_agent.browser import Browser
         from appliance.config import Config
@@ -201,16 +213,26 @@ async def test_open_resolves_a_real_hostname_through_the_hosts_file(tmp_path):
                 await b.close()
 
         asyncio.run(main(sys.argv[1], sys.argv[2]))
-    """))
+    """)
+    )
     async with DemoSite() as site:
         url = site.urls["flight"].replace("127.0.0.1", "forms.example.test")
         out = {}
         for network in ("open", "loopback"):
             proc = await asyncio.create_subprocess_exec(
-                "unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts),
-                sys.executable, str(script), url, network, stdout=asyncio.subprocess.PIPE,
-                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                "unshare",
+                "-m",
+                "sh",
+                "-c",
+                'mount --bind "$0" /etc/hosts && exec "$@"',
+                str(hosts),
+                sys.executable,
+                str(script),
+                url,
+                network,
+                stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            )
             out[network] = (await asyncio.wait_for(proc.communicate(), 60))[0].decode()
     assert "TITLE SkyLoop Air" in out["open"], out
     assert "FAILED" in out["loopback"] and "ERR_NAME_NOT_RESOLVED" in out["loopback"], out
-

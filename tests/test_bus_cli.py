@@ -23,8 +23,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def info(n: int) -> Envelope:
-    return Envelope.new("info_collected", {"field": f"f{n}", "value": "x", "confirmed": n % 2 == 0},
-                        sender="phone", recipient="computer", task_id="t1")
+    return Envelope.new(
+        "info_collected",
+        {"field": f"f{n}", "value": "x", "confirmed": n % 2 == 0},
+        sender="phone",
+        recipient="computer",
+        task_id="t1",
+    )
 
 
 async def test_open_bus_builds_the_configured_backend(tmp_path):
@@ -73,8 +78,9 @@ async def test_tail_pretty_prints_a_log_and_follows_appends(tmp_path):
     assert lines[4].startswith("!! line 5:")
 
     out, stop = io.StringIO(), threading.Event()
-    follower = threading.Thread(target=tail_file, args=(path, out),
-                                kwargs={"follow": True, "last": 1, "poll_s": 0.01, "stop": stop.is_set})
+    follower = threading.Thread(
+        target=tail_file, args=(path, out), kwargs={"follow": True, "last": 1, "poll_s": 0.01, "stop": stop.is_set}
+    )
     follower.start()
     late = Envelope.new("terminate", {"reason": "operator"}, sender="operator", recipient="*")
     with path.open("ab") as f:
@@ -109,8 +115,13 @@ async def test_tail_reads_a_redis_bus(redis_url):
 def test_cli_tail_prints_a_log(tmp_path):
     path = tmp_path / "bus.jsonl"
     path.write_bytes(info(1).to_json() + b"\n")
-    tail = subprocess.run([sys.executable, "-m", "appliance.cli", "bus", "tail", str(path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    tail = subprocess.run(
+        [sys.executable, "-m", "appliance.cli", "bus", "tail", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert tail.returncode == 0, tail.stderr
     assert "info_collected" in tail.stdout
 
@@ -118,17 +129,40 @@ def test_cli_tail_prints_a_log(tmp_path):
 @pytest.mark.e2e
 def test_cli_bench_bus_smoke():
     """Starts its own redis-server."""
-    bench = subprocess.run([sys.executable, "-m", "appliance.cli", "bench", "bus", "--json", "--inproc-n", "2000",
-                            "--redis-n", "1000", "--paced-s", "0.2", "--kill-n", "500", "--restart-n", "2000",
-                            "--rounds", "1"], cwd=REPO, capture_output=True, text=True, timeout=180)
+    bench = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "appliance.cli",
+            "bench",
+            "bus",
+            "--json",
+            "--inproc-n",
+            "2000",
+            "--redis-n",
+            "1000",
+            "--paced-s",
+            "0.2",
+            "--kill-n",
+            "500",
+            "--restart-n",
+            "2000",
+            "--rounds",
+            "1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert bench.returncode == 0, bench.stderr
     result = json.loads(bench.stdout)
     assert set(result) == {"inproc", "redis", "lost", "duplicated", "restart"}
     for backend, extra in (("inproc", "queue_only_envelopes_per_s"), ("redis", "trim")):
-        assert set(result[backend]) == {"envelopes_per_s", "p99_ms", "p99_ms_at_1000_per_s", "baseline", "ratio",
-                                        extra}
+        assert set(result[backend]) == {"envelopes_per_s", "p99_ms", "p99_ms_at_1000_per_s", "baseline", "ratio", extra}
         assert result[backend]["envelopes_per_s"] > 0 and result[backend]["p99_ms"] > 0
         assert result[backend]["baseline"]["envelopes_per_s"] > 0 and result[backend]["ratio"] > 0
     assert (result["lost"], result["duplicated"]) == (0, 0)
     assert {k: result["restart"][k] for k in ("lost", "duplicated", "handled_twice")} == dict.fromkeys(
-        ("lost", "duplicated", "handled_twice"), 0)
+        ("lost", "duplicated", "handled_twice"), 0
+    )

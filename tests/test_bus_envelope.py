@@ -6,11 +6,11 @@ import re
 import time
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from appliance.bus import Envelope, EnvelopeError, uuid7
-from appliance.protocol import FieldSpec, Payload, Terminate, register_type, type_name, type_spec
 from appliance.bus.envelope import check
+from appliance.protocol import FieldSpec, Payload, Terminate, register_type, type_name, type_spec
 from appliance.protocol.forms import InfoCollected, NeedInfo
 
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -44,10 +44,24 @@ def test_uuid7_ids_are_unique_and_increase_in_creation_order():
 
 
 def test_json_round_trip_keeps_every_field():
-    env = Envelope.new("need_info", {"fields": [
-        {"name": "dob", "label": "Date of birth", "type": "date", "required": True, "format_hint": "YYYY-MM-DD"},
-        {"name": "meal", "label": "Meal", "type": "select", "required": False, "options": ["veg", "fish"]},
-    ]}, sender="computer", recipient="phone", task_id="t9")
+    env = Envelope.new(
+        "need_info",
+        {
+            "fields": [
+                {
+                    "name": "dob",
+                    "label": "Date of birth",
+                    "type": "date",
+                    "required": True,
+                    "format_hint": "YYYY-MM-DD",
+                },
+                {"name": "meal", "label": "Meal", "type": "select", "required": False, "options": ["veg", "fish"]},
+            ]
+        },
+        sender="computer",
+        recipient="phone",
+        task_id="t9",
+    )
     back = Envelope.from_json(env.to_json())
     assert back == env
     assert isinstance(back.payload, NeedInfo) and isinstance(back.payload.fields[1], FieldSpec)
@@ -64,25 +78,36 @@ def test_reply_addresses_the_sender_and_links_the_request():
     assert broadcast.reply("ack", sender="P3").recipient == "operator"
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda: Envelope.new("no_such_type", {}, sender="a", recipient="b"), ["no_such_type", "not registered"]),
-    (lambda: info(payload={"confirmed": "maybe"}), ["info_collected", "payload.confirmed", "boolean"]),
-    (lambda: Envelope.new("info_collected", {"field": "x"}, sender="a", recipient="b"),
-     ["info_collected", "payload.value", "required"]),
-    (lambda: Envelope.new("fill_error", {"field": "x", "reason": "r", "extra": 1}, sender="a", recipient="b"),
-     ["fill_error", "payload.extra", "not permitted"]),
-    (lambda: Envelope.new("status_update", {"state": "done"}, sender="a", recipient="b"),
-     ["status_update", "payload.state", "input-required"]),
-    (lambda: Envelope.new("status_update", {"state": "submitted"}, sender="a", recipient="has space"),
-     ["recipient", "pattern"]),
-    (lambda: Envelope.new("ack", [], sender="a", recipient="b"), ["ack", "payload", "JSON object"]),
-    (lambda: Envelope.new("need_info", {"fields": []}, sender="a", recipient="b"), ["need_info", "payload.fields"]),
-    (lambda: Envelope.new("ack", {}, sender="", recipient="b"), ["sender"]),
-    (lambda: Envelope.new("ack", {}, sender="a", recipient="b", reply_to="not-an-id"), ["reply_to"]),
-    (lambda: Envelope.from_json(b'{"id": "x"'), ["not JSON"]),
-    (lambda: Envelope.from_json(b'[1, 2]'), ["JSON object"]),
-    (lambda: Envelope.from_json(re.sub(rb'"ts":\d+', b'"ts":"1"', info().to_json())), ["ts", "integer"]),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: Envelope.new("no_such_type", {}, sender="a", recipient="b"), ["no_such_type", "not registered"]),
+        (lambda: info(payload={"confirmed": "maybe"}), ["info_collected", "payload.confirmed", "boolean"]),
+        (
+            lambda: Envelope.new("info_collected", {"field": "x"}, sender="a", recipient="b"),
+            ["info_collected", "payload.value", "required"],
+        ),
+        (
+            lambda: Envelope.new("fill_error", {"field": "x", "reason": "r", "extra": 1}, sender="a", recipient="b"),
+            ["fill_error", "payload.extra", "not permitted"],
+        ),
+        (
+            lambda: Envelope.new("status_update", {"state": "done"}, sender="a", recipient="b"),
+            ["status_update", "payload.state", "input-required"],
+        ),
+        (
+            lambda: Envelope.new("status_update", {"state": "submitted"}, sender="a", recipient="has space"),
+            ["recipient", "pattern"],
+        ),
+        (lambda: Envelope.new("ack", [], sender="a", recipient="b"), ["ack", "payload", "JSON object"]),
+        (lambda: Envelope.new("need_info", {"fields": []}, sender="a", recipient="b"), ["need_info", "payload.fields"]),
+        (lambda: Envelope.new("ack", {}, sender="", recipient="b"), ["sender"]),
+        (lambda: Envelope.new("ack", {}, sender="a", recipient="b", reply_to="not-an-id"), ["reply_to"]),
+        (lambda: Envelope.from_json(b'{"id": "x"'), ["not JSON"]),
+        (lambda: Envelope.from_json(b"[1, 2]"), ["JSON object"]),
+        (lambda: Envelope.from_json(re.sub(rb'"ts":\d+', b'"ts":"1"', info().to_json())), ["ts", "integer"]),
+    ],
+)
 def test_malformed_envelopes_are_rejected_with_a_clear_error(make, words):
     with pytest.raises(EnvelopeError) as exc:
         make()
@@ -91,8 +116,12 @@ def test_malformed_envelopes_are_rejected_with_a_clear_error(make, words):
 
 
 def test_a_payload_model_names_its_own_type():
-    env = Envelope.new(InfoCollected(field="email", value="ada@example.org", confirmed=True), sender="phone",
-                       recipient="computer", task_id="t1")
+    env = Envelope.new(
+        InfoCollected(field="email", value="ada@example.org", confirmed=True),
+        sender="phone",
+        recipient="computer",
+        task_id="t1",
+    )
     assert env.type == "info_collected" and env == info().model_copy(update={"id": env.id, "ts": env.ts})
     rep = env.reply(Terminate(reason="done"))
     assert (rep.type, rep.recipient, rep.reply_to) == ("terminate", "phone", env.id)
@@ -118,9 +147,9 @@ def test_payload_instance_of_another_type_is_rejected():
 
 def test_envelopes_are_immutable_and_cannot_be_built_unvalidated():
     env = info()
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         env.sender = "someone else"  # type: ignore[misc]
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         env.payload.value = "x"  # type: ignore[misc]
     with pytest.raises(EnvelopeError, match="sender"):
         Envelope.model_construct(**{**env.__dict__, "sender": "two words"})

@@ -6,9 +6,18 @@ import asyncio
 import random
 
 import pytest
-
 from bus_helpers import take
-from appliance.bus import BusClosedError, BusError, BusOverflowError, BusTimeoutError, Envelope, EnvelopeError, InProcBus, read_envelopes
+
+from appliance.bus import (
+    BusClosedError,
+    BusError,
+    BusOverflowError,
+    BusTimeoutError,
+    Envelope,
+    EnvelopeError,
+    InProcBus,
+    read_envelopes,
+)
 
 
 def seq(sender: str, n: int, recipient: str = "computer") -> Envelope:
@@ -51,10 +60,12 @@ async def test_fan_out_routing_by_recipient_broadcast_and_type():
         computer_a = bus.subscribe("computer")
         computer_b = bus.subscribe("computer")
         phone_status = bus.subscribe("phone", types=["status_update"])
-        envs = [seq("phone", 0, "computer"), seq("computer", 1, "phone"),
-                Envelope.new("field_filled", {"field": "f", "value_read_back": "v"}, sender="computer",
-                             recipient="phone"),
-                Envelope.new("task_completed", {"summary": "done"}, sender="operator", recipient="*")]
+        envs = [
+            seq("phone", 0, "computer"),
+            seq("computer", 1, "phone"),
+            Envelope.new("field_filled", {"field": "f", "value_read_back": "v"}, sender="computer", recipient="phone"),
+            Envelope.new("task_completed", {"summary": "done"}, sender="operator", recipient="*"),
+        ]
         await bus.publish_many(envs)
         assert await take(everything, 4) == envs
         assert await take(computer_a, 2) == [envs[0], envs[3]]
@@ -120,6 +131,7 @@ async def test_urgent_envelopes_jump_ahead_and_pass_a_full_ordinary_queue():
 
 async def test_request_returns_the_reply_and_times_out_without_one():
     async with InProcBus() as bus:
+
         async def computer_agent():
             async with bus.subscribe("computer", types="task_assigned") as sub:
                 async for env in sub:
@@ -135,8 +147,9 @@ async def test_request_returns_the_reply_and_times_out_without_one():
         with pytest.raises(BusTimeoutError, match=silent.id):
             await bus.request(silent, timeout_s=0.05)
         with pytest.raises(TimeoutError):  # a BusTimeoutError is a TimeoutError too
-            await bus.request(Envelope.new("task_assigned", {"goal": "x"}, sender="phone", recipient="computer"),
-                              timeout_s=0.01)
+            await bus.request(
+                Envelope.new("task_assigned", {"goal": "x"}, sender="phone", recipient="computer"), timeout_s=0.01
+            )
         agent.cancel()
 
 

@@ -12,8 +12,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
 from bus_helpers import take, work
+
 from appliance.bus import Envelope, InProcBus, LogError, read_envelopes, replay
 from appliance.bus.log import iter_log
 
@@ -153,8 +153,13 @@ asyncio.run(main(sys.argv[1]))
 
 async def test_agent_killed_mid_task_resumes_from_the_log_exactly_once(tmp_path):
     path = tmp_path / "bus.jsonl"
-    child = subprocess.Popen([sys.executable, "-c", CRASHING_AGENT, str(path)], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_AGENT, str(path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 60)
         assert line.startswith("holding"), child.stderr.read()

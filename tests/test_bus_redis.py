@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
-
 from bus_helpers import take
 from bus_helpers import work as _work
+
 from appliance.bus import BusOverflowError, BusTimeoutError, Envelope
 from appliance.bus.redis_streams import RedisBus
 
@@ -115,8 +115,9 @@ async def test_request_reply_across_processes_and_timeout(redis_url):
         reply = await phone.request(ask, timeout_s=10)
         assert reply.reply_to == ask.id and reply.sender == "computer"
         with pytest.raises(BusTimeoutError):
-            await phone.request(Envelope.new("task_assigned", {"goal": "no"}, sender="phone", recipient="computer"),
-                                timeout_s=0.2)
+            await phone.request(
+                Envelope.new("task_assigned", {"goal": "no"}, sender="phone", recipient="computer"), timeout_s=0.2
+            )
         task.cancel()
 
 
@@ -125,8 +126,10 @@ async def test_a_process_that_joins_a_task_stream_late_reads_it_from_its_first_e
         await first.publish(work(1, recipient="phone"))
         await first.publish(Envelope.new("terminate", {"reason": "done"}, sender="computer", recipient="*"))
         await first.publish(work(2, recipient="computer"))  # not for the phone
-        async with RedisBus(redis_url, stream="form-t1", from_start=True) as late, \
-                RedisBus(redis_url, stream="form-t1") as now:
+        async with (
+            RedisBus(redis_url, stream="form-t1", from_start=True) as late,
+            RedisBus(redis_url, stream="form-t1") as now,
+        ):
             joined, from_now = late.subscribe("phone"), now.subscribe("phone")
             got = await take(joined, 2)
             assert [e.type for e in got] == ["terminate", "status_update"]  # urgent first, then in order
@@ -205,9 +208,25 @@ async def test_a_slow_but_live_handler_keeps_its_envelope(redis_url):
 
 async def test_consumer_killed_mid_stream_is_redelivered_and_handled_exactly_once(redis_url):
     worker = subprocess.Popen(
-        [sys.executable, "-m", "appliance.bus.echo_worker", redis_url, "--group", "workers", "--consumer", "doomed",
-         "--hold-after", "5", "--maxsize", "100"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "appliance.bus.echo_worker",
+            redis_url,
+            "--group",
+            "workers",
+            "--consumer",
+            "doomed",
+            "--hold-after",
+            "5",
+            "--maxsize",
+            "100",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert (await asyncio.wait_for(asyncio.to_thread(worker.stdout.readline), 60)).strip() == "ready"
         async with RedisBus(redis_url, claim_idle_ms=300) as bus:

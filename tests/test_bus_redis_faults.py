@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
-
 from bus_helpers import take, work
+
 from appliance.bus import Envelope
 from appliance.bus.redis_server import RedisServer
 from appliance.bus.redis_streams import RedisBus
@@ -44,8 +44,9 @@ async def test_an_envelope_that_keeps_failing_is_dead_lettered_and_the_stream_fl
         assert len(dead) == 1
         fields = dead[0][1]
         assert Envelope.from_json(fields[b"e"]).id == poison.id and fields[b"deliveries"] == b"4"
-        assert fields[b"reason"].startswith(b"delivered 4 times to group workers without being acknowledged "
-                                            b"(max_deliveries 3)")
+        assert fields[b"reason"].startswith(
+            b"delivered 4 times to group workers without being acknowledged (max_deliveries 3)"
+        )
         assert (await bus._r.xpending(bus.stream, "workers"))["pending"] == 0
 
 
@@ -98,9 +99,25 @@ async def test_trimming_keeps_every_entry_a_group_has_not_acknowledged(redis_url
 
 def _worker(url: str, log: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "appliance.bus.echo_worker", url, "--group", "workers", "--consumer", "w1",
-         "--log", str(log), "--maxsize", "64"],
-        cwd=REPO, stdout=out.open("w"), stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "appliance.bus.echo_worker",
+            url,
+            "--group",
+            "workers",
+            "--consumer",
+            "w1",
+            "--log",
+            str(log),
+            "--maxsize",
+            "64",
+        ],
+        cwd=REPO,
+        stdout=out.open("w"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("power_cut", [False, True], ids=["sigkill", "sigkill-and-the-last-0.5-s-of-aof-lost"])
@@ -122,7 +139,7 @@ async def test_redis_killed_mid_stream_loses_nothing_and_handles_nothing_twice(t
 
                 async def publish() -> None:  # about 1,000 envelopes/s, in batches of 20
                     for i in range(0, n, 20):
-                        await bus.publish_many(sent[i:i + 20])
+                        await bus.publish_many(sent[i : i + 20])
                         await asyncio.sleep(0.02)
 
                 publisher = asyncio.create_task(publish())
@@ -167,8 +184,17 @@ async def test_open_bus_gives_redis_the_configured_limits_and_a_publisher_log(tm
     from appliance import config
     from appliance.bus import open_bus
 
-    cfg = config.load(overrides={"bus": {"backend": "redis", "redis_url": redis_url, "log_dir": str(tmp_path),
-                                         "redis_maxlen": 500, "max_deliveries": 2}})
+    cfg = config.load(
+        overrides={
+            "bus": {
+                "backend": "redis",
+                "redis_url": redis_url,
+                "log_dir": str(tmp_path),
+                "redis_maxlen": 500,
+                "max_deliveries": 2,
+            }
+        }
+    )
     bus = open_bus(cfg.bus, session="forms")
     assert (bus.stream, bus.maxlen, bus.max_deliveries) == ("forms", 500, 2)
     assert bus.log_path.parent == tmp_path and bus.log_path.name.startswith("forms-")

@@ -10,8 +10,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _stderr(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "appliance.cli", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "appliance.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return done.stderr
 
 

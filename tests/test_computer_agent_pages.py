@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
+from fakes import ScriptedLLM, names_from_labels
+from helpers import BrowserTab, ScriptedPhone
 
 from appliance import config
 from appliance.bus import Envelope, InProcBus
@@ -25,18 +27,26 @@ from appliance.computer_agent.preview import Preview
 from appliance.demo.profile import load_profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import evaluate, load_specs
-from fakes import ScriptedLLM, names_from_labels
 from appliance.forms.session import PageSide
-from helpers import BrowserTab, ScriptedPhone
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 #: every new demo page, with the profile that fills it (the wizard also with a task that submits)
-RUNS = [("city-autocomplete", "david", ""), ("custom-dropdown", "emma", ""), ("hotel-calendar", "david", ""),
-        ("companion-dob", "david", ""), ("shadow-iframe", "emma", ""), ("wizard", "david", ""),
-        ("wizard", "emma", "Fill in the library card application and send it."), ("id-check", "david", ""),
-        ("contact-reveal", "david", ""), ("contact-reveal", "emma", ""), ("masked-phone", "david", ""),
-        ("aria-widgets", "david", ""), ("injected-contact", "emma", "")]
+RUNS = [
+    ("city-autocomplete", "david", ""),
+    ("custom-dropdown", "emma", ""),
+    ("hotel-calendar", "david", ""),
+    ("companion-dob", "david", ""),
+    ("shadow-iframe", "emma", ""),
+    ("wizard", "david", ""),
+    ("wizard", "emma", "Fill in the library card application and send it."),
+    ("id-check", "david", ""),
+    ("contact-reveal", "david", ""),
+    ("contact-reveal", "emma", ""),
+    ("masked-phone", "david", ""),
+    ("aria-widgets", "david", ""),
+    ("injected-contact", "emma", ""),
+]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -63,15 +73,29 @@ def answers(spec, profile, first: bool):
         if rule is None:
             return None
         fact = profile.facts[rule.key]
-        said = list(dict.fromkeys([profile.first_answers.get(rule.key, fact) if first else fact, fact,
-                                   rule.expected(profile)]))
+        said = list(
+            dict.fromkeys([profile.first_answers.get(rule.key, fact) if first else fact, fact, rule.expected(profile)])
+        )
         value = said[min(n, len(said) - 1)]
         return value == "yes" if field.type == "checkbox" else value
+
     return answer
 
 
-async def run_page(forms_cfg, site, chromium, form: str, who: str, task: str = "", *, authorise: bool = True,
-                   first: bool = False, preview: Preview | None = None, until=None, during=None):
+async def run_page(
+    forms_cfg,
+    site,
+    chromium,
+    form: str,
+    who: str,
+    task: str = "",
+    *,
+    authorise: bool = True,
+    first: bool = False,
+    preview: Preview | None = None,
+    until=None,
+    during=None,
+):
     """One agent run on ``form`` for ``who`` (``first``: the person's first answers are
     wrong, see :func:`answers`; ``until(phone)``: terminate once true; ``during(phone, bus,
     tab)``: what the person does meanwhile): (outcome, phone, events, tab, spec, profile, seconds)."""
@@ -81,9 +105,17 @@ async def run_page(forms_cfg, site, chromium, form: str, who: str, task: str = "
     t0 = time.monotonic()
     async with InProcBus(None) as bus:
         phone = ScriptedPhone(bus, answers(spec, profile, first), authorise)
-        agent = ComputerAgent(forms_cfg, bus, ScriptedLLM(json=[names_from_labels] * 20), site.base_url + spec.path,
-                              task_id="t", emit=lambda ev, **kw: events.append((ev, kw)), task=task or spec.task,
-                              browser=tab, preview=preview)
+        agent = ComputerAgent(
+            forms_cfg,
+            bus,
+            ScriptedLLM(json=[names_from_labels] * 20),
+            site.base_url + spec.path,
+            task_id="t",
+            emit=lambda ev, **kw: events.append((ev, kw)),
+            task=task or spec.task,
+            browser=tab,
+            preview=preview,
+        )
         phone_task = asyncio.create_task(phone.run())
         run = asyncio.create_task(agent.run())
         person = asyncio.create_task(during(phone, bus, tab)) if during is not None else None
@@ -138,8 +170,9 @@ async def test_each_page_ends_accepted(env, form, who, task):
 async def test_close_autocomplete_matches_come_back_as_candidates_and_the_pick_is_filled(env):
     forms_cfg, site, chromium = env
     preview = Preview()
-    outcome, phone, events, *_ = await run_page(forms_cfg, site, chromium, "city-autocomplete", "david",
-                                                preview=preview)
+    outcome, phone, events, *_ = await run_page(
+        forms_cfg, site, chromium, "city-autocomplete", "david", preview=preview
+    )
     [invalid] = [p for p in sent(phone, "format_invalid") if p.candidates]
     assert invalid.got == "Manchester" and "Manchester, United Kingdom" in invalid.candidates
     assert len(invalid.candidates) >= 2
@@ -168,8 +201,9 @@ async def test_the_injected_page_gets_no_other_address_no_link_click_and_no_unau
     def ready(phone):
         return any(e.type == "status_update" and e.payload.state == "auth-required" for e in phone.seen)
 
-    outcome, phone, events, tab, *_ = await run_page(forms_cfg, site, chromium, "injected-contact", "emma",
-                                                     authorise=False, until=ready)
+    outcome, phone, events, tab, *_ = await run_page(
+        forms_cfg, site, chromium, "injected-contact", "emma", authorise=False, until=ready
+    )
     assert outcome.status == "terminated"
     assert site.attempts_of("injected-contact")[before:] == []  # filled, never submitted without a yes
     assert site.collected == []  # its "verification page" was never opened
@@ -197,8 +231,9 @@ async def test_in_review_the_person_submits_from_their_page(env):
         await side.submit()  # "Submit it now" on the person's page
 
     before = len(site.attempts_of("wizard"))
-    outcome, phone, events, *_ = await run_page(forms_cfg.model_copy(update={"review_timeout_s": 30.0}), site,
-                                                chromium, "wizard", "david", during=person)
+    outcome, phone, events, *_ = await run_page(
+        forms_cfg.model_copy(update={"review_timeout_s": 30.0}), site, chromium, "wizard", "david", during=person
+    )
     assert outcome.status == "submitted" and "Application sent" in outcome.detail
     [accepted] = [a for a in site.attempts_of("wizard")[before:] if a.outcome != "draft"]
     assert accepted.outcome == "accepted"
@@ -218,8 +253,15 @@ async def test_in_review_the_person_clicks_submit_in_the_preview_and_the_agent_s
         await preview.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
     before = len(site.attempts_of("wizard"))
-    outcome, phone, events, *_ = await run_page(forms_cfg.model_copy(update={"review_timeout_s": 30.0}), site,
-                                                chromium, "wizard", "david", preview=preview, during=person)
+    outcome, phone, events, *_ = await run_page(
+        forms_cfg.model_copy(update={"review_timeout_s": 30.0}),
+        site,
+        chromium,
+        "wizard",
+        "david",
+        preview=preview,
+        during=person,
+    )
     assert outcome.status == "submitted" and outcome.detail.startswith("submitted by the person")
     assert [a.outcome for a in site.attempts_of("wizard")[before:] if a.outcome != "draft"] == ["accepted"]
     assert not any(kw.get("what") == "press_final_submit" for ev, kw in events)  # the agent pressed nothing

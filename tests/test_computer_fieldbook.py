@@ -10,8 +10,22 @@ from appliance.protocol import FieldFilled, FillError, FormatInvalid, InfoCollec
 
 
 def field(key, label, kind="text", *, value="", error="", required=True, options=None, hint="", **kw):
-    return FieldView(ref=f"r-{key}", kind=kind, key=key, label=label, required=required, pattern=None, hint=hint,
-                     placeholder="", options=options, value=value, visible=True, enabled=True, error=error, **kw)
+    return FieldView(
+        ref=f"r-{key}",
+        kind=kind,
+        key=key,
+        label=label,
+        required=required,
+        pattern=None,
+        hint=hint,
+        placeholder="",
+        options=options,
+        value=value,
+        visible=True,
+        enabled=True,
+        error=error,
+        **kw,
+    )
 
 
 def page(*fields):
@@ -102,8 +116,9 @@ def test_the_pages_refusals_become_format_invalid_or_fill_error():
     book, reply = fb.read_back(book, "phone", PHONE, "+44770", "")
     assert reply == FillError(field="phone", reason="the page holds '+44770' after entering '+447700900123'")
     book = fb.collect(book, info("seat", "Windw"), ts=3)
-    book, reply = fb.refused(book, "seat", FillProblem("format", "'Windw' is not one of the choices",
-                                                       "one of: Window, Aisle"))
+    book, reply = fb.refused(
+        book, "seat", FillProblem("format", "'Windw' is not one of the choices", "one of: Window, Aisle")
+    )
     assert reply == FormatInvalid(field="seat", expected="one of: Window, Aisle", got="Windw")
     book, reply = fb.refused(book, "seat", FillProblem("error", "the field is no longer on the page"))
     assert reply == FillError(field="seat", reason="the field is no longer on the page")

@@ -8,13 +8,35 @@ from appliance.computer_agent.page import ButtonView, FieldView, PageView
 
 
 def field(key, label, kind="text", *, value="", error="", required=True):
-    return FieldView(ref=f"r-{key}", kind=kind, key=key, label=label, required=required, pattern=None, hint="",
-                     placeholder="", options=None, value=value, visible=True, enabled=True, error=error)
+    return FieldView(
+        ref=f"r-{key}",
+        kind=kind,
+        key=key,
+        label=label,
+        required=required,
+        pattern=None,
+        hint="",
+        placeholder="",
+        options=None,
+        value=value,
+        visible=True,
+        enabled=True,
+        error=error,
+    )
 
 
 def page(*fields, url="http://127.0.0.1/form", alerts=(), headings=(), text="", document="d1", buttons=(), **kw):
-    return PageView(url=url, title="Form", fields=tuple(fields), buttons=tuple(buttons), alerts=tuple(alerts),
-                    headings=tuple(headings), text=text, document=document, **kw)
+    return PageView(
+        url=url,
+        title="Form",
+        fields=tuple(fields),
+        buttons=tuple(buttons),
+        alerts=tuple(alerts),
+        headings=tuple(headings),
+        text=text,
+        document=document,
+        **kw,
+    )
 
 
 NAME, ID = field("name", "Name", value="Ada"), field("id", "ID number", value="1234")
@@ -61,11 +83,24 @@ def test_obstacles_only_the_person_can_pass():
 
 
 def test_every_give_up_says_what_is_wrong_and_what_the_person_can_do():
-    steps = [vd.widget_failed("town", "Town or city:", "the list did not open"), vd.no_control(FORM),
-             vd.no_control(page()), vd.no_result("Send"), vd.page_error("x" * 500),
-             *(vd.obstacle_step(o) for o in (vd.Obstacle("captcha"), vd.Obstacle("login", True), vd.Obstacle("login")))]
-    assert [s.problem for s in steps] == ["widget", "no_control", "no_control", "no_result", "page_error", "captcha",
-                                          "login", "login"]
+    steps = [
+        vd.widget_failed("town", "Town or city:", "the list did not open"),
+        vd.no_control(FORM),
+        vd.no_control(page()),
+        vd.no_result("Send"),
+        vd.page_error("x" * 500),
+        *(vd.obstacle_step(o) for o in (vd.Obstacle("captcha"), vd.Obstacle("login", True), vd.Obstacle("login"))),
+    ]
+    assert [s.problem for s in steps] == [
+        "widget",
+        "no_control",
+        "no_control",
+        "no_result",
+        "page_error",
+        "captcha",
+        "login",
+        "login",
+    ]
     assert all("preview" in s.advice for s in steps)
     assert steps[0].reason == "I could not set Town or city on the page: the list did not open"
     assert steps[0].field == "town" and all(s.field is None for s in steps[1:])

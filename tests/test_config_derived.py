@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from appliance import config
-from appliance.config import (FORM_SLOTS, LLM_SLOTS, MAX_SEATS, SIMULATED_ANSWER_TIMEOUT_S, SIMULATED_REVIEW_TIMEOUT_S,
-                              ConfigError)
+from appliance.config import (
+    FORM_SLOTS,
+    LLM_SLOTS,
+    MAX_SEATS,
+    SIMULATED_ANSWER_TIMEOUT_S,
+    SIMULATED_REVIEW_TIMEOUT_S,
+    ConfigError,
+)
 
 
 def test_forms_get_a_slot_per_prompt_and_their_llm_threads():

@@ -27,14 +27,17 @@ def test_operator_file_merges_over_defaults(tmp_path):
     assert cfg.vad.stop_ms == 300 and cfg.vad.start_ms == 120
 
 
-@pytest.mark.parametrize("text, key, why", [
-    ("vad: [1, 2\n", "", "not valid YAML"),
-    ("vad:\n  stop_secs: 0.2\n", "vad.stop_secs", "unknown key"),
-    ("vad:\n  stop_ms: -5\n", "vad.stop_ms", "greater than or equal"),
-    ("llm:\n  provider: cloudy\n", "llm.provider", "Input should be"),
-    ("llm:\n  provider: openai_compatible\n", "llm", "base_url is required"),
-    ("- just\n- a list\n", "", "top level must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, key, why",
+    [
+        ("vad: [1, 2\n", "", "not valid YAML"),
+        ("vad:\n  stop_secs: 0.2\n", "vad.stop_secs", "unknown key"),
+        ("vad:\n  stop_ms: -5\n", "vad.stop_ms", "greater than or equal"),
+        ("llm:\n  provider: cloudy\n", "llm.provider", "Input should be"),
+        ("llm:\n  provider: openai_compatible\n", "llm", "base_url is required"),
+        ("- just\n- a list\n", "", "top level must be a mapping"),
+    ],
+)
 def test_bad_config_names_file_key_and_why(tmp_path, text, key, why):
     path = _write(tmp_path, text)
     with pytest.raises(ConfigError) as e:
@@ -49,11 +52,18 @@ def test_missing_config_file(tmp_path):
 
 def test_cloud_provider_without_its_key_fails_at_start(tmp_path, monkeypatch):
     monkeypatch.delenv("APPLIANCE_TEST_KEY", raising=False)
-    cfg = config.load(_write(tmp_path, "llm:\n  provider: openai_compatible\n  base_url: http://127.0.0.1:9/v1\n"
-                                       "  model: m\n  api_key_env: APPLIANCE_TEST_KEY\n"))
+    cfg = config.load(
+        _write(
+            tmp_path,
+            "llm:\n  provider: openai_compatible\n  base_url: http://127.0.0.1:9/v1\n"
+            "  model: m\n  api_key_env: APPLIANCE_TEST_KEY\n",
+        )
+    )
     with pytest.raises(ConfigError, match="APPLIANCE_TEST_KEY is not set"):
         cfg.check_credentials()
-    cfg = config.load(_write(tmp_path, "tts:\n  provider: fish\n  reference_id: abc\n  api_key_env: APPLIANCE_TEST_KEY\n"))
+    cfg = config.load(
+        _write(tmp_path, "tts:\n  provider: fish\n  reference_id: abc\n  api_key_env: APPLIANCE_TEST_KEY\n")
+    )
     with pytest.raises(ConfigError, match="APPLIANCE_TEST_KEY is not set"):
         cfg.check_credentials()
     monkeypatch.setenv("APPLIANCE_TEST_KEY", "k")
@@ -97,7 +107,9 @@ def _chunk(tokens):
 
 
 def test_markers_are_never_spoken_and_set_the_style():
-    out = _chunk(["[EMO:", "happy]", "Sure", ",", " I can", " help", ".", " [SPE", "ED:1.5]", "Here", " we", " go", "!"])
+    out = _chunk(
+        ["[EMO:", "happy]", "Sure", ",", " I can", " help", ".", " [SPE", "ED:1.5]", "Here", " we", " go", "!"]
+    )
     texts = [t for t, _ in out]
     assert all("[" not in t and "EMO" not in t and "SPEED" not in t for t in texts), texts
     assert texts == ["Sure,", "I can help.", "Here we go!"]

@@ -36,22 +36,33 @@ async def _stand_in(jpeg: bytes):
         if int(req.query.get("after", "0")) >= 1:
             await asyncio.sleep(2)
             return web.Response(status=204)
-        return web.Response(body=jpeg, content_type="image/jpeg", headers={
-            "X-Frame-Seq": "1", "X-Viewport": "1280x720",
-            "X-Focus": '{"field": "Town or city", "x": 320, "y": 180, "width": 640, "height": 36}'})
+        return web.Response(
+            body=jpeg,
+            content_type="image/jpeg",
+            headers={
+                "X-Frame-Seq": "1",
+                "X-Viewport": "1280x720",
+                "X-Focus": '{"field": "Town or city", "x": 320, "y": 180, "width": 640, "height": 36}',
+            },
+        )
 
     def recorder(name):
         async def post(req):
             posted.append((name, await req.json()))
             return web.json_response({"status": "ok"})
+
         return post
 
     app = web.Application()
-    app.add_routes([web.get("/", index),
-                    web.static("/static", PAGE_DIR), web.get("/api/status", status),
-                    web.get("/api/form/preview", preview),
-                    *(web.post(f"/api/form/{n}", recorder(n)) for n in ("value", "submit", "preview/click",
-                                                                        "preview/key"))])
+    app.add_routes(
+        [
+            web.get("/", index),
+            web.static("/static", PAGE_DIR),
+            web.get("/api/status", status),
+            web.get("/api/form/preview", preview),
+            *(web.post(f"/api/form/{n}", recorder(n)) for n in ("value", "submit", "preview/click", "preview/key")),
+        ]
+    )
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -75,25 +86,45 @@ async def test_the_form_card_shows_values_states_and_the_live_preview_and_sends_
         news = {"name": "news", "label": "Send me news", "type": "checkbox", "required": False}
         events = [
             {"event": "form_started", "url": "http://127.0.0.1:9/f", "task": ""},
-            _out("computer", "need_info", {"fields": [town, news,
-                                                      {"name": "email", "label": "Email", "type": "email",
-                                                       "required": True}]}),
+            _out(
+                "computer",
+                "need_info",
+                {"fields": [town, news, {"name": "email", "label": "Email", "type": "email", "required": True}]},
+            ),
             _out("phone", "info_collected", {"field": "email", "value": "a@b.co", "confirmed": False}),
             _out("phone", "info_collected", {"field": "news", "value": True, "confirmed": True}),
             _out("computer", "field_filled", {"field": "news", "value_read_back": True}),
-            _out("computer", "format_invalid", {"field": "town_or_city", "expected": "A or B", "got": "Paris",
-                                                "candidates": ["Paris, France", "Paris, Texas"]}),
-            {"event": "preview_focus", "agent": "computer", "field": "town_or_city", "label": "Town or city",
-             "box": {"field": "Town or city", "x": 0, "y": 0, "width": 128, "height": 72}},
+            _out(
+                "computer",
+                "format_invalid",
+                {
+                    "field": "town_or_city",
+                    "expected": "A or B",
+                    "got": "Paris",
+                    "candidates": ["Paris, France", "Paris, Texas"],
+                },
+            ),
+            {
+                "event": "preview_focus",
+                "agent": "computer",
+                "field": "town_or_city",
+                "label": "Town or city",
+                "box": {"field": "Town or city", "x": 0, "y": 0, "width": 128, "height": 72},
+            },
         ]
         await page.evaluate("(evs) => { window.appliancePcId = 'pc1'; evs.forEach(onEvent); }", events)
-        rows = await page.eval_on_selector_all("#form-values tbody tr", "rs => rs.map(r => [...r.cells].slice(0, 3)"
-                                                                       ".map(c => c.innerText.trim()))")
-        assert rows == [["Town or city", "", "REFUSED\npick one: Paris, France · Paris, Texas"],
-                        ["Send me news", "yes", "IN THE PAGE"], ["Email", "a@b.co", "HEARD"]]
+        rows = await page.eval_on_selector_all(
+            "#form-values tbody tr", "rs => rs.map(r => [...r.cells].slice(0, 3).map(c => c.innerText.trim()))"
+        )
+        assert rows == [
+            ["Town or city", "", "REFUSED\npick one: Paris, France · Paris, Texas"],
+            ["Send me news", "yes", "IN THE PAGE"],
+            ["Email", "a@b.co", "HEARD"],
+        ]
         # the live picture arrives, and the field worked on is boxed over it (as a share of the viewport)
-        await page.wait_for_function("document.getElementById('preview-img').complete && "
-                                     "document.getElementById('preview-img').naturalWidth > 0")
+        await page.wait_for_function(
+            "document.getElementById('preview-img').complete && document.getElementById('preview-img').naturalWidth > 0"
+        )
         box = await page.eval_on_selector("#preview-focus", "b => [b.hidden, b.style.left, b.style.width]")
         assert box == [False, "25%", "50%"]
         assert previews[0] == {"pc_id": "pc1", "after": "0"}
@@ -107,12 +138,14 @@ async def test_the_form_card_shows_values_states_and_the_live_preview_and_sends_
         await page.mouse.click(b["x"] + b["width"] / 2, b["y"] + b["height"] / 4)
         await page.keyboard.press("x")
         # the task is left for review: the page says so and offers the person's own submit
-        await page.evaluate("(e) => onEvent(e)", _out("computer", "status_update",
-                                                      {"state": "review", "message": "Filled in"}))
+        await page.evaluate(
+            "(e) => onEvent(e)", _out("computer", "status_update", {"state": "review", "message": "Filled in"})
+        )
         assert await page.is_visible("#form-submit")
         await page.click("#form-submit")
-        await page.evaluate("(e) => onEvent(e)", {"event": "form_finished", "status": "submitted",
-                                                  "detail": "Application sent."})
+        await page.evaluate(
+            "(e) => onEvent(e)", {"event": "form_finished", "status": "submitted", "detail": "Application sent."}
+        )
         assert await page.inner_text("#form-review-text") == "Submitted: Application sent."
         for _ in range(50):
             if len(posted) == 5:
@@ -126,11 +159,13 @@ async def test_the_form_card_shows_values_states_and_the_live_preview_and_sends_
         row = await page.inner_text("#form-values tbody tr:first-child")
         assert "Paris, France" in row and "TYPED BY YOU" in row
         # a value misheard twice: the phone agent offers the box (type_requested), its row is marked and focused
-        await page.evaluate("(e) => onEvent(e)", {"event": "type_requested", "agent": "phone", "field": "email",
-                                                  "label": "Email"})
-        marked = await page.eval_on_selector("#form-values tbody tr:nth-child(3)",
-                                             "r => [r.classList.contains('asked'), r.contains(document.activeElement),"
-                                             " r.innerText]")
+        await page.evaluate(
+            "(e) => onEvent(e)", {"event": "type_requested", "agent": "phone", "field": "email", "label": "Email"}
+        )
+        marked = await page.eval_on_selector(
+            "#form-values tbody tr:nth-child(3)",
+            "r => [r.classList.contains('asked'), r.contains(document.activeElement), r.innerText]",
+        )
         assert marked[0] and marked[1] and "Type it here" in marked[2]
     finally:
         await browser.close()

@@ -10,26 +10,43 @@ import signal
 import time
 
 import pytest
-
-from appliance.bus import Envelope, InProcBus
-from appliance.computer_agent.agent import ComputerAgent
-from appliance.chromium import alive
-from appliance.demo.spec import evaluate, load_specs
-from appliance.demo.profile import load_profile
-from appliance.protocol import FillError, StatusUpdate
 from fakes import ScriptedLLM
 from helpers import ScriptedPhone, chromium_processes
 
+from appliance.bus import Envelope, InProcBus
+from appliance.chromium import alive
+from appliance.computer_agent.agent import ComputerAgent
+from appliance.demo.profile import load_profile
+from appliance.demo.spec import evaluate, load_specs
+from appliance.protocol import FillError, StatusUpdate
+
 pytestmark = pytest.mark.e2e
 
-FLIGHT = {"Given": "David", "Family": "Miller", "birth": "1990-03-14", "Passport": "512873946",
-          "Nationality": "United Kingdom", "Email": "davidmiller@example.com",
-          "Phone": ["07700900123", "+447700900123"], "Destination": "Rome", "Travel": "2027-06-02", "Seat": "Window",
-          "Meal": "Vegetarian", "accept": True}
-REGISTER = {"First": "David", "Last": "Miller", "Username": ["davidmiller", "davidmiller84"],
-            "Email": "davidmiller@example.com",
-            "Country": "United Kingdom", "Postcode": ["M1", "M1 1AE"], "city": "Manchester", "contact": "Email",
-            "terms": True}
+FLIGHT = {
+    "Given": "David",
+    "Family": "Miller",
+    "birth": "1990-03-14",
+    "Passport": "512873946",
+    "Nationality": "United Kingdom",
+    "Email": "davidmiller@example.com",
+    "Phone": ["07700900123", "+447700900123"],
+    "Destination": "Rome",
+    "Travel": "2027-06-02",
+    "Seat": "Window",
+    "Meal": "Vegetarian",
+    "accept": True,
+}
+REGISTER = {
+    "First": "David",
+    "Last": "Miller",
+    "Username": ["davidmiller", "davidmiller84"],
+    "Email": "davidmiller@example.com",
+    "Country": "United Kingdom",
+    "Postcode": ["M1", "M1 1AE"],
+    "city": "Manchester",
+    "contact": "Email",
+    "terms": True,
+}
 
 
 async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None, during=None):
@@ -41,8 +58,9 @@ async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None, duri
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
         phone = ScriptedPhone(bus, answers, authorise)
-        agent = ComputerAgent(forms_cfg.forms, bus, llm, url, task_id="t",
-                              emit=lambda ev, **kw: events.append((ev, kw)))
+        agent = ComputerAgent(
+            forms_cfg.forms, bus, llm, url, task_id="t", emit=lambda ev, **kw: events.append((ev, kw))
+        )
         phone_task = asyncio.create_task(phone.run())
         run = asyncio.create_task(agent.run())
         if until is not None or during is not None:
@@ -59,8 +77,9 @@ async def run_agent(forms_cfg, llm, url, answers, authorise, *, until=None, duri
 
 
 async def test_multistep_server_errors_are_reported_and_fixed(forms_cfg, forms_runtime, demo_site):
-    outcome, phone, events, _ = await run_agent(forms_cfg, forms_runtime.llm("computer"), demo_site.urls["register"],
-                                                REGISTER, True)
+    outcome, phone, events, _ = await run_agent(
+        forms_cfg, forms_runtime.llm("computer"), demo_site.urls["register"], REGISTER, True
+    )
     assert outcome.status == "submitted", outcome
     errors = {e.payload.field: e.payload.reason for e in phone.seen if e.type == "fill_error"}
     assert "already taken" in errors[next(k for k in errors if "user" in k)]
@@ -73,13 +92,13 @@ async def test_multistep_server_errors_are_reported_and_fixed(forms_cfg, forms_r
     assert all(r.ok for r in results), results
 
 
-async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(forms_cfg, forms_runtime,
-                                                                                demo_site):
+async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(forms_cfg, forms_runtime, demo_site):
     def ready(phone):
         return any(e.type == "status_update" and e.payload.state == "auth-required" for e in phone.seen)
 
-    outcome, phone, events, agent = await run_agent(forms_cfg, forms_runtime.llm("computer"),
-                                                    demo_site.urls["flight"], FLIGHT, False, until=ready)
+    outcome, phone, events, agent = await run_agent(
+        forms_cfg, forms_runtime.llm("computer"), demo_site.urls["flight"], FLIGHT, False, until=ready
+    )
     assert outcome.status == "terminated"
     assert demo_site.submissions == []  # everything was filled, but nothing authorised the submit
     filled = {e.payload.field for e in phone.seen if e.type == "field_filled"}
@@ -93,8 +112,9 @@ async def test_no_submit_without_authorisation_and_terminate_leaves_no_chromium(
     assert time.monotonic() - sent < 10  # 2 s target, 5x margin (CONTRACTS: behaviour deadlines)
 
 
-async def test_chromium_killed_mid_form_is_restarted_and_every_value_put_back_unasked(forms_cfg, forms_runtime,
-                                                                                        demo_site):
+async def test_chromium_killed_mid_form_is_restarted_and_every_value_put_back_unasked(
+    forms_cfg, forms_runtime, demo_site
+):
     killed: dict = {}
 
     def kill_after_three_fields(phone, agent) -> None:
@@ -104,9 +124,9 @@ async def test_chromium_killed_mid_form_is_restarted_and_every_value_put_back_un
             for pid in killed["pids"]:
                 os.kill(pid, signal.SIGKILL)
 
-    outcome, phone, events, agent = await run_agent(forms_cfg, forms_runtime.llm("computer"),
-                                                    demo_site.urls["flight"], FLIGHT, True,
-                                                    during=kill_after_three_fields)
+    outcome, phone, events, agent = await run_agent(
+        forms_cfg, forms_runtime.llm("computer"), demo_site.urls["flight"], FLIGHT, True, during=kill_after_three_fields
+    )
     assert killed["pids"] and not any(alive(p) for p in killed["pids"])
     lost = next(kw for ev, kw in events if ev == "browser_lost")
     assert lost["restart"] == 1 and killed["filled"] <= set(lost["values"])
@@ -123,8 +143,9 @@ async def test_chromium_killed_mid_form_is_restarted_and_every_value_put_back_un
 
 
 async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_runtime, demo_site):
-    outcome, phone, events, _ = await run_agent(forms_cfg, forms_runtime.llm("computer"),
-                                                demo_site.urls["flight-injected"], FLIGHT, True)
+    outcome, phone, events, _ = await run_agent(
+        forms_cfg, forms_runtime.llm("computer"), demo_site.urls["flight-injected"], FLIGHT, True
+    )
     assert outcome.status == "submitted"
     [sub] = demo_site.submissions_of("flight-injected")
     assert sub.ts_ms >= phone.authorised_at_ms  # submitted only after the authorisation
@@ -138,8 +159,14 @@ async def test_prompt_injected_page_changes_nothing(forms_cfg, forms_runtime, de
 async def test_page_that_does_not_load_is_reported_and_leaves_no_chromium(forms_cfg):
     async with InProcBus(None) as bus:
         phone = bus.subscribe("phone")
-        agent = ComputerAgent(forms_cfg.forms.model_copy(update={"page_load_timeout_ms": 3000}), bus,
-                              ScriptedLLM(), "http://127.0.0.1:9/form", task_id="t", emit=lambda *a, **k: None)
+        agent = ComputerAgent(
+            forms_cfg.forms.model_copy(update={"page_load_timeout_ms": 3000}),
+            bus,
+            ScriptedLLM(),
+            "http://127.0.0.1:9/form",
+            task_id="t",
+            emit=lambda *a, **k: None,
+        )
         outcome = await asyncio.wait_for(agent.run(), 60)
         got = [(await asyncio.wait_for(phone.__anext__(), 5)).payload for _ in range(2)]
     assert outcome.status == "failed" and "did not load" in outcome.detail

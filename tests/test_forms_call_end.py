@@ -13,19 +13,19 @@ from appliance.forms import mode as form_mode
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import PhoneOutcome
-from appliance.voice.server import VoiceServer
 from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.server import VoiceServer
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("record", [True, False])
-async def test_the_call_closes_itself_when_the_task_is_done(forms_cfg, forms_runtime, demo_site, monkeypatch,
-                                                            record):
+async def test_the_call_closes_itself_when_the_task_is_done(forms_cfg, forms_runtime, demo_site, monkeypatch, record):
     async def session_stub(cfg, url, *, line, folder, **kw):
         await line.say("Done! The form has been submitted. Thank you, goodbye.")
-        return SessionResult(Outcome("submitted", "Booking confirmed"), PhoneOutcome("submitted", 0), "fixed",
-                             folder=folder)
+        return SessionResult(
+            Outcome("submitted", "Booking confirmed"), PhoneOutcome("submitted", 0), "fixed", folder=folder
+        )
 
     monkeypatch.setattr(form_mode, "run_session", session_stub)
     cfg = forms_cfg.for_simulation()

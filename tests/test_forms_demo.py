@@ -8,9 +8,9 @@ import pytest
 from appliance import config
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.page import perceive
+from appliance.demo.profile import load_profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import evaluate, spec_for_url
-from appliance.demo.profile import load_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -49,8 +49,12 @@ async def test_flight_form_validates_in_the_browser_and_records_submission(site_
 async def test_registration_server_errors_and_revealed_postcode(site_and_page):
     site, page = site_and_page
     await page.goto(site.urls["register"])
-    for sel, v in (("#first_name", "David"), ("#last_name", "Miller"), ("#username", "davidmiller"),
-                   ("#email", "davidmiller@example.com")):
+    for sel, v in (
+        ("#first_name", "David"),
+        ("#last_name", "Miller"),
+        ("#username", "davidmiller"),
+        ("#email", "davidmiller@example.com"),
+    ):
         await page.fill(sel, v)
     await _submit(page, "text=Next")
     err = (await perceive(page)).by_ident()["username"]

@@ -11,6 +11,7 @@ import asyncio
 import time
 
 import pytest
+from fakes import FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
 from appliance import config
 from appliance.bus import Envelope, InProcBus
@@ -18,10 +19,18 @@ from appliance.computer_agent import page as pg
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.phone_agent.agent import REOPENING, PhoneAgent
 from appliance.protocol import InfoCollected, StatusUpdate, SubmitAuthorized, Terminate
-from fakes import FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
-async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", until, deadline_s: float = 20,
-                   browser: FakeBrowser | None = None):
+
+async def run_both(
+    monkeypatch,
+    page: FakePage,
+    answers,
+    *,
+    task: str = "",
+    until,
+    deadline_s: float = 20,
+    browser: FakeBrowser | None = None,
+):
     """Both agents on ``page`` (in ``browser``; default: a browser holding it); ``until(events)``
     ends the session (terminate). Returns (computer outcome, phone outcome, line, events as
     (monotonic s, event, fields))."""
@@ -35,10 +44,19 @@ async def run_both(monkeypatch, page: FakePage, answers, *, task: str = "", unti
     async with InProcBus(None) as bus:
         line = ScriptedLine(answers)
         forms = cfg.forms.model_copy(update={"poll_ms": 50, "review_timeout_s": 60.0})
-        computer = ComputerAgent(forms, bus, ScriptedLLM(json=[names_from_labels] * 5), page.url, task_id="t",
-                                 emit=emit, task=task, browser=browser or FakeBrowser(page))
-        phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit,
-                           answer_timeout_s=30.0)  # long: only the give-up can cut the wait for an answer short
+        computer = ComputerAgent(
+            forms,
+            bus,
+            ScriptedLLM(json=[names_from_labels] * 5),
+            page.url,
+            task_id="t",
+            emit=emit,
+            task=task,
+            browser=browser or FakeBrowser(page),
+        )
+        phone = PhoneAgent(
+            bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit, answer_timeout_s=30.0
+        )  # long: only the give-up can cut the wait for an answer short
         runs = asyncio.gather(phone.run(), computer.run())  # the phone listens first, as in a session
         t0 = time.monotonic()
         while not until(events) and time.monotonic() - t0 < deadline_s:
@@ -53,14 +71,21 @@ def _at(events, name: str, **match) -> tuple[float, dict]:
 
 
 async def test_a_widget_no_strategy_can_operate_is_explained_within_5_s_while_an_answer_is_awaited(monkeypatch):
-    page = FakePage([text_field("f1", "city", "Town or city", "autocomplete"), text_field("f2", "given_name", "First name")],
-                    broken={"autocomplete"})
+    page = FakePage(
+        [text_field("f1", "city", "Town or city", "autocomplete"), text_field("f2", "given_name", "First name")],
+        broken={"autocomplete"},
+    )
     # the town is read back and the person says nothing yet (None): the give-up arrives during that wait
     answers = ["Manchester.", None, "David.", "Yes."]
 
     def over(events):
-        return any(ev == "bus_out" and kw["type"] == "info_collected" and kw["payload"]["field"] == "first_name"
-                   and kw["payload"]["confirmed"] for _, ev, kw in events)
+        return any(
+            ev == "bus_out"
+            and kw["type"] == "info_collected"
+            and kw["payload"]["field"] == "first_name"
+            and kw["payload"]["confirmed"]
+            for _, ev, kw in events
+        )
 
     computer, phone, line, events = await run_both(monkeypatch, page, answers, until=over)
     # two different ways were tried on the town before giving up; the name went in at once
@@ -91,8 +116,9 @@ async def test_a_page_with_nothing_to_press_is_explained_and_not_repeated(monkey
     assert gave_up["problem"] == "no_control"
     said_at, _ = _at(events, "failure_explained", problem="no_control")
     assert said_at - gave_up_at < 5.0
-    assert any("can't find a button to go on or to send it" in s and "press it yourself in the preview" in s
-               for s in line.said)
+    assert any(
+        "can't find a button to go on or to send it" in s and "press it yourself in the preview" in s for s in line.said
+    )
     assert [ev for _, ev, _ in events].count("gave_up") == 1
 
 
@@ -121,8 +147,12 @@ async def test_dont_submit_fills_everything_and_leaves_it_for_review(monkeypatch
         return any(ev == "agent_finished" and kw["agent"] == "phone" for _, ev, kw in events)
 
     computer, phone, line, events = await run_both(
-        monkeypatch, page, ["David.", "Yes."], task="Fill it in but don't submit it, I want to check it first.",
-        until=over)
+        monkeypatch,
+        page,
+        ["David.", "Yes."],
+        task="Fill it in but don't submit it, I want to check it first.",
+        until=over,
+    )
     assert phone.status == "review"
     assert any("waiting for your review" in s and "I have not submitted it" in s for s in line.said)
     states = [kw["payload"]["state"] for _, ev, kw in events if ev == "bus_out" and kw["type"] == "status_update"]
@@ -132,8 +162,13 @@ async def test_dont_submit_fills_everything_and_leaves_it_for_review(monkeypatch
     assert computer.status == "terminated"
 
 
-@pytest.mark.parametrize("answer, value", [("Manchester, United Kingdom", "Manchester, United Kingdom"),
-                                           ("the one in New Hampshire", "Manchester, New Hampshire, United States")])
+@pytest.mark.parametrize(
+    "answer, value",
+    [
+        ("Manchester, United Kingdom", "Manchester, United Kingdom"),
+        ("the one in New Hampshire", "Manchester, New Hampshire, United States"),
+    ],
+)
 async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, value):
     from appliance.protocol import FieldSpec, FormatInvalid
 
@@ -141,8 +176,9 @@ async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, 
     candidates = ("Manchester, United Kingdom", "Manchester, New Hampshire, United States")
     async with InProcBus(None) as bus:
         line = ScriptedLine(["Manchester.", "Yes.", answer])
-        phone = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="p", emit=lambda *a, **k: None,
-                           fields=(city,))
+        phone = PhoneAgent(
+            bus, line, ScriptedLLM(), task_id="t", purpose="p", emit=lambda *a, **k: None, fields=(city,)
+        )
         computer = bus.subscribe("computer")
         run = asyncio.create_task(phone.run())
         got = []
@@ -150,15 +186,23 @@ async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, 
             async for env in computer:
                 got.append(env.payload)
                 if isinstance(env.payload, InfoCollected) and env.payload.confirmed and len(got) == 2:
-                    await bus.publish(Envelope.new(FormatInvalid(field="city", expected=" or ".join(candidates),
-                                                                 got="Manchester", candidates=candidates),
-                                                   sender="computer", recipient="phone"))
+                    await bus.publish(
+                        Envelope.new(
+                            FormatInvalid(
+                                field="city", expected=" or ".join(candidates), got="Manchester", candidates=candidates
+                            ),
+                            sender="computer",
+                            recipient="phone",
+                        )
+                    )
                 if isinstance(env.payload, InfoCollected) and env.payload.value == value:
                     break
         await bus.publish(Envelope.new(StatusUpdate(state="canceled"), sender="computer", recipient="phone"))
         await asyncio.wait_for(run, 5)
-    assert ("The page offers several for town or city: Manchester, United Kingdom; or Manchester, New Hampshire, "
-            "United States. Which one do you mean?") in line.said
+    assert (
+        "The page offers several for town or city: Manchester, United Kingdom; or Manchester, New Hampshire, "
+        "United States. Which one do you mean?"
+    ) in line.said
     assert got[-1] == InfoCollected(field="city", value=value, confirmed=True)  # a pick needs no read-back
 
 
@@ -223,8 +267,9 @@ class _DyingBrowser(FakeBrowser):
 
 
 async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_asked_again(monkeypatch):
-    browser = _DyingBrowser([text_field("f1", "given_name", "First name"), text_field("f2", "city", "Town or city")],
-                            die_after=2)  # "David" as heard, then confirmed: then the browser dies
+    browser = _DyingBrowser(
+        [text_field("f1", "given_name", "First name"), text_field("f2", "city", "Town or city")], die_after=2
+    )  # "David" as heard, then confirmed: then the browser dies
 
     def values(page: FakePage) -> dict[str, str]:
         return {f.key: f.value for f in page.fields}
@@ -232,8 +277,9 @@ async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_aske
     def over(events):
         return len(browser.pages) == 2 and values(browser.pages[1]) == {"given_name": "David", "city": "Manchester"}
 
-    computer, phone, line, events = await run_both(monkeypatch, browser.page, ["David.", "Yes.", "Manchester.", "Yes."],
-                                                   browser=browser, until=over)
+    computer, phone, line, events = await run_both(
+        monkeypatch, browser.page, ["David.", "Yes.", "Manchester.", "Yes."], browser=browser, until=over
+    )
     assert over(events), line.said
     _, lost = _at(events, "browser_lost")
     assert lost["values"] == ["first_name"] and lost["restart"] == 1 and browser.closes >= 1
@@ -241,8 +287,11 @@ async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_aske
     # the person is told once, and the name is put back without being asked again
     assert line.said.count(REOPENING) == 1
     assert line.said.count("What is your first name?") == 1
-    confirmed = [kw["payload"]["field"] for _, ev, kw in events
-                 if ev == "bus_out" and kw["type"] == "info_collected" and kw["payload"]["confirmed"]]
+    confirmed = [
+        kw["payload"]["field"]
+        for _, ev, kw in events
+        if ev == "bus_out" and kw["type"] == "info_collected" and kw["payload"]["confirmed"]
+    ]
     assert confirmed == ["first_name", "town_or_city"]
     assert ("given_name", "native") in browser.pages[1].fills
     assert computer.status == "terminated"
@@ -254,8 +303,15 @@ async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_rev
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
         forms = config.Config().loopback().forms.model_copy(update={"poll_ms": 50})
-        agent = ComputerAgent(forms, bus, ScriptedLLM(json=[names_from_labels]), page.url, task_id="t",
-                              emit=lambda ev, **kw: events.append((ev, kw)), browser=FakeBrowser(page))
+        agent = ComputerAgent(
+            forms,
+            bus,
+            ScriptedLLM(json=[names_from_labels]),
+            page.url,
+            task_id="t",
+            emit=lambda ev, **kw: events.append((ev, kw)),
+            browser=FakeBrowser(page),
+        )
         run = asyncio.create_task(agent.run())
         t0 = time.monotonic()
         while not any(ev == "page_state" for ev, _ in events) and time.monotonic() - t0 < 5:

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from server_helpers import eventually
 
 from appliance import config
 from appliance.bus import InProcBus
@@ -24,7 +25,6 @@ from appliance.phone_agent.agent import PhoneOutcome
 from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate, SubmitAuthorized
 from appliance.voice.events import EventLog
 from appliance.voice.session import Session
-from server_helpers import eventually
 
 CITY = FieldSpec(name="city", label="Town or city", type="text", required=True)
 EXTRAS = FieldSpec(name="extras", label="Extras", type="checkboxes", required=False, options=("a", "b", "c"))
@@ -60,6 +60,7 @@ async def running(monkeypatch):
             async def take():
                 async for env in computer:
                     got.append(env)
+
             reader = asyncio.create_task(take())
             ready.set()
             await release.wait()
@@ -72,8 +73,11 @@ async def running(monkeypatch):
     feature = FormFeature(site=SimpleNamespace(urls={"flight": "http://127.0.0.1:9/flight"}))
     await feature.install(server)
     session = Session(events=EventLog(None))
-    run = asyncio.create_task(server.modes["form"](server, "pc1", session, None,
-                                                   {"url": "http://127.0.0.1:9/form", "task": "don't submit it"}))
+    run = asyncio.create_task(
+        server.modes["form"](
+            server, "pc1", session, None, {"url": "http://127.0.0.1:9/form", "task": "don't submit it"}
+        )
+    )
     await asyncio.wait_for(ready.wait(), 5)
     async with TestClient(TestServer(server.app)) as client:
         yield client, args["page_side"], got, args, session.events.events, server
@@ -104,9 +108,15 @@ async def test_typed_values_and_a_submit_from_the_page_go_on_the_bus_as_the_page
     assert [(e.sender, e.payload) for e in got] == [
         ("page", InfoCollected(field="city", value="Leeds", confirmed=True)),
         ("page", InfoCollected(field="email", value="jo@example.com", confirmed=True)),
-        ("page", InfoCollected(field="extras", value=("a", "b"), confirmed=True)), ("page", SubmitAuthorized())]
-    assert any(e["event"] == "bus_out" and (e["agent"], e["type"], e["payload"]) == (
-        "page", "info_collected", {"field": "city", "value": "Leeds", "confirmed": True}) for e in events)
+        ("page", InfoCollected(field="extras", value=("a", "b"), confirmed=True)),
+        ("page", SubmitAuthorized()),
+    ]
+    assert any(
+        e["event"] == "bus_out"
+        and (e["agent"], e["type"], e["payload"])
+        == ("page", "info_collected", {"field": "city", "value": "Leeds", "confirmed": True})
+        for e in events
+    )
 
 
 async def test_the_routes_refuse_what_is_not_theirs(running):

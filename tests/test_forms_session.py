@@ -39,24 +39,40 @@ def test_a_session_split_over_two_processes_joins_its_redis_stream_from_the_star
 URL_ERROR = "error: --url is the computer agent's: give it, except with --agent phone"
 
 
-@pytest.mark.parametrize("backend, argv, error", [
-    ("inproc", ["--agent", "phone", "--task-id", "t1"],
-     "error: the phone agent alone needs bus.backend: redis (the other agent's process talks to it over Redis "
-     "Streams); this config has bus.backend: inproc"),
-    ("redis", ["--agent", "computer", "--url", "demo:flight"],
-     "error: the computer agent alone needs a task id, the same for both processes (its bus is the Redis stream "
-     "form-<task id>)"),
-    ("redis", ["--agent", "computer", "--task-id", "t1"], URL_ERROR),
-    ("redis", ["--agent", "phone", "--task-id", "t1", "--url", "demo:flight"], URL_ERROR),
-    ("redis", [], URL_ERROR),
-    ("redis", ["--agent", "computer", "--task-id", "t1", "--url", "demo:flight", "--autonomous"],
-     "error: the autonomous launch runs both agents in one process: drop --autonomous or the agent"),
-    ("redis", ["--agent", "phone", "--task-id", "a b/../x"],
-     "error: task id 'a b/../x': use 1–64 letters, digits, '.', '_' or '-' (it names the Redis stream "
-     "form-<task id>)"),
-])
-def test_the_form_command_refuses_a_split_that_cannot_work_before_loading_anything(backend, argv, error, tmp_path,
-                                                                                    capsys):
+@pytest.mark.parametrize(
+    "backend, argv, error",
+    [
+        (
+            "inproc",
+            ["--agent", "phone", "--task-id", "t1"],
+            "error: the phone agent alone needs bus.backend: redis (the other agent's process talks to it over Redis "
+            "Streams); this config has bus.backend: inproc",
+        ),
+        (
+            "redis",
+            ["--agent", "computer", "--url", "demo:flight"],
+            "error: the computer agent alone needs a task id, the same for both processes (its bus is the Redis stream "
+            "form-<task id>)",
+        ),
+        ("redis", ["--agent", "computer", "--task-id", "t1"], URL_ERROR),
+        ("redis", ["--agent", "phone", "--task-id", "t1", "--url", "demo:flight"], URL_ERROR),
+        ("redis", [], URL_ERROR),
+        (
+            "redis",
+            ["--agent", "computer", "--task-id", "t1", "--url", "demo:flight", "--autonomous"],
+            "error: the autonomous launch runs both agents in one process: drop --autonomous or the agent",
+        ),
+        (
+            "redis",
+            ["--agent", "phone", "--task-id", "a b/../x"],
+            "error: task id 'a b/../x': use 1–64 letters, digits, '.', '_' or '-' (it names the Redis stream "
+            "form-<task id>)",
+        ),
+    ],
+)
+def test_the_form_command_refuses_a_split_that_cannot_work_before_loading_anything(
+    backend, argv, error, tmp_path, capsys
+):
     from appliance.cli import main
 
     cfg = tmp_path / "cfg.yaml"
@@ -71,15 +87,18 @@ def _env(payload, ts):
 
 
 def test_report_measures_fill_lag_and_authorisation_from_the_envelopes():
-    envs = [_env(InfoCollected(field="email", value="a@b.c", confirmed=False), 1000),
-            _env(FieldFilled(field="email", value_read_back="a@b.c"), 1100),  # answers no confirmed value
-            _env(InfoCollected(field="email", value="a@b.c", confirmed=True), 2000),
-            _env(FieldFilled(field="email", value_read_back="a@b.c"), 2150),
-            _env(InfoCollected(field="name", value="Ada", confirmed=True), 3000),
-            _env(FieldFilled(field="name", value_read_back="Ada"), 3050),
-            _env(SubmitAuthorized(), 4000)]
-    result = SessionResult(Outcome("submitted", "ok", submitted_at_ms=4100), PhoneOutcome("submitted", 0), "fixed",
-                           envs, duration_s=12.34)
+    envs = [
+        _env(InfoCollected(field="email", value="a@b.c", confirmed=False), 1000),
+        _env(FieldFilled(field="email", value_read_back="a@b.c"), 1100),  # answers no confirmed value
+        _env(InfoCollected(field="email", value="a@b.c", confirmed=True), 2000),
+        _env(FieldFilled(field="email", value_read_back="a@b.c"), 2150),
+        _env(InfoCollected(field="name", value="Ada", confirmed=True), 3000),
+        _env(FieldFilled(field="name", value_read_back="Ada"), 3050),
+        _env(SubmitAuthorized(), 4000),
+    ]
+    result = SessionResult(
+        Outcome("submitted", "ok", submitted_at_ms=4100), PhoneOutcome("submitted", 0), "fixed", envs, duration_s=12.34
+    )
     r = report(result, None, None, None)
     assert r["fill_lag_ms"] == {"p50": 100, "max": 150}
     assert r["submitted"] and r["authorised_before_submit"]
@@ -94,13 +113,20 @@ def test_report_gives_the_interviews_figures_per_field_filled():
     from appliance.demo.spec import FieldRule, FormSpec
     from appliance.phone_agent.agent import CallStats
 
-    envs = [_env(FieldFilled(field="name", value_read_back="Ada"), 1000),
-            _env(FieldFilled(field="email", value_read_back="a@b.c"), 1100),
-            _env(FieldFilled(field="email", value_read_back="a@b.c"), 1200),  # one field, read back twice
-            _env(SubmitAuthorized(), 2000)]
+    envs = [
+        _env(FieldFilled(field="name", value_read_back="Ada"), 1000),
+        _env(FieldFilled(field="email", value_read_back="a@b.c"), 1100),
+        _env(FieldFilled(field="email", value_read_back="a@b.c"), 1200),  # one field, read back twice
+        _env(SubmitAuthorized(), 2000),
+    ]
     stats = CallStats(interview_s=13.0, person_turns=5, spelled=("name",), explained_failures=1)
-    result = SessionResult(Outcome("submitted", "ok", submitted_at_ms=2100, actions={"fill": 3, "click": 1}),
-                           PhoneOutcome("submitted", 0, "", stats), "fixed", envs, duration_s=30.0)
+    result = SessionResult(
+        Outcome("submitted", "ok", submitted_at_ms=2100, actions={"fill": 3, "click": 1}),
+        PhoneOutcome("submitted", 0, "", stats),
+        "fixed",
+        envs,
+        duration_s=30.0,
+    )
     spec = FormSpec("f", "/f", (FieldRule("name", "given_name"), FieldRule("email", "email")))
     profile = Profile("p", {"given_name": "Ada", "email": "a@b.c"})
     r = report(result, spec, profile, [{"form": "f", "data": {"name": "Ada", "email": "a@b.c"}, "ts_ms": 2100}])
@@ -117,8 +143,10 @@ def test_a_dont_submit_run_is_judged_on_the_pages_last_draft_and_no_submission()
     result = SessionResult(Outcome("not_submitted", "review"), PhoneOutcome("review", 0), "fixed", [], duration_s=9)
     spec = FormSpec("w", "/w", (FieldRule("name", "given_name"),), submit=False)
     profile = Profile("p", {"given_name": "Ada"})
-    drafts = [{"form": "w", "data": {"name": "Ad"}, "ts_ms": 1, "draft": True},
-              {"form": "w", "data": {"name": "Ada"}, "ts_ms": 2, "draft": True}]
+    drafts = [
+        {"form": "w", "data": {"name": "Ad"}, "ts_ms": 1, "draft": True},
+        {"form": "w", "data": {"name": "Ada"}, "ts_ms": 2, "draft": True},
+    ]
     r = report(result, spec, profile, drafts)
     assert (r["accepted"], r["field_accuracy"], r["submitted"]) == (True, 1.0, False)
     sent = report(result, spec, profile, [*drafts, {"form": "w", "data": {"name": "Ada"}, "ts_ms": 3}])
@@ -129,9 +157,13 @@ def test_a_dont_submit_run_is_judged_on_the_pages_last_draft_and_no_submission()
 def test_report_counts_browser_actions_and_explained_failures():
     from appliance.phone_agent.agent import CallStats
 
-    result = SessionResult(Outcome("submitted", "ok", actions={"fill": 4, "click": 2, "select": 1, "key": 9}),
-                           PhoneOutcome("submitted", 0, stats=CallStats(explained_failures=2)), "fixed", [],
-                           duration_s=1)
+    result = SessionResult(
+        Outcome("submitted", "ok", actions={"fill": 4, "click": 2, "select": 1, "key": 9}),
+        PhoneOutcome("submitted", 0, stats=CallStats(explained_failures=2)),
+        "fixed",
+        [],
+        duration_s=1,
+    )
     r = report(result, None, None, None)
     assert (r["actions"], r["explained_failures"]) == (16, 2)
     assert report(replace(result, phone=None), None, None, None)["explained_failures"] == 0
@@ -157,8 +189,18 @@ async def test_the_page_side_sends_typed_values_and_a_submit_as_the_page():
         await side.submit()
         got = [await anext(computer) for _ in range(2)]
         heard = await anext(phone)  # a typed value reaches the phone agent too: it is not asked again
-    assert [(e.sender, e.type, e.task_id) for e in got] == [("page", "info_collected", "t1"),
-                                                            ("page", "submit_authorized", "t1")]
+    assert [(e.sender, e.type, e.task_id) for e in got] == [
+        ("page", "info_collected", "t1"),
+        ("page", "submit_authorized", "t1"),
+    ]
     assert got[0].payload == InfoCollected(field="city", value="Leeds", confirmed=True) == heard.payload
-    assert events == [("bus_out", {"agent": "page", "type": "info_collected",
-                                   "payload": {"field": "city", "value": "Leeds", "confirmed": True}})]
+    assert events == [
+        (
+            "bus_out",
+            {
+                "agent": "page",
+                "type": "info_collected",
+                "payload": {"field": "city", "value": "Leeds", "confirmed": True},
+            },
+        )
+    ]

@@ -14,17 +14,31 @@ import wave
 from pathlib import Path
 
 import pytest
+from helpers import chromium_processes
 
+from appliance.demo.profile import load_profile
 from appliance.simulate.form_run import simulate_form
 from appliance.simulate.stages import STAGES
-from appliance.demo.profile import load_profile
-from helpers import chromium_processes
 
 pytestmark = pytest.mark.e2e
 
-REPORT_KEYS = {"fields", "field_accuracy", "accepted", "submitted", "authorised_before_submit", "fill_lag_ms",
-               "phone_waits_on_browser", "seconds_per_field", "exchanges_per_field", "spelled_fields", "actions",
-               "explained_failures", "duration_s", "messages", "stages_s"}
+REPORT_KEYS = {
+    "fields",
+    "field_accuracy",
+    "accepted",
+    "submitted",
+    "authorised_before_submit",
+    "fill_lag_ms",
+    "phone_waits_on_browser",
+    "seconds_per_field",
+    "exchanges_per_field",
+    "spelled_fields",
+    "actions",
+    "explained_failures",
+    "duration_s",
+    "messages",
+    "stages_s",
+}
 
 
 def _types(report: dict) -> list[tuple[str, dict]]:
@@ -42,8 +56,7 @@ def _conversation(out) -> str:
 
 
 async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(forms_cfg, forms_runtime, demo_site):
-    out = await simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"], load_profile("david"),
-                              site=demo_site)
+    out = await simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"], load_profile("david"), site=demo_site)
     r = out.report
     assert set(r) == REPORT_KEYS
     assert r["submitted"] and r["authorised_before_submit"], _conversation(out)
@@ -52,10 +65,14 @@ async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(for
     msgs = _types(r)
     # the person's first phone answer had no country code: the page refused it, the agent asked again
     # (what the ASR heard in the refused answer varies; the refusal and the confirmed fix do not)
-    bad = [i for i, (t, p) in enumerate(msgs) if t == "format_invalid" and p["field"] == "phone"
-           and not p["got"].startswith("+44")]
-    fixed = [i for i, (t, p) in enumerate(msgs)
-             if t == "info_collected" and p["value"] == "+447700900123" and p["confirmed"]]
+    bad = [
+        i
+        for i, (t, p) in enumerate(msgs)
+        if t == "format_invalid" and p["field"] == "phone" and not p["got"].startswith("+44")
+    ]
+    fixed = [
+        i for i, (t, p) in enumerate(msgs) if t == "info_collected" and p["value"] == "+447700900123" and p["confirmed"]
+    ]
     assert bad and fixed and bad[0] < fixed[-1]
     # both sides really spoke over the call: the appliance recorded the person's audio and
     # transcribed it with its own ASR; the person recorded and transcribed the bot's audio
@@ -77,32 +94,48 @@ def test_registration_by_cli_server_errors_and_revealed_field(forms_cfg, tmp_pat
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(f"recording:\n  dir: {tmp_path / 'rec'}\n")
     cli = Path(sys.executable).with_name("appliance")
-    proc = subprocess.run([str(cli), "simulate", "form", "--config", str(cfg), "--url", "demo:register",
-                           "--profile", "david", "--json"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.run(
+        [str(cli), "simulate", "form", "--config", str(cfg), "--url", "demo:register", "--profile", "david", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1
     r = json.loads(lines[0])
     assert set(r) == REPORT_KEYS
     assert r["submitted"] and r["authorised_before_submit"] and r["field_accuracy"] == 1.0, (
-        r["fields"], proc.stderr[-4000:])  # the conversation, as the CLI printed it
+        r["fields"],
+        proc.stderr[-4000:],
+    )  # the conversation, as the CLI printed it
     msgs = _types(r)
     taken = [i for i, (t, p) in enumerate(msgs) if t == "fill_error" and "already taken" in p["reason"]]
     assert taken, "the server refused the first username"
-    assert any(t == "info_collected" and p["value"] == "davidmiller84" and p["confirmed"] for t, p in msgs[taken[0]:])
+    assert any(t == "info_collected" and p["value"] == "davidmiller84" and p["confirmed"] for t, p in msgs[taken[0] :])
     asked = [f["label"] for t, p in msgs if t == "need_info" for f in p["fields"]]
     country = next(i for i, (t, p) in enumerate(msgs) if t == "info_collected" and p["field"] == "country")
-    postcode = next(i for i, (t, p) in enumerate(msgs)
-                    if t == "need_info" and any(f["label"] == "Postcode" for f in p["fields"]))
+    postcode = next(
+        i for i, (t, p) in enumerate(msgs) if t == "need_info" and any(f["label"] == "Postcode" for f in p["fields"])
+    )
     assert "Postcode" in asked and postcode > country  # the field appeared only once a country was chosen
     assert r["fill_lag_ms"]["max"] is not None
 
 
 async def test_autonomous_launch_is_the_llms_call(forms_cfg, forms_runtime, demo_site):
     stop = asyncio.Event()
-    run = asyncio.create_task(simulate_form(forms_cfg, forms_runtime, demo_site.urls["flight"],
-                                            load_profile("emma"), autonomous=True, site=demo_site, stop=stop))
+    run = asyncio.create_task(
+        simulate_form(
+            forms_cfg,
+            forms_runtime,
+            demo_site.urls["flight"],
+            load_profile("emma"),
+            autonomous=True,
+            site=demo_site,
+            stop=stop,
+        )
+    )
     # stop once the phone agent has asked its first question: the launch is what is tested here
     for _ in range(3000):  # up to 5 min on a loaded machine; no speed is asserted here
         await asyncio.sleep(0.1)

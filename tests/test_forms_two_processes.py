@@ -40,20 +40,34 @@ GUARD_S = 300  # a hung run fails here instead of hanging CI (not a speed target
 
 def _config(tmp_path: Path, forms_cfg, base_url: str, redis_url: str) -> Path:
     path = tmp_path / "cfg.yaml"
-    path.write_text(yaml.safe_dump({
-        "llm": {"provider": "openai_compatible", "base_url": base_url, "model": forms_cfg.llm.model},
-        "bus": {"backend": "redis", "redis_url": redis_url, "log_dir": str(tmp_path / "bus")},
-        "recording": {"dir": str(tmp_path / "rec")},
-        "browser": {"network": "loopback"},
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "llm": {"provider": "openai_compatible", "base_url": base_url, "model": forms_cfg.llm.model},
+                "bus": {"backend": "redis", "redis_url": redis_url, "log_dir": str(tmp_path / "bus")},
+                "recording": {"dir": str(tmp_path / "rec")},
+                "browser": {"network": "loopback"},
+            }
+        )
+    )
     return path
 
 
 async def _spawn(cfg: Path, *args: str, stderr, env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "appliance.cli", "form", "--config", str(cfg), *args, cwd=REPO,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
+        sys.executable,
+        "-m",
+        "appliance.cli",
+        "form",
+        "--config",
+        str(cfg),
+        *args,
+        cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+    )
 
 
 async def _stream(url: str, stream: str) -> list[Envelope]:
@@ -72,8 +86,11 @@ def _marked(mark: str) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
         try:
-            found = entry.name.isdigit() and mark.encode() in (entry / "environ").read_bytes() \
+            found = (
+                entry.name.isdigit()
+                and mark.encode() in (entry / "environ").read_bytes()
                 and b"chrom" in (entry / "cmdline").read_bytes()
+            )
         except OSError:
             continue
         if found and alive(int(entry.name)):
@@ -106,8 +123,19 @@ async def two_processes(forms_cfg, forms_runtime, redis_url: str, url: str, tmp_
     with (tmp_path / "computer.log").open("wb") as clog, (tmp_path / "phone.log").open("wb") as plog:
         try:
             async with asyncio.timeout(GUARD_S):
-                procs.append(await _spawn(cfg, "--agent", "computer", "--task-id", task_id, "--url", url,
-                                          stderr=clog, env=dict([mark.split("=", 1)])))
+                procs.append(
+                    await _spawn(
+                        cfg,
+                        "--agent",
+                        "computer",
+                        "--task-id",
+                        task_id,
+                        "--url",
+                        url,
+                        stderr=clog,
+                        env=dict([mark.split("=", 1)]),
+                    )
+                )
                 while not any(e.type == "need_info" for e in await _stream(redis_url, f"form-{task_id}")):
                     assert procs[0].returncode is None, "the computer process ended before announcing the fields"
                     await asyncio.sleep(0.2)
@@ -127,7 +155,8 @@ def _last_json(out: bytes | list[str]) -> dict:
 
 
 async def test_phone_and_computer_agents_in_two_processes_fill_the_form_over_redis(
-        forms_cfg, forms_runtime, demo_site, redis_url, tmp_path):
+    forms_cfg, forms_runtime, demo_site, redis_url, tmp_path
+):
     url = demo_site.urls[FORM]
     spec, profile = spec_for_url(url), load_profile(PROFILE)
     person = SimulatedPerson(spec.person(profile), forms_runtime.llm("person"), lambda *a, **k: None)
@@ -161,13 +190,19 @@ async def test_phone_and_computer_agents_in_two_processes_fill_the_form_over_red
     [sub] = demo_site.submissions_of(FORM)
     assert all(r.ok for r in evaluate(spec, profile, sub.data)), (sub.data, split.why(terminal))
     kinds = {(e.sender, e.type) for e in await _stream(redis_url, f"form-{split.task_id}")}
-    assert {("computer", "need_info"), ("phone", "info_collected"), ("phone", "submit_authorized"),
-            ("computer", "submitted"), ("phone", "task_completed")} <= kinds
+    assert {
+        ("computer", "need_info"),
+        ("phone", "info_collected"),
+        ("phone", "submit_authorized"),
+        ("computer", "submitted"),
+        ("phone", "task_completed"),
+    } <= kinds
     assert _marked(split.mark) == []  # no Chromium left, wherever it was re-parented
 
 
 async def test_stopping_the_phone_process_stops_the_computer_process_and_its_chromium(
-        forms_cfg, forms_runtime, demo_site, redis_url, tmp_path):
+    forms_cfg, forms_runtime, demo_site, redis_url, tmp_path
+):
     async with two_processes(forms_cfg, forms_runtime, redis_url, demo_site.urls[FORM], tmp_path) as split:
         terminal = []
         async for raw in split.phone.stdout:  # the person hears the first question, then presses Ctrl-C

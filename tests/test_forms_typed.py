@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fakes import ScriptedLine, ScriptedLLM
+from server_helpers import eventually
 
 from appliance.bus import Envelope, InProcBus
 from appliance.forms.session import PageSide
 from appliance.forms.typed import TypedValues, UnknownField, is_typed_line
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, StatusUpdate, Terminate
-from fakes import ScriptedLLM, ScriptedLine
-from server_helpers import eventually
 
 EMAIL = FieldSpec(name="email", label="Email address", type="email", required=True)
 FAMILY = FieldSpec(name="family_name", label="Family name", type="text", required=True)
@@ -28,8 +28,9 @@ def test_typed_values_name_a_field_by_name_or_label_and_take_the_forms_form():
     with pytest.raises(UnknownField, match="none yet"):
         typed.payload("email", "a@b.c")
     typed.known([EMAIL, FAMILY, DOB, EXTRAS, NEWS])
-    assert typed.payload("email", " jo.m91@example.com ") == InfoCollected(field="email", value="jo.m91@example.com",
-                                                                           confirmed=True)
+    assert typed.payload("email", " jo.m91@example.com ") == InfoCollected(
+        field="email", value="jo.m91@example.com", confirmed=True
+    )
     assert typed.payload("FAMILY NAME", "O'Neill").field == "family_name"
     assert typed.payload("date_of_birth", "14/03/1990").value == "1990-03-14"
     assert typed.payload_line("=Family name Nic Giolla Phádraig").value == "Nic Giolla Phádraig"
@@ -57,8 +58,16 @@ async def test_a_typed_value_is_published_to_both_agents_and_accepted_without_a_
         side.bind(bus, "t")
         side.typed.known([EMAIL])
         line = ScriptedLine([])  # the person says nothing: the value comes from the keyboard
-        agent = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the test form",
-                           emit=lambda *a, **k: None, fields=(EMAIL,), answer_timeout_s=5)
+        agent = PhoneAgent(
+            bus,
+            line,
+            ScriptedLLM(),
+            task_id="t",
+            purpose="the test form",
+            emit=lambda *a, **k: None,
+            fields=(EMAIL,),
+            answer_timeout_s=5,
+        )
         computer = bus.subscribe("computer")
         run = asyncio.create_task(agent.run())
         await eventually(lambda: "What is your email address?" in line.said, 5, "the question")
@@ -67,8 +76,11 @@ async def test_a_typed_value_is_published_to_both_agents_and_accepted_without_a_
         async for env in computer:
             got.append((env.sender, env.payload))
             if isinstance(env.payload, InfoCollected):
-                await bus.publish(Envelope.new(StatusUpdate(state="canceled", message="test over"),
-                                               sender="computer", recipient="phone"))
+                await bus.publish(
+                    Envelope.new(
+                        StatusUpdate(state="canceled", message="test over"), sender="computer", recipient="phone"
+                    )
+                )
                 break
         outcome = await asyncio.wait_for(run, 5)
     assert got == [("page", InfoCollected(field="email", value="jo.m91@example.com", confirmed=True))]
@@ -94,6 +106,7 @@ async def test_a_terminal_line_goes_on_the_bus_as_the_terminal():
 async def test_a_typed_value_the_page_refuses_is_asked_again_with_the_pages_reason():
     """The person types the e-mail, the page refuses it: the field is asked again (the typed
     value no longer stands), the page's reason first."""
+
     def said(what: str) -> bool:
         return any(what in s for s in line.said)
 
@@ -102,15 +115,28 @@ async def test_a_typed_value_the_page_refuses_is_asked_again_with_the_pages_reas
         side.bind(bus, "t")
         side.typed.known([EMAIL])
         line = ScriptedLine([None, None])  # silent: the value is typed, then the field is asked again
-        agent = PhoneAgent(bus, line, ScriptedLLM(), task_id="t", purpose="the test form",
-                           emit=lambda *a, **k: None, fields=(EMAIL,), answer_timeout_s=5)
+        agent = PhoneAgent(
+            bus,
+            line,
+            ScriptedLLM(),
+            task_id="t",
+            purpose="the test form",
+            emit=lambda *a, **k: None,
+            fields=(EMAIL,),
+            answer_timeout_s=5,
+        )
         run = asyncio.create_task(agent.run())
         try:
             await eventually(lambda: said("What is your email address?"), 5, "the question")
             await side.value("email", "jo@example")
             await eventually(lambda: said("Thanks, I have what you typed."), 5, "the typed value taken")
-            await bus.publish(Envelope.new(FormatInvalid(field="email", expected="an e-mail address", got="jo@example"),
-                                           sender="computer", recipient="phone"))
+            await bus.publish(
+                Envelope.new(
+                    FormatInvalid(field="email", expected="an e-mail address", got="jo@example"),
+                    sender="computer",
+                    recipient="phone",
+                )
+            )
             await eventually(lambda: said("did not accept"), 5, "the field asked again with the page's reason")
         finally:
             await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))

@@ -24,10 +24,20 @@ from appliance.demo.spec import evaluate, load_specs
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 TIMEOUT_MS = 3000
-RUNS = [("city-autocomplete", "david"), ("custom-dropdown", "emma"), ("hotel-calendar", "david"),
-        ("companion-dob", "david"), ("shadow-iframe", "emma"), ("wizard", "david"), ("id-check", "emma"),
-        ("contact-reveal", "david"), ("contact-reveal", "emma"), ("masked-phone", "david"),
-        ("aria-widgets", "david"), ("injected-contact", "emma")]
+RUNS = [
+    ("city-autocomplete", "david"),
+    ("custom-dropdown", "emma"),
+    ("hotel-calendar", "david"),
+    ("companion-dob", "david"),
+    ("shadow-iframe", "emma"),
+    ("wizard", "david"),
+    ("id-check", "emma"),
+    ("contact-reveal", "david"),
+    ("contact-reveal", "emma"),
+    ("masked-phone", "david"),
+    ("aria-widgets", "david"),
+    ("injected-contact", "emma"),
+]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -110,8 +120,12 @@ async def test_each_page_is_filled_and_accepted_by_its_own_handler(env, form, wh
         assert attempt.outcome == "accepted", attempt.reason
         data = attempt.data
     else:
-        await _wait_for(lambda: any(all(r.matches(r.expected(profile), a.data.get(r.name, "")) for r in spec.fields)
-                                    for a in site.attempts_of(form, "draft")))
+        await _wait_for(
+            lambda: any(
+                all(r.matches(r.expected(profile), a.data.get(r.name, "")) for r in spec.fields)
+                for a in site.attempts_of(form, "draft")
+            )
+        )
         assert not site.attempts_of(form, "accepted") and not site.attempts_of(form, "refused")
         data = site.attempts_of(form, "draft")[-1].data
     results = evaluate(spec, profile, data)
@@ -168,13 +182,16 @@ async def test_injected_text_stays_out_of_labels_and_fields(env):
     assert {"agent_notes", "website"} <= set(hidden)
 
 
-@pytest.mark.parametrize("form, label, strategy, said", [
-    ("id-check", "First name", widgets.typed, "David"),
-    ("city-autocomplete", "Town or city", widgets.autocomplete_slowly, "Manchester, United Kingdom"),
-    ("custom-dropdown", "Nationality", widgets.listbox_by_keys, "British"),
-    ("custom-dropdown", "Meal on the flight", widgets.listbox_by_keys, "Vegan"),
-    ("masked-phone", "Mobile number", widgets.masked_digits, "+447700900123"),
-])
+@pytest.mark.parametrize(
+    "form, label, strategy, said",
+    [
+        ("id-check", "First name", widgets.typed, "David"),
+        ("city-autocomplete", "Town or city", widgets.autocomplete_slowly, "Manchester, United Kingdom"),
+        ("custom-dropdown", "Nationality", widgets.listbox_by_keys, "British"),
+        ("custom-dropdown", "Meal on the flight", widgets.listbox_by_keys, "Vegan"),
+        ("masked-phone", "Mobile number", widgets.masked_digits, "+447700900123"),
+    ],
+)
 async def test_each_second_strategy_operates_its_widget_too(env, form, label, strategy, said):
     """The ladder's other ways (tried when the first cannot operate a widget) work on real widgets."""
     site, page = env

@@ -43,8 +43,13 @@ print(grew >= 2 * heap.MMAP_THRESHOLD_B, libc.mallinfo2().hblkhd == mapped)
 
 
 def test_after_configure_a_large_block_has_its_own_mapping_even_after_a_larger_one_was_freed():
-    out = subprocess.run([sys.executable, "-c", _MAPPING], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parent.parent).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _MAPPING],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout.split()
     assert out == ["True", "True"]  # mapped on its own, and unmapped when freed
 
 

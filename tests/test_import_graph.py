@@ -15,11 +15,21 @@ ROOT = Path(appliance.__file__).parent
 
 #: CONTRACTS.md "Floors"
 FLOORS = {
-    "protocol": 1, "judge": 1, "errors": 1, "heap": 1,
-    "config": 2, "models": 2, "chromium": 2,
-    "llm": 3, "bus": 3,
-    "voice": 4, "computer_agent": 4, "phone_agent": 4, "demo": 4,
-    "forms": 5, "werewolf": 5,
+    "protocol": 1,
+    "judge": 1,
+    "errors": 1,
+    "heap": 1,
+    "config": 2,
+    "models": 2,
+    "chromium": 2,
+    "llm": 3,
+    "bus": 3,
+    "voice": 4,
+    "computer_agent": 4,
+    "phone_agent": 4,
+    "demo": 4,
+    "forms": 5,
+    "werewolf": 5,
     "simulate": 6,
     "bench": 7,
     "cli": 8,
@@ -37,7 +47,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package[:len(package) - node.level + 1], *([node.module] if node.module else [])])
+                base = ".".join([*package[: len(package) - node.level + 1], *([node.module] if node.module else [])])
             names = [base, *(f"{base}.{a.name}" for a in node.names)]
         else:
             continue
@@ -65,14 +75,19 @@ def _graph() -> dict[str, dict[str, list[str]]]:
 def test_every_package_has_a_floor_and_the_reader_sees_imports():
     graph = _graph()
     assert "bus" in graph["cli"] and "judge" in graph["werewolf"]  # the reader finds real imports
-    assert {p.name.removesuffix(".py") for p in ROOT.iterdir()
-            if p.suffix == ".py" or (p / "__init__.py").exists()} - {"__init__"} <= set(FLOORS)
+    assert {p.name.removesuffix(".py") for p in ROOT.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()} - {
+        "__init__"
+    } <= set(FLOORS)
 
 
 def test_no_import_reaches_a_higher_floor():
     graph = _graph()
-    up = [f"{src} (floor {FLOORS[src]}) imports {dst} (floor {FLOORS[dst]}) in {', '.join(files)}"
-          for src, dsts in graph.items() for dst, files in dsts.items() if FLOORS[dst] > FLOORS[src]]
+    up = [
+        f"{src} (floor {FLOORS[src]}) imports {dst} (floor {FLOORS[dst]}) in {', '.join(files)}"
+        for src, dsts in graph.items()
+        for dst, files in dsts.items()
+        if FLOORS[dst] > FLOORS[src]
+    ]
     assert up == []
 
 

@@ -10,18 +10,32 @@ from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Vote, Witch
 
 # P1 villager, P2 seer, P3 villager, P4 werewolf, P5 witch, P6 werewolf, P7, P8 villagers
 ROLES = (V, S, V, W, X, W, V, V)
-NIGHT_1 = (("P4", NightKill("P7")), ("P6", NightKill("P7")), ("P2", SeerCheck("P4")),
-           ("P5", WitchAct(save=True, poison=None)))
-DAY_1 = (("P1", "I suspect P5."),
-         ("P2", "I am the seer. My check found P4 is a werewolf. Vote P4 out."),
-         ("P3", "I trust P2."),
-         ("P4", "I suspect P8."),
-         ("P5", "I suspect P4."),
-         ("P6", "I am the real seer. My check found P2 is a werewolf."),
-         ("P7", "I suspect P4 because P2 found them."),
-         ("P8", "I suspect P6 because they claim the seer too."))
-VOTE_1 = (("P1", Vote("P4")), ("P2", Vote("P4")), ("P3", Vote("P4")), ("P4", Vote("P2")), ("P5", Vote("P4")),
-          ("P6", Vote("P2")), ("P7", Vote("P4")), ("P8", Vote("P6")))
+NIGHT_1 = (
+    ("P4", NightKill("P7")),
+    ("P6", NightKill("P7")),
+    ("P2", SeerCheck("P4")),
+    ("P5", WitchAct(save=True, poison=None)),
+)
+DAY_1 = (
+    ("P1", "I suspect P5."),
+    ("P2", "I am the seer. My check found P4 is a werewolf. Vote P4 out."),
+    ("P3", "I trust P2."),
+    ("P4", "I suspect P8."),
+    ("P5", "I suspect P4."),
+    ("P6", "I am the real seer. My check found P2 is a werewolf."),
+    ("P7", "I suspect P4 because P2 found them."),
+    ("P8", "I suspect P6 because they claim the seer too."),
+)
+VOTE_1 = (
+    ("P1", Vote("P4")),
+    ("P2", Vote("P4")),
+    ("P3", Vote("P4")),
+    ("P4", Vote("P2")),
+    ("P5", Vote("P4")),
+    ("P6", Vote("P2")),
+    ("P7", Vote("P4")),
+    ("P8", Vote("P6")),
+)
 
 
 def test_claims_and_counter_claims_give_the_expected_suspicion_order():
@@ -37,10 +51,26 @@ def test_claims_and_counter_claims_give_the_expected_suspicion_order():
 
 def test_votes_for_a_credible_seer_raise_suspicion():
     # one seer claim only; then P3 and P6 vote for the claimant, the others for P4
-    day = (("P1", "I suspect P3."), ("P2", "I am the seer. My check found P4 is a werewolf."),
-           ("P3", "Hmm."), ("P4", "Hmm."), ("P5", "Hmm."), ("P6", "Hmm."), ("P7", "Hmm."), ("P8", "Hmm."))
-    votes = (("P1", Vote("P4")), ("P2", Vote("P4")), ("P3", Vote("P2")), ("P4", Vote("P2")), ("P5", Vote("P4")),
-             ("P6", Vote("P2")), ("P7", Vote("P4")), ("P8", Vote("P4")))
+    day = (
+        ("P1", "I suspect P3."),
+        ("P2", "I am the seer. My check found P4 is a werewolf."),
+        ("P3", "Hmm."),
+        ("P4", "Hmm."),
+        ("P5", "Hmm."),
+        ("P6", "Hmm."),
+        ("P7", "Hmm."),
+        ("P8", "Hmm."),
+    )
+    votes = (
+        ("P1", Vote("P4")),
+        ("P2", Vote("P4")),
+        ("P3", Vote("P2")),
+        ("P4", Vote("P2")),
+        ("P5", Vote("P4")),
+        ("P6", Vote("P2")),
+        ("P7", Vote("P4")),
+        ("P8", Vote("P4")),
+    )
     s = scripted(*NIGHT_1, *day, *votes, roles=ROLES)
     before = bl.assess(beliefs(scripted(*NIGHT_1, *day, roles=ROLES), "P7"))
     after = bl.assess(beliefs(s, "P7"))
@@ -51,8 +81,14 @@ def test_votes_for_a_credible_seer_raise_suspicion():
 
 
 def test_a_seat_catches_a_claimant_who_names_it():
-    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "Hmm."),
-                 ("P4", "I am the seer. My check found P5 is a werewolf."), roles=ROLES)
+    s = scripted(
+        *NIGHT_1,
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "Hmm."),
+        ("P4", "I am the seer. My check found P5 is a werewolf."),
+        roles=ROLES,
+    )
     witch = bl.assess(beliefs(s, "P5"))
     villager = bl.assess(beliefs(s, "P3"))
     assert witch.credibility["P4"] < 0.01 and villager.credibility["P4"] == pytest.approx(0.85)

@@ -13,10 +13,19 @@ from appliance.judge.beliefs import beliefs_of
 from appliance.judge.rules import act, advance, check_win, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct
 
-TOOL_OF = {(Phase.NIGHT, Role.WEREWOLF): tools.NIGHT_KILL, (Phase.NIGHT, Role.SEER): tools.SEER_CHECK,
-           (Phase.NIGHT, Role.WITCH): tools.WITCH_ACT, Phase.DAY: tools.SPEAK, Phase.VOTE: tools.VOTE}
-SPEECHES = ["I am the seer and P3 is a werewolf.", "P2 attacked nobody, I saved P4 with my potion.",
-            "Hmm.", 'He said "P1 is the witch".']
+TOOL_OF = {
+    (Phase.NIGHT, Role.WEREWOLF): tools.NIGHT_KILL,
+    (Phase.NIGHT, Role.SEER): tools.SEER_CHECK,
+    (Phase.NIGHT, Role.WITCH): tools.WITCH_ACT,
+    Phase.DAY: tools.SPEAK,
+    Phase.VOTE: tools.VOTE,
+}
+SPEECHES = [
+    "I am the seer and P3 is a werewolf.",
+    "P2 attacked nobody, I saved P4 with my potion.",
+    "Hmm.",
+    'He said "P1 is the witch".',
+]
 
 
 def random_action(rng, turn):
@@ -26,8 +35,10 @@ def random_action(rng, turn):
     if t.name == tools.VOTE:
         return Vote(rng.choice(list(t.targets) + [None]))
     if t.name == tools.WITCH_ACT:
-        return WitchAct(save=t.victim is not None and rng.random() < 0.5,
-                        poison=rng.choice(list(t.targets) + [None] * 3) if t.can_poison else None)
+        return WitchAct(
+            save=t.victim is not None and rng.random() < 0.5,
+            poison=rng.choice(list(t.targets) + [None] * 3) if t.can_poison else None,
+        )
     return (NightKill if t.name == tools.NIGHT_KILL else SeerCheck)(rng.choice(t.targets))
 
 
@@ -66,7 +77,9 @@ def test_no_private_fact_reaches_another_seat_in_1000_games():
 
 def _state_with_everything():
     final, _ = random_game(11)
-    while not (any(e.kind == "seer_result" for e in final.events) and any(e.kind == "witch_info" for e in final.events)):
+    while not (
+        any(e.kind == "seer_result" for e in final.events) and any(e.kind == "witch_info" for e in final.events)
+    ):
         final, _ = random_game(final.seed + 1000)
     return final
 
@@ -100,8 +113,9 @@ def test_each_seat_sees_its_own_private_facts():
 
 def test_table_line_does_not_hint_at_the_deal():
     lines = {views.view(new_game(seed, 8), "P1").lines()[0] for seed in range(30)}
-    assert lines == {"Table: P1, P2, P3, P4, P5, P6, P7, P8. "
-                     "Roles in play: 2 werewolves, 1 seer, 1 witch, 4 villagers."}
+    assert lines == {
+        "Table: P1, P2, P3, P4, P5, P6, P7, P8. Roles in play: 2 werewolves, 1 seer, 1 witch, 4 villagers."
+    }
 
 
 def _entitled_facts(final, seat):

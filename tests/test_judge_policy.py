@@ -13,8 +13,12 @@ from appliance.judge.state import IllegalAction, NightKill, Role, SeerCheck, Vot
 from appliance.judge.tools import ToolSpec
 
 # ROLES_8: P1, P2 werewolves; P3 seer; P4 witch; P5–P8 villagers
-NIGHT_1 = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P2")),
-           ("P4", WitchAct(save=True, poison=None)))
+NIGHT_1 = (
+    ("P1", NightKill("P5")),
+    ("P2", NightKill("P5")),
+    ("P3", SeerCheck("P2")),
+    ("P4", WitchAct(save=True, poison=None)),
+)
 
 
 def turn_of(state, seat):
@@ -41,15 +45,34 @@ def test_seer_with_a_found_wolf_claims_accuses_and_votes_it_the_next_day():
 
 
 def test_seer_reveals_her_earlier_checks_with_the_wolf():
-    night_2 = (("P1", NightKill("P6")), ("P2", NightKill("P6")), ("P3", SeerCheck("P2")),
-               ("P4", WitchAct(save=False, poison=None)))
+    night_2 = (
+        ("P1", NightKill("P6")),
+        ("P2", NightKill("P6")),
+        ("P3", SeerCheck("P2")),
+        ("P4", WitchAct(save=False, poison=None)),
+    )
     day_1 = [(f"P{i}", "Hmm.") for i in range(1, 9)]
     votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
-    s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
-                 ("P4", WitchAct(save=True, poison=None)), *day_1, *votes, *night_2)
+    s = scripted(
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P5")),
+        ("P3", SeerCheck("P7")),
+        ("P4", WitchAct(save=True, poison=None)),
+        *day_1,
+        *votes,
+        *night_2,
+    )
     assert s.round == 2 and next_turn(s).seat == "P2"  # day 2 starts one seat later
-    s = scripted(("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
-                 ("P4", WitchAct(save=True, poison=None)), *day_1, *votes, *night_2, ("P2", "Hmm."))
+    s = scripted(
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P5")),
+        ("P3", SeerCheck("P7")),
+        ("P4", WitchAct(save=True, poison=None)),
+        *day_1,
+        *votes,
+        *night_2,
+        ("P2", "Hmm."),
+    )
     pos, action = speak(s, "P3")
     assert pos.stance == CLAIM_SEER and pos.target == "P2" and pos.checks == (("P7", False), ("P2", True))
     said = cl.read("P3", action.text, 2)
@@ -57,8 +80,12 @@ def test_seer_reveals_her_earlier_checks_with_the_wolf():
 
 
 def test_seer_without_a_find_keeps_quiet_until_accused():
-    night = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P7")),
-             ("P4", WitchAct(save=True, poison=None)))
+    night = (
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P5")),
+        ("P3", SeerCheck("P7")),
+        ("P4", WitchAct(save=True, poison=None)),
+    )
     quiet = scripted(*night, ("P1", "Hmm."), ("P2", "Hmm."))
     pos, action = speak(quiet, "P3")
     assert pos.stance == ACCUSE and not any(c.kind == cl.SEER for c in cl.read("P3", action.text, 1))
@@ -68,14 +95,22 @@ def test_seer_without_a_find_keeps_quiet_until_accused():
 
 
 def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
-    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."),
-                 ("P3", "I am the seer. My check found P2 is a werewolf. Vote P2 out."),
-                 ("P4", "I trust P3."), ("P5", "I suspect P2."), ("P6", "I suspect P2."), ("P7", "Hmm."),
-                 ("P8", "Hmm."))
+    s = scripted(
+        *NIGHT_1,
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "I am the seer. My check found P2 is a werewolf. Vote P2 out."),
+        ("P4", "I trust P3."),
+        ("P5", "I suspect P2."),
+        ("P6", "I suspect P2."),
+        ("P7", "Hmm."),
+        ("P8", "Hmm."),
+    )
     vote = turn_of(s, "P1")
     for wolf in ("P1", "P2"):
-        target = policy.choose(beliefs(s, wolf), ToolSpec(vote.name, tuple(t for t in s.seats if t != wolf),
-                                                            can_abstain=True), 7)
+        target = policy.choose(
+            beliefs(s, wolf), ToolSpec(vote.name, tuple(t for t in s.seats if t != wolf), can_abstain=True), 7
+        )
         assert target == Vote("P3")  # the claimant who named a werewolf; never the partner
     # on the next day the named wolf's partner counter-claims (P2 is still alive here: nobody voted yet)
     b = beliefs(s, "P1")
@@ -87,8 +122,12 @@ def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
 
 
 def test_wolves_attack_a_claimed_seer_first_and_follow_a_partners_proposal():
-    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check cleared P6."),
-           *[(f"P{i}", "Hmm.") for i in range(4, 9)]]
+    day = [
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "I am the seer. My check cleared P6."),
+        *[(f"P{i}", "Hmm.") for i in range(4, 9)],
+    ]
     votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
     s = scripted(*NIGHT_1, *day, *votes)
     kill = turn_of(s, "P1")
@@ -103,32 +142,54 @@ def test_witch_saves_on_night_1_and_poisons_nobody_without_evidence():
 
 
 def test_witch_poisons_the_wolf_a_credible_seer_named_when_it_survives_the_vote():
-    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
-           *[(f"P{i}", "Hmm.") for i in range(4, 9)]]
+    day = [
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "I am the seer. My check found P2 is a werewolf."),
+        *[(f"P{i}", "Hmm.") for i in range(4, 9)],
+    ]
     votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]  # nobody voted P2 out
-    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P6")), ("P2", NightKill("P6")),
-                 ("P3", SeerCheck("P1")))
+    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P6")), ("P2", NightKill("P6")), ("P3", SeerCheck("P1")))
     tool = turn_of(s, "P4")
     assert tool.victim is None and tool.can_poison
     assert policy.choose(beliefs(s, "P4"), tool, 7) == WitchAct(save=False, poison="P2")
 
 
 def test_witch_never_poisons_on_a_plain_accusation():
-    day = [("P1", "P6 is a werewolf."), ("P2", "I suspect P6."), ("P3", "I suspect P6."),
-           *[(f"P{i}", "I suspect P6.") for i in range(4, 9) if i != 6], ("P6", "Hmm.")]
+    day = [
+        ("P1", "P6 is a werewolf."),
+        ("P2", "I suspect P6."),
+        ("P3", "I suspect P6."),
+        *[(f"P{i}", "I suspect P6.") for i in range(4, 9) if i != 6],
+        ("P6", "Hmm."),
+    ]
     day.sort(key=lambda x: int(x[0][1:]))
     votes = [(f"P{i}", Vote(None)) for i in range(1, 9)]
-    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P7")), ("P2", NightKill("P7")),
-                 ("P3", SeerCheck("P1")))
+    s = scripted(*NIGHT_1, *day, *votes, ("P1", NightKill("P7")), ("P2", NightKill("P7")), ("P3", SeerCheck("P1")))
     assert policy.choose(beliefs(s, "P4"), turn_of(s, "P4"), 7).poison is None
 
 
 def test_villagers_follow_the_first_claimant_over_the_counter_claim():
-    day = [("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
-           ("P4", "Hmm."), ("P5", "Hmm."), ("P6", "Hmm."), ("P7", "Hmm."), ("P8", "Hmm.")]
+    day = [
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "I am the seer. My check found P2 is a werewolf."),
+        ("P4", "Hmm."),
+        ("P5", "Hmm."),
+        ("P6", "Hmm."),
+        ("P7", "Hmm."),
+        ("P8", "Hmm."),
+    ]
     s = scripted(*NIGHT_1, *day[:2])
-    s = scripted(*NIGHT_1, *day[:3], ("P4", "Hmm."), ("P5", "Hmm."), ("P6", "Hmm."),
-                 ("P7", "I am the seer. My check found P3 is a werewolf."), ("P8", "Hmm."))
+    s = scripted(
+        *NIGHT_1,
+        *day[:3],
+        ("P4", "Hmm."),
+        ("P5", "Hmm."),
+        ("P6", "Hmm."),
+        ("P7", "I am the seer. My check found P3 is a werewolf."),
+        ("P8", "Hmm."),
+    )
     vote = ToolSpec(tools.VOTE, targets=tuple(t for t in s.seats if t != "P8"), can_abstain=True)
     assert policy.choose(beliefs(s, "P8"), vote, 7) == Vote("P2")
     pos = policy.position(beliefs(s, "P6"), ToolSpec(tools.SPEAK, targets=("P1", "P2", "P3", "P4", "P5", "P7")), 7)
@@ -173,8 +234,13 @@ def test_brief_states_the_position_without_private_words_about_others():
     reads = text.split("Your reads, most doubtful first: ")[1]
     assert "P2" not in reads  # a werewolf is never nudged towards its partner
     # a small model's brief: no reads, only the sentence that makes the cited claim
-    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "I am the seer. My check found P2 is a werewolf."),
-                 ("P4", "Hmm."))
+    s = scripted(
+        *NIGHT_1,
+        ("P1", "Hmm."),
+        ("P2", "Hmm."),
+        ("P3", "I am the seer. My check found P2 is a werewolf."),
+        ("P4", "Hmm."),
+    )
     b = beliefs(s, "P5")
     pos = policy.position(b, turn_of(s, "P5"), 7)
     short = policy.brief(pos, b, reads=False, short_quotes=True)
@@ -187,6 +253,7 @@ def test_brief_states_the_position_without_private_words_about_others():
 
 
 # --- properties over seeded self-play -------------------------------------------------------
+
 
 def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games():
     votes = 0
@@ -219,8 +286,12 @@ def test_the_witch_never_poisons_without_evidence_over_1000_games():
                 continue
             poisons += 1
             target = e.data["poison"]
-            said = [c for x in final.events[:i] if x.kind == "speech"
-                    for c in cl.read(x.data["seat"], x.data["text"], x.round)]
+            said = [
+                c
+                for x in final.events[:i]
+                if x.kind == "speech"
+                for c in cl.read(x.data["seat"], x.data["text"], x.round)
+            ]
             claimants = {c.speaker for c in said if c.kind == cl.SEER}
             clear = {witch} | {x.data["victim"] for x in final.events[:i] if x.kind == "witch_info"}
             named_by_claimant = any(c.kind == cl.WOLF and c.target == target and c.speaker in claimants for c in said)
@@ -250,13 +321,13 @@ def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
     assert g.fullmatch(compact({"text": ok}))
     assert policy.conforms(ok, pos, seer, tool) is None
     assert not g.fullmatch(compact({"text": "I suspect P6 because they are quiet."}))  # no claim
-    assert not g.fullmatch(compact({"text": ok + " P9 too."}))                       # no such seat
+    assert not g.fullmatch(compact({"text": ok + " P9 too."}))  # no such seat
     wolf = beliefs(s, "P1")
     wpos = policy.Position(ACCUSE, "P6")
     g = gbnf_regex(policy.speech_grammar(wpos, wolf, tool, max_chars=80))
     assert g.fullmatch(compact({"text": "I suspect P6 because they voted for P4 and P5."}))
     assert not g.fullmatch(compact({"text": "I suspect P6 because they voted for P2."}))  # the partner
-    assert not g.fullmatch(compact({"text": "I suspect P6 because " + "x" * 80}))       # too long
+    assert not g.fullmatch(compact({"text": "I suspect P6 because " + "x" * 80}))  # too long
     # whatever it allows is a legal speech
     longest = "I suspect P6 because " + "P3" * ((80 - 21) // 2)
     assert g.fullmatch(compact({"text": longest})) and tool.to_action({"text": longest})

@@ -4,9 +4,7 @@ import pytest
 
 from appliance.judge import rules, tools
 from appliance.judge.rules import act, advance, check_win, new_game, next_turn
-from appliance.judge.state import (
-    Faction, IllegalAction, NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct,
-)
+from appliance.judge.state import Faction, IllegalAction, NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct
 
 W, S, X, V = Role.WEREWOLF, Role.SEER, Role.WITCH, Role.VILLAGER
 # P1, P2 werewolves; P3 seer; P4 witch; P5–P8 villagers
@@ -61,11 +59,13 @@ def test_deal_is_seeded_and_user_role_varies():
 
 
 def test_wolves_disagree_and_witch_poisons_same_night():
-    s = play(game(),
-             ("P1", NightKill("P5")),  # P1 is the lowest-numbered living werewolf: its choice stands
-             ("P2", NightKill("P6")),
-             ("P3", SeerCheck("P2")),
-             ("P4", WitchAct(save=False, poison="P7")))
+    s = play(
+        game(),
+        ("P1", NightKill("P5")),  # P1 is the lowest-numbered living werewolf: its choice stands
+        ("P2", NightKill("P6")),
+        ("P3", SeerCheck("P2")),
+        ("P4", WitchAct(save=False, poison="P7")),
+    )
     assert kinds(s, "witch_info")[0].data == {"victim": "P5"}
     assert kinds(s, "seer_result")[0].data == {"target": "P2", "werewolf": True}
     s = finish_phase(s)
@@ -76,8 +76,13 @@ def test_wolves_disagree_and_witch_poisons_same_night():
 
 
 def test_disagreement_rule_when_leader_is_dead():
-    s = play(game(), ("P1", NightKill("P5")), ("P2", NightKill("P6")), ("P3", SeerCheck("P8")),
-             ("P4", WitchAct(save=False, poison="P1")))
+    s = play(
+        game(),
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P6")),
+        ("P3", SeerCheck("P8")),
+        ("P4", WitchAct(save=False, poison="P1")),
+    )
     s = finish_phase(s)
     s = day_and_vote(s, {})
     assert s.phase is Phase.NIGHT and s.round == 2
@@ -106,22 +111,43 @@ def test_witch_save_then_antidote_is_gone():
 
 
 def test_tie_vote_and_all_abstain_eliminate_nobody():
-    s = finish_phase(play(game(), ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P1")),
-                          ("P4", WitchAct(save=False, poison=None))))
+    s = finish_phase(
+        play(
+            game(),
+            ("P1", NightKill("P5")),
+            ("P2", NightKill("P5")),
+            ("P3", SeerCheck("P1")),
+            ("P4", WitchAct(save=False, poison=None)),
+        )
+    )
     before = s.alive
     s = day_and_vote(s, {"P1": "P3", "P2": "P3", "P3": "P1", "P4": "P1"})  # 2–2, others abstain
     assert kinds(s, "eliminated")[-1].data == {"seat": None, "reason": "tie", "tally": {"P1": 2, "P3": 2}}
     assert s.alive == before and s.complete_rounds == 1 and s.round == 2
-    s = finish_phase(play(s, ("P1", NightKill("P6")), ("P2", NightKill("P6")), ("P3", SeerCheck("P2")),
-                          ("P4", WitchAct(save=False, poison=None))))
+    s = finish_phase(
+        play(
+            s,
+            ("P1", NightKill("P6")),
+            ("P2", NightKill("P6")),
+            ("P3", SeerCheck("P2")),
+            ("P4", WitchAct(save=False, poison=None)),
+        )
+    )
     s = day_and_vote(s, {})
     assert kinds(s, "eliminated")[-1].data["reason"] == "no votes"
     assert s.complete_rounds == 2
 
 
 def test_ballots_are_secret_until_all_are_in():
-    s = finish_phase(play(game(), ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P1")),
-                          ("P4", WitchAct(save=False, poison=None))))
+    s = finish_phase(
+        play(
+            game(),
+            ("P1", NightKill("P5")),
+            ("P2", NightKill("P5")),
+            ("P3", SeerCheck("P1")),
+            ("P4", WitchAct(save=False, poison=None)),
+        )
+    )
     while (t := next_turn(s)) is not None:
         s = act(s, t.seat, Speak("hello"))
     s = finish_phase(s)
@@ -132,8 +158,13 @@ def test_ballots_are_secret_until_all_are_in():
 
 
 def test_villagers_win_when_no_werewolf_lives():
-    s = play(game(), ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P1")),
-             ("P4", WitchAct(save=True, poison="P1")))
+    s = play(
+        game(),
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P5")),
+        ("P3", SeerCheck("P1")),
+        ("P4", WitchAct(save=True, poison="P1")),
+    )
     s = finish_phase(s)
     assert s.alive == frozenset(game().seats) - {"P1"}
     s = day_and_vote(s, {seat: "P2" for seat in ("P3", "P4", "P5", "P6", "P7", "P8")})
@@ -147,8 +178,15 @@ def test_villagers_win_when_no_werewolf_lives():
 def test_werewolves_win_when_at_least_as_many():
     roles6 = (W, W, S, X, V, V)
     s = new_game(3, 6, roles=roles6)
-    s = finish_phase(play(s, ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P1")),
-                          ("P4", WitchAct(save=False, poison="P6"))))
+    s = finish_phase(
+        play(
+            s,
+            ("P1", NightKill("P5")),
+            ("P2", NightKill("P5")),
+            ("P3", SeerCheck("P1")),
+            ("P4", WitchAct(save=False, poison="P6")),
+        )
+    )
     # P1, P2 wolves vs P3, P4: 2 ≥ 2 at dawn
     assert s.phase is Phase.OVER and s.winner is Faction.WEREWOLVES
     assert s.complete_rounds == 0
@@ -167,8 +205,15 @@ def test_illegal_actions_raise_and_are_never_guessed():
         act(s, "P1", NightKill("P9"))
     with pytest.raises(IllegalAction, match="must still act"):
         advance(s)
-    s = finish_phase(play(s, ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P1")),
-                          ("P4", WitchAct(save=False, poison=None))))
+    s = finish_phase(
+        play(
+            s,
+            ("P1", NightKill("P5")),
+            ("P2", NightKill("P5")),
+            ("P3", SeerCheck("P1")),
+            ("P4", WitchAct(save=False, poison=None)),
+        )
+    )
     first = next_turn(s).seat
     with pytest.raises(IllegalAction):
         act(s, first, Vote("P3"))
@@ -186,8 +231,13 @@ def test_illegal_actions_raise_and_are_never_guessed():
 
 def test_seer_never_rechecks_and_speaking_order_rotates():
     s = game()
-    s = play(s, ("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P4")),
-             ("P4", WitchAct(save=False, poison=None)))
+    s = play(
+        s,
+        ("P1", NightKill("P5")),
+        ("P2", NightKill("P5")),
+        ("P3", SeerCheck("P4")),
+        ("P4", WitchAct(save=False, poison=None)),
+    )
     s = finish_phase(s)
     order = []
     while (t := next_turn(s)) is not None:

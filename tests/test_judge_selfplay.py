@@ -55,16 +55,28 @@ def test_code_policy_beats_the_random_baseline():
 
 # P1, P2 werewolves; P3 seer; P4 witch; P5–P8 villagers
 ROLES = (W, W, S, X, V, V, V, V)
-NIGHT = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P2")),
-         ("P4", WitchAct(save=True, poison=None)))
+NIGHT = (
+    ("P1", NightKill("P5")),
+    ("P2", NightKill("P5")),
+    ("P3", SeerCheck("P2")),
+    ("P4", WitchAct(save=True, poison=None)),
+)
 
 
 def test_stats_count_the_seer_reveal_and_a_village_exile_of_the_seer():
     day = [(f"P{i}", "Hmm.") for i in range(1, 9)]
     day[2] = ("P3", "I am the seer. My check found P2 is a werewolf.")
     # P3 is voted out by P1, P2 (werewolves) and P5, P6, P7 (villagers): 3 of 5 village votes
-    votes = [("P1", Vote("P3")), ("P2", Vote("P3")), ("P3", Vote("P2")), ("P4", Vote("P2")), ("P5", Vote("P3")),
-             ("P6", Vote("P3")), ("P7", Vote("P3")), ("P8", Vote("P2"))]
+    votes = [
+        ("P1", Vote("P3")),
+        ("P2", Vote("P3")),
+        ("P3", Vote("P2")),
+        ("P4", Vote("P2")),
+        ("P5", Vote("P3")),
+        ("P6", Vote("P3")),
+        ("P7", Vote("P3")),
+        ("P8", Vote("P2")),
+    ]
     st = selfplay.stats(scripted(*NIGHT, *day, *votes, roles=ROLES))
     assert st.seer_found_wolf and st.seer_revealed and st.seer_exiled_by_villagers
     # the same, but the werewolves' votes are the majority against her, and she only hints

@@ -45,5 +45,5 @@ def test_wrong_tool_and_speech_limits():
         speak.to_action({"text": "x" * 11})
     with pytest.raises(IllegalAction):
         speak.to_action({"text": "  "})
-    assert '{1,10}' in speak.grammar()
+    assert "{1,10}" in speak.grammar()
     assert NightKill("P4") == ToolSpec(tools.NIGHT_KILL, targets=("P4",)).to_action(json.loads('{"target":"P4"}'))

@@ -18,19 +18,38 @@ TEXT = r'[^"\\\x00-\x1f]'  # a character of a grammar-bounded string
 
 
 def field(label: str, kind: str = "text", key: str = "", options=None, autocomplete: str = "") -> FieldView:
-    return FieldView(ref="r", kind=kind, key=key or label.lower(), label=label, required=True, pattern=None, hint="",
-                     placeholder="", options=options, value="", visible=True, enabled=True, error="",
-                     autocomplete=autocomplete)
+    return FieldView(
+        ref="r",
+        kind=kind,
+        key=key or label.lower(),
+        label=label,
+        required=True,
+        pattern=None,
+        hint="",
+        placeholder="",
+        options=options,
+        value="",
+        visible=True,
+        enabled=True,
+        error="",
+        autocomplete=autocomplete,
+    )
 
 
 def test_launch_decision():
     assert json_schema(decide.Decision) == {
-        "type": "object", "additionalProperties": False, "required": ["tool", "argument"],
-        "properties": {"tool": {"type": "string", "enum": ["initiate_phone_call_agent", "finish"]},
-                       "argument": {"type": "string", "minLength": 3, "maxLength": 120}}}
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tool", "argument"],
+        "properties": {
+            "tool": {"type": "string", "enum": ["initiate_phone_call_agent", "finish"]},
+            "argument": {"type": "string", "minLength": 3, "maxLength": 120},
+        },
+    }
     assert grammar(decide.Decision) == (
         'root ::= "{" "\\"tool\\":" ("\\"initiate_phone_call_agent\\"" | "\\"finish\\"") "," '
-        f'"\\"argument\\":" "\\"" {TEXT}{{3,120}} "\\"" "}}"')
+        f'"\\"argument\\":" "\\"" {TEXT}{{3,120}} "\\"" "}}"'
+    )
     stripped = decide.Decision.model_validate({"tool": "finish", "argument": " nothing to ask "})
     assert stripped.argument == "nothing to ask"
 
@@ -43,17 +62,29 @@ def test_field_naming_forces_each_label_in_page_order():
     assert list(schema["properties"]) == schema["required"] == labels
     assert all(p == {"type": "string", "pattern": "^[a-z][a-z0-9_]{1,31}$"} for p in schema["properties"].values())
     name = '"\\"" [a-z] [a-z0-9_]{1,31} "\\""'
-    assert grammar(model) == ('root ::= "{" "\\"Given name\\":" ' + name + ' "," "\\"Zip \\\\\\"code\\\\\\"\\":" '
-                              + name + ' "," "\\"Given name (2)\\":" ' + name + ' "," "\\"' + "x" * 48 + '\\":" '
-                              + name + ' "}"')
+    assert grammar(model) == (
+        'root ::= "{" "\\"Given name\\":" '
+        + name
+        + ' "," "\\"Zip \\\\\\"code\\\\\\"\\":" '
+        + name
+        + ' "," "\\"Given name (2)\\":" '
+        + name
+        + ' "," "\\"'
+        + "x" * 48
+        + '\\":" '
+        + name
+        + ' "}"'
+    )
 
 
 def test_option_pick_is_one_of_the_options_or_none():
     model = choices("OptionPick", option=("Germany", "Côte d'Ivoire", "none of them"))
     assert json_schema(model)["properties"] == {
-        "option": {"type": "string", "enum": ["Germany", "Côte d'Ivoire", "none of them"]}}
-    assert grammar(model) == ('root ::= "{" "\\"option\\":" ("\\"Germany\\"" | "\\"C\\\\u00f4te d\'Ivoire\\"" | '
-                              '"\\"none of them\\"") "}"')
+        "option": {"type": "string", "enum": ["Germany", "Côte d'Ivoire", "none of them"]}
+    }
+    assert grammar(model) == (
+        'root ::= "{" "\\"option\\":" ("\\"Germany\\"" | "\\"C\\\\u00f4te d\'Ivoire\\"" | "\\"none of them\\"") "}"'
+    )
     assert model.model_validate({"option": "Côte d'Ivoire"}).option == "Côte d'Ivoire"
     with pytest.raises(ValueError, match="at least one value"):
         choices("Empty", option=())
@@ -74,14 +105,18 @@ def test_bool_nullable_and_pattern_fields():
         'root ::= "{" "\\"same\\":" ("true" | "false") "," '
         f'"\\"note\\":" ("\\"" {TEXT}{{0,5}} "\\"" | "null") "," '
         '"\\"mood\\":" (("\\"calm\\"" | "\\"cross\\"") | "null") "," '
-        '"\\"code\\":" "\\"" [0-9]{2} "-" ( "a" "b" | "c" "d" )? [^x"\\\\\\x00-\\x1f] [.] "\\"" "}"')
+        '"\\"code\\":" "\\"" [0-9]{2} "-" ( "a" "b" | "c" "d" )? [^x"\\\\\\x00-\\x1f] [.] "\\"" "}"'
+    )
 
 
-@pytest.mark.parametrize("annotation, error, match", [
-    (str, ValueError, "needs max_length or pattern"),
-    (int, TypeError, "not a supported decision field"),
-    (bool | int, TypeError, "not a supported decision field"),
-])
+@pytest.mark.parametrize(
+    "annotation, error, match",
+    [
+        (str, ValueError, "needs max_length or pattern"),
+        (int, TypeError, "not a supported decision field"),
+        (bool | int, TypeError, "not a supported decision field"),
+    ],
+)
 def test_unsupported_fields_are_refused_by_name(annotation, error, match):
     from pydantic import create_model
 
@@ -89,10 +124,16 @@ def test_unsupported_fields_are_refused_by_name(annotation, error, match):
         grammar(create_model("Bad", value=(annotation, ...)))
 
 
-@pytest.mark.parametrize("pattern, match", [
-    ("[a-z]+", "must be anchored"), ('^["a]$', "could need a JSON escape"), (r"^\s$", r"escape \\s"),
-    (r"^[\s]$", r"escape \\s"), (r'^a\"$', r'escape \\"'),
-])
+@pytest.mark.parametrize(
+    "pattern, match",
+    [
+        ("[a-z]+", "must be anchored"),
+        ('^["a]$', "could need a JSON escape"),
+        (r"^\s$", r"escape \\s"),
+        (r"^[\s]$", r"escape \\s"),
+        (r"^a\"$", r'escape \\"'),
+    ],
+)
 def test_unsupported_patterns_are_refused(pattern, match):
     from pydantic import create_model
 
@@ -126,13 +167,24 @@ async def test_decide_validates_the_answer_into_the_model():
 
 
 async def test_field_names_stream_as_they_arrive_and_bad_ones_come_from_labels():
-    fields = [field("First name(s)"), field("E-mail", autocomplete="email"), field("Job"), field("Pet's name"),
-              field("Seat", kind="select", options=(Option("w", "Window"),))]
+    fields = [
+        field("First name(s)"),
+        field("E-mail", autocomplete="email"),
+        field("Job"),
+        field("Pet's name"),
+        field("Seat", kind="select", options=(Option("w", "Window"),)),
+    ]
     calls: list[tuple[int, str, str]] = []
-    async with FakeOpenAI(['{"First name(s)":"given_name","Job":"job_title","Pet\'s name":"label","Seat":"seat_p'],
-                          chunk_chars=3) as fake:
+    async with FakeOpenAI(
+        ['{"First name(s)":"given_name","Job":"job_title","Pet\'s name":"label","Seat":"seat_p'], chunk_chars=3
+    ) as fake:
         names = await mapper.name_fields(llm(fake.base_url), fields, 100, lambda i, n, s: calls.append((i, n, s)))
     assert names == ["given_name", "email", "job_title", "pet_s_name", "seat"]
-    assert calls == [(1, "email", "page"), (0, "given_name", "llm"), (2, "job_title", "llm"),
-                     (3, "pet_s_name", "label"), (4, "seat", "label")]  # the cut-off last one from its label
+    assert calls == [
+        (1, "email", "page"),
+        (0, "given_name", "llm"),
+        (2, "job_title", "llm"),
+        (3, "pet_s_name", "label"),
+        (4, "seat", "label"),
+    ]  # the cut-off last one from its label
     assert '"\\"E-mail\\":"' not in fake.requests[0]["grammar"]  # the page named it: not asked

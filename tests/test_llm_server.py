@@ -49,8 +49,9 @@ def test_a_missing_model_is_a_model_error_before_any_child(tmp_path, monkeypatch
 
 @pytest.mark.e2e
 async def test_child_serves_restarts_after_a_kill_and_leaves_nothing(tmp_path, capfd):
-    cfg = config.load(overrides={"recording": {"dir": str(tmp_path)},
-                                 "llm": {"ctx_tokens": 1024, "max_retries": 1}}).for_forms()
+    cfg = config.load(
+        overrides={"recording": {"dir": str(tmp_path)}, "llm": {"ctx_tokens": 1024, "max_retries": 1}}
+    ).for_forms()
     before = children()  # other tests' runtimes may be running in this process
     runtime = await asyncio.to_thread(LLMRuntime(cfg).start)
     try:
@@ -59,9 +60,24 @@ async def test_child_serves_restarts_after_a_kill_and_leaves_nothing(tmp_path, c
         with pytest.raises(ValueError, match="parallel_slots"):
             runtime.llm("P8")
         phone = runtime.llm("phone")
-        fields = [FieldView(
-            ref="r", kind="text", key=k, label=k, required=True, pattern=None, hint="", placeholder="", options=None,
-            value="", visible=True, enabled=True, error="") for k in ("First name", "Zip")]
+        fields = [
+            FieldView(
+                ref="r",
+                kind="text",
+                key=k,
+                label=k,
+                required=True,
+                pattern=None,
+                hint="",
+                placeholder="",
+                options=None,
+                value="",
+                visible=True,
+                enabled=True,
+                error="",
+            )
+            for k in ("First name", "Zip")
+        ]
         for model in (decide.Decision, mapper.naming_model(fields), choices("Pick", option=("yes", "no"))):
             await phone.decide(SYSTEM, "Give a short answer.", model, max_tokens=120)  # llama.cpp parsed it
         await phone.warm(SYSTEM)
@@ -79,8 +95,9 @@ async def test_child_serves_restarts_after_a_kill_and_leaves_nothing(tmp_path, c
             await asyncio.sleep(0.2)
         assert server.restarts == 1 and server.pid not in (None, pid)
         # one retry: a keep-alive connection pooled before the kill fails once, the next one is new
-        reply = await phone.complete(SYSTEM, "Say yes.", grammar='root ::= "{\\"a\\":" ("1" | "2") "}"', schema={},
-                                     max_tokens=8)
+        reply = await phone.complete(
+            SYSTEM, "Say yes.", grammar='root ::= "{\\"a\\":" ("1" | "2") "}"', schema={}, max_tokens=8
+        )
         assert reply.text in ('{"a":1}', '{"a":2}')
         assert reply.cached_tokens and reply.cached_tokens > 5  # the phone slot's prompt was warmed again
     finally:

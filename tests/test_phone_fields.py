@@ -16,25 +16,66 @@ EMAIL = FieldSpec(name="email", label="Email", type="email", required=True)
 DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
 SEAT = FieldSpec(name="seat", label="Seat", type="radio", required=True, options=("Window", "Aisle"))
 CONSENT = FieldSpec(name="consent", label="I accept the fare rules", type="checkbox", required=True)
-DAY = FieldSpec(name="dob_day", label="Companion's date of birth Day", type="select", required=True,
-                options=tuple(f"{d:02d}" for d in range(1, 32)))
-MONTH = FieldSpec(name="dob_month", label="Companion's date of birth Month", type="select", required=True,
-                  options=("January", "February", "March"))
-YEAR = FieldSpec(name="dob_year", label="Companion's date of birth Year", type="select", required=True,
-                 options=("1991", "1990"))
+DAY = FieldSpec(
+    name="dob_day",
+    label="Companion's date of birth Day",
+    type="select",
+    required=True,
+    options=tuple(f"{d:02d}" for d in range(1, 32)),
+)
+MONTH = FieldSpec(
+    name="dob_month",
+    label="Companion's date of birth Month",
+    type="select",
+    required=True,
+    options=("January", "February", "March"),
+)
+YEAR = FieldSpec(
+    name="dob_year", label="Companion's date of birth Year", type="select", required=True, options=("1991", "1990")
+)
 
 
-@pytest.mark.parametrize("spec, value, heard, spelled, said", [
-    (FAMILY, "O'Neill", "", False, "I have O'Neill. Is that right?"),
-    (FAMILY, "O'Neill", "", True, "For your family name, I have it as Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?"),
-    (PASSPORT, "K47118639", "", False, "For your passport number, I have it as Kilo, four seven one, one eight six, three nine. Is that right?"),
-    (EMAIL, "davidmiller@example.com", "It's david miller at example dot com", False,
-     "I have david miller, at example dot com. Is that right?"),
-    (EMAIL, "jo.m9@example.com", "jo dot m nine at example dot com", False,
-     "I have jo dot m nine, at example dot com. Is that right?"),  # the person's own words give it exactly
-    (EMAIL, "jo.m9@example.com", "joe dot m nine at example dot com", False,
-     "For your email, I have it as Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?"),  # they do not: spelled
-])
+@pytest.mark.parametrize(
+    "spec, value, heard, spelled, said",
+    [
+        (FAMILY, "O'Neill", "", False, "I have O'Neill. Is that right?"),
+        (
+            FAMILY,
+            "O'Neill",
+            "",
+            True,
+            "For your family name, I have it as Oscar, apostrophe, November, Echo, India, Lima, Lima. Is that right?",
+        ),
+        (
+            PASSPORT,
+            "K47118639",
+            "",
+            False,
+            "For your passport number, I have it as Kilo, four seven one, one eight six, three nine. Is that right?",
+        ),
+        (
+            EMAIL,
+            "davidmiller@example.com",
+            "It's david miller at example dot com",
+            False,
+            "I have david miller, at example dot com. Is that right?",
+        ),
+        (
+            EMAIL,
+            "jo.m9@example.com",
+            "jo dot m nine at example dot com",
+            False,
+            "I have jo dot m nine, at example dot com. Is that right?",
+        ),  # the person's own words give it exactly
+        (
+            EMAIL,
+            "jo.m9@example.com",
+            "joe dot m nine at example dot com",
+            False,
+            "For your email, I have it as Juliett, Oscar, dot, Mike, nine, at example dot com. Is that right?",
+        ),  # they do not: spelled
+    ],
+)
 def test_read_backs_spell_only_what_is_ambiguous(spec, value, heard, spelled, said):
     assert fl.read_back(spec, value, heard, spelled) == said
 
@@ -47,11 +88,16 @@ def test_spellable_kinds_and_the_spelling_question():
     assert fl.parse(FAMILY, "It's O'Neill, spelled O apostrophe N E I double L.") == "O'Neill"
 
 
-@pytest.mark.parametrize("full, parts", [
-    ("David Miller", ("David", "Miller")), ("Mary Ann Smith", ("Mary Ann", "Smith")),
-    ("Ana de la Cruz", ("Ana", "de la Cruz")), ("Ludwig van Beethoven", ("Ludwig", "van Beethoven")),
-    ("Madonna", None),
-])
+@pytest.mark.parametrize(
+    "full, parts",
+    [
+        ("David Miller", ("David", "Miller")),
+        ("Mary Ann Smith", ("Mary Ann", "Smith")),
+        ("Ana de la Cruz", ("Ana", "de la Cruz")),
+        ("Ludwig van Beethoven", ("Ludwig", "van Beethoven")),
+        ("Madonna", None),
+    ],
+)
 def test_split_name(full, parts):
     assert fl.split_name(full) == parts
 
@@ -70,19 +116,29 @@ def test_fields_asked_together():
 
 def test_summary_before_submit():
     specs = {s.name: s for s in (GIVEN, FAMILY, DOB, PASSPORT, EMAIL, SEAT, CONSENT)}
-    values = {"given_name": "David", "family_name": "Miller", "date_of_birth": "1990-03-14",
-              "passport_number": "512873946", "email": "d@example.com", "seat": "Window", "consent": True}
+    values = {
+        "given_name": "David",
+        "family_name": "Miller",
+        "date_of_birth": "1990-03-14",
+        "passport_number": "512873946",
+        "email": "d@example.com",
+        "seat": "Window",
+        "consent": True,
+    }
     assert fl.summary(specs, values) == (
         "Here is what I'll submit: David Miller; the fourteenth of March, nineteen ninety; Window; and your "
-        "passport number and email as you confirmed them.")
+        "passport number and email as you confirmed them."
+    )
     assert fl.summary({}, {}) == "All the fields are filled in."
 
 
 def test_the_pages_answer():
     assert fl.page_answer("Booking confirmed\nYour booking reference is SKY4F2A1B.\nThank you, David.") == (
-        "The page says: Your booking reference is Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. ")
+        "The page says: Your booking reference is Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. "
+    )
     assert fl.page_answer("Account created\nWelcome, emma! Your account is ready.") == (
-        "The page says: Account created. Welcome, emma! Your account is ready. ")
+        "The page says: Account created. Welcome, emma! Your account is ready. "
+    )
     assert fl.page_answer("") == ""
 
 
@@ -96,15 +152,19 @@ def test_typed_values():
 
 def test_a_dates_question_says_date_where_its_label_does_not():
     assert fl.question(DOB) == "What is your date of birth?"
-    check_in = FieldSpec(name="date_of_birth", label="Check-in", type="date", required=True)  # as the 0.5B model named it
+    check_in = FieldSpec(
+        name="date_of_birth", label="Check-in", type="date", required=True
+    )  # as the 0.5B model named it
     assert fl.question(check_in) == "What is your check-in date?"
     assert fl.question(FieldSpec(name="when", label="When do you travel?", type="date", required=True)) == (
-        "When do you travel?")
+        "When do you travel?"
+    )
     assert fl.question(FieldSpec(name="note", label="Check-in", type="text", required=True)) == "What is your check-in?"
 
 
 def test_questions_leave_out_optional_and_agree_with_a_plural():
     """Bench, text person: "What is your how can we help? (optional)?" and "What is your notes for the crew (optional)?"."""
+
     def q(label, type_="text"):
         return fl.question(FieldSpec(name="x", label=label, type=type_, required=False))
 
@@ -117,21 +177,34 @@ def test_questions_leave_out_optional_and_agree_with_a_plural():
 
 def test_a_free_text_answer_keeps_the_persons_own_words():
     """Bench, text person: "Please call me after 5 pm." was read back as "call me after 5 pm"."""
-    assert fl.parse(FieldSpec(name="notes", label="Notes", type="text", required=False),
-                    "My message is Please call me after 5 pm..") == "Please call me after 5 pm."
-    assert fl.parse(FieldSpec(name="company", label="Company", type="text", required=False),
-                    "Um, it's Acme Ltd.") == "Acme Ltd"  # a short value: no full stop
-    assert fl.parse(FieldSpec(name="q", label="Question", type="text", required=False),
-                    "Is there parking near the office?") == "Is there parking near the office?"
+    assert (
+        fl.parse(
+            FieldSpec(name="notes", label="Notes", type="text", required=False),
+            "My message is Please call me after 5 pm..",
+        )
+        == "Please call me after 5 pm."
+    )
+    assert (
+        fl.parse(FieldSpec(name="company", label="Company", type="text", required=False), "Um, it's Acme Ltd.")
+        == "Acme Ltd"
+    )  # a short value: no full stop
+    assert (
+        fl.parse(
+            FieldSpec(name="q", label="Question", type="text", required=False), "Is there parking near the office?"
+        )
+        == "Is there parking near the office?"
+    )
 
 
 def test_a_pages_numbers_are_said_digit_by_digit():
     """Bench: the page's "e.g. +447700900123" was read as one huge number (a 14 s refusal)."""
     assert fl.spoken_text("International format: + and country code, digits only, e.g. +447700900123") == (
         "International format: + and country code, digits only, for example plus four four seven, seven zero zero, "
-        "nine zero zero, one two three")
+        "nine zero zero, one two three"
+    )
     assert fl.spoken_text("A national ID number has 9 digits; you entered 8.") == (
-        "A national ID number has 9 digits; you entered 8.")  # short numbers are said as numbers
+        "A national ID number has 9 digits; you entered 8."
+    )  # short numbers are said as numbers
 
 
 def test_the_asr_context_is_the_persons_names_in_page_order():
@@ -146,10 +219,16 @@ def test_the_asr_context_is_the_persons_names_in_page_order():
 
 
 def test_the_asr_context_of_a_choice_holds_its_options_after_the_names():
-    meal = FieldSpec(name="meal", label="Meal", type="select", required=True,
-                     options=["Standard", "Vegetarian", "Halal", "Kosher"])
-    country = FieldSpec(name="country", label="Country", type="select", required=True,
-                        options=[f"Country {i}" for i in range(fl.CONTEXT_OPTIONS + 1)])
+    meal = FieldSpec(
+        name="meal", label="Meal", type="select", required=True, options=["Standard", "Vegetarian", "Halal", "Kosher"]
+    )
+    country = FieldSpec(
+        name="country",
+        label="Country",
+        type="select",
+        required=True,
+        options=[f"Country {i}" for i in range(fl.CONTEXT_OPTIONS + 1)],
+    )
     specs = {s.name: s for s in (GIVEN, FAMILY, meal, country)}
     names = {"given_name": "Oluwaseun", "family_name": "Oyelaran"}
     assert fl.asr_context(specs, names, meal) == "Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."
@@ -168,15 +247,18 @@ def test_a_full_name_said_for_one_part_of_it_keeps_that_part():
     assert fl.own_part(GIVEN, "David Miller", specs, {}) == "David Miller"  # the family name is not known yet
 
 
-@pytest.mark.parametrize("text, asked, named", [
-    ("My username is David Miller.", "given_name", "username"),
-    ("Yes, my e-mail address is d@example.com.", "username", "email"),
-    ("My first name is David.", "family_name", "given_name"),
-    ("My name is David Miller.", "given_name", None),  # fits the field asked
-    ("My family name is Miller.", "family_name", None),
-    ("My postal code is M1 1AE.", "postcode", None),  # no field is called that: not out of step
-    ("It's Miller.", "family_name", None),
-])
+@pytest.mark.parametrize(
+    "text, asked, named",
+    [
+        ("My username is David Miller.", "given_name", "username"),
+        ("Yes, my e-mail address is d@example.com.", "username", "email"),
+        ("My first name is David.", "family_name", "given_name"),
+        ("My name is David Miller.", "given_name", None),  # fits the field asked
+        ("My family name is Miller.", "family_name", None),
+        ("My postal code is M1 1AE.", "postcode", None),  # no field is called that: not out of step
+        ("It's Miller.", "family_name", None),
+    ],
+)
 def test_an_answer_that_names_another_field_is_told_apart(text, asked, named):
     username = FieldSpec(name="username", label="Username", type="text", required=True)
     email = FieldSpec(name="email", label="Email address", type="email", required=True)

@@ -4,8 +4,17 @@ import pytest
 
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent.interview import Ask, Authorise, Failed, Finished, Hold, InterviewError
-from appliance.protocol import (FieldFilled, FieldSpec, FillError, FormatInvalid, InfoCollected,
-                                InitiatePhoneCallAgent, NeedInfo, StatusUpdate, Submitted)
+from appliance.protocol import (
+    FieldFilled,
+    FieldSpec,
+    FillError,
+    FormatInvalid,
+    InfoCollected,
+    InitiatePhoneCallAgent,
+    NeedInfo,
+    StatusUpdate,
+    Submitted,
+)
 
 NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
 PHONE = FieldSpec(name="phone", label="Phone number", type="tel", required=True)
@@ -158,8 +167,9 @@ def test_illegal_transitions_raise():
 GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
 FIRST = FieldSpec(name="first_name", label="First name", type="text", required=True)
 LAST = FieldSpec(name="last_name", label="Last name", type="text", required=True)
-DAY = FieldSpec(name="dob_day", label="Day", type="select", required=True,
-                options=tuple(f"{d:02d}" for d in range(1, 32)))
+DAY = FieldSpec(
+    name="dob_day", label="Day", type="select", required=True, options=tuple(f"{d:02d}" for d in range(1, 32))
+)
 MONTH = FieldSpec(name="dob_month", label="Month", type="select", required=True, options=("January", "February"))
 YEAR = FieldSpec(name="dob_year", label="Year", type="select", required=True, options=("1991", "1990"))
 
@@ -251,6 +261,8 @@ def test_a_withdrawn_authorisation_is_asked_again():
     state = iv.apply(iv.start(), StatusUpdate(state="auth-required"))
     state = iv.withdrawn(iv.authorised(state))
     assert iv.next_step(state) == Authorise()
+
+
 def test_a_give_up_is_explained_first_and_its_field_handed_over():
     from appliance.phone_agent.interview import Explain
     from appliance.protocol import StepFailed
@@ -273,6 +285,7 @@ def test_a_give_up_is_explained_first_and_its_field_handed_over():
     # computer agent reports progress
     assert state.waiting_for == "Press it."
     from appliance.protocol import StatusUpdate
+
     assert iv.apply(state, StatusUpdate(state="working", message="pressing")).waiting_for == ""
 
 

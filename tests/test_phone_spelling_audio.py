@@ -30,8 +30,9 @@ PERSON = VoiceStyle(length_scale=0.95, pitch_semitones=-2.0, noise_scale=0.0, no
 def transcribe(runtime, text: str, style: VoiceStyle, context: str = "") -> Transcript:
     """``text`` said by Piper in ``style``, as Whisper hears it (after ``context``)."""
     audio = runtime.synth.synthesize(text, style)
-    return runtime.asr.transcribe(resample(audio.astype(np.float32) / 32768, runtime.synth.sample_rate_hz,
-                                           16_000), context)
+    return runtime.asr.transcribe(
+        resample(audio.astype(np.float32) / 32768, runtime.synth.sample_rate_hz, 16_000), context
+    )
 
 
 def hear(runtime, text: str, style: VoiceStyle, context: str = "") -> str:
@@ -40,16 +41,24 @@ def hear(runtime, text: str, style: VoiceStyle, context: str = "") -> str:
 
 
 @pytest.mark.parametrize("voice", [BOT, PERSON], ids=["bot", "person"])
-@pytest.mark.parametrize("said, kind, value, exact", [
-    ("W, O, J, C, I, K.", "name", "Wojcik", False),  # letters
-    ("K, four seven one, one eight six, three nine.", "code", "K47118639", False),
-    ("N as in November, G as in Golf, U as in Uniform, Y as in Yankee, E as in Echo, N as in November.", "name",
-     "Nguyen", True),  # "as in"
-    ("Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan", True),  # the spelling alphabet
-    ("P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183", True),
-    ("O, apostrophe, N, E, I, double L.", "name", "O'Neill", False),  # "double"
-    ("Double Lima, Oscar, Yankee, Delta.", "name", "Lloyd", True),
-], ids=["letters", "letters-code", "as-in", "icao", "icao-code", "double", "double-icao"])
+@pytest.mark.parametrize(
+    "said, kind, value, exact",
+    [
+        ("W, O, J, C, I, K.", "name", "Wojcik", False),  # letters
+        ("K, four seven one, one eight six, three nine.", "code", "K47118639", False),
+        (
+            "N as in November, G as in Golf, U as in Uniform, Y as in Yankee, E as in Echo, N as in November.",
+            "name",
+            "Nguyen",
+            True,
+        ),  # "as in"
+        ("Sierra, India, Oscar, Bravo, Hotel, Alpha, November.", "name", "Siobhan", True),  # the spelling alphabet
+        ("P for Papa, X-ray, four, seven, two, nine, one, eight, three.", "code", "PX4729183", True),
+        ("O, apostrophe, N, E, I, double L.", "name", "O'Neill", False),  # "double"
+        ("Double Lima, Oscar, Yankee, Delta.", "name", "Lloyd", True),
+    ],
+    ids=["letters", "letters-code", "as-in", "icao", "icao-code", "double", "double-icao"],
+)
 def test_spelled_speech_is_decoded(forms_runtime, voice, said, kind, value, exact):
     """The spelling alphabet and "as in" are decoded exactly. Bare letters are decoded to a
     value of the right shape with at most one letter heard wrong: single letters are what
@@ -102,8 +111,9 @@ class AudioLine:
         reply = await self.person.respond(heard)
         if reply:
             spoken = mouth(reply, self.vocabulary, spell=self.person.repeat >= 1 or reply.startswith("No"))
-            style = dataclasses.replace(PERSON, length_scale=PERSON.length_scale * (1 + 0.15 * min(
-                self.person.repeat, 3)))
+            style = dataclasses.replace(
+                PERSON, length_scale=PERSON.length_scale * (1 + 0.15 * min(self.person.repeat, 3))
+            )
             self.turns.append((heard, reply))
             self._heard.put_nowait(await asyncio.to_thread(transcribe, self.runtime, spoken, style, self.context))
 
@@ -123,24 +133,35 @@ async def _interview_family_name(runtime, spell_below_prob: float) -> tuple[list
     person = SimulatedPerson(load_profile("hoa"), TopicLLM("family_name"), emit=lambda *a, **k: None)
     line = AudioLine(runtime, person)
     async with InProcBus(None) as bus:
-        agent = PhoneAgent(bus, line, TopicLLM("none"), task_id="t", purpose="the test form",
-                           emit=lambda *a, **k: None, fields=(family,), answer_timeout_s=10,
-                           spell_below_prob=spell_below_prob)
+        agent = PhoneAgent(
+            bus,
+            line,
+            TopicLLM("none"),
+            task_id="t",
+            purpose="the test form",
+            emit=lambda *a, **k: None,
+            fields=(family,),
+            answer_timeout_s=10,
+            spell_below_prob=spell_below_prob,
+        )
         computer = bus.subscribe("computer")
         run = asyncio.create_task(agent.run())
         confirmed = []
         async for env in computer:
             if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
                 confirmed.append(env.payload.value)
-                await bus.publish(Envelope.new(StatusUpdate(state="canceled", message="test over"),
-                                               sender="computer", recipient="phone"))
+                await bus.publish(
+                    Envelope.new(
+                        StatusUpdate(state="canceled", message="test over"), sender="computer", recipient="phone"
+                    )
+                )
                 break
         await asyncio.wait_for(run, 60)
     return confirmed, line
 
 
 async def test_a_misheard_name_is_corrected_by_spelling_within_three_exchanges(forms_runtime):
-    """"Nguyen" said as a word comes back from tiny.en as something else; after the person
+    """ "Nguyen" said as a word comes back from tiny.en as something else; after the person
     rejects that read-back, the agent asks for a spelling, and the value is confirmed right
     within three exchanges of the rejection (the "no", the spelling, the "yes")."""
     confirmed, line = await _interview_family_name(forms_runtime, spell_below_prob=0.0)  # no ASR-unsure check

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from appliance.demo.profile import Profile
 from appliance.bench.form import BENCH_RUNS, bench_plan, bench_summary, hard_profiles
+from appliance.demo.profile import Profile
 from appliance.simulate.form_run import TypistLine
 from appliance.simulate.person import SimulatedPerson
 
@@ -21,12 +21,18 @@ def test_the_default_plan_is_the_old_runs_then_each_hard_profile_on_the_flight_f
 
 
 def test_the_summary_is_over_the_audio_runs():
-    runs = [{"person": "audio", "seconds_per_field": 6.0, "field_accuracy": 1.0},
-            {"person": "audio", "seconds_per_field": 9.0, "field_accuracy": 0.917},
-            {"person": "audio", "seconds_per_field": None, "field_accuracy": 0.0},
-            {"person": "text", "seconds_per_field": 1.0, "field_accuracy": 1.0}]
-    assert bench_summary(runs) == {"seconds_per_field": {"median": 7.5, "max": 9.0}, "field_accuracy_min": 0.0,
-                                   "person": "audio", "runs": 3}
+    runs = [
+        {"person": "audio", "seconds_per_field": 6.0, "field_accuracy": 1.0},
+        {"person": "audio", "seconds_per_field": 9.0, "field_accuracy": 0.917},
+        {"person": "audio", "seconds_per_field": None, "field_accuracy": 0.0},
+        {"person": "text", "seconds_per_field": 1.0, "field_accuracy": 1.0},
+    ]
+    assert bench_summary(runs) == {
+        "seconds_per_field": {"median": 7.5, "max": 9.0},
+        "field_accuracy_min": 0.0,
+        "person": "audio",
+        "runs": 3,
+    }
     assert bench_summary(runs[3:])["person"] == "text"
 
 
@@ -55,13 +61,20 @@ async def test_a_run_reports_only_the_submissions_made_since_it_started():
 
     from appliance.simulate.form_run import _submissions
 
-    site = SimpleNamespace(submissions=[SimpleNamespace(form="flight", data={"given_name": "David"}, ts_ms=1000),
-                                        SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000)],
-                           attempts=[SimpleNamespace(form="wizard", outcome="draft", data={"city": "Leeds"}, ts_ms=6000),
-                                     SimpleNamespace(form="flight", outcome="accepted", data={}, ts_ms=5000)])
+    site = SimpleNamespace(
+        submissions=[
+            SimpleNamespace(form="flight", data={"given_name": "David"}, ts_ms=1000),
+            SimpleNamespace(form="flight", data={"given_name": "Hoa"}, ts_ms=5000),
+        ],
+        attempts=[
+            SimpleNamespace(form="wizard", outcome="draft", data={"city": "Leeds"}, ts_ms=6000),
+            SimpleNamespace(form="flight", outcome="accepted", data={}, ts_ms=5000),
+        ],
+    )
     assert await _submissions(site, "http://x/flight", 2000) == [
         {"form": "flight", "data": {"given_name": "Hoa"}, "ts_ms": 5000},
-        {"form": "wizard", "data": {"city": "Leeds"}, "ts_ms": 6000, "draft": True}]  # a draft, for a "don't submit" task
+        {"form": "wizard", "data": {"city": "Leeds"}, "ts_ms": 6000, "draft": True},
+    ]  # a draft, for a "don't submit" task
     assert await _submissions(site, "http://x/flight", 9000) == []
 
 
@@ -74,17 +87,31 @@ def test_the_stages_of_each_exchange_add_up_from_the_persons_events():
     def said(at, audio_s, topic):
         return [{"event": "person", "topic": topic}, {"event": "person_said", "ts": at * 1000, "audio_s": audio_s}]
 
-    events = [heard(0, 10), heard(10.5, 12), *said(13, 2, "full_name"),  # greeting, then the first question
-              heard(15.7, 16.5), heard(19.0, 21.0), *said(21.5, 1.5, "date_of_birth"),  # a hold, then the question
-              heard(23.7, 30), *said(31, 1, "submit"),  # the summary: after the interview
-              heard(32.2, 33)]
+    events = [
+        heard(0, 10),
+        heard(10.5, 12),
+        *said(13, 2, "full_name"),  # greeting, then the first question
+        heard(15.7, 16.5),
+        heard(19.0, 21.0),
+        *said(21.5, 1.5, "date_of_birth"),  # a hold, then the question
+        heard(23.7, 30),
+        *said(31, 1, "submit"),  # the summary: after the interview
+        heard(32.2, 33),
+    ]
     got = stages(events, fields=2)
-    assert got == {"person_reaction": {"median": 0.75, "per_field": 0.75},  # 1.0 and 0.5
-                   "person_speech": {"median": 1.75, "per_field": 1.75},
-                   "bot_reaction": {"median": 0.7, "per_field": 0.7},
-                   "bot_speech": {"median": 2.8, "per_field": 1.4},  # the summary is not the interview's
-                   "bot_wait": {"median": 2.5, "per_field": 1.25},
-                   "exchanges": 2}
+    assert got == {
+        "person_reaction": {"median": 0.75, "per_field": 0.75},  # 1.0 and 0.5
+        "person_speech": {"median": 1.75, "per_field": 1.75},
+        "bot_reaction": {"median": 0.7, "per_field": 0.7},
+        "bot_speech": {"median": 2.8, "per_field": 1.4},  # the summary is not the interview's
+        "bot_wait": {"median": 2.5, "per_field": 1.25},
+        "exchanges": 2,
+    }
     assert stages([e for e in events if e["event"] != "person_asr"], fields=2) is None  # a text run
-    presence = [{"event": "person", "topic": "none", "kind": "presence"}, {"event": "person_said", "ts": 31000, "audio_s": 1}]
-    assert stages(events[:-3] + presence + events[-1:], fields=2) == got  # the summary's question missed: not the interview
+    presence = [
+        {"event": "person", "topic": "none", "kind": "presence"},
+        {"event": "person_said", "ts": 31000, "audio_s": 1},
+    ]
+    assert (
+        stages(events[:-3] + presence + events[-1:], fields=2) == got
+    )  # the summary's question missed: not the interview

@@ -17,162 +17,177 @@ from appliance.simulate.person import mouth
 Q = "Is that right?"
 
 
-@pytest.mark.parametrize("heard, value", [
-    # names: the word, or its letters when spelled (the letters decide)
-    ("I have Miller, spelled M I L L E R. Is that right?", "Miller"),
-    ("I have Miller, spelled M-I-L-L-E-R. Is that right?", "Miller"),
-    ("I have Miller, spelled M.I.L.L.E.R. Is that right?", "Miller"),
-    ("I have Miller, spelt m i l l e r. Is that right?", "Miller"),
-    ("I have M spelled e m m a. Is that right?", "Emma"),  # the name misheard, its letters not
-    ("I have Emma, spelled EMMA. Is that right?", "Emma"),
-    ("I have David, spelled dee A vee I D. Is that right?", "David"),
-    ("I have Miller, spelled M I double L E R. Is that right?", "Miller"),
-    ("I have Emma. Is that right?", "Emma"),
-    ("I have O'Neil-Smith, spelled O, apostrophe, N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
-    ("I have O Neil Smith. Is that right?", "O'Neil-Smith"),  # apostrophe and hyphen are not said
-    ("I have New York, spelled N E W, Y O R K. Is that right?", "New York"),
-    ("Thanks. I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchester"),
-    ("I have Wiktor, spelled Whiskey India Kilo Tango Oscar Romeo. Is that right?", "Wiktor"),
-    ("So that's Johnson, spelled J O H N S O N, correct?", "Johnson"),
-    ("I have Manchester,", "Manchester"),  # a read-back whose question Whisper left out
-    # codes: letters as said (ICAO words, "X for W", "as in"), digits in words or numerals
-    ("I have M for Mike, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
-    ("I have M for Mike, one one for Alpha, he for Echo. Is that right?", "M1 1AE"),  # "A" unheard
-    ("I have Mike, one, one, Alpha, Echo. Is that right?", "M1 1AE"),
-    ("I have M4 Mike, 1-1, A4 Alpha, E4 Echo. Is that right?", "M1 1AE"),
-    ("I have M as in Mike, 1, 1, A as in apple, E as in Echo. Is that right?", "M1 1AE"),
-    ("I have M1 1AE. Is that right?", "M1 1AE"),
-    ("I have K for Kilo, four seven one, one eight six, three nine. Is that right?", "K47118639"),
-    ("I have K for Kilo, 471, 186, 39. Is that right?", "K47118639"),
-    ("I have five one two, eight seven three, nine four six. Is that right?", "512873946"),
-    ("I have five one two eight seven three nine for six. Is that right?", "512873946"),  # "for": four
-    ("I have one zero one one five. Is that right?", "10115"),
-    ("I have one oh one one five. Is that right?", "10115"),
-    ("I have one double oh, one, one, five? Is that right?", "100115"),
-    ("I have X-ray, Yankee, Zulu, nine. Is that right?", "XYZ9"),
-    # phone numbers
-    ("I have plus four four, seven seven zero zero, nine zero zero, one two three. Is that right?",
-     "+447700900123"),
-    ("I have plus 44 7700 900123. Is that right?", "+447700900123"),
-    ("I have +44 7700 900 123. Is that right?", "+447700900123"),
-    ("I have plus four four, seven seven double zero, nine double zero, one two three. Is that right?",
-     "+447700900123"),
-    ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "07700900123"),
-    ("I have plus four nine, three zero one, two three four, five six. Is that right?", "+4930123456"),
-    # e-mails and user names: at, dot, underscore, dash
-    ("I have David Miller at example.com. Is that right?", "davidmiller@example.com"),
-    ("I have david miller, at example dot com. Is that right?", "davidmiller@example.com"),
-    ("I have D A V I D M I L L E R, at example dot com. Is that right?", "davidmiller@example.com"),
-    ("I have davidmiller@example.com. Is that right?", "davidmiller@example.com"),
-    ("I have anna dot kowalska 7, at mail dot example dot org. Is that right?", "anna.kowalska7@mail.example.org"),
-    ("I have jean dash luc, at example dot fr. Is that right?", "jean-luc@example.fr"),
-    ("I have emma underscore j eighty five, as one word. Is that right?", "emma_j85"),
-    ("I have david miller 84, as one word. Is that right?", "davidmiller84"),
-    # "as one word" as Whisper wrote it (CI): the instruction is not part of the value
-    ("I have David Miller 84. That's one word. Is that right?", "davidmiller84"),
-    ("I have David Miller 84. S one word. Is that right?", "davidmiller84"),
-    ("I have David Miller 84. S1 word. Is that right?", "davidmiller84"),
-    ("I have david miller eighty four. Is that right?", "davidmiller84"),
-    ("I have D M I L L E R 8 4. Is that right?", "dmiller84"),
-    # dates, in any form naming the same day
-    ("I have the fourteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
-    ("I have the 14th of March, 1990. Is that right?", "1990-03-14"),
-    ("I have the 40th of March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth"
-    ("I have the 40 to March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth of"
-    ("I have March fourteenth, nineteen ninety. Is that right?", "1990-03-14"),
-    ("I have March 14, 1990. Is that right?", "1990-03-14"),
-    ("I have 14 March 1990. Is that right?", "1990-03-14"),
-    ("I have 14/03/1990. Is that right?", "1990-03-14"),
-    ("I have 1990-03-14. Is that right?", "1990-03-14"),
-    ("I have the twenty-second of July, nineteen eighty five. Is that right?", "1985-07-22"),
-    ("I have the second of June, twenty twenty seven. Is that right?", "2027-06-02"),
-    ("I have the second of June, 2020-7. Is that right?", "2027-06-02"),  # Whisper's "twenty twenty seven"
-    ("I have 1990-3-14. Is that right?", "1990-03-14"),
-    ("I have the fifteenth of September, 2027. Is that right?", "2027-09-15"),
-    ("I have the first of January, two thousand and five. Is that right?", "2005-01-01"),
-    ("I have the 3rd of May, nineteen oh five. Is that right?", "1905-05-03"),
-    ("I have the thirty first of December, twenty ten. Is that right?", "2010-12-31"),
-    # choices
-    ("I have window. Is that right?", "window"),
-    ("I have Gluten-free. Is that right?", "gluten free"),
-    ("I have United Kingdom. Is that right?", "British"),
-    ("I have Germany. Is that right?", "German"),
-    ("I have yes. Is that right?", "yes"),
-])
+@pytest.mark.parametrize(
+    "heard, value",
+    [
+        # names: the word, or its letters when spelled (the letters decide)
+        ("I have Miller, spelled M I L L E R. Is that right?", "Miller"),
+        ("I have Miller, spelled M-I-L-L-E-R. Is that right?", "Miller"),
+        ("I have Miller, spelled M.I.L.L.E.R. Is that right?", "Miller"),
+        ("I have Miller, spelt m i l l e r. Is that right?", "Miller"),
+        ("I have M spelled e m m a. Is that right?", "Emma"),  # the name misheard, its letters not
+        ("I have Emma, spelled EMMA. Is that right?", "Emma"),
+        ("I have David, spelled dee A vee I D. Is that right?", "David"),
+        ("I have Miller, spelled M I double L E R. Is that right?", "Miller"),
+        ("I have Emma. Is that right?", "Emma"),
+        ("I have O'Neil-Smith, spelled O, apostrophe, N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
+        ("I have O Neil Smith. Is that right?", "O'Neil-Smith"),  # apostrophe and hyphen are not said
+        ("I have New York, spelled N E W, Y O R K. Is that right?", "New York"),
+        ("Thanks. I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchester"),
+        ("I have Wiktor, spelled Whiskey India Kilo Tango Oscar Romeo. Is that right?", "Wiktor"),
+        ("So that's Johnson, spelled J O H N S O N, correct?", "Johnson"),
+        ("I have Manchester,", "Manchester"),  # a read-back whose question Whisper left out
+        # codes: letters as said (ICAO words, "X for W", "as in"), digits in words or numerals
+        ("I have M for Mike, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+        ("I have M for Mike, one one for Alpha, he for Echo. Is that right?", "M1 1AE"),  # "A" unheard
+        ("I have Mike, one, one, Alpha, Echo. Is that right?", "M1 1AE"),
+        ("I have M4 Mike, 1-1, A4 Alpha, E4 Echo. Is that right?", "M1 1AE"),
+        ("I have M as in Mike, 1, 1, A as in apple, E as in Echo. Is that right?", "M1 1AE"),
+        ("I have M1 1AE. Is that right?", "M1 1AE"),
+        ("I have K for Kilo, four seven one, one eight six, three nine. Is that right?", "K47118639"),
+        ("I have K for Kilo, 471, 186, 39. Is that right?", "K47118639"),
+        ("I have five one two, eight seven three, nine four six. Is that right?", "512873946"),
+        ("I have five one two eight seven three nine for six. Is that right?", "512873946"),  # "for": four
+        ("I have one zero one one five. Is that right?", "10115"),
+        ("I have one oh one one five. Is that right?", "10115"),
+        ("I have one double oh, one, one, five? Is that right?", "100115"),
+        ("I have X-ray, Yankee, Zulu, nine. Is that right?", "XYZ9"),
+        # phone numbers
+        (
+            "I have plus four four, seven seven zero zero, nine zero zero, one two three. Is that right?",
+            "+447700900123",
+        ),
+        ("I have plus 44 7700 900123. Is that right?", "+447700900123"),
+        ("I have +44 7700 900 123. Is that right?", "+447700900123"),
+        (
+            "I have plus four four, seven seven double zero, nine double zero, one two three. Is that right?",
+            "+447700900123",
+        ),
+        ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "07700900123"),
+        ("I have plus four nine, three zero one, two three four, five six. Is that right?", "+4930123456"),
+        # e-mails and user names: at, dot, underscore, dash
+        ("I have David Miller at example.com. Is that right?", "davidmiller@example.com"),
+        ("I have david miller, at example dot com. Is that right?", "davidmiller@example.com"),
+        ("I have D A V I D M I L L E R, at example dot com. Is that right?", "davidmiller@example.com"),
+        ("I have davidmiller@example.com. Is that right?", "davidmiller@example.com"),
+        ("I have anna dot kowalska 7, at mail dot example dot org. Is that right?", "anna.kowalska7@mail.example.org"),
+        ("I have jean dash luc, at example dot fr. Is that right?", "jean-luc@example.fr"),
+        ("I have emma underscore j eighty five, as one word. Is that right?", "emma_j85"),
+        ("I have david miller 84, as one word. Is that right?", "davidmiller84"),
+        # "as one word" as Whisper wrote it (CI): the instruction is not part of the value
+        ("I have David Miller 84. That's one word. Is that right?", "davidmiller84"),
+        ("I have David Miller 84. S one word. Is that right?", "davidmiller84"),
+        ("I have David Miller 84. S1 word. Is that right?", "davidmiller84"),
+        ("I have david miller eighty four. Is that right?", "davidmiller84"),
+        ("I have D M I L L E R 8 4. Is that right?", "dmiller84"),
+        # dates, in any form naming the same day
+        ("I have the fourteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
+        ("I have the 14th of March, 1990. Is that right?", "1990-03-14"),
+        ("I have the 40th of March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth"
+        ("I have the 40 to March, 1990. Is that right?", "1990-03-14"),  # Whisper's "fourteenth of"
+        ("I have March fourteenth, nineteen ninety. Is that right?", "1990-03-14"),
+        ("I have March 14, 1990. Is that right?", "1990-03-14"),
+        ("I have 14 March 1990. Is that right?", "1990-03-14"),
+        ("I have 14/03/1990. Is that right?", "1990-03-14"),
+        ("I have 1990-03-14. Is that right?", "1990-03-14"),
+        ("I have the twenty-second of July, nineteen eighty five. Is that right?", "1985-07-22"),
+        ("I have the second of June, twenty twenty seven. Is that right?", "2027-06-02"),
+        ("I have the second of June, 2020-7. Is that right?", "2027-06-02"),  # Whisper's "twenty twenty seven"
+        ("I have 1990-3-14. Is that right?", "1990-03-14"),
+        ("I have the fifteenth of September, 2027. Is that right?", "2027-09-15"),
+        ("I have the first of January, two thousand and five. Is that right?", "2005-01-01"),
+        ("I have the 3rd of May, nineteen oh five. Is that right?", "1905-05-03"),
+        ("I have the thirty first of December, twenty ten. Is that right?", "2010-12-31"),
+        # choices
+        ("I have window. Is that right?", "window"),
+        ("I have Gluten-free. Is that right?", "gluten free"),
+        ("I have United Kingdom. Is that right?", "British"),
+        ("I have Germany. Is that right?", "German"),
+        ("I have yes. Is that right?", "yes"),
+    ],
+)
 def test_a_read_back_of_the_value_is_accepted(heard, value):
     assert hearing.states(heard, value)
 
 
-@pytest.mark.parametrize("heard, value", [
-    # one letter wrong, missing, extra or swapped; the right word with the wrong letters
-    ("I have Miller, spelled M I L E R. Is that right?", "Miller"),
-    ("I have Miller, spelled M I L L A R. Is that right?", "Miller"),
-    ("I have Miller, spelled M I L L E R S. Is that right?", "Miller"),
-    ("I have Miller, spelled M I L L R E. Is that right?", "Miller"),
-    ("I have M spelled E M M. Is that right?", "Emma"),
-    ("I have Emma, spelled E M N A. Is that right?", "Emma"),
-    ("I have David spelled D they V ID is that right", "David"),
-    ("I have David, spelled D A V I T. Is that right?", "David"),
-    ("I have Millar. Is that right?", "Miller"),
-    ("I have Millers. Is that right?", "Miller"),  # a longer word is not the value
-    ("I have Mill. Is that right?", "Miller"),
-    ("I have Miller, spelled. Is that right?", "Miller"),  # the letters were not heard
-    ("Is that right?", "Miller"),
-    ("I have Emma Johnson. Is that right?", "Emma"),
-    ("I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchaster"),
-    # a spelling says a name's apostrophe and hyphen: one left out is a letter missing (bench, aoife)
-    ("I have O'Neil-Smith, spelled O N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
-    ("I have it as Delta, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, November, Echo. Is that right?",
-     "D'Arcy-Byrne"),
-    ("I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, Bravo, Yankee, Romeo, November, Echo. Is that "
-     "right?", "D'Arcy-Byrne"),
-    # codes
-    ("I have M for Mike, one, one, A for Alpha, F for Foxtrot. Is that right?", "M1 1AE"),
-    ("I have M for Mike, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
-    ("I have N for November, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
-    ("I have K for Kilo, four seven one, one eight six, three nine, nine. Is that right?", "K47118639"),
-    ("I have K for Kilo, four seven one, one six eight, three nine. Is that right?", "K47118639"),
-    ("I have five one two, eight seven three, nine six four. Is that right?", "512873946"),
-    ("I have five one two, eight seven three, nine four. Is that right?", "512873946"),
-    ("I have five one two, eight seven three, nine four six, six. Is that right?", "512873946"),
-    # phone numbers
-    ("I have plus 447 7000 9000 123 is that right?", "+447700900123"),
-    ("I have plus 44 7700 900132. Is that right?", "+447700900123"),
-    ("I have four four, seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
-    ("I have plus four four, seven seven zero zero, nine zero zero, one two. Is that right?", "+447700900123"),
-    ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
-    # e-mails and user names
-    ("I have david miller, at example dot org. Is that right?", "davidmiller@example.com"),
-    ("I have david miller, at examples dot com. Is that right?", "davidmiller@example.com"),
-    ("I have david, at example dot com. Is that right?", "davidmiller@example.com"),
-    ("I have david miller example dot com. Is that right?", "davidmiller@example.com"),
-    ("I have david dot miller, at example dot com. Is that right?", "davidmiller@example.com"),
-    ("I have emma j 85. Is that right?", "emma_j85"),
-    ("I have emma underscore j eighty six. Is that right?", "emma_j85"),
-    ("I have david miller 48, as one word. Is that right?", "davidmiller84"),
-    ("I have David Miller 48. That's one word. Is that right?", "davidmiller84"),
-    ("I have david miller. Is that right?", "davidmiller84"),
-    # dates: a wrong day, month or year; not one clear date
-    ("I have the fifteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
-    ("I have the 4th of March, 1990. Is that right?", "1990-03-14"),
-    ("I have the 13th of March, 1990. Is that right?", "1990-03-14"),
-    ("I have the fourteenth of May, nineteen ninety. Is that right?", "1990-03-14"),
-    ("I have the fourteenth of March, nineteen ninety one. Is that right?", "1990-03-14"),
-    ("I have the fourteenth of March, nineteen nineteen. Is that right?", "1990-03-14"),
-    ("I have the second of June, 2020-8. Is that right?", "2027-06-02"),
-    ("I have the fourteenth of March. Is that right?", "1990-03-14"),
-    ("I have the fourteenth of March, 1990, or the 15th. Is that right?", "1990-03-14"),
-    ("I have 15/03/1990. Is that right?", "1990-03-14"),
-    ("I have 03/04/1990. Is that right?", "1990-03-04"),  # the person writes day first: 3 April
-    ("I have the second of July, twenty twenty seven. Is that right?", "2027-06-02"),
-    ("I have the thirty first of February, twenty ten. Is that right?", "2010-02-28"),
-    # choices
-    ("I have aisle. Is that right?", "window"),
-    ("I have window seat. Is that right?", "window"),
-    ("I have Ireland. Is that right?", "British"),
-    ("I have Germany. Is that right?", "Austrian"),
-    ("I have no. Is that right?", "yes"),
-])
+@pytest.mark.parametrize(
+    "heard, value",
+    [
+        # one letter wrong, missing, extra or swapped; the right word with the wrong letters
+        ("I have Miller, spelled M I L E R. Is that right?", "Miller"),
+        ("I have Miller, spelled M I L L A R. Is that right?", "Miller"),
+        ("I have Miller, spelled M I L L E R S. Is that right?", "Miller"),
+        ("I have Miller, spelled M I L L R E. Is that right?", "Miller"),
+        ("I have M spelled E M M. Is that right?", "Emma"),
+        ("I have Emma, spelled E M N A. Is that right?", "Emma"),
+        ("I have David spelled D they V ID is that right", "David"),
+        ("I have David, spelled D A V I T. Is that right?", "David"),
+        ("I have Millar. Is that right?", "Miller"),
+        ("I have Millers. Is that right?", "Miller"),  # a longer word is not the value
+        ("I have Mill. Is that right?", "Miller"),
+        ("I have Miller, spelled. Is that right?", "Miller"),  # the letters were not heard
+        ("Is that right?", "Miller"),
+        ("I have Emma Johnson. Is that right?", "Emma"),
+        ("I have Manchester, spelled M A N C H E S T E R. Is that right?", "Manchaster"),
+        # a spelling says a name's apostrophe and hyphen: one left out is a letter missing (bench, aoife)
+        ("I have O'Neil-Smith, spelled O N E I L, dash, S M I T H. Is that right?", "O'Neil-Smith"),
+        (
+            "I have it as Delta, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, November, Echo. Is that right?",
+            "D'Arcy-Byrne",
+        ),
+        (
+            "I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, Bravo, Yankee, Romeo, November, Echo. Is that "
+            "right?",
+            "D'Arcy-Byrne",
+        ),
+        # codes
+        ("I have M for Mike, one, one, A for Alpha, F for Foxtrot. Is that right?", "M1 1AE"),
+        ("I have M for Mike, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+        ("I have N for November, one, one, A for Alpha, E for Echo. Is that right?", "M1 1AE"),
+        ("I have K for Kilo, four seven one, one eight six, three nine, nine. Is that right?", "K47118639"),
+        ("I have K for Kilo, four seven one, one six eight, three nine. Is that right?", "K47118639"),
+        ("I have five one two, eight seven three, nine six four. Is that right?", "512873946"),
+        ("I have five one two, eight seven three, nine four. Is that right?", "512873946"),
+        ("I have five one two, eight seven three, nine four six, six. Is that right?", "512873946"),
+        # phone numbers
+        ("I have plus 447 7000 9000 123 is that right?", "+447700900123"),
+        ("I have plus 44 7700 900132. Is that right?", "+447700900123"),
+        ("I have four four, seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
+        ("I have plus four four, seven seven zero zero, nine zero zero, one two. Is that right?", "+447700900123"),
+        ("I have oh seven seven zero zero, nine zero zero, one two three. Is that right?", "+447700900123"),
+        # e-mails and user names
+        ("I have david miller, at example dot org. Is that right?", "davidmiller@example.com"),
+        ("I have david miller, at examples dot com. Is that right?", "davidmiller@example.com"),
+        ("I have david, at example dot com. Is that right?", "davidmiller@example.com"),
+        ("I have david miller example dot com. Is that right?", "davidmiller@example.com"),
+        ("I have david dot miller, at example dot com. Is that right?", "davidmiller@example.com"),
+        ("I have emma j 85. Is that right?", "emma_j85"),
+        ("I have emma underscore j eighty six. Is that right?", "emma_j85"),
+        ("I have david miller 48, as one word. Is that right?", "davidmiller84"),
+        ("I have David Miller 48. That's one word. Is that right?", "davidmiller84"),
+        ("I have david miller. Is that right?", "davidmiller84"),
+        # dates: a wrong day, month or year; not one clear date
+        ("I have the fifteenth of March, nineteen ninety. Is that right?", "1990-03-14"),
+        ("I have the 4th of March, 1990. Is that right?", "1990-03-14"),
+        ("I have the 13th of March, 1990. Is that right?", "1990-03-14"),
+        ("I have the fourteenth of May, nineteen ninety. Is that right?", "1990-03-14"),
+        ("I have the fourteenth of March, nineteen ninety one. Is that right?", "1990-03-14"),
+        ("I have the fourteenth of March, nineteen nineteen. Is that right?", "1990-03-14"),
+        ("I have the second of June, 2020-8. Is that right?", "2027-06-02"),
+        ("I have the fourteenth of March. Is that right?", "1990-03-14"),
+        ("I have the fourteenth of March, 1990, or the 15th. Is that right?", "1990-03-14"),
+        ("I have 15/03/1990. Is that right?", "1990-03-14"),
+        ("I have 03/04/1990. Is that right?", "1990-03-04"),  # the person writes day first: 3 April
+        ("I have the second of July, twenty twenty seven. Is that right?", "2027-06-02"),
+        ("I have the thirty first of February, twenty ten. Is that right?", "2010-02-28"),
+        # choices
+        ("I have aisle. Is that right?", "window"),
+        ("I have window seat. Is that right?", "window"),
+        ("I have Ireland. Is that right?", "British"),
+        ("I have Germany. Is that right?", "Austrian"),
+        ("I have no. Is that right?", "yes"),
+    ],
+)
 def test_a_near_miss_is_rejected(heard, value):
     assert not hearing.states(heard, value)
 
@@ -182,17 +197,21 @@ def _near_misses(value: str) -> list[str]:
     out = []
     for i, c in enumerate(value):
         if c.isdigit():
-            out.append(value[:i] + str((int(c) + 1) % 10) + value[i + 1:])
+            out.append(value[:i] + str((int(c) + 1) % 10) + value[i + 1 :])
         elif c.isalpha():
             other = "b" if c.lower() == "a" else "a"
-            out.append(value[:i] + (other.upper() if c.isupper() else other) + value[i + 1:])
+            out.append(value[:i] + (other.upper() if c.isupper() else other) + value[i + 1 :])
     return out
 
 
 _PROFILES = [load_profile(name) for name in ("david", "emma")]
-_EXACT = [(p.name, k, v) for p in _PROFILES for k, v in p.facts.items()
-          if k not in ("consent", "seat_preference", "meal", "contact_method", "nationality", "country",
-                       "destination", "message")]  # choices and free text are not judged letter by letter
+_EXACT = [
+    (p.name, k, v)
+    for p in _PROFILES
+    for k, v in p.facts.items()
+    if k
+    not in ("consent", "seat_preference", "meal", "contact_method", "nationality", "country", "destination", "message")
+]  # choices and free text are not judged letter by letter
 
 
 @pytest.mark.parametrize("spell", [False, True])
@@ -202,8 +221,15 @@ def test_the_person_accepts_its_own_words_and_no_value_one_character_off(who, ke
     assert hearing.states(f"I have {said}. {Q}", value), said
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):  # a date, whatever its key
         day = dt.date.fromisoformat(value)
-        misses = [d.isoformat() for d in (day + dt.timedelta(days=1), day - dt.timedelta(days=1),
-                                          day.replace(year=day.year + 1), day.replace(month=day.month % 12 + 1))]
+        misses = [
+            d.isoformat()
+            for d in (
+                day + dt.timedelta(days=1),
+                day - dt.timedelta(days=1),
+                day.replace(year=day.year + 1),
+                day.replace(month=day.month % 12 + 1),
+            )
+        ]
     else:
         misses = _near_misses(value)
         for miss in misses:  # the right word, spelled with one letter or digit wrong
@@ -224,43 +250,68 @@ def test_only_a_choice_in_other_words_goes_to_the_persons_judgement_of_meaning()
     assert hearing.may_mean("I have 12. Is that right?", "K47118639") is False
 
 
-@pytest.mark.parametrize("heard, want", [
-    ("I have Miller, spelled M I L L E R. Is that right?", "Miller, spelled M I L L E R"),
-    ("Thanks. I have Manchester. Is that right?", "Manchester"),
-    ("Sorry, the form needs a plus. I have plus four four. Is that right?", "plus four four"),
-    ("I have Emma. Is that right? Sorry. I've got Emma, spelled E M M A. Is that correct?", "Emma, spelled E M M A"),
-    ("So Rome, is that right?", "Rome"),
-    ("So that's window, correct?", "window"),
-    ("You said vegetarian. Did I get that right?", "vegetarian"),
-    ("I had 077. 009, 001, 23, is that right?", "077. 009, 001, 23"),  # Whisper's "I have", in CI
-])
+@pytest.mark.parametrize(
+    "heard, want",
+    [
+        ("I have Miller, spelled M I L L E R. Is that right?", "Miller, spelled M I L L E R"),
+        ("Thanks. I have Manchester. Is that right?", "Manchester"),
+        ("Sorry, the form needs a plus. I have plus four four. Is that right?", "plus four four"),
+        (
+            "I have Emma. Is that right? Sorry. I've got Emma, spelled E M M A. Is that correct?",
+            "Emma, spelled E M M A",
+        ),
+        ("So Rome, is that right?", "Rome"),
+        ("So that's window, correct?", "window"),
+        ("You said vegetarian. Did I get that right?", "vegetarian"),
+        ("I had 077. 009, 001, 23, is that right?", "077. 009, 001, 23"),  # Whisper's "I have", in CI
+    ],
+)
 def test_the_value_part_of_a_read_back(heard, want):
     assert hearing.read_back(heard) == want
 
 
-@pytest.mark.parametrize("said, want", [
-    ("Alice Alice Alice Alice", "Alice"),
-    ("It's Martin. It's Martin. It's Mar", "It's Martin."),
-    ("Yes, that's right. Yes, that right. Yes. That's", "Yes, that's right."),
-    ("Alice Alice", "Alice Alice"),  # a one-word phrase must come three times
-    ("What is your username? It is already taken. Please choose another. What is your username?",
-     "What is your username? It is already taken. Please choose another. What is your username?"),
-    ("  I have Emma. Is that right?  ", "I have Emma. Is that right?"),
-    ("I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?",
-     "I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?"),  # spelling repeats
-])
+@pytest.mark.parametrize(
+    "said, want",
+    [
+        ("Alice Alice Alice Alice", "Alice"),
+        ("It's Martin. It's Martin. It's Mar", "It's Martin."),
+        ("Yes, that's right. Yes, that right. Yes. That's", "Yes, that's right."),
+        ("Alice Alice", "Alice Alice"),  # a one-word phrase must come three times
+        (
+            "What is your username? It is already taken. Please choose another. What is your username?",
+            "What is your username? It is already taken. Please choose another. What is your username?",
+        ),
+        ("  I have Emma. Is that right?  ", "I have Emma. Is that right?"),
+        (
+            "I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?",
+            "I have W for Whiskey, Oscar, Kilo, Oscar, Whiskey. Alpha, Kilo. Is that right?",
+        ),  # spelling repeats
+    ],
+)
 def test_clean_undoes_whisper_repetition_loops_only(said, want):
     assert hearing.clean(said) == want
 
 
 def test_the_persons_words_for_numbers_dates_and_codes():
-    assert [speech.say_number(n) for n in (0, 7, 13, 40, 84)] == ["zero", "seven", "thirteen", "forty",
-                                                                  "eighty four"]
+    assert [speech.say_number(n) for n in (0, 7, 13, 40, 84)] == ["zero", "seven", "thirteen", "forty", "eighty four"]
     assert [speech.say_ordinal(d) for d in (1, 2, 14, 20, 22, 30, 31)] == [
-        "first", "second", "fourteenth", "twentieth", "twenty second", "thirtieth", "thirty first"]
+        "first",
+        "second",
+        "fourteenth",
+        "twentieth",
+        "twenty second",
+        "thirtieth",
+        "thirty first",
+    ]
     assert [speech.say_year(y) for y in (1990, 1905, 1900, 2000, 2007, 2010, 2027)] == [
-        "nineteen ninety", "nineteen oh five", "nineteen hundred", "two thousand", "two thousand and seven",
-        "twenty ten", "twenty twenty seven"]
+        "nineteen ninety",
+        "nineteen oh five",
+        "nineteen hundred",
+        "two thousand",
+        "two thousand and seven",
+        "twenty ten",
+        "twenty twenty seven",
+    ]
     assert speech.say_digits("512873946") == "five one two, eight seven three, nine four six"
     assert speech.say_digits("4930") == "four nine three zero"
     assert speech.say_date("1990-03-14") == "the fourteenth of March, nineteen ninety"
@@ -274,18 +325,28 @@ def test_the_simulation_shares_no_code_with_the_phone_agent():
     offenders = []
     for path in sorted(folder.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom)
-                     else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [f"{node.module}.{a.name}" for a in node.names]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             offenders += [f"{path.name}: {n}" for n in names if n.startswith("appliance.phone_agent")]
     assert len(list(folder.glob("*.py"))) >= 6 and not offenders, offenders
 
 
 _AGENT_FIELDS = {  # profile key → the field the phone agent reads it back for
-    "given_name": ("given_name", "text"), "family_name": ("family_name", "text"), "city": ("city", "text"),
-    "email": ("email", "email"), "phone": ("phone", "tel"), "date_of_birth": ("date_of_birth", "date"),
-    "travel_date": ("travel_date", "date"), "passport_number": ("passport_number", "text"),
-    "postcode": ("postcode", "text"), "username": ("username", "text"),
+    "given_name": ("given_name", "text"),
+    "family_name": ("family_name", "text"),
+    "city": ("city", "text"),
+    "email": ("email", "email"),
+    "phone": ("phone", "tel"),
+    "date_of_birth": ("date_of_birth", "date"),
+    "travel_date": ("travel_date", "date"),
+    "passport_number": ("passport_number", "text"),
+    "postcode": ("postcode", "text"),
+    "username": ("username", "text"),
 }
 
 
@@ -334,44 +395,93 @@ async def _check(facts: dict, topic: str, question: str, read_back: str) -> tupl
     return await person.respond(read_back), llm.asked_same
 
 
-@pytest.mark.parametrize("facts, topic, question, read_back, want, judged_by_llm", [
-    ({"family_name": "Miller"}, "family_name", "What is your last name?",
-     "I have Miller, spelled M I L E R. Is that right?", "No, it's Miller.", 0),
-    ({"family_name": "Miller"}, "family_name", "What is your last name?",
-     "I have Millar. Is that right?", "No, it's Miller.", 0),
-    ({"family_name": "Miller"}, "family_name", "What is your last name?",
-     "I have Miller, spelled M I L L E R. Is that right?", "Yes, that's right.", 0),
-    ({"seat_preference": "window"}, "seat_preference", "What is your seat preference: Window, Aisle or Middle?",
-     "I have Aisle. Is that right?", "No, it's window.", 0),
-    ({"nationality": "British"}, "nationality", "What is your nationality?",
-     "I have United Kingdom. Is that right?", "Yes, that's right.", 0),
-    ({"nationality": "British"}, "nationality", "What is your nationality?",
-     "I have Ireland. Is that right?", "No, it's British.", 0),
-    ({"nationality": "Ruritanian"}, "nationality", "What is your nationality?",
-     "I have Ruritania. Is that right?", "Yes, that's right.", 1),  # a demonym the ear has no table for
-])
+@pytest.mark.parametrize(
+    "facts, topic, question, read_back, want, judged_by_llm",
+    [
+        (
+            {"family_name": "Miller"},
+            "family_name",
+            "What is your last name?",
+            "I have Miller, spelled M I L E R. Is that right?",
+            "No, it's Miller.",
+            0,
+        ),
+        (
+            {"family_name": "Miller"},
+            "family_name",
+            "What is your last name?",
+            "I have Millar. Is that right?",
+            "No, it's Miller.",
+            0,
+        ),
+        (
+            {"family_name": "Miller"},
+            "family_name",
+            "What is your last name?",
+            "I have Miller, spelled M I L L E R. Is that right?",
+            "Yes, that's right.",
+            0,
+        ),
+        (
+            {"seat_preference": "window"},
+            "seat_preference",
+            "What is your seat preference: Window, Aisle or Middle?",
+            "I have Aisle. Is that right?",
+            "No, it's window.",
+            0,
+        ),
+        (
+            {"nationality": "British"},
+            "nationality",
+            "What is your nationality?",
+            "I have United Kingdom. Is that right?",
+            "Yes, that's right.",
+            0,
+        ),
+        (
+            {"nationality": "British"},
+            "nationality",
+            "What is your nationality?",
+            "I have Ireland. Is that right?",
+            "No, it's British.",
+            0,
+        ),
+        (
+            {"nationality": "Ruritanian"},
+            "nationality",
+            "What is your nationality?",
+            "I have Ruritania. Is that right?",
+            "Yes, that's right.",
+            1,
+        ),  # a demonym the ear has no table for
+    ],
+)
 async def test_the_person_says_yes_only_to_its_own_value(facts, topic, question, read_back, want, judged_by_llm):
     assert await _check(facts, topic, question, read_back) == (want, judged_by_llm)
 
 
-@pytest.mark.parametrize("said, want", [
-    ("I have Millar. What is your date of birth?", "No, it's Miller."),  # the wrong one is put right first
-    ("Thanks. I have Miller. What is your date of birth?", "I was born on 1990-03-14."),
-    ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
-    # bench: a garbled name heard as a question passed unchecked, and the form was submitted with it
-    ("I have Miller like curse what? What is your date of birth?", "No, it's Miller."),
-    ("I have Miller What is your date of birth?", "I was born on 1990-03-14."),  # no full stop: bench
-    ("I have Millar What is your date of birth?", "No, it's Miller."),
-    ("I ask you Millar, when were you born?", "No, it's Miller."),  # tiny.en's "I have" on the call (bench)
-    ("I had Millar. What is your date of birth?", "No, it's Miller."),
-])
+@pytest.mark.parametrize(
+    "said, want",
+    [
+        ("I have Millar. What is your date of birth?", "No, it's Miller."),  # the wrong one is put right first
+        ("Thanks. I have Miller. What is your date of birth?", "I was born on 1990-03-14."),
+        ("I have Miller, what is your date of birth?", "I was born on 1990-03-14."),  # Whisper's comma
+        # bench: a garbled name heard as a question passed unchecked, and the form was submitted with it
+        ("I have Miller like curse what? What is your date of birth?", "No, it's Miller."),
+        ("I have Miller What is your date of birth?", "I was born on 1990-03-14."),  # no full stop: bench
+        ("I have Millar What is your date of birth?", "No, it's Miller."),
+        ("I ask you Millar, when were you born?", "No, it's Miller."),  # tiny.en's "I have" on the call (bench)
+        ("I had Millar. What is your date of birth?", "No, it's Miller."),
+    ],
+)
 async def test_a_value_read_back_with_the_next_question_is_judged_before_the_question_is_answered(said, want):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
     llm = AgreeingLLM("family_name")
-    person = SimulatedPerson(Profile("p", {"family_name": "Miller", "date_of_birth": "1990-03-14"}), llm,
-                             emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"family_name": "Miller", "date_of_birth": "1990-03-14"}), llm, emit=lambda *a, **k: None
+    )
     assert await person.respond("What is your last name?") == "My last name is Miller."
     llm.topic = "date_of_birth"
     assert await person.respond(said) == want
@@ -382,14 +492,18 @@ async def test_the_person_spells_when_asked_and_in_its_correction_after_a_second
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill"}),
-                             AgreeingLLM("family_name"), emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill"}),
+        AgreeingLLM("family_name"),
+        emit=lambda *a, **k: None,
+    )
     spelled = "O for Oscar, apostrophe, November, Echo, India, Lima, Lima"
     assert await person.respond("What is your last name?") == "My last name is O'Neill."
     assert await person.respond("I have O'Neil. Is that right?") == "No, it's O'Neill."
     assert await person.respond("Could you spell your last name for me, letter by letter?") == f"{spelled}."
     assert await person.respond("I have Oscar, apostrophe, November, Echo, India, Lima. Is that right?") == (
-        f"No, it's O'Neill: {spelled}.")  # words failed twice: the correction is spelled
+        f"No, it's O'Neill: {spelled}."
+    )  # words failed twice: the correction is spelled
     assert await person.respond(f"I have {spelled}. Is that right?") == "Yes, that's right."
 
 
@@ -400,8 +514,7 @@ async def test_a_request_to_spell_is_about_the_detail_last_asked_however_whisper
     from appliance.simulate.person import SimulatedPerson
 
     llm = AgreeingLLM("postcode")
-    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "town": "Manchester"}), llm,
-                             emit=lambda *a, **k: None)
+    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "town": "Manchester"}), llm, emit=lambda *a, **k: None)
     assert await person.respond("What is your postcode?") == "My postal code is M1 1AE."
     llm.topic = "none"  # the LLM no longer recognises the detail
     assert await person.respond("I have M for Mike, 111 Alpha Echo, is that right?") == "No, it's M1 1AE."
@@ -418,19 +531,26 @@ async def test_a_read_back_that_names_its_detail_is_judged_against_that_detail_n
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"given_name": "Joaquin", "family_name": "Etxeberria"}),
-                             AgreeingLLM("given_name"), emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Joaquin", "family_name": "Etxeberria"}),
+        AgreeingLLM("given_name"),
+        emit=lambda *a, **k: None,
+    )
     joaquin = "Juliett, Oscar, Alpha, Quebec, Uniform, India, November"
     assert await person.respond("What is your first name?") == "My first name is Joaquin."
-    assert await person.respond(f"For your family name, I have it as {joaquin}. Is that right?") == "No, it's Etxeberria."
+    assert (
+        await person.respond(f"For your family name, I have it as {joaquin}. Is that right?") == "No, it's Etxeberria."
+    )
     assert person.turns[-1].topic == "family_name"
     given_yes = f"For your given name, I have it as {joaquin}. Is that right?"
     assert await person.respond(given_yes) == "Yes, that's right."
     assert await person.respond(f"for your family name. I have it as {joaquin}. Is that right?") == (
-        "No, it's Etxeberria: E for Echo, Tango, X-ray, Echo, Bravo, Echo, Romeo, Romeo, India, Alpha.")  # Whisper's
+        "No, it's Etxeberria: E for Echo, Tango, X-ray, Echo, Bravo, Echo, Romeo, Romeo, India, Alpha."
+    )  # Whisper's
     assert await person.respond(given_yes) == "Yes, that's right."
-    assert (await person.respond(f"Thanks. For your family name. I have it as {joaquin}. What is your date of birth?")
-            ).startswith("No, it's Etxeberria: E for Echo")  # with the next question too
+    assert (
+        await person.respond(f"Thanks. For your family name. I have it as {joaquin}. What is your date of birth?")
+    ).startswith("No, it's Etxeberria: E for Echo")  # with the next question too
 
 
 async def test_the_person_gives_its_full_name_as_one_detail():
@@ -438,8 +558,11 @@ async def test_the_person_gives_its_full_name_as_one_detail():
     from appliance.simulate.person import SimulatedPerson
 
     llm = AgreeingLLM("full_name")
-    person = SimulatedPerson(Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill", "email": "x@y.com"}),
-                             llm, emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Siobhan", "family_name": "O'Neill", "email": "x@y.com"}),
+        llm,
+        emit=lambda *a, **k: None,
+    )
     assert "full_name (full name" in person._system
     assert await person.respond("What is your full name?") == "My name is Siobhan O'Neill."
     assert await person.respond("I have Siobhan O'Neil. Is that right?") == "No, it's Siobhan O'Neill."
@@ -447,18 +570,20 @@ async def test_the_person_gives_its_full_name_as_one_detail():
 
 
 def test_the_ear_takes_whispers_spelling_of_the_spelling_alphabet_and_o_for_oscar():
-    assert hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena, Lena. Is that right?",
-                          "O'Neill")
+    assert hearing.states(
+        "I have O for Oscar, apostrophe, November, Echo, India, Lena, Lena. Is that right?", "O'Neill"
+    )
     assert not hearing.states("I have O for Oscar, November, Echo, India, Lena, Lena. Is that right?", "O'Neill x")
-    assert not hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena. Is that right?",
-                              "O'Neill")
+    assert not hearing.states("I have O for Oscar, apostrophe, November, Echo, India, Lena. Is that right?", "O'Neill")
 
 
 def test_amid_a_spelling_the_ear_takes_a_word_close_to_a_spelling_alphabet_word():
     """CI: the bot's correct spelled read-back of davidmiller@example.com came through tiny.en as
     "…Alpha, Vicker, …, Lena, Lena, Echo, Romato…"; the person said no twice and the form failed."""
-    heard = ("I have D for Delta, Alpha, Vicker, India, Delta, Mike, India, Lena, Lena, Echo, Romato at example.com. "
-             "Is that right?")
+    heard = (
+        "I have D for Delta, Alpha, Vicker, India, Delta, Mike, India, Lena, Lena, Echo, Romato at example.com. "
+        "Is that right?"
+    )
     assert hearing.states(heard, "davidmiller@example.com")
     assert not hearing.states(heard, "davidmiler@example.com")
     assert not hearing.states(heard.replace("Vicker", "Bicker"), "davidmiller@example.com")  # B is not V
@@ -481,8 +606,9 @@ async def test_offered_the_box_on_the_screen_the_person_types_the_value_there_an
     from appliance.simulate.person import SimulatedPerson
 
     events = []
-    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE"}), AgreeingLLM("postcode"),
-                             emit=lambda e, **k: events.append((e, k)))
+    person = SimulatedPerson(
+        Profile("p", {"postcode": "M1 1AE"}), AgreeingLLM("postcode"), emit=lambda e, **k: events.append((e, k))
+    )
     offer = "Could you spell your postcode for me, letter by letter? Or type it in the box on your screen."
     hands = _Hands(takes=True)
     assert await person.respond(offer, type_in=hands) is None
@@ -499,17 +625,18 @@ async def test_told_the_form_refused_its_first_answer_the_person_types_or_spells
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"username": "davidmiller84"}, {"username": "davidmiller"}),
-                             AgreeingLLM("username"), emit=lambda e, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"username": "davidmiller84"}, {"username": "davidmiller"}),
+        AgreeingLLM("username"),
+        emit=lambda e, **k: None,
+    )
     hands = _Hands(takes=True)
     offer = "Could you spell your username for me, letter by letter, or type it in the box on your screen."
     assert await person.respond(offer, type_in=hands) is None and hands.typed == ["davidmiller"]
-    refused = ("Sorry, the form did not accept that: The username davidmiller is already taken. Please choose "
-               "another. ")
+    refused = "Sorry, the form did not accept that: The username davidmiller is already taken. Please choose another. "
     assert await person.respond(refused + offer, type_in=hands) is None
     assert hands.typed == ["davidmiller", "davidmiller84"]
-    assert (await person.respond("Could you spell your username for me, letter by letter?")).endswith(
-        "eight, four.")
+    assert (await person.respond("Could you spell your username for me, letter by letter?")).endswith("eight, four.")
 
 
 async def test_the_persons_screen_types_in_the_box_the_phone_agent_offers():
@@ -573,15 +700,21 @@ async def test_the_persona_asks_its_llm_about_the_question_alone_and_ends_with_o
 
     llm = Recording("message")
     person = SimulatedPerson(Profile("p", {"message": "Please call me after 5 pm."}), llm, emit=lambda *a, **k: None)
-    said = await person.respond("Let's try again. What are your notes for the crew? Or type it in the box on your screen.")
+    said = await person.respond(
+        "Let's try again. What are your notes for the crew? Or type it in the box on your screen."
+    )
     assert llm.prompts == ["said: What are your notes for the crew?"]
     assert said == "My message is Please call me after 5 pm."
     # the page's reason before the question is not the question (bench: "national" was taken for the nationality)
-    await person.respond("Okay, submitting. Sorry, the form did not accept that: A national ID number has 9 digits; "
-                         "you entered 8. What is your national ID number?")
+    await person.respond(
+        "Okay, submitting. Sorry, the form did not accept that: A national ID number has 9 digits; "
+        "you entered 8. What is your national ID number?"
+    )
     await person.respond("Thanks. What is your seat preference: Window, Aisle or Middle?")
-    assert llm.prompts[1:] == ["said: What is your national ID number?",
-                               "said: What is your seat preference: Window, Aisle or Middle?"]
+    assert llm.prompts[1:] == [
+        "said: What is your national ID number?",
+        "said: What is your seat preference: Window, Aisle or Middle?",
+    ]
 
 
 def test_a_sentences_closing_full_stop_is_not_pronounced():
@@ -606,14 +739,24 @@ async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
             return await super().json(system, user, **kw)
 
     llm = CountingLLM("contact_method")
-    facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946", "email": "davidmiller@example.com",
-             "phone": "+447700900123", "seat_preference": "window", "contact_method": "email"}
+    facts = {
+        "date_of_birth": "1990-03-14",
+        "passport_number": "512873946",
+        "email": "davidmiller@example.com",
+        "phone": "+447700900123",
+        "seat_preference": "window",
+        "contact_method": "email",
+    }
     person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
     assert await person.respond("What is your passport number?") == "My passport number is 512873946."
-    assert await person.respond("I have five one two, eight seven three, nine four six. What's your email address?") \
+    assert (
+        await person.respond("I have five one two, eight seven three, nine four six. What's your email address?")
         == "My email is davidmiller@example.com."
-    assert await person.respond("What is your seat preference: Window, Aisle or Middle?") == \
-        "My seat preference is window."
+    )
+    assert (
+        await person.respond("What is your seat preference: Window, Aisle or Middle?")
+        == "My seat preference is window."
+    )
     assert llm.topics == 0
     # a question that names two details, or none word for word, goes to the LLM
     assert await person.respond("How should we contact you? Email, Phone or Post?") == "Please contact me by email."
@@ -621,16 +764,23 @@ async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
 
 
 async def test_a_read_back_after_thanks_is_judged_too():
-    said, _ = await _check({"date_of_birth": "1990-03-14", "passport_number": "512873946"}, "date_of_birth",
-                           "What is your date of birth?",
-                           "Thanks, I have the 14th of March 1991. What is your passport number?")
+    said, _ = await _check(
+        {"date_of_birth": "1990-03-14", "passport_number": "512873946"},
+        "date_of_birth",
+        "What is your date of birth?",
+        "Thanks, I have the 14th of March 1991. What is your passport number?",
+    )
     assert said == "No, it's 1990-03-14."
 
     # the person's own typing acknowledged is no read-back to judge (however Whisper wrote "typed")
     facts = {"date_of_birth": "1990-03-14", "passport_number": "512873946"}
     for typed in ("typed", "type"):
-        said, _ = await _check(facts, "passport_number", "What is your date of birth?",
-                               f"Thanks, I have what you {typed}. What is your passport number?")
+        said, _ = await _check(
+            facts,
+            "passport_number",
+            "What is your date of birth?",
+            f"Thanks, I have what you {typed}. What is your passport number?",
+        )
         assert said == "My passport number is 512873946."
 
 
@@ -638,19 +788,25 @@ async def test_a_request_to_submit_and_for_consent_however_whisper_wrote_them():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"consent": "yes", "meal": "vegetarian"}),
-                             AgreeingLLM("none"), emit=lambda *a, **k: None)  # an LLM that finds no topic
+    person = SimulatedPerson(
+        Profile("p", {"consent": "yes", "meal": "vegetarian"}), AgreeingLLM("none"), emit=lambda *a, **k: None
+    )  # an LLM that finds no topic
     assert await person.respond("Do you accept the fair rules and the privacy? Notice...") == "Yes, I accept."
-    assert await person.respond("Here's what I'll submit: Vegetarian. Ciao I submit the form now.") == \
-        "Yes, please submit it."
+    assert (
+        await person.respond("Here's what I'll submit: Vegetarian. Ciao I submit the form now.")
+        == "Yes, please submit it."
+    )
 
 
 async def test_a_request_to_spell_is_about_the_detail_just_talked_about_whatever_the_llm_would_say():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"postcode": "M1 1AE", "message": "Please call me after 5 pm."}),
-                             AgreeingLLM("message"), emit=lambda *a, **k: None)  # the LLM's wrong topic
+    person = SimulatedPerson(
+        Profile("p", {"postcode": "M1 1AE", "message": "Please call me after 5 pm."}),
+        AgreeingLLM("message"),
+        emit=lambda *a, **k: None,
+    )  # the LLM's wrong topic
     person._previous = "postcode"  # a postcode read-back was just rejected
     said = await person.respond("Sorry about that. Could you spell your post good for me, letter by letter?")
     assert said.startswith("M for Mike"), said
@@ -662,8 +818,11 @@ async def test_the_person_knows_how_whisper_writes_date_of_birth(heard):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(Profile("p", {"date_of_birth": "1990-03-14", "destination": "Paris"}),
-                             AgreeingLLM("destination"), emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"date_of_birth": "1990-03-14", "destination": "Paris"}),
+        AgreeingLLM("destination"),
+        emit=lambda *a, **k: None,
+    )
     assert await person.respond(heard) == "I was born on 1990-03-14."
 
 
@@ -672,8 +831,11 @@ async def test_the_person_expects_to_hear_back_the_detail_it_last_gave_in_plain_
     from appliance.simulate.person import SimulatedPerson
 
     llm = AgreeingLLM("meal")
-    person = SimulatedPerson(Profile("p", {"meal": "halal", "nationality": "Irish", "email": "a.b@example.com"}), llm,
-                             emit=lambda *a, **k: None)
+    person = SimulatedPerson(
+        Profile("p", {"meal": "halal", "nationality": "Irish", "email": "a.b@example.com"}),
+        llm,
+        emit=lambda *a, **k: None,
+    )
     assert person.expecting() == ""  # nothing said yet
     await person.respond("What is your meal?")
     assert person.expecting() == "halal."
@@ -685,14 +847,24 @@ async def test_the_person_expects_to_hear_back_the_detail_it_last_gave_in_plain_
     assert person.expecting() == ""  # an e-mail's read-back is judged as heard
 
 
-@pytest.mark.parametrize("key, value, want", [
-    ("nationality", "Irish", "Irish, Ireland."), ("destination", "New York", "New York."), ("meal", "halal", "halal."),
-    ("country", "Ireland", "Ireland."),
-    ("given_name", "Oluwaseun", ""), ("family_name", "Oyelaran", ""), ("username", "seunoye92", ""),
-    ("date_of_birth", "1992-05-30", ""), ("passport_number", "ZB7301964", ""),
-    ("email", "seun.oyelaran2@example.org", ""), ("phone", "+447911123456", ""), ("postcode", "SE15 4QL", ""),
-    ("consent", True, ""),
-])
+@pytest.mark.parametrize(
+    "key, value, want",
+    [
+        ("nationality", "Irish", "Irish, Ireland."),
+        ("destination", "New York", "New York."),
+        ("meal", "halal", "halal."),
+        ("country", "Ireland", "Ireland."),
+        ("given_name", "Oluwaseun", ""),
+        ("family_name", "Oyelaran", ""),
+        ("username", "seunoye92", ""),
+        ("date_of_birth", "1992-05-30", ""),
+        ("passport_number", "ZB7301964", ""),
+        ("email", "seun.oyelaran2@example.org", ""),
+        ("phone", "+447911123456", ""),
+        ("postcode", "SE15 4QL", ""),
+        ("consent", True, ""),
+    ],
+)
 def test_the_words_a_person_expects_back_are_its_worded_answers_not_names_codes_or_dates(key, value, want):
     assert hearing.own_words(key, value) == want
 
@@ -701,8 +873,11 @@ def test_a_spelling_read_back_as_it_is_said_is_judged_letter_by_letter():
     assert hearing.states("I have it as Golf, Romeo, Thulu, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
     assert hearing.states("I have it as Lena, Kilo, 083, 9215. Is that right?", "LK0839215")
     assert not hearing.states("I have it as Golf, Romeo, Echo, Golf, Oscar, Romeo, Tulu, is that right?", "Grzegorz")
-    assert hearing.states("I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, "
-                          "November, Echo. Is that right?", "D'Arcy-Byrne")
+    assert hearing.states(
+        "I have it as Delta, apostrophe, Alpha, Romeo, Charlie, Yankee, dash, Bravo, Yankee, Romeo, "
+        "November, Echo. Is that right?",
+        "D'Arcy-Byrne",
+    )
 
 
 @pytest.mark.parametrize("value", ["D'Arcy-Byrne", "O'Neill", "Nguyen-Tran", "Jean-Luc", "Hoa"])
@@ -719,23 +894,48 @@ def test_the_phone_agents_spelled_read_back_of_a_name_is_judged_with_its_symbols
             assert not hearing.states(read_back(spec, miss, spelled=True), value), read_back(spec, miss, spelled=True)
 
 
-@pytest.mark.parametrize("facts, heard, want, asked", [
-    # bench: "My nationality is Irish." came back "My nationality desires." three times; told the choices, a
-    # person names the one that means its answer: a nationality or a country by the person's own table
-    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are Australia. Brazil, Canada, Ireland, or "
-     "United States. What is your nationality?", "My nationality is Ireland.", 0),
-    # bench, aoife: "Ireland" heard as "island"; the LLM picked France. The person names its own country
-    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are France, India. island, Italy, or Japan. "
-     "What is your nationality?", "My nationality is Ireland.", 0),
-    ({"country": "United Kingdom"}, "Sorry, I didn't get that. The choices are France, UK, or Spain. What is your "
-     "country?", "My country is UK.", 0),
-    ({"nationality": "Irish"}, "Sorry, I didn't get that. The choices are Irish, Other. What is your nationality?",
-     "My nationality is Irish.", 0),  # its own word is listed: no need to ask
-    ({"nationality": "Irish"}, "What is your nationality?", "My nationality is Irish.", 0),  # no choices told
-    # a value the person has no table for: the LLM's pick
-    ({"contact_method": "phone"}, "Sorry, I didn't get that. The choices are Telephone, E-mail, or Post. How should "
-     "we contact you?", "Please contact me by Telephone.", 1),
-])
+@pytest.mark.parametrize(
+    "facts, heard, want, asked",
+    [
+        # bench: "My nationality is Irish." came back "My nationality desires." three times; told the choices, a
+        # person names the one that means its answer: a nationality or a country by the person's own table
+        (
+            {"nationality": "Irish"},
+            "Sorry, I didn't get that. The choices are Australia. Brazil, Canada, Ireland, or "
+            "United States. What is your nationality?",
+            "My nationality is Ireland.",
+            0,
+        ),
+        # bench, aoife: "Ireland" heard as "island"; the LLM picked France. The person names its own country
+        (
+            {"nationality": "Irish"},
+            "Sorry, I didn't get that. The choices are France, India. island, Italy, or Japan. "
+            "What is your nationality?",
+            "My nationality is Ireland.",
+            0,
+        ),
+        (
+            {"country": "United Kingdom"},
+            "Sorry, I didn't get that. The choices are France, UK, or Spain. What is your country?",
+            "My country is UK.",
+            0,
+        ),
+        (
+            {"nationality": "Irish"},
+            "Sorry, I didn't get that. The choices are Irish, Other. What is your nationality?",
+            "My nationality is Irish.",
+            0,
+        ),  # its own word is listed: no need to ask
+        ({"nationality": "Irish"}, "What is your nationality?", "My nationality is Irish.", 0),  # no choices told
+        # a value the person has no table for: the LLM's pick
+        (
+            {"contact_method": "phone"},
+            "Sorry, I didn't get that. The choices are Telephone, E-mail, or Post. How should we contact you?",
+            "Please contact me by Telephone.",
+            1,
+        ),
+    ],
+)
 async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(facts, heard, want, asked):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson

@@ -7,7 +7,7 @@ from pathlib import Path
 
 pytest_plugins = ["pytester"]
 
-_INNER = '''
+_INNER = """
 import pytest
 
 from appliance import models
@@ -42,7 +42,7 @@ async def test_starts_chromium():
 
 def test_pure():
     assert models.models_dir().is_dir() and not any(models.models_dir().iterdir())
-'''
+"""
 
 
 def test_a_fast_test_that_needs_a_model_chromium_or_redis_fails_naming_the_mark(pytester):
@@ -53,9 +53,11 @@ def test_a_fast_test_that_needs_a_model_chromium_or_redis_fails_naming_the_mark(
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed"), outcomes.get("errors")) == (1, 3, 2), outcomes
     out = result.stdout.str()
-    for line in ("test_asks_for_the_models uses runtime (model files or redis-server): mark it e2e",
-                 "test_asks_for_redis uses redis_server, redis_url (model files or redis-server): mark it e2e",
-                 "test_starts_redis_server starts redis-server: mark it e2e",
-                 "test_starts_chromium starts Chromium: mark it e2e",
-                 "missing: "):
+    for line in (
+        "test_asks_for_the_models uses runtime (model files or redis-server): mark it e2e",
+        "test_asks_for_redis uses redis_server, redis_url (model files or redis-server): mark it e2e",
+        "test_starts_redis_server starts redis-server: mark it e2e",
+        "test_starts_chromium starts Chromium: mark it e2e",
+        "missing: ",
+    ):
         assert line in out, line

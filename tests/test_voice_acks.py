@@ -14,7 +14,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance import config
-from appliance.voice.acks import Acknowledger, AckAudioRawFrame
+from appliance.voice.acks import AckAudioRawFrame, Acknowledger
 from appliance.voice.events import EventLog
 from appliance.voice.pipeline import acknowledger
 from appliance.voice.playout import Playout
@@ -43,7 +43,9 @@ def answer(seconds: float) -> list[TTSAudioRawFrame]:
 async def _run(frames: list[Frame]) -> tuple[Sink, list[tuple[str, dict]]]:
     cfg = config.load()
     reports: list[tuple[str, dict]] = []
-    ack = Acknowledger(bytes(RATE * 2), RATE, after_ms=200, every_turn=True, report=lambda e, **f: reports.append((e, f)))
+    ack = Acknowledger(
+        bytes(RATE * 2), RATE, after_ms=200, every_turn=True, report=lambda e, **f: reports.append((e, f))
+    )
     sink = Sink()
     await run_test(Pipeline([ack, Playout(cfg.turn, 200), sink]), frames_to_send=frames)
     return sink, reports
@@ -65,8 +67,11 @@ async def test_a_prompt_answer_is_not_acknowledged():
 
 
 def _runtime(ack: str, provider: str = "embedded"):
-    llm = {"provider": provider} if provider == "embedded" else {
-        "provider": provider, "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    llm = (
+        {"provider": provider}
+        if provider == "embedded"
+        else {"provider": provider, "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    )
     cfg = config.load(overrides={"turn": {"ack": ack}, "llm": llm})
     synth = FakeSynth()
     return SimpleNamespace(cfg=cfg, ack_audio=lambda: (synth.synthesize("One moment.", None).tobytes(), 24_000))

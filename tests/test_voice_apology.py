@@ -15,8 +15,12 @@ from appliance.voice.pipeline import RetryingOpenAILLMService
 
 
 def _llm(base_url: str, max_retries: int) -> RetryingOpenAILLMService:
-    return RetryingOpenAILLMService(max_retries=max_retries, api_key="none", base_url=base_url,
-                                    settings=RetryingOpenAILLMService.Settings(model="m"))
+    return RetryingOpenAILLMService(
+        max_retries=max_retries,
+        api_key="none",
+        base_url=base_url,
+        settings=RetryingOpenAILLMService.Settings(model="m"),
+    )
 
 
 def _context(question: str) -> LLMContextFrame:
@@ -27,10 +31,14 @@ async def test_a_reply_cut_mid_stream_is_apologised_for_and_the_next_turn_is_ans
     reports: list[tuple[str, dict]] = []
     async with FakeOpenAI(["cut:The capital of", "Paris is the capital."]) as api:
         llm = _llm(api.base_url, max_retries=2)  # an answer cut mid-stream is not tried again
-        down, up = await run_test(Pipeline([LLMApology(llm, lambda ev, **kw: reports.append((ev, kw))), llm]),
-                                  frames_to_send=[_context("What is the capital of France?"),
-                                                  SleepFrame(sleep=0.5),  # the person speaks again later
-                                                  _context("The capital of France?")])
+        down, up = await run_test(
+            Pipeline([LLMApology(llm, lambda ev, **kw: reports.append((ev, kw))), llm]),
+            frames_to_send=[
+                _context("What is the capital of France?"),
+                SleepFrame(sleep=0.5),  # the person speaks again later
+                _context("The capital of France?"),
+            ],
+        )
     spoken = [f.text if isinstance(f, TTSSpeakFrame) else "" for f in down]
     assert spoken.count(APOLOGY) == 1
     at = spoken.index(APOLOGY)
@@ -47,7 +55,8 @@ async def test_a_reply_cut_mid_stream_is_apologised_for_and_the_next_turn_is_ans
 async def test_an_endpoint_that_keeps_failing_is_retried_llm_max_retries_times_then_apologised_for():
     async with FakeOpenAI([503, 503, "unused"]) as api:
         llm = _llm(api.base_url, max_retries=1)
-        down, _ = await run_test(Pipeline([LLMApology(llm, lambda *a, **k: None), llm]),
-                                 frames_to_send=[_context("Hello?")])
+        down, _ = await run_test(
+            Pipeline([LLMApology(llm, lambda *a, **k: None), llm]), frames_to_send=[_context("Hello?")]
+        )
         assert len(api.requests) == 2  # the first try and one retry
     assert [f.text for f in down if isinstance(f, TTSSpeakFrame)] == [APOLOGY]

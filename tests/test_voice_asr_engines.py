@@ -8,8 +8,8 @@ import pytest
 from helpers import read_16k
 
 from appliance import config, models
-from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
 from appliance.bench.wer import normalise, wer
+from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
 from appliance.voice.tts import PiperSynth, resample
 
 pytestmark = pytest.mark.e2e  # the engines' model files, Piper, the ARCTIC clips
@@ -28,8 +28,9 @@ def answers() -> dict[str, np.ndarray]:
     out = {}
     for text in ("Yes.", "No.", "Stop."):
         speech = resample(synth.synthesize(text), synth.sample_rate_hz, SAMPLE_RATE_HZ).astype(np.float32) / 32768
-        out[text] = np.concatenate([np.zeros(int(0.8 * SAMPLE_RATE_HZ), np.float32), speech,
-                                    np.zeros(int(0.3 * SAMPLE_RATE_HZ), np.float32)])
+        out[text] = np.concatenate(
+            [np.zeros(int(0.8 * SAMPLE_RATE_HZ), np.float32), speech, np.zeros(int(0.3 * SAMPLE_RATE_HZ), np.float32)]
+        )
     return out
 
 

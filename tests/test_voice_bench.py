@@ -61,8 +61,9 @@ def test_v2v_and_unanswered():
 
 
 def test_speculation_kept_rate():
-    events = [{"event": "speculation", "state": s} for s in ("started", "kept", "started", "cancelled", "started",
-                                                               "kept")]
+    events = [
+        {"event": "speculation", "state": s} for s in ("started", "kept", "started", "cancelled", "started", "kept")
+    ]
     assert speculation_kept_rate(events) == 0.667 and speculation_kept_rate([]) is None
 
 
@@ -92,12 +93,20 @@ def test_barge_in_steps_are_timed_from_each_trials_duck():
     def ev(name: str, t_ms: float) -> dict:
         return {"event": name, "t_ms": t_ms, "ts": 1_000_000 + t_ms}
 
-    events = [ev("user_started_speaking", -500),  # long before the duck: the story question's own speech
-              ev("duck", 100), ev("user_started_speaking", 180), ev("interim_transcript", 600),
-              ev("barge_in_confirmed", 610),
-              ev("user_started_speaking", 5000), ev("duck", 5100),  # the VAD before the page's message
-              ev("barge_in_confirmed", 6000)]
-    trials = [Trial("stop0", 1.0, (999.9, 1004.0), 800), Trial("stop1", 2.0, (1004.9, 1009.0), 800),
-              Trial("stop2", None, (1010.0, 1011.0), 800)]  # no duck in its span: left out
+    events = [
+        ev("user_started_speaking", -500),  # long before the duck: the story question's own speech
+        ev("duck", 100),
+        ev("user_started_speaking", 180),
+        ev("interim_transcript", 600),
+        ev("barge_in_confirmed", 610),
+        ev("user_started_speaking", 5000),
+        ev("duck", 5100),  # the VAD before the page's message
+        ev("barge_in_confirmed", 6000),
+    ]
+    trials = [
+        Trial("stop0", 1.0, (999.9, 1004.0), 800),
+        Trial("stop1", 2.0, (1004.9, 1009.0), 800),
+        Trial("stop2", None, (1010.0, 1011.0), 800),
+    ]  # no duck in its span: left out
     assert barge_in_steps(trials, events) == {"vad_start": -10.0, "first_interim": 500.0, "confirmed": 705.0}
     assert barge_in_steps(trials[2:], events) == {"vad_start": None, "first_interim": None, "confirmed": None}

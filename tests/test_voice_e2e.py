@@ -20,8 +20,12 @@ from appliance.simulate.page_client import open_page, talk
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
-    not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh"
+    ),
+]
 
 
 @pytest.fixture
@@ -40,6 +44,7 @@ def _events(srv, name):
 async def test_page_shows_final_transcript_and_bot_audio_arrives(server, arctic, tmp_path):
     clip = "arctic_a0009.wav"
     wav = make_wav(tmp_path / "mic.wav", [2.0, arctic[clip], 7.0])  # the mic plays from capture, before WebRTC is up
+
     def answered(r) -> bool:
         mic = r.audible("mic")
         return bool(mic) and sum(t > max(mic) for t in r.audible("bot")) >= 25
@@ -76,8 +81,11 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
     mm_audio, rate = sf.read(tmp_path / "mm.wav", dtype="float32")  # Piper cannot hum
     # a long answer every time: the embedded coder model refused a story 3 times in 36 here (CI: "I'm sorry, but I
     # can't assist with that." ended before mm-hm was heard), and answered this one 36 times in 36
-    clips = {"story": clip("Tell me about the history of the city of Rome."),
-             "mm": resample(mm_audio, rate, 48_000), "stop": clip("Stop, wait a moment.")}
+    clips = {
+        "story": clip("Tell me about the history of the city of Rome."),
+        "mm": resample(mm_audio, rate, 48_000),
+        "stop": clip("Stop, wait a moment."),
+    }
     async with open_page(server.url) as mic:
         for name, audio in clips.items():
             await mic.add(name, audio)
@@ -110,8 +118,9 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
     # moment." two turns, each a barge-in: counted by when, not how many)
     backchannels, confirmed = _events(server, "backchannel"), _events(server, "barge_in_confirmed")
     assert backchannels, "mm-hm was not heard as a backchannel"
-    assert confirmed and all(e["t_ms"] > backchannels[0]["t_ms"] for e in confirmed), \
+    assert confirmed and all(e["t_ms"] > backchannels[0]["t_ms"] for e in confirmed), (
         "mm-hm must not interrupt; stop must"
+    )
     assert _events(server, "duck_released"), "the page's duck on mm-hm was not released"
     (session,) = server.sessions.values()
     first = _events(server, "llm_reply")[0]

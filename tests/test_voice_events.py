@@ -37,16 +37,43 @@ def _audio() -> TTSAudioRawFrame:
 
 
 async def test_one_turn_gives_each_stage_once_and_a_summary_from_the_end_of_speech():
-    events = await _events([
-        VADUserStartedSpeakingFrame(), GAP, InterimTranscriptionFrame("what is", "", "t"), GAP,
-        VADUserStoppedSpeakingFrame(), GAP, TranscriptionFrame("What is two plus two?", "", "t"),
-        LLMFullResponseStartFrame(), LLMTextFrame("[EMO:happy] Four"), LLMTextFrame("."), LLMFullResponseEndFrame(),
-        _audio(), _audio(), TTSTextFrame("Four.", text_type="sentence"), GAP,
-        BotStartedSpeakingFrame(), GAP, BotStoppedSpeakingFrame(), GAP])
+    events = await _events(
+        [
+            VADUserStartedSpeakingFrame(),
+            GAP,
+            InterimTranscriptionFrame("what is", "", "t"),
+            GAP,
+            VADUserStoppedSpeakingFrame(),
+            GAP,
+            TranscriptionFrame("What is two plus two?", "", "t"),
+            LLMFullResponseStartFrame(),
+            LLMTextFrame("[EMO:happy] Four"),
+            LLMTextFrame("."),
+            LLMFullResponseEndFrame(),
+            _audio(),
+            _audio(),
+            TTSTextFrame("Four.", text_type="sentence"),
+            GAP,
+            BotStartedSpeakingFrame(),
+            GAP,
+            BotStoppedSpeakingFrame(),
+            GAP,
+        ]
+    )
     names = [e["event"] for e in events]
-    assert names == ["user_started_speaking", "interim_transcript", "vad_stopped", "final_transcript",
-                     "llm_first_token", "llm_reply", "tts_first_audio", "bot_text", "first_audio_sent", "turn",
-                     "bot_stopped"]
+    assert names == [
+        "user_started_speaking",
+        "interim_transcript",
+        "vad_stopped",
+        "final_transcript",
+        "llm_first_token",
+        "llm_reply",
+        "tts_first_audio",
+        "bot_text",
+        "first_audio_sent",
+        "turn",
+        "bot_stopped",
+    ]
     by = {e["event"]: e for e in events}
     assert by["interim_transcript"]["text"] == "what is"
     assert by["final_transcript"]["text"] == "What is two plus two?"
@@ -54,8 +81,13 @@ async def test_one_turn_gives_each_stage_once_and_a_summary_from_the_end_of_spee
     # the end of speech is the VAD stop − vad.stop_ms (read a moment before the event is stamped)
     assert 0 <= round(by["vad_stopped"]["t_ms"] - STOP_MS - by["vad_stopped"]["speech_end_ms"], 1) < 5  # 0.1 ms stamps
     turn = {k: v for k, v in by["turn"].items() if k.endswith("_ms") and k != "t_ms"}
-    stages = ["vad_stopped_ms", "final_transcript_ms", "llm_first_token_ms", "tts_first_audio_ms",
-              "first_audio_sent_ms"]
+    stages = [
+        "vad_stopped_ms",
+        "final_transcript_ms",
+        "llm_first_token_ms",
+        "tts_first_audio_ms",
+        "first_audio_sent_ms",
+    ]
     assert list(turn) == stages
     assert turn["vad_stopped_ms"] == STOP_MS  # latencies count from the end of speech, VAD stop − vad.stop_ms
     assert [turn[k] for k in stages] == sorted(turn.values())
@@ -63,12 +95,37 @@ async def test_one_turn_gives_each_stage_once_and_a_summary_from_the_end_of_spee
 
 
 async def test_barge_in_logs_the_cut_reply_and_no_turn_summary():
-    events = await _events([
-        LLMFullResponseStartFrame(), LLMTextFrame("Once upon"), LLMTextFrame(" a time"), _audio(), GAP,
-        BotStartedSpeakingFrame(), GAP, VADUserStartedSpeakingFrame(), GAP, InterruptionFrame(), GAP,
-        BotStoppedSpeakingFrame(), GAP])
+    events = await _events(
+        [
+            LLMFullResponseStartFrame(),
+            LLMTextFrame("Once upon"),
+            LLMTextFrame(" a time"),
+            _audio(),
+            GAP,
+            BotStartedSpeakingFrame(),
+            GAP,
+            VADUserStartedSpeakingFrame(),
+            GAP,
+            InterruptionFrame(),
+            GAP,
+            BotStoppedSpeakingFrame(),
+            GAP,
+        ]
+    )
     names = [e["event"] for e in events]
-    assert names == ["llm_first_token", "tts_first_audio", "barge_in_detected", "user_started_speaking",
-                     "interruption", "llm_reply", "bot_stopped"]
+    assert names == [
+        "llm_first_token",
+        "tts_first_audio",
+        "barge_in_detected",
+        "user_started_speaking",
+        "interruption",
+        "llm_reply",
+        "bot_stopped",
+    ]
     assert events[names.index("llm_reply")] | {"t_ms": 0, "ts": 0} == {
-        "t_ms": 0, "ts": 0, "event": "llm_reply", "text": "Once upon a time", "interrupted": True}
+        "t_ms": 0,
+        "ts": 0,
+        "event": "llm_reply",
+        "text": "Once upon a time",
+        "interrupted": True,
+    }

@@ -10,8 +10,8 @@ from pipecat.frames.frames import ErrorFrame, LLMFullResponseEndFrame, LLMFullRe
 from pipecat.tests.utils import run_test
 
 from appliance import config
-from appliance.voice.markers import SpeechStyle, StyledClauseFrame
 from appliance.voice.fish_tts import FishClauseTTSService
+from appliance.voice.markers import SpeechStyle, StyledClauseFrame
 
 
 async def _fake_fish(requests: list):
@@ -35,15 +35,26 @@ async def test_fish_speaks_clauses_with_emotion_references(tmp_path):
     requests: list = []
     runner, url = await _fake_fish(requests)
     try:
-        cfg = config.load(overrides={"tts": {"provider": "fish", "reference_id": "voice-123", "base_url": url,
-                                             "voice_library": str(tmp_path)}})
+        cfg = config.load(
+            overrides={
+                "tts": {
+                    "provider": "fish",
+                    "reference_id": "voice-123",
+                    "base_url": url,
+                    "voice_library": str(tmp_path),
+                }
+            }
+        )
         tts = FishClauseTTSService(cfg.tts, api_key="secret")
-        down, _ = await run_test(tts, frames_to_send=[
-            LLMFullResponseStartFrame(),
-            StyledClauseFrame(text="Hello there.", text_type="sentence", style=SpeechStyle()),
-            StyledClauseFrame(text="Great news!", text_type="sentence", style=SpeechStyle(1.2, "happy", 0)),
-            LLMFullResponseEndFrame(),
-        ])
+        down, _ = await run_test(
+            tts,
+            frames_to_send=[
+                LLMFullResponseStartFrame(),
+                StyledClauseFrame(text="Hello there.", text_type="sentence", style=SpeechStyle()),
+                StyledClauseFrame(text="Great news!", text_type="sentence", style=SpeechStyle(1.2, "happy", 0)),
+                LLMFullResponseEndFrame(),
+            ],
+        )
     finally:
         await runner.cleanup()
     assert not [f for f in down if isinstance(f, ErrorFrame)]
@@ -56,8 +67,9 @@ async def test_fish_speaks_clauses_with_emotion_references(tmp_path):
 
 
 async def test_fish_unreachable_is_reported_not_silent(tmp_path):
-    cfg = config.load(overrides={"tts": {"provider": "fish", "reference_id": "v", "base_url": "http://127.0.0.1:9",
-                                         "timeout_s": 2}})
+    cfg = config.load(
+        overrides={"tts": {"provider": "fish", "reference_id": "v", "base_url": "http://127.0.0.1:9", "timeout_s": 2}}
+    )
     tts = FishClauseTTSService(cfg.tts, api_key="secret", stop_frame_timeout_s=0.1)
     down, up = await run_test(tts, frames_to_send=[StyledClauseFrame(text="Hello.", text_type="sentence")])
     errors = [f.error for f in up if isinstance(f, ErrorFrame)]  # pipecat sends errors upstream

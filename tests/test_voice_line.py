@@ -26,10 +26,11 @@ from pipecat.tests.utils import SleepFrame, run_test
 from appliance import config, models
 from appliance.voice.line import LineProcessor, SayOutcome
 from appliance.voice.markers import SpeakableTextProcessor
-from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.session import open_session
 from appliance.voice.transports import WavFileTransport
+
 
 @pytest.mark.e2e  # Whisper, Piper, the LLM and an ARCTIC clip
 async def test_agent_says_then_hears_the_person(voice_cfg, runtime, arctic, tmp_path):
@@ -61,8 +62,14 @@ async def _on_a_fake_line(synth: FakeSynth, agent, cfg: config.Config | None = N
     left the line's pipeline."""
     cfg = cfg or config.load()
     line = LineProcessor(cfg.turn)
-    pipeline = Pipeline([line, SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
-                         PiperClauseTTSService(synth, cfg.tts, stop_frame_timeout_s=0.1), line.played])
+    pipeline = Pipeline(
+        [
+            line,
+            SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
+            PiperClauseTTSService(synth, cfg.tts, stop_frame_timeout_s=0.1),
+            line.played,
+        ]
+    )
     context = LLMContext(messages=[{"role": "user", "content": "Book me a seat."}])
 
     async def drive():
@@ -74,8 +81,10 @@ async def _on_a_fake_line(synth: FakeSynth, agent, cfg: config.Config | None = N
             await line.queue_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)  # the line ends the pipeline
 
     ran, result = await asyncio.gather(  # both to their end, whatever the agent raised
-        run_test(pipeline, frames_to_send=[LLMContextFrame(context)], send_end_frame=False), drive(),
-        return_exceptions=True)
+        run_test(pipeline, frames_to_send=[LLMContextFrame(context)], send_end_frame=False),
+        drive(),
+        return_exceptions=True,
+    )
     for outcome in (ran, result):
         if isinstance(outcome, BaseException):
             raise outcome
@@ -120,12 +129,32 @@ async def test_a_turn_begun_as_the_bot_began_its_reply_resumes_the_answer_before
 
     def turn(text: str) -> list:
         said = LLMContext(messages=[{"role": "user", "content": text}])
-        return [VADUserStartedSpeakingFrame(), gap, UserStartedSpeakingFrame(), gap, VADUserStoppedSpeakingFrame(), gap,
-                UserStoppedSpeakingFrame(), gap, LLMContextFrame(said), gap]
+        return [
+            VADUserStartedSpeakingFrame(),
+            gap,
+            UserStartedSpeakingFrame(),
+            gap,
+            VADUserStoppedSpeakingFrame(),
+            gap,
+            UserStoppedSpeakingFrame(),
+            gap,
+            LLMContextFrame(said),
+            gap,
+        ]
 
     line = LineProcessor(config.load().turn)
-    await run_test(line, frames_to_send=[*turn("My passport number is PX472."), BotStartedSpeakingFrame(), gap,
-                                         *turn("9183."), BotStartedSpeakingFrame(), SleepFrame(1.1), *turn("Irish.")])
+    await run_test(
+        line,
+        frames_to_send=[
+            *turn("My passport number is PX472."),
+            BotStartedSpeakingFrame(),
+            gap,
+            *turn("9183."),
+            BotStartedSpeakingFrame(),
+            SleepFrame(1.1),
+            *turn("Irish."),
+        ],
+    )
     heard = [(await line.hear(), line.heard_resumes) for _ in range(3)]
     assert heard == [("My passport number is PX472.", False), ("9183.", True), ("Irish.", False)]
 

@@ -12,13 +12,17 @@ import time
 import pytest
 from helpers import loopback_only_network
 
+from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice.apology import APOLOGY
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth
-from appliance.simulate.webrtc_client import WebRTCClient
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
-    not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh"
+    ),
+]
 
 
 async def _event(session, name: str, after: int, timeout_s: float, **match) -> dict:
@@ -29,8 +33,9 @@ async def _event(session, name: str, after: int, timeout_s: float, **match) -> d
             if e["event"] == name and all(e.get(k) == v for k, v in match.items()):
                 return e
         await asyncio.sleep(0.02)
-    raise AssertionError(f"no {name} {match or ''} within {timeout_s} s: "
-                         f"{[e['event'] for e in session.events.events[after:]]}")
+    raise AssertionError(
+        f"no {name} {match or ''} within {timeout_s} s: {[e['event'] for e in session.events.events[after:]]}"
+    )
 
 
 async def test_the_llm_killed_mid_reply_is_apologised_for_and_the_next_turn_is_answered(voice_cfg, runtime):
@@ -44,8 +49,7 @@ async def test_the_llm_killed_mid_reply_is_apologised_for_and_the_next_turn_is_a
         (session,) = [s for s in srv.sessions.values() if s.events.events]
         restarts, pid = llama.restarts, llama.pid
         # a long answer every time (the embedded coder model refuses a story at times; see test_voice_e2e)
-        await client.say(synth.synthesize("Tell me about the history of the city of Rome."),
-                         synth.sample_rate_hz)
+        await client.say(synth.synthesize("Tell me about the history of the city of Rome."), synth.sample_rate_hz)
         await _event(session, "bot_text", 0, 60)  # the reply's first clause is out: the LLM is still streaming
         os.kill(pid, signal.SIGKILL)
         apology = await _event(session, "llm_apology", 0, 30)

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from pipecat.frames.frames import (
-    InterruptionFrame,
-    LLMFullResponseEndFrame,
-    LLMFullResponseStartFrame,
-    LLMTextFrame,
-)
+from pipecat.frames.frames import InterruptionFrame, LLMFullResponseEndFrame, LLMFullResponseStartFrame, LLMTextFrame
 from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance.voice.markers import SpeakableTextProcessor, SpeechStyle, StyledClauseFrame
@@ -18,25 +13,47 @@ def _reply(*tokens: str) -> list:
 
 
 async def test_tokens_become_clauses_with_their_styles_and_no_markers():
-    down, _ = await run_test(SpeakableTextProcessor(first_words=4, max_words=14), frames_to_send=_reply(
-        "[EMO:", "happy]", "Sure", ",", " I can", " help", ". [SPEED:1.5]", "Here", " we", " go", "!", " [THINK"),
-        expected_down_frames=[LLMFullResponseStartFrame, StyledClauseFrame, StyledClauseFrame, StyledClauseFrame,
-                              LLMFullResponseEndFrame])
+    down, _ = await run_test(
+        SpeakableTextProcessor(first_words=4, max_words=14),
+        frames_to_send=_reply(
+            "[EMO:", "happy]", "Sure", ",", " I can", " help", ". [SPEED:1.5]", "Here", " we", " go", "!", " [THINK"
+        ),
+        expected_down_frames=[
+            LLMFullResponseStartFrame,
+            StyledClauseFrame,
+            StyledClauseFrame,
+            StyledClauseFrame,
+            LLMFullResponseEndFrame,
+        ],
+    )
     clauses = [(f.text, f.style) for f in down if isinstance(f, StyledClauseFrame)]
-    assert clauses == [("Sure,", SpeechStyle(1.0, "happy", 0)), ("I can help.", SpeechStyle(1.0, "happy", 0)),
-                       ("Here we go!", SpeechStyle(1.5, "happy", 0))]  # the unfinished marker is dropped
+    assert clauses == [
+        ("Sure,", SpeechStyle(1.0, "happy", 0)),
+        ("I can help.", SpeechStyle(1.0, "happy", 0)),
+        ("Here we go!", SpeechStyle(1.5, "happy", 0)),
+    ]  # the unfinished marker is dropped
 
 
 async def test_the_first_clause_goes_early_and_the_rest_at_the_end_of_the_reply():
-    down, _ = await run_test(SpeakableTextProcessor(first_words=4, max_words=14), frames_to_send=_reply(
-        "Greggs", " was", " clearly", " annoyed", " by", " the", " sharp", " turn"))
+    down, _ = await run_test(
+        SpeakableTextProcessor(first_words=4, max_words=14),
+        frames_to_send=_reply("Greggs", " was", " clearly", " annoyed", " by", " the", " sharp", " turn"),
+    )
     clauses = [f.text for f in down if isinstance(f, StyledClauseFrame)]
     assert clauses == ["Greggs was clearly annoyed", "by the sharp turn"]
 
 
 async def test_an_interruption_drops_the_partial_clause():
-    down, _ = await run_test(SpeakableTextProcessor(first_words=6, max_words=14), frames_to_send=[
-        LLMFullResponseStartFrame(), LLMTextFrame("Well I think"), SleepFrame(0.1), InterruptionFrame(),
-        SleepFrame(0.1), *_reply("Yes", ".")])
+    down, _ = await run_test(
+        SpeakableTextProcessor(first_words=6, max_words=14),
+        frames_to_send=[
+            LLMFullResponseStartFrame(),
+            LLMTextFrame("Well I think"),
+            SleepFrame(0.1),
+            InterruptionFrame(),
+            SleepFrame(0.1),
+            *_reply("Yes", "."),
+        ],
+    )
     assert [f.text for f in down if isinstance(f, StyledClauseFrame)] == ["Yes."]
     assert any(isinstance(f, InterruptionFrame) for f in down)  # passed on to TTS

@@ -25,17 +25,21 @@ async def test_each_clause_is_said_in_its_own_style_in_order():
     synth = FakeSynth(RATE_HZ)
     seat = VoiceStyle(length_scale=1.1, pitch_semitones=-2.0, noise_w_scale=0.7)
     tts = PiperClauseTTSService(synth, config.load(overrides={"tts": {"length_scale": 0.9}}).tts, voice_style=seat)
-    down, _ = await run_test(tts, frames_to_send=[  # as SpeakableTextProcessor sends a reply
-        LLMFullResponseStartFrame(),
-        StyledClauseFrame(text="Hello there.", text_type="sentence", style=SpeechStyle()),
-        StyledClauseFrame(text="Great news!", text_type="sentence", style=SpeechStyle(1.25, "happy", 300)),
-        LLMFullResponseEndFrame(),
-    ])
+    down, _ = await run_test(
+        tts,
+        frames_to_send=[  # as SpeakableTextProcessor sends a reply
+            LLMFullResponseStartFrame(),
+            StyledClauseFrame(text="Hello there.", text_type="sentence", style=SpeechStyle()),
+            StyledClauseFrame(text="Great news!", text_type="sentence", style=SpeechStyle(1.25, "happy", 300)),
+            LLMFullResponseEndFrame(),
+        ],
+    )
     (first, plain), (second, happy) = synth.calls
     assert (first, second) == ("Hello there.", "Great news!")
     assert plain == VoiceStyle(length_scale=1.1 * 0.9, pitch_semitones=-2.0, noise_scale=0.667, noise_w_scale=0.7)
-    assert happy == VoiceStyle(length_scale=1.1 * 0.9 * 0.95 / 1.25, pitch_semitones=-1.0, noise_scale=0.75,
-                               noise_w_scale=0.7)
+    assert happy == VoiceStyle(
+        length_scale=1.1 * 0.9 * 0.95 / 1.25, pitch_semitones=-1.0, noise_scale=0.75, noise_w_scale=0.7
+    )
     audio = b"".join(f.audio for f in down if isinstance(f, TTSAudioRawFrame))
     assert len(audio) == 2 * int(RATE_HZ * (0.1 + 0.3 + 0.1))  # the second clause's 300 ms pause included
     assert [f.text for f in down if isinstance(f, TTSTextFrame)] == ["Hello there.", "Great news!"]
@@ -43,8 +47,14 @@ async def test_each_clause_is_said_in_its_own_style_in_order():
 
 async def test_a_synthesis_failure_is_an_error_not_silence():
     tts = PiperClauseTTSService(FakeSynth(RATE_HZ, fail=True), config.load().tts, stop_frame_timeout_s=0.1)
-    down, up = await run_test(tts, frames_to_send=[
-        LLMFullResponseStartFrame(), StyledClauseFrame(text="Hello.", text_type="sentence"), LLMFullResponseEndFrame()])
+    down, up = await run_test(
+        tts,
+        frames_to_send=[
+            LLMFullResponseStartFrame(),
+            StyledClauseFrame(text="Hello.", text_type="sentence"),
+            LLMFullResponseEndFrame(),
+        ],
+    )
     assert any("Piper failed on 'Hello.'" in f.error for f in up if isinstance(f, ErrorFrame))
     assert not [f for f in down if isinstance(f, TTSAudioRawFrame)]
 
@@ -67,11 +77,14 @@ async def test_a_clause_waits_until_less_than_max_ahead_ms_of_audio_waits_to_be_
         return 5.0 if first_at and time.monotonic() - first_at[0] < 0.3 else 0.5
 
     tts = PiperClauseTTSService(synth, config.load(overrides={"tts": {"max_ahead_ms": 3000}}).tts, ahead_s=ahead_s)
-    await run_test(tts, frames_to_send=[
-        LLMFullResponseStartFrame(),
-        StyledClauseFrame(text="Once upon a time.", text_type="sentence", style=SpeechStyle()),
-        StyledClauseFrame(text="A knight rode out.", text_type="sentence", style=SpeechStyle()),
-        LLMFullResponseEndFrame(),
-    ])
+    await run_test(
+        tts,
+        frames_to_send=[
+            LLMFullResponseStartFrame(),
+            StyledClauseFrame(text="Once upon a time.", text_type="sentence", style=SpeechStyle()),
+            StyledClauseFrame(text="A knight rode out.", text_type="sentence", style=SpeechStyle()),
+            LLMFullResponseEndFrame(),
+        ],
+    )
     assert [c for c, _ in synth.calls] == ["Once upon a time.", "A knight rode out."]
     assert looks.count(0) == 1 and looks.count(1) >= 5  # the second clause looked again every 50 ms for 0.3 s

@@ -100,8 +100,14 @@ async def test_a_duck_the_vad_does_not_confirm_is_released_at_once_and_the_bot_n
 
 
 async def test_speech_after_a_duck_leaves_the_bot_yielding_until_a_release():
-    frames = [*speech(1.0), SleepFrame(0.4), InputTransportMessageFrame(message=DUCK), SleepFrame(0.1),
-              VADUserStartedSpeakingFrame(), SleepFrame(1.8)]
+    frames = [
+        *speech(1.0),
+        SleepFrame(0.4),
+        InputTransportMessageFrame(message=DUCK),
+        SleepFrame(0.1),
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(1.8),
+    ]
     clock = await _play(frames, turn={"barge_in_max_pause_ms": 1000})
     assert clock.page() == ["released"]  # only the page lowered the bot's level meanwhile
     assert [index(f) for _t, f in clock.audio()] == list(range(25))  # sent on, in order, nothing again
@@ -126,8 +132,14 @@ async def test_without_a_page_the_vads_start_pauses_the_bot_and_a_release_resume
 
 async def test_a_pages_bot_is_never_paused_by_the_vad_even_after_its_duck_was_released():
     # the duck was released as noise before the speech reached the VAD (a slow microphone path)
-    frames = [*speech(1.6), SleepFrame(0.3), InputTransportMessageFrame(message=DUCK), SleepFrame(0.5),
-              VADUserStartedSpeakingFrame(), SleepFrame(1.6)]
+    frames = [
+        *speech(1.6),
+        SleepFrame(0.3),
+        InputTransportMessageFrame(message=DUCK),
+        SleepFrame(0.5),
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(1.6),
+    ]
     clock = await _play(frames)
     assert clock.page() == ["released"]
     assert [index(f) for _t, f in clock.audio()] == list(range(40))  # sent on, in order: at the page no stop
@@ -135,8 +147,16 @@ async def test_a_pages_bot_is_never_paused_by_the_vad_even_after_its_duck_was_re
 
 
 async def test_a_confirmed_barge_in_drops_the_rest():
-    frames = [*speech(1.0), SleepFrame(0.3), InputTransportMessageFrame(message=DUCK), GAP,
-              VADUserStartedSpeakingFrame(), SleepFrame(0.2), InterruptionFrame(), SleepFrame(0.8)]
+    frames = [
+        *speech(1.0),
+        SleepFrame(0.3),
+        InputTransportMessageFrame(message=DUCK),
+        GAP,
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.2),
+        InterruptionFrame(),
+        SleepFrame(0.8),
+    ]
     clock = await _play(frames)
     assert clock.page() == ["confirmed"]
     t_cut = next(t for t, f in clock.seen if isinstance(f, InterruptionFrame))
@@ -145,8 +165,10 @@ async def test_a_confirmed_barge_in_drops_the_rest():
 
 
 async def test_with_barge_in_off_a_duck_is_released_at_once():
-    clock = await _play([*speech(0.6), SleepFrame(0.2), InputTransportMessageFrame(message=DUCK), SleepFrame(0.8)],
-                        turn={"barge_in": False})
+    clock = await _play(
+        [*speech(0.6), SleepFrame(0.2), InputTransportMessageFrame(message=DUCK), SleepFrame(0.8)],
+        turn={"barge_in": False},
+    )
     assert clock.page() == ["released"] and len(clock.audio()) == 15
 
 
@@ -155,14 +177,27 @@ def _aggregator(playout: Playout, cfg) -> LLMUserAggregator:
     def report(event: str, **fields) -> None:
         playout.on_report(event, **fields)
 
-    return LLMUserAggregator(LLMContext(), params=LLMUserAggregatorParams(
-        user_turn_strategies=turn_strategies(cfg.turn, agent=False, report=report, analyzer=ScriptedSmartTurn())))
+    return LLMUserAggregator(
+        LLMContext(),
+        params=LLMUserAggregatorParams(
+            user_turn_strategies=turn_strategies(cfg.turn, agent=False, report=report, analyzer=ScriptedSmartTurn())
+        ),
+    )
 
 
 def _person(interim: str, final: str) -> list[Frame]:
-    return [InputTransportMessageFrame(message=DUCK), SleepFrame(0.1), VADUserStartedSpeakingFrame(), GAP,
-            InterimTranscriptionFrame(interim, "", "t"), SleepFrame(0.3), VADUserStoppedSpeakingFrame(), GAP,
-            TranscriptionFrame(final, "", "t", finalized=True), GAP]
+    return [
+        InputTransportMessageFrame(message=DUCK),
+        SleepFrame(0.1),
+        VADUserStartedSpeakingFrame(),
+        GAP,
+        InterimTranscriptionFrame(interim, "", "t"),
+        SleepFrame(0.3),
+        VADUserStoppedSpeakingFrame(),
+        GAP,
+        TranscriptionFrame(final, "", "t", finalized=True),
+        GAP,
+    ]
 
 
 async def test_mm_hm_during_bot_speech_does_not_stop_it():
@@ -174,8 +209,14 @@ async def test_mm_hm_during_bot_speech_does_not_stop_it():
 
 
 async def test_stop_wait_a_moment_during_bot_speech_stops_it():
-    frames = [BotStartedSpeakingFrame(), GAP, *speech(2.0), SleepFrame(0.3),
-              *_person("Stop, wait", "Stop, wait a moment."), SleepFrame(1.0)]
+    frames = [
+        BotStartedSpeakingFrame(),
+        GAP,
+        *speech(2.0),
+        SleepFrame(0.3),
+        *_person("Stop, wait", "Stop, wait a moment."),
+        SleepFrame(1.0),
+    ]
     clock = await _play(frames, front=[_aggregator])
     assert any(isinstance(f, InterruptionFrame) for _t, f in clock.seen)
     assert clock.page() == ["confirmed"]

@@ -15,8 +15,13 @@ from appliance.voice.server import VoiceServer
 
 
 async def _server(tmp_path, features=(), **server) -> VoiceServer:
-    cfg = config.load(overrides={"server": {"port": 0, **server}, "transport": {"loopback_only": True},
-                                 "recording": {"dir": str(tmp_path / "rec")}})
+    cfg = config.load(
+        overrides={
+            "server": {"port": 0, **server},
+            "transport": {"loopback_only": True},
+            "recording": {"dir": str(tmp_path / "rec")},
+        }
+    )
     srv = VoiceServer(cfg, runtime=stub_runtime())
     srv.pipeline_builder = srv.mode_pipeline_builder = bare_pipeline
     for install in features:
@@ -59,11 +64,13 @@ async def test_a_form_offer_for_an_address_the_browser_may_not_open_is_a_400_and
     server = await _server(tmp_path, features=[FormFeature(site=DemoSite()).install])
     try:
         sdp = await real_offer()
-        for url, why in (("file:///etc/passwd", "the file: scheme is not allowed (browser.allowed_schemes: http, "
-                                                "https)"),
-                         ("javascript:alert(1)", "the javascript: scheme is not allowed")):
-            async with http.post(_base(server) + "/api/offer", json={"sdp": sdp, "type": "offer", "mode": "form",
-                                                                     "url": url}) as r:
+        for url, why in (
+            ("file:///etc/passwd", "the file: scheme is not allowed (browser.allowed_schemes: http, https)"),
+            ("javascript:alert(1)", "the javascript: scheme is not allowed"),
+        ):
+            async with http.post(
+                _base(server) + "/api/offer", json={"sdp": sdp, "type": "offer", "mode": "form", "url": url}
+            ) as r:
                 assert r.status == 400
                 assert (await r.json())["error"].startswith(f"form URL {url!r} refused: {why}")
         assert server.calls == {} and server.sessions == {}
@@ -75,8 +82,9 @@ async def test_a_text_plain_body_is_refused_even_from_the_page_origin(server, ht
     sdp = await real_offer()
     for origin in (_base(server), None):  # the page's own origin; our loopback client (no Origin)
         headers = {"Content-Type": "text/plain"} | ({"Origin": origin} if origin else {})
-        async with http.post(_base(server) + "/api/offer", data=f'{{"sdp": {sdp!r}, "type": "offer"}}',
-                             headers=headers) as r:
+        async with http.post(
+            _base(server) + "/api/offer", data=f'{{"sdp": {sdp!r}, "type": "offer"}}', headers=headers
+        ) as r:
             assert r.status == 415
             assert "must be application/json, not 'text/plain'" in (await r.json())["error"]
     assert server.calls == {}
@@ -97,7 +105,9 @@ async def test_the_page_origin_and_allowed_origins_pass_and_our_loopback_client_
         for headers in ({"Origin": _base(srv)}, {"Origin": "http://tools.example:9000"}, {}):
             async with http.post(_base(srv) + "/api/disconnect?pc_id=nope", headers=headers) as r:
                 assert r.status == 404, headers  # passed the guard; the session is unknown
-        async with http.post(_base(srv) + "/api/disconnect?pc_id=nope", headers={"Origin": "http://tools.example"}) as r:
+        async with http.post(
+            _base(srv) + "/api/disconnect?pc_id=nope", headers={"Origin": "http://tools.example"}
+        ) as r:
             assert r.status == 403  # another port is another origin
     finally:
         await srv.stop()
@@ -152,8 +162,9 @@ async def test_on_a_non_loopback_host_everything_but_the_page_code_needs_the_tok
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not loopback_only_network(),
-                    reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")
+@pytest.mark.skipif(
+    not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh"
+)
 async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
     """Off loopback, the URL printed at start is all the person needs: the page's own
     requests (status, offer, event socket) carry the token from its cookie."""
@@ -167,8 +178,11 @@ async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
     srv = await _server(tmp_path, host="0.0.0.0")
     try:
         page = asyncio.create_task(talk(f"http://127.0.0.1:{srv.port}/?token={srv.token}", wav, listen_s=3.0))
-        await eventually(lambda: any(s.events.listeners for s in srv.sessions.values()) or page.done(), 60,
-                         "the page's event socket is open")
+        await eventually(
+            lambda: any(s.events.listeners for s in srv.sessions.values()) or page.done(),
+            60,
+            "the page's event socket is open",
+        )
         assert not page.done(), page.exception()  # the page's event socket got through
         run = await page
         assert "Connected" in run.status, run.status  # offer answered, ICE and DTLS up
@@ -176,12 +190,15 @@ async def test_the_page_opened_at_its_token_url_connects_in_chromium(tmp_path):
         await srv.stop()
 
 
-@pytest.mark.parametrize("server, key, why", [
-    ({"allowed_origins": ["http://tools.example/app"]}, "server.allowed_origins", "is not an origin"),
-    ({"allowed_origins": ["file://x"]}, "server.allowed_origins", "is not an origin"),
-    ({"token": "short"}, "server.token", "at least 16"),
-    ({"max_sessions": 0}, "server.max_sessions", "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "server, key, why",
+    [
+        ({"allowed_origins": ["http://tools.example/app"]}, "server.allowed_origins", "is not an origin"),
+        ({"allowed_origins": ["file://x"]}, "server.allowed_origins", "is not an origin"),
+        ({"token": "short"}, "server.token", "at least 16"),
+        ({"max_sessions": 0}, "server.max_sessions", "greater than or equal to 1"),
+    ],
+)
 def test_bad_server_keys_are_refused_at_start_naming_the_key(server, key, why):
     with pytest.raises(config.ConfigError) as e:
         config.load(overrides={"server": server})
@@ -213,8 +230,9 @@ async def test_an_address_it_cannot_listen_on_is_one_config_error(tmp_path):
 
 
 async def test_aiohttps_own_refusals_are_json_too(server, http):
-    async with http.post(_base(server) + "/api/offer", data=b"x" * (2 << 20),
-                         headers={"Content-Type": "application/json"}) as r:
+    async with http.post(
+        _base(server) + "/api/offer", data=b"x" * (2 << 20), headers={"Content-Type": "application/json"}
+    ) as r:
         assert r.status == 413 and "Maximum request body size" in (await r.json())["error"]
     async with http.get(_base(server) + "/api/nothing-here") as r:
         assert r.status == 404 and (await r.json())["error"]

@@ -46,8 +46,13 @@ def rec_dir(tmp_path) -> Path:
 
 
 async def _server(rec_dir: Path, **server) -> tuple[VoiceServer, ProbeMode]:
-    cfg = config.load(overrides={"server": {"port": 0, **server}, "transport": {"loopback_only": True},
-                                 "recording": {"dir": str(rec_dir)}})
+    cfg = config.load(
+        overrides={
+            "server": {"port": 0, **server},
+            "transport": {"loopback_only": True},
+            "recording": {"dir": str(rec_dir)},
+        }
+    )
     srv = VoiceServer(cfg, runtime=stub_runtime())
     srv.pipeline_builder = srv.mode_pipeline_builder = bare_pipeline
     probe = ProbeMode()
@@ -58,7 +63,9 @@ async def _server(rec_dir: Path, **server) -> tuple[VoiceServer, ProbeMode]:
 
 async def _offer(srv: VoiceServer, sdp: str, **extra) -> tuple[int, dict]:
     async with aiohttp.ClientSession() as http:
-        async with http.post(f"http://127.0.0.1:{srv.port}/api/offer", json={"sdp": sdp, "type": "offer", **extra}) as r:
+        async with http.post(
+            f"http://127.0.0.1:{srv.port}/api/offer", json={"sdp": sdp, "type": "offer", **extra}
+        ) as r:
             return r.status, await r.json()
 
 
@@ -87,8 +94,9 @@ async def test_garbage_sdp_is_a_400_and_leaves_nothing_behind(rec_dir):
         status, body = await _offer(srv, good, type="answer")
         assert status == 400 and "type must be 'offer'" in body["error"]
         async with aiohttp.ClientSession() as http:  # a trickled candidate aiortc cannot parse
-            async with http.patch(f"http://127.0.0.1:{srv.port}/api/offer",
-                                  json={"pc_id": "x", "candidates": [{"candidate": "garbage"}]}) as r:
+            async with http.patch(
+                f"http://127.0.0.1:{srv.port}/api/offer", json={"pc_id": "x", "candidates": [{"candidate": "garbage"}]}
+            ) as r:
                 assert r.status == 400 and (await r.json())["error"].startswith("bad candidates:")
         assert srv.calls == {} and srv.sessions == {} and probe.started == []
         assert _folders(rec_dir) == []
@@ -156,8 +164,9 @@ async def test_the_session_cap_answers_503_until_a_session_ends(rec_dir):
         assert status == 503 and "busy: 2 sessions are open (server.max_sessions)" in body["error"]
         assert len(srv.calls) == 2
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"http://127.0.0.1:{srv.port}/api/disconnect",
-                                 params={"pc_id": first[0][1]["pc_id"]}) as r:
+            async with http.post(
+                f"http://127.0.0.1:{srv.port}/api/disconnect", params={"pc_id": first[0][1]["pc_id"]}
+            ) as r:
                 assert r.status == 200
         assert len(srv.calls) == 1
         status, _ = await _offer(srv, await real_offer(candidates=False))
@@ -182,19 +191,27 @@ asyncio.run(main())
 
 
 #: a peer whose ICE and RTCP go on but whose microphone sends nothing (its track never yields a frame)
-MUTE_CLIENT = CLIENT.replace("client = WebRTCClient(sys.argv[1])", """client = WebRTCClient(sys.argv[1])
+MUTE_CLIENT = CLIENT.replace(
+    "client = WebRTCClient(sys.argv[1])",
+    """client = WebRTCClient(sys.argv[1])
     from appliance.simulate import webrtc_client
     async def never(self):
         await asyncio.Event().wait()
-    webrtc_client.MicTrack.recv = never""")
+    webrtc_client.MicTrack.recv = never""",
+)
 
 
 @pytest.mark.parametrize("how", ["vanishes", "sends no audio"])
 async def test_a_peer_that_vanishes_or_sends_no_audio_is_closed_after_the_idle_timeout(rec_dir, how):
     srv, probe = await _server(rec_dir, idle_timeout_ms=1500)
-    client = subprocess.Popen([sys.executable, "-c", CLIENT if how == "vanishes" else MUTE_CLIENT, srv.url],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT if how == "vanishes" else MUTE_CLIENT, srv.url],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         line = await asyncio.wait_for(asyncio.to_thread(client.stdout.readline), 60)
         assert line.strip(), client.stderr.read()

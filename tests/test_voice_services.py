@@ -69,7 +69,7 @@ def _vad_speech_windows(audio16k: np.ndarray) -> int:
     vad.set_sample_rate(16_000)
     n = vad.num_frames_required()
     pcm = (np.clip(audio16k, -1, 1) * 32767).astype(np.int16)
-    return sum(vad.voice_confidence(pcm[i:i + n].tobytes()) >= 0.7 for i in range(0, len(pcm) - n, n))
+    return sum(vad.voice_confidence(pcm[i : i + n].tobytes()) >= 0.7 for i in range(0, len(pcm) - n, n))
 
 
 def test_vad_on_speech_silence_and_noise(arctic):

@@ -3,12 +3,12 @@ the clause chunker to Piper's per-clause synthesis, with a fake synth (no model)
 
 from __future__ import annotations
 
+from fakes import FakeSynth
 from pipecat.frames.frames import LLMFullResponseEndFrame, LLMFullResponseStartFrame, LLMTextFrame, TTSAudioRawFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.tests.utils import run_test
 
 from appliance import config
-from fakes import FakeSynth
 from appliance.voice.markers import ClauseChunker, SpeakableTextProcessor, VoiceFrame
 from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.tts import VoiceStyle
@@ -17,17 +17,24 @@ SEAT = VoiceStyle(length_scale=1.2, pitch_semitones=-5.0, noise_scale=0.4, noise
 
 
 def reply(text: str, voice: VoiceStyle | None = None) -> list:
-    return [LLMFullResponseStartFrame(), *([VoiceFrame(voice=voice)] if voice else []), LLMTextFrame(text),
-            LLMFullResponseEndFrame()]
+    return [
+        LLMFullResponseStartFrame(),
+        *([VoiceFrame(voice=voice)] if voice else []),
+        LLMTextFrame(text),
+        LLMFullResponseEndFrame(),
+    ]
 
 
 async def test_each_reply_is_said_in_its_speakers_voice_then_the_default_again():
     synth = FakeSynth()
     tts = PiperClauseTTSService(synth, config.Config().tts)
-    down, _ = await run_test(Pipeline([SpeakableTextProcessor(), tts]), frames_to_send=[
-        *reply("I suspect P4, because they voted for P2. [EMO:sad] Vote P4 out.", SEAT),
-        *reply("Dawn: nobody died during the night."),
-    ])
+    down, _ = await run_test(
+        Pipeline([SpeakableTextProcessor(), tts]),
+        frames_to_send=[
+            *reply("I suspect P4, because they voted for P2. [EMO:sad] Vote P4 out.", SEAT),
+            *reply("Dawn: nobody died during the night."),
+        ],
+    )
     assert [f for f in down if isinstance(f, TTSAudioRawFrame)]
     seat = [s for t, s in synth.calls if "P4" in t or "P2" in t]
     narrator = [s for t, s in synth.calls if "Dawn" in t or "night" in t]

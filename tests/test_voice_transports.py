@@ -14,10 +14,10 @@ from helpers import make_wav, read_16k, word_recall
 from server_helpers import bare_pipeline
 
 from appliance import config, models
+from appliance.bench.replay import replay
 from appliance.voice.access import policy_for
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.session import open_session
-from appliance.bench.replay import replay
 from appliance.voice.transports import LocalAudioTransport, TransportError, WavFileTransport, websocket_transport
 
 CLIP = "arctic_a0009.wav"
@@ -34,8 +34,14 @@ async def _upgrade(port: int, path: str = "/", **headers) -> int:
     replace the defaults, ``Host`` included; 101: it was accepted)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        h = {"Host": f"127.0.0.1:{port}", "Upgrade": "websocket", "Connection": "Upgrade",
-             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", **headers}
+        h = {
+            "Host": f"127.0.0.1:{port}",
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version": "13",
+            **headers,
+        }
         lines = [f"GET {path} HTTP/1.1", *(f"{k}: {v}" for k, v in h.items()), "", ""]
         writer.write("\r\n".join(lines).encode())
         return int((await reader.readline()).split()[1])
@@ -43,16 +49,19 @@ async def _upgrade(port: int, path: str = "/", **headers) -> int:
         writer.close()
 
 
-@pytest.mark.parametrize("server, path, headers, status", [
-    ({}, "/", {}, 101),  # our own programmatic client on this machine: no Origin
-    ({}, "/", {"Origin": "http://evil.test"}, 403),  # any page the person visits may try ws://127.0.0.1
-    ({"allowed_origins": ["http://tool.example"]}, "/", {"Origin": "http://tool.example"}, 101),
-    ({}, "/", {"Host": "evil.test"}, 403),  # DNS rebinding
-    ({"token": "s3cret-token-0123456789"}, "/", {}, 401),
-    ({"token": "s3cret-token-0123456789"}, "/?token=wrong", {}, 403),
-    ({"token": "s3cret-token-0123456789"}, "/?token=s3cret-token-0123456789", {}, 101),
-    ({"token": "s3cret-token-0123456789"}, "/", {"Authorization": "Bearer s3cret-token-0123456789"}, 101),
-])
+@pytest.mark.parametrize(
+    "server, path, headers, status",
+    [
+        ({}, "/", {}, 101),  # our own programmatic client on this machine: no Origin
+        ({}, "/", {"Origin": "http://evil.test"}, 403),  # any page the person visits may try ws://127.0.0.1
+        ({"allowed_origins": ["http://tool.example"]}, "/", {"Origin": "http://tool.example"}, 101),
+        ({}, "/", {"Host": "evil.test"}, 403),  # DNS rebinding
+        ({"token": "s3cret-token-0123456789"}, "/", {}, 401),
+        ({"token": "s3cret-token-0123456789"}, "/?token=wrong", {}, 403),
+        ({"token": "s3cret-token-0123456789"}, "/?token=s3cret-token-0123456789", {}, 101),
+        ({"token": "s3cret-token-0123456789"}, "/", {"Authorization": "Bearer s3cret-token-0123456789"}, 101),
+    ],
+)
 async def test_the_websocket_transport_upgrade_passes_the_access_rules(server, path, headers, status):
     cfg = config.load(overrides={"server": {"port": _free_port(), **server}, "transport": {"kind": "websocket"}})
     transport = websocket_transport(cfg, policy_for(cfg.server))
@@ -72,14 +81,21 @@ async def test_the_websocket_transport_upgrade_passes_the_access_rules(server, p
 
 @pytest.mark.e2e
 async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arctic):
-    cfg = voice_cfg.model_copy(update={"server": voice_cfg.server.model_copy(update={"port": _free_port()}),
-                                       "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"})})
+    cfg = voice_cfg.model_copy(
+        update={
+            "server": voice_cfg.server.model_copy(update={"port": _free_port()}),
+            "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"}),
+        }
+    )
     session = open_session(cfg, "ws-test")
     task = build_task(runtime, websocket_transport(cfg, policy_for(cfg.server)), session)
     runner = asyncio.create_task(run_task(task))
     try:
-        pcm = (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000, np.float32)])
-               * 32767).astype(np.int16).tobytes()
+        pcm = (
+            (np.concatenate([np.zeros(8000, np.float32), read_16k(arctic[CLIP]), np.zeros(16000, np.float32)]) * 32767)
+            .astype(np.int16)
+            .tobytes()
+        )
         received = bytearray()
         for _ in range(50):
             try:
@@ -95,7 +111,7 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
 
         read_task = asyncio.create_task(reader())
         for off in range(0, len(pcm), 640):  # 20 ms chunks, in real time
-            await ws.send(pcm[off:off + 640])
+            await ws.send(pcm[off : off + 640])
             await asyncio.sleep(0.02)
         # then silence, as a client on a call sends, until the bot's reply has played (a loaded
         # machine answers later; 30 s bounds it)
@@ -203,7 +219,7 @@ async def test_a_websocket_client_may_declare_its_format():
     pcm = (_tone(1.0, 48_000, channels=2) * 32767).astype("<i2").tobytes()
     out = bytearray()
     for off in range(0, len(pcm), 1001):  # chunks that split samples and channels
-        frame = await ser.deserialize(pcm[off:off + 1001])
+        frame = await ser.deserialize(pcm[off : off + 1001])
         if frame is not None:
             assert frame.sample_rate == 16_000 and frame.num_channels == 1
             out += frame.audio

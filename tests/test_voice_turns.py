@@ -51,16 +51,42 @@ AT_ONCE_S = 0.6
 
 
 # --- the words --------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["My name is", "My name is...", "I want to book a flight to", "five five five",
-                                  "555", "555 123", "Um, I'd like the", "and", "Well,"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name is",
+        "My name is...",
+        "I want to book a flight to",
+        "five five five",
+        "555",
+        "555 123",
+        "Um, I'd like the",
+        "and",
+        "Well,",
+    ],
+)
 def test_unfinished_utterances(text):
     assert unfinished(text)
 
 
-@pytest.mark.parametrize("text", ["My name is David Miller.", "Yes.", "What is the capital of France?",
-                                  "555 123 4567", "Eight.", "Thank you.", "", "Stop, wait a moment.",
-                                  "How many legs does a spider have?", "What time zone is Tokyo in?", "Yes, I do.",
-                                  "I can.", "It was."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name is David Miller.",
+        "Yes.",
+        "What is the capital of France?",
+        "555 123 4567",
+        "Eight.",
+        "Thank you.",
+        "",
+        "Stop, wait a moment.",
+        "How many legs does a spider have?",
+        "What time zone is Tokyo in?",
+        "Yes, I do.",
+        "I can.",
+        "It was.",
+    ],
+)
 def test_finished_utterances(text):
     assert not unfinished(text)
 
@@ -74,14 +100,16 @@ def test_words_drop_sound_annotations_and_join_hyphens():
     assert spoken_words("[Music] Mm-hm. (coughing) ♪ la la ♪") == ["mmhm"]
 
 
-@pytest.mark.parametrize("text", ["Mm-hm.", "Mm-mm", "Mmm.", "Hmm.", "Yeah.", "Right.", "Okay, yeah.", "Uh-huh",
-                                  "(coughing)", "[Music]", ""])
+@pytest.mark.parametrize(
+    "text", ["Mm-hm.", "Mm-mm", "Mmm.", "Hmm.", "Yeah.", "Right.", "Okay, yeah.", "Uh-huh", "(coughing)", "[Music]", ""]
+)
 def test_backchannels_and_noises_never_interrupt(text):
     assert is_backchannel(text) and not interrupts(text, 2)
 
 
-@pytest.mark.parametrize("text", ["Stop.", "Wait.", "Stop, wait a moment.", "No.", "What is two plus two?",
-                                  "Yeah, but tell me about Paris"])
+@pytest.mark.parametrize(
+    "text", ["Stop.", "Wait.", "Stop, wait a moment.", "No.", "What is two plus two?", "Yeah, but tell me about Paris"]
+)
 def test_a_request_or_a_stop_word_interrupts(text):
     assert interrupts(text, 2)
 
@@ -124,12 +152,23 @@ def _utterance(text: str, *, eager: str | None = None, seconds: float = 0.6, int
     STT sends none while the bot is quiet), the early final (``eager``) in its trailing
     quiet, the VAD stop and the final transcript."""
     said = [InterimTranscriptionFrame(text.split()[0], "", "t"), GAP] if interim else []
-    frames = [VADUserStartedSpeakingFrame(), GAP, *_audio(seconds / 2, 0.3),
-              *said, *_audio(seconds / 2, 0.3), *_audio(0.12, 0)]
+    frames = [
+        VADUserStartedSpeakingFrame(),
+        GAP,
+        *_audio(seconds / 2, 0.3),
+        *said,
+        *_audio(seconds / 2, 0.3),
+        *_audio(0.12, 0),
+    ]
     if eager is not None:
         frames += [EagerTranscriptionFrame(eager, "", "t"), GAP]
-    return frames + [*_audio(0.08, 0), VADUserStoppedSpeakingFrame(stop_secs=0.2), GAP,
-                     TranscriptionFrame(text, "", "t", finalized=True), GAP]
+    return frames + [
+        *_audio(0.08, 0),
+        VADUserStoppedSpeakingFrame(stop_secs=0.2),
+        GAP,
+        TranscriptionFrame(text, "", "t", finalized=True),
+        GAP,
+    ]
 
 
 async def _run(frames: list[Frame], turn: dict | None = None, complete=lambda _s: True, agent: bool = False):
@@ -137,8 +176,12 @@ async def _run(frames: list[Frame], turn: dict | None = None, complete=lambda _s
     a fake LLM; returns (probe after the LLM, the fake LLM, the strategies' reports)."""
     cfg = config.load(overrides={"turn": {"incomplete_timeout_ms": 1000, **(turn or {})}})
     reports: list[dict] = []
-    strategies = turn_strategies(cfg.turn, agent=agent, report=lambda event, **f: reports.append({"event": event, **f}),
-                                 analyzer=ScriptedSmartTurn(complete))
+    strategies = turn_strategies(
+        cfg.turn,
+        agent=agent,
+        report=lambda event, **f: reports.append({"event": event, **f}),
+        analyzer=ScriptedSmartTurn(complete),
+    )
     llm, probe = FakeLLMService(), Probe()
     aggregator = LLMUserAggregator(LLMContext(), params=LLMUserAggregatorParams(user_turn_strategies=strategies))
     stt = STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.0)  # as StreamingWhisperSTTService says
@@ -154,8 +197,16 @@ async def test_a_complete_utterance_ends_the_turn_at_its_final_transcript():
 
 
 async def test_a_short_yes_whose_only_transcript_is_the_final_is_one_prompt_turn():
-    frames = [VADUserStartedSpeakingFrame(), GAP, *_audio(0.2, 0.3), *_audio(0.2, 0), VADUserStoppedSpeakingFrame(),
-              GAP, TranscriptionFrame("Yes.", "", "t", finalized=True), GAP]
+    frames = [
+        VADUserStartedSpeakingFrame(),
+        GAP,
+        *_audio(0.2, 0.3),
+        *_audio(0.2, 0),
+        VADUserStoppedSpeakingFrame(),
+        GAP,
+        TranscriptionFrame("Yes.", "", "t", finalized=True),
+        GAP,
+    ]
     probe, llm, _ = await _run(frames)
     assert llm.contexts == [("Yes.", False)]
     (stopped,) = probe.times(UserStoppedSpeakingFrame)
@@ -193,16 +244,20 @@ async def test_what_smart_turn_finds_incomplete_waits_for_more_speech():
 
 
 async def test_a_statement_smart_turn_finds_incomplete_ends_after_a_second():
-    probe, llm, reports = await _run([*_utterance("Tell me a fun fact about the moon."), *_audio(1.8, 0)],
-                                     complete=lambda _s: False, turn={"incomplete_timeout_ms": 3000})
+    probe, llm, reports = await _run(
+        [*_utterance("Tell me a fun fact about the moon."), *_audio(1.8, 0)],
+        complete=lambda _s: False,
+        turn={"incomplete_timeout_ms": 3000},
+    )
     (stopped,) = probe.times(UserStoppedSpeakingFrame)
     assert 0.95 < stopped - probe.times(VADUserStoppedSpeakingFrame)[0] < 1.5
     assert [r["event"] for r in reports] == ["turn_ended_by_words"]
 
 
 async def test_a_whole_question_smart_turn_finds_incomplete_ends_after_a_short_grace():
-    probe, llm, reports = await _run([*_utterance("How do I make a cup of green tea?"), *_audio(1.5, 0)],
-                                     complete=lambda _s: False)
+    probe, llm, reports = await _run(
+        [*_utterance("How do I make a cup of green tea?"), *_audio(1.5, 0)], complete=lambda _s: False
+    )
     assert llm.contexts == [("How do I make a cup of green tea?", False)]
     (stopped,) = probe.times(UserStoppedSpeakingFrame)
     assert 0.35 < stopped - probe.times(VADUserStoppedSpeakingFrame)[0] < 0.8  # not the 1 s hold
@@ -216,8 +271,9 @@ async def test_the_timeout_rule_ends_the_plain_turn_at_once():
 
 
 async def test_speculation_is_kept_when_the_final_transcript_is_the_early_one():
-    probe, llm, reports = await _run(_utterance("What is the capital of France?",
-                                                eager="what is the capital of france"))
+    probe, llm, reports = await _run(
+        _utterance("What is the capital of France?", eager="what is the capital of france")
+    )
     assert llm.contexts == [("what is the capital of france", True)]  # one inference, started early
     assert [r["state"] for r in reports if r["event"] == "speculation"] == ["started", "kept"]
     # held by the gate until the turn ended, then released
@@ -226,8 +282,9 @@ async def test_speculation_is_kept_when_the_final_transcript_is_the_early_one():
 
 async def test_speculation_starts_on_the_early_final_when_no_interim_came_before_it():
     # the STT sends no interims while the bot is quiet: the early final itself starts the turn
-    probe, llm, reports = await _run(_utterance("What time zone is Tokyo in?", eager="What time zone is Tokyo in?",
-                                                interim=False))
+    probe, llm, reports = await _run(
+        _utterance("What time zone is Tokyo in?", eager="What time zone is Tokyo in?", interim=False)
+    )
     assert llm.contexts == [("What time zone is Tokyo in?", True)]
     assert [r["state"] for r in reports if r["event"] == "speculation"] == ["started", "kept"]
     assert probe.times(LLMTextFrame)[0] >= probe.times(UserStoppedSpeakingFrame)[0]
@@ -242,8 +299,11 @@ async def test_speculation_is_withdrawn_unheard_when_the_final_transcript_differ
 
 
 async def test_speculation_is_withdrawn_when_the_person_goes_on():
-    frames = [*_utterance("I want a ticket to Paris.", eager="I want a ticket to Paris."), *_audio(0.2, 0),
-              *_utterance("And back.")]
+    frames = [
+        *_utterance("I want a ticket to Paris.", eager="I want a ticket to Paris."),
+        *_audio(0.2, 0),
+        *_utterance("And back."),
+    ]
     verdicts = iter([False, True])  # Smart Turn waits after "Paris": the person goes on
     probe, llm, reports = await _run(frames, complete=lambda _s: next(verdicts))
     assert [r["state"] for r in reports if r["event"] == "speculation"] == ["started", "cancelled"]
@@ -258,20 +318,38 @@ async def test_agent_modes_never_speculate():
 
 
 # --- barge-in -----------------------------------------------------------------------------
-async def _barge(frames: list[Frame], turn: dict | None = None, before: list[Frame] = (),
-                 bot_s: float = 0.0) -> tuple[bool, bool]:
+async def _barge(
+    frames: list[Frame], turn: dict | None = None, before: list[Frame] = (), bot_s: float = 0.0
+) -> tuple[bool, bool]:
     """(the person's turn started, the bot was interrupted) after ``frames`` reach the user
     aggregator while the bot speaks, the person's speech beginning ``bot_s`` into the bot's
     reply to the turn in ``before`` (none: the person has not spoken before)."""
     cfg = config.load(overrides={"turn": turn or {}})
-    aggregator = LLMUserAggregator(LLMContext(), params=LLMUserAggregatorParams(
-        user_turn_strategies=turn_strategies(cfg.turn, agent=False, analyzer=ScriptedSmartTurn())))
+    aggregator = LLMUserAggregator(
+        LLMContext(),
+        params=LLMUserAggregatorParams(
+            user_turn_strategies=turn_strategies(cfg.turn, agent=False, analyzer=ScriptedSmartTurn())
+        ),
+    )
     stt = STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.0)
-    down, _ = await run_test(aggregator, frames_to_send=[
-        stt, *before, BotStartedSpeakingFrame(), SleepFrame(bot_s), GAP, VADUserStartedSpeakingFrame(), GAP, *frames])
-    down = down[next(i for i, f in enumerate(down) if isinstance(f, BotStartedSpeakingFrame)):]
-    return (any(isinstance(f, UserStartedSpeakingFrame) for f in down),
-            any(isinstance(f, InterruptionFrame) for f in down))
+    down, _ = await run_test(
+        aggregator,
+        frames_to_send=[
+            stt,
+            *before,
+            BotStartedSpeakingFrame(),
+            SleepFrame(bot_s),
+            GAP,
+            VADUserStartedSpeakingFrame(),
+            GAP,
+            *frames,
+        ],
+    )
+    down = down[next(i for i, f in enumerate(down) if isinstance(f, BotStartedSpeakingFrame)) :]
+    return (
+        any(isinstance(f, UserStartedSpeakingFrame) for f in down),
+        any(isinstance(f, InterruptionFrame) for f in down),
+    )
 
 
 def _interim(text: str) -> InterimTranscriptionFrame:
@@ -280,8 +358,14 @@ def _interim(text: str) -> InterimTranscriptionFrame:
 
 @pytest.mark.parametrize("heard", ["Mm-hm.", "Yeah.", "Right.", "(coughing)"])
 async def test_a_backchannel_during_bot_speech_lets_the_bot_go_on(heard):
-    frames = [_interim(heard.split()[0]), GAP, VADUserStoppedSpeakingFrame(), GAP,
-              TranscriptionFrame(heard, "", "t", finalized=True), GAP]
+    frames = [
+        _interim(heard.split()[0]),
+        GAP,
+        VADUserStoppedSpeakingFrame(),
+        GAP,
+        TranscriptionFrame(heard, "", "t", finalized=True),
+        GAP,
+    ]
     assert await _barge(frames) == (False, False)
 
 
@@ -294,8 +378,10 @@ async def test_with_min_words_zero_any_speech_the_vad_hears_interrupts():
 
 
 async def test_without_barge_in_speech_never_interrupts():
-    assert await _barge([_interim("Stop, wait a moment.")], turn={"barge_in_min_words": 0, "barge_in": False}) \
-        == (True, False)
+    assert await _barge([_interim("Stop, wait a moment.")], turn={"barge_in_min_words": 0, "barge_in": False}) == (
+        True,
+        False,
+    )
 
 
 async def test_one_word_that_resumes_the_persons_answer_takes_the_turn_from_the_reply():

@@ -52,18 +52,26 @@ def silence(seconds: float) -> bytes:
 
 def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
     step = SAMPLE_RATE_HZ * 2 // 50  # 20 ms
-    return [InputAudioRawFrame(pcm[i:i + step], SAMPLE_RATE_HZ, 1) for i in range(0, len(pcm), step)]
+    return [InputAudioRawFrame(pcm[i : i + step], SAMPLE_RATE_HZ, 1) for i in range(0, len(pcm), step)]
 
 
 async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager,
-                                     interims_while_quiet=True)
+    stt = StreamingWhisperSTTService(
+        asr, interim_every_ms=100, on_final=finals.append, eager=eager, interims_while_quiet=True
+    )
     probe = StopProbe(asr)
-    down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
-        VADUserStartedSpeakingFrame(), *frames, VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
-    kinds = (InterimTranscriptionFrame, TranscriptionFrame, EagerTranscriptionFrame, EagerEndOfTurnCancelFrame,
-             VADUserStoppedSpeakingFrame)
+    down, _ = await run_test(
+        Pipeline([stt, probe]),
+        frames_to_send=[VADUserStartedSpeakingFrame(), *frames, VADUserStoppedSpeakingFrame(), SleepFrame(0.3)],
+    )
+    kinds = (
+        InterimTranscriptionFrame,
+        TranscriptionFrame,
+        EagerTranscriptionFrame,
+        EagerEndOfTurnCancelFrame,
+        VADUserStoppedSpeakingFrame,
+    )
     return [f for f in down if isinstance(f, kinds)], asr, probe, finals
 
 
@@ -72,15 +80,27 @@ def _texts(frames: list[Frame]) -> list[tuple[str, str]]:
 
 
 async def test_the_early_final_is_announced_as_the_eager_end_of_turn_before_the_vad_stop():
-    got, _asr, _probe, _finals = await _run([*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3)],
-                                            eager=True)
-    assert _texts(got) == [("EagerTranscriptionFrame", "one two three four"), ("VADUserStoppedSpeakingFrame", ""),
-                           ("TranscriptionFrame", "one two three four")]
+    got, _asr, _probe, _finals = await _run(
+        [*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3)], eager=True
+    )
+    assert _texts(got) == [
+        ("EagerTranscriptionFrame", "one two three four"),
+        ("VADUserStoppedSpeakingFrame", ""),
+        ("TranscriptionFrame", "one two three four"),
+    ]
 
 
 async def test_speech_that_goes_on_withdraws_the_eager_end_of_turn():
-    got, _asr, _probe, _finals = await _run([*audio_frames(tone(1.2)), *audio_frames(silence(0.16)), SleepFrame(0.3),
-                                             *audio_frames(tone(0.5)), SleepFrame(0.3)], eager=True)
+    got, _asr, _probe, _finals = await _run(
+        [
+            *audio_frames(tone(1.2)),
+            *audio_frames(silence(0.16)),
+            SleepFrame(0.3),
+            *audio_frames(tone(0.5)),
+            SleepFrame(0.3),
+        ],
+        eager=True,
+    )
     assert _texts(got)[:2] == [("EagerTranscriptionFrame", "one two three four"), ("EagerEndOfTurnCancelFrame", "")]
     assert _texts(got)[-1] == ("TranscriptionFrame", "one two three four five six")
 
@@ -91,8 +111,9 @@ async def test_without_eager_no_early_final_is_announced():
 
 
 async def test_interim_transcripts_while_speaking_then_the_final_one():
-    got, asr, probe, finals = await _run([*audio_frames(tone(0.6)), SleepFrame(0.4),
-                                          *audio_frames(tone(0.6)), SleepFrame(0.4)])
+    got, asr, probe, finals = await _run(
+        [*audio_frames(tone(0.6)), SleepFrame(0.4), *audio_frames(tone(0.6)), SleepFrame(0.4)]
+    )
     interims = [f.text for f in got if isinstance(f, InterimTranscriptionFrame)]
     assert interims == ["one two", "one two three four"]
     final = got[-1]
@@ -108,8 +129,9 @@ async def test_silence_gives_an_empty_final():
 
 
 async def test_an_early_final_on_the_trailing_quiet_is_the_final():
-    got, asr, probe, _finals = await _run([*audio_frames(tone(1.2)), SleepFrame(0.3),
-                                           *audio_frames(silence(0.3)), SleepFrame(0.4)])
+    got, asr, probe, _finals = await _run(
+        [*audio_frames(tone(1.2)), SleepFrame(0.3), *audio_frames(silence(0.3)), SleepFrame(0.4)]
+    )
     assert [f.text for f in got if isinstance(f, TranscriptionFrame)] == ["one two three four"]
     assert len(asr.calls) == probe.calls_at_stop  # no ASR call after the VAD stop
 
@@ -117,8 +139,16 @@ async def test_an_early_final_on_the_trailing_quiet_is_the_final():
 async def test_no_interims_while_the_bot_is_quiet_unless_asked():
     asr, finals = FakeASR(), []
     stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
-    down, _ = await run_test(stt, frames_to_send=[VADUserStartedSpeakingFrame(), *audio_frames(tone(1.2)),
-                                                  SleepFrame(0.5), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    down, _ = await run_test(
+        stt,
+        frames_to_send=[
+            VADUserStartedSpeakingFrame(),
+            *audio_frames(tone(1.2)),
+            SleepFrame(0.5),
+            VADUserStoppedSpeakingFrame(),
+            SleepFrame(0.3),
+        ],
+    )
     assert not [f for f in down if isinstance(f, InterimTranscriptionFrame)]
     assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two three four"]
 
@@ -129,9 +159,18 @@ async def test_while_the_bot_speaks_a_word_is_transcribed_once_in_its_own_pause(
     asr = FakeASR()
     stt = StreamingWhisperSTTService(asr, interim_every_ms=5000, eager=True)  # no tick in this test's time
     probe = StopProbe(asr)
-    down, _ = await run_test(Pipeline([stt, probe]), frames_to_send=[
-        BotStartedSpeakingFrame(), VADUserStartedSpeakingFrame(), *audio_frames(tone(0.5)),
-        *audio_frames(silence(0.2)), SleepFrame(0.4), VADUserStoppedSpeakingFrame(), SleepFrame(0.3)])
+    down, _ = await run_test(
+        Pipeline([stt, probe]),
+        frames_to_send=[
+            BotStartedSpeakingFrame(),
+            VADUserStartedSpeakingFrame(),
+            *audio_frames(tone(0.5)),
+            *audio_frames(silence(0.2)),
+            SleepFrame(0.4),
+            VADUserStoppedSpeakingFrame(),
+            SleepFrame(0.3),
+        ],
+    )
     assert [f.text for f in down if isinstance(f, InterimTranscriptionFrame)] == ["one"]
     assert not [f for f in down if isinstance(f, EagerTranscriptionFrame)]
     assert probe.calls_at_stop == 1
@@ -154,9 +193,19 @@ async def test_the_asr_transcribes_after_the_context_an_agents_line_sends_upstre
     asr = FakeASR()
     stt = StreamingWhisperSTTService(asr, interim_every_ms=100, interims_while_quiet=True)
     line = LineProcessor(config.load().turn)
-    task = asyncio.create_task(run_test(Pipeline([stt, line]), frames_to_send=[
-        SleepFrame(0.2), VADUserStartedSpeakingFrame(), *audio_frames(tone(0.6)), SleepFrame(0.3),
-        VADUserStoppedSpeakingFrame(), SleepFrame(0.3)]))
+    task = asyncio.create_task(
+        run_test(
+            Pipeline([stt, line]),
+            frames_to_send=[
+                SleepFrame(0.2),
+                VADUserStartedSpeakingFrame(),
+                *audio_frames(tone(0.6)),
+                SleepFrame(0.3),
+                VADUserStoppedSpeakingFrame(),
+                SleepFrame(0.3),
+            ],
+        )
+    )
     await asyncio.sleep(0.1)
     assert not asr.contexts
     await line.hint("Oluwaseun Oyelaran")

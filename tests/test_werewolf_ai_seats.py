@@ -21,21 +21,41 @@ from appliance.protocol.werewolf import TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.werewolf.trace import Tracer
 
-NIGHT_1 = (("P1", NightKill("P5")), ("P2", NightKill("P5")), ("P3", SeerCheck("P2")),
-           ("P4", WitchAct(save=True, poison=None)))
+NIGHT_1 = (
+    ("P1", NightKill("P5")),
+    ("P2", NightKill("P5")),
+    ("P3", SeerCheck("P2")),
+    ("P4", WitchAct(save=True, poison=None)),
+)
 
 
 def payload(state, attempt: int = 0) -> TurnPayload:
     """The ``werewolf_turn`` the judge would send for the state's next turn."""
     turn = next_turn(state)
-    return TurnPayload(game_id="g", round=state.round, phase=state.phase.value,
-                       view=tuple(views.view(state, turn.seat).lines()),
-                       instruction=views.instruction(turn, state.round), tool=turn.tool.to_json(), attempt=attempt)
+    return TurnPayload(
+        game_id="g",
+        round=state.round,
+        phase=state.phase.value,
+        view=tuple(views.view(state, turn.seat).lines()),
+        instruction=views.instruction(turn, state.round),
+        tool=turn.tool.to_json(),
+        attempt=attempt,
+    )
 
 
 def ai_seat(seat: str, role: Role, llm, seed: int = 7, n_seats: int = 8) -> AISeat:
-    return AISeat(seat, SeatLLM(llm=llm, seat=seat, role=role, system=system_prompt(seat, role, n_seats),
-                                cfg=config.Config().werewolf, tracer=Tracer(None), seed=seed))
+    return AISeat(
+        seat,
+        SeatLLM(
+            llm=llm,
+            seat=seat,
+            role=role,
+            system=system_prompt(seat, role, n_seats),
+            cfg=config.Config().werewolf,
+            tracer=Tracer(None),
+            seed=seed,
+        ),
+    )
 
 
 def opening_of(grammar: str) -> str:
@@ -116,6 +136,7 @@ async def test_a_seats_beliefs_come_from_its_own_log_only():
 
 # --- 1,000 seeded games with an adversarial LLM ----------------------------------------
 
+
 class LeakyLLM:
     """A seat's LLM that tries to leak what its seat knows — all of its log, even the
     private lines its prompt leaves out (``log[0]``, set before each turn): a werewolf names its
@@ -150,13 +171,17 @@ class LeakyLLM:
                 partner = next(s for s in team.group(1).split(", ") if s != me.group(1))
                 table = re.search(r"^Table: (.*?)\. ", facts, re.M).group(1).split(", ")
                 villager = next(s for s in table if s not in team.group(1))
-                leak = [f"player {words[int(partner[1:]) - 1]} and I know the truth.",
-                        f"{villager} is innocent, trust me.",
-                        f"we attacked {victims[-1] if victims else villager} last night.",
-                        f"seat {partner[1:]} is on my side.", "I am a werewolf."][n % 5]
+                leak = [
+                    f"player {words[int(partner[1:]) - 1]} and I know the truth.",
+                    f"{villager} is innocent, trust me.",
+                    f"we attacked {victims[-1] if victims else villager} last night.",
+                    f"seat {partner[1:]} is on my side.",
+                    "I am a werewolf.",
+                ][n % 5]
             elif me.group(2) == "witch" and victims:
-                leak = [f"{victims[0]} was attacked and I saved them.", "I still have my poison.",
-                        "I am the witch."][n % 3]
+                leak = [f"{victims[0]} was attacked and I saved them.", "I still have my poison.", "I am the witch."][
+                    n % 3
+                ]
             elif checks and "seer" not in opening:
                 leak = f"My check found {checks[0][0]} is {checks[0][1] or ''}a werewolf."
             else:
@@ -167,8 +192,7 @@ class LeakyLLM:
 async def _play_with_ai_seats(seed: int, counter: list[int], prompts: list[tuple[str, str]] | None = None) -> tuple:
     s = new_game(seed, 6 + seed % 3)
     log: list[tuple[str, ...]] = [()]
-    seats = {seat: ai_seat(seat, s.role(seat), LeakyLLM(counter, log, prompts), seed, len(s.seats))
-             for seat in s.seats}
+    seats = {seat: ai_seat(seat, s.role(seat), LeakyLLM(counter, log, prompts), seed, len(s.seats)) for seat in s.seats}
     while s.phase is not Phase.OVER:
         turn = next_turn(s)
         if turn is None:
@@ -205,18 +229,31 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
                 assert e.data["target"] not in wolves, (seed, e)
     assert speeches < counter[0] < 2 * speeches and speeches > 10_000  # every speech went to the LLM, leaks twice
     assert 0.2 * speeches < templates < 0.6 * speeches  # leaked twice: the template; an honest wording was said
-    assert {"names a partner", "talks about the night's actions", "gives away a role",
-            "clears a seat (a werewolf knows who is none)", "claims the seer without that stance"} <= reasons
+    assert {
+        "names a partner",
+        "talks about the night's actions",
+        "gives away a role",
+        "clears a seat (a werewolf knows who is none)",
+        "claims the seer without that stance",
+    } <= reasons
     assert any(r.startswith("names a seat not at the table") for r in reasons)
     assert wolf_votes > 3000
     assert time.monotonic() - t0 < 60
 
 
 def test_the_leak_audit_catches_each_kind_of_leak():
-    s = scripted(*NIGHT_1, ("P1", "Player two and I will win."), ("P2", "P7 is innocent."),
-                 ("P3", "I saved nobody."), ("P4", "P5 was attacked last night."), ("P5", "P1 is a wolf."),
-                 roles=ROLES_8)
+    s = scripted(
+        *NIGHT_1,
+        ("P1", "Player two and I will win."),
+        ("P2", "P7 is innocent."),
+        ("P3", "I saved nobody."),
+        ("P4", "P5 was attacked last night."),
+        ("P5", "P1 is a wolf."),
+        roles=ROLES_8,
+    )
     found = {(seat, why) for seat, _, _, why in isolation.speech_leaks(s, seats=s.seats)}
-    assert found == {("P1", "a werewolf named its partner"),
-                     ("P2", "a werewolf cleared a seat it knows is no werewolf"),
-                     ("P4", "the witch spoke of the night's actions")}
+    assert found == {
+        ("P1", "a werewolf named its partner"),
+        ("P2", "a werewolf cleared a seat it knows is no werewolf"),
+        ("P4", "the witch spoke of the night's actions"),
+    }

@@ -7,15 +7,23 @@ import json
 import re
 
 from appliance import cli, config
-from appliance.llm.client import Reply
 from appliance.bench import werewolf
+from appliance.llm.client import Reply
 from appliance.simulate.werewolf_user import SimulatedUser
 from appliance.werewolf.game import play_game
 
 
 def test_distinct_speeches_ignore_seat_ids_numbers_and_case():
     assert werewolf.speech_tokens("I suspect P4 because they voted for player two on day 1.") == [
-        "i", "suspect", "because", "they", "voted", "for", "on", "day"]
+        "i",
+        "suspect",
+        "because",
+        "they",
+        "voted",
+        "for",
+        "on",
+        "day",
+    ]
     same = ["I suspect P4 because they voted for P2 on day 1.", "i suspect p5 because they voted for P3 on day 2."]
     assert werewolf.distinct_count(same) == 1
     assert werewolf.distinct_count(["I suspect P4 because they lied.", "I trust P4 because they sound honest."]) == 2
@@ -36,7 +44,11 @@ class FirstChoiceLLM:
         props = schema["properties"]
         if "text" in props:
             m = re.match(r'root ::= "\{\\"text\\":\\"" ("(?:[^"\\]|\\.)*") ', grammar)
-            text = (json.loads(m.group(1)) + "they keep changing their story.") if m else "I suspect P1 because they were quiet."
+            text = (
+                (json.loads(m.group(1)) + "they keep changing their story.")
+                if m
+                else "I suspect P1 because they were quiet."
+            )
             return Reply(json.dumps({"text": text}), None, None, None, 0)
         args = {}
         for key, prop in props.items():
@@ -56,18 +68,32 @@ class FakeRuntime:
 
 async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf(7)
-    runs = [await play_game(FakeRuntime(), cfg, seed, 7, SimulatedUser(FakeRuntime(), cfg, "text")) for seed in (1, 2, 3)]
+    runs = [
+        await play_game(FakeRuntime(), cfg, seed, 7, SimulatedUser(FakeRuntime(), cfg, "text")) for seed in (1, 2, 3)
+    ]
     for run in runs:
         assert run.result.status == "finished" and run.result.isolation_violations == 0
         assert run.speeches and all(sp.seat != run.final.user_seat for sp in run.speeches)
-        said = [e.data["text"] for e in run.final.events if e.kind == "speech" and e.data["seat"] != run.final.user_seat]
+        said = [
+            e.data["text"] for e in run.final.events if e.kind == "speech" and e.data["seat"] != run.final.user_seat
+        ]
         assert [sp.text for sp in run.speeches] == said
         assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()
         assert json.loads((run.folder / "config.json").read_text())["user_voice"] == "text"
     out = werewolf.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50)
-    assert list(out)[:11] == ["games", "villager_win_rate", "baseline_villager_win_rate",
-                              "seer_revealed_by_next_day_rate", "seer_exiled_by_villagers_rate", "distinct_speech_rate",
-                              "template_speech_rate", "isolation_violations", "failed_closed", "median_game_s", "model"]
+    assert list(out)[:11] == [
+        "games",
+        "villager_win_rate",
+        "baseline_villager_win_rate",
+        "seer_revealed_by_next_day_rate",
+        "seer_exiled_by_villagers_rate",
+        "distinct_speech_rate",
+        "template_speech_rate",
+        "isolation_violations",
+        "failed_closed",
+        "median_game_s",
+        "model",
+    ]
     assert out["games"] == 3 and out["failed_closed"] == 0 and out["baseline_games"] == 50
     assert out["speeches"] == sum(len(r.speeches) for r in runs)
     assert 0 <= out["template_speech_rate"] < 0.5  # the openings conform

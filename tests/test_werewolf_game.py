@@ -13,8 +13,8 @@ import pytest
 from appliance import config
 from appliance.bus import read_envelopes
 from appliance.judge import isolation
-from appliance.simulate.werewolf_user import run_game
 from appliance.protocol.werewolf import ACTION
+from appliance.simulate.werewolf_user import run_game
 from appliance.werewolf.trace import read_prompts
 
 SEED = 11
@@ -43,8 +43,16 @@ def game(tmp_path_factory):
 def test_game_finishes_after_three_rounds_with_the_right_winner(game):
     result, final, folder, _ = game
     out = result.to_json()
-    assert list(out) == ["status", "winner", "complete_rounds", "roles", "user_seat", "asr_checks",
-                         "isolation_violations", "duration_s"]
+    assert list(out) == [
+        "status",
+        "winner",
+        "complete_rounds",
+        "roles",
+        "user_seat",
+        "asr_checks",
+        "isolation_violations",
+        "duration_s",
+    ]
     assert result.status == "finished"
     assert result.complete_rounds >= 3
     events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
@@ -62,8 +70,9 @@ def test_game_finishes_after_three_rounds_with_the_right_winner(game):
 def test_user_seat_acted_only_through_real_audio_transcripts(game):
     result, final, folder, _ = game
     assert result.asr_checks.failed_closed == 0 and result.asr_checks.matched >= 3
-    replies = [e for e in read_envelopes(folder / "bus.jsonl")
-               if e.type == ACTION and e.payload.seat == result.user_seat]
+    replies = [
+        e for e in read_envelopes(folder / "bus.jsonl") if e.type == ACTION and e.payload.seat == result.user_seat
+    ]
     assert len(replies) == result.asr_checks.matched + result.asr_checks.mismatched
     assert all(e.payload.transcript is not None and e.payload.utterance for e in replies)
     assert len(list((folder / "audio").glob(f"{result.user_seat}-*.wav"))) == len(replies)

@@ -20,16 +20,20 @@ import pytest
 from helpers import loopback_only_network, words
 
 from appliance import config
+from appliance.judge.state import Role, deal
+from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.server import VoiceServer
+from appliance.voice.tts import PiperSynth, VoiceStyle
 from appliance.werewolf import mode as page_mode
 from appliance.werewolf import voices
 from appliance.werewolf.table_voice import TableVoice, spoken
-from appliance.judge.state import Role, deal
-from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth, VoiceStyle
-from appliance.simulate.webrtc_client import WebRTCClient
 
-e2e = [pytest.mark.e2e, pytest.mark.skipif(
-    not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh")]
+e2e = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not loopback_only_network(), reason="WebRTC on 127.0.0.1 needs a loopback-only namespace: run scripts/test.sh"
+    ),
+]
 
 SEED, SEATS = 1, 6
 BOOK = voices.load(config.Config().werewolf.voices)
@@ -74,8 +78,8 @@ class ScriptedAI:
 
     async def run(self, bus, sub) -> None:
         from appliance.judge import tools
-        from appliance.protocol.werewolf import ACTION, ActionPayload
         from appliance.judge.tools import ToolSpec
+        from appliance.protocol.werewolf import ACTION, ActionPayload
 
         async for env in sub:
             tool = ToolSpec.from_json(env.payload.tool)
@@ -85,8 +89,9 @@ class ScriptedAI:
                 args = {k: v for k, v in (("save", False), ("poison", None)) if k in tool.schema()["properties"]}
             else:
                 args = {"target": tool.targets[-1]}
-            await bus.publish(env.reply(ACTION, ActionPayload(game_id="g", seat=self.seat, tool=tool.name,
-                                                              arguments=args)))
+            await bus.publish(
+                env.reply(ACTION, ActionPayload(game_id="g", seat=self.seat, tool=tool.name, arguments=args))
+            )
 
 
 def spoken_answer(tool: str, attempt: int, question: str) -> str:
@@ -119,8 +124,9 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
         outs: list[list[str]] = []
-        judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30,
-                                                           on_user_out=outs.append, table=table), 60)
+        judge = await asyncio.wait_for(
+            page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30, on_user_out=outs.append, table=table), 60
+        )
     await table.close()
     final = judge.state
     assert len(outs) <= 1 and (user not in final.alive or not outs)  # told once that it is out (unless at the end)
@@ -176,8 +182,11 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
     speeches = [e for e in judge.state.events if e.kind == "speech" and e.data["seat"] != user]
     assert speeches
     for sp in speeches:
-        made = next(i for i, e in enumerate(emitted) if e["event"] == "ww_caption" and e["text"] == sp.data["text"]
-                    and e["seat"] == sp.data["seat"])
+        made = next(
+            i
+            for i, e in enumerate(emitted)
+            if e["event"] == "ww_caption" and e["text"] == sp.data["text"] and e["seat"] == sp.data["seat"]
+        )
         said = [i for i, e in enumerate(emitted) if e["event"] == "said" and e["text"] == sp.data["text"]]
         assert len(said) == 1 and emitted[said[0]]["voice"] == BOOK.seats[sp.data["seat"]]  # one utterance, its voice
         playing = said[0] - 1
@@ -188,8 +197,9 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
     # heard as they were made: in the order of the game, never batched into one utterance
     order = [e["text"] for e in emitted if e["event"] == "said" and e["voice"] in BOOK.seats.values()]
     assert order == [sp.data["text"] for sp in speeches]
-    assert all(e["voice"] == BOOK.narrator for e in emitted if e["event"] == "said"
-               and e["voice"] not in BOOK.seats.values())
+    assert all(
+        e["voice"] == BOOK.narrator for e in emitted if e["event"] == "said" and e["voice"] not in BOOK.seats.values()
+    )
 
 
 def test_question_names_the_choices():
@@ -295,9 +305,18 @@ async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_p
     emitted: list[dict] = []
     line = FakeLine(emitted, spoken_answer)
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf_page()
-    over = await asyncio.wait_for(page_mode.play_on_line(
-        cfg, FakeRuntime(), line, lambda event, **f: emitted.append({"event": event, **f}), seats=SEATS, seed=2,
-        folder=tmp_path), 60)
+    over = await asyncio.wait_for(
+        page_mode.play_on_line(
+            cfg,
+            FakeRuntime(),
+            line,
+            lambda event, **f: emitted.append({"event": event, **f}),
+            seats=SEATS,
+            seed=2,
+            folder=tmp_path,
+        ),
+        60,
+    )
     assert over["status"] == "finished"
     user = next(e for e in emitted if e["event"] == "ww_started")["seat"]
     captions = [e for e in emitted if e["event"] == "ww_caption" and e["seat"] != user]

@@ -7,12 +7,12 @@ import pytest
 
 from appliance.bus import InProcBus, read_envelopes
 from appliance.judge import isolation, tools
-from appliance.werewolf.game import Judge
-from appliance.protocol.werewolf import ACTION, TURN, VIEW, ActionPayload
 from appliance.judge.rules import new_game
-from appliance.judge.tools import ToolSpec
 from appliance.judge.state import IllegalAction, Phase, Role
+from appliance.judge.tools import ToolSpec
 from appliance.protocol import Ack
+from appliance.protocol.werewolf import ACTION, TURN, VIEW, ActionPayload
+from appliance.werewolf.game import Judge
 
 W, S, X, V = Role.WEREWOLF, Role.SEER, Role.WITCH, Role.VILLAGER
 ROLES = (W, W, S, X, V, V, V)  # P1 (the user seat) is the first werewolf: it acts first
@@ -37,10 +37,14 @@ async def scripted_seat(bus, sub, seat, script=None):
             args = first_legal(tool)
             transcript = None
             if script is not None:  # the user seat, script used up: say the first legal choice
-                transcript = args.get("text") or (f"I choose player {args['target'][1:]}" if "target" in args
-                                                  else "No save, no poison.")
-        await bus.publish(env.reply(ACTION, ActionPayload(game_id="g", seat=seat, tool=tool.name, arguments=args,
-                                                          transcript=transcript)))
+                transcript = args.get("text") or (
+                    f"I choose player {args['target'][1:]}" if "target" in args else "No save, no poison."
+                )
+        await bus.publish(
+            env.reply(
+                ACTION, ActionPayload(game_id="g", seat=seat, tool=tool.name, arguments=args, transcript=transcript)
+            )
+        )
 
 
 async def play(tmp_path, script, retry_limit=2):
@@ -50,8 +54,7 @@ async def play(tmp_path, script, retry_limit=2):
         subs = {s: bus.subscribe(s, types=[TURN]) for s in state.seats}
         judge = Judge(bus, state, "g", retry_limit=retry_limit, turn_timeout_s=30)
         async with asyncio.TaskGroup() as tg:
-            tasks = [tg.create_task(scripted_seat(bus, subs[s], s, script if s == "P1" else None))
-                     for s in state.seats]
+            tasks = [tg.create_task(scripted_seat(bus, subs[s], s, script if s == "P1" else None)) for s in state.seats]
             final = await judge.play()
             for t in tasks:
                 t.cancel()

@@ -34,8 +34,11 @@ async def test_replay_shows_the_first_envelope_where_the_current_code_differs(re
     records = [json.loads(line) for line in log.read_text().splitlines()]
     user = recording.final.user_seat
     # the recording says an AI seat voted otherwise than today's strategy does (an older strategy)
-    i, vote = next((i, r) for i, r in enumerate(records) if r.get("type") == ACTION
-                   and r["payload"]["tool"] == "vote" and r["payload"]["seat"] != user)
+    i, vote = next(
+        (i, r)
+        for i, r in enumerate(records)
+        if r.get("type") == ACTION and r["payload"]["tool"] == "vote" and r["payload"]["seat"] != user
+    )
     turn = next(r for r in records if r.get("id") == vote["reply_to"])
     legal = turn["payload"]["tool"]["targets"] + ["abstain"]
     vote["payload"]["arguments"]["target"] = next(t for t in legal if t != vote["payload"]["arguments"]["target"])

@@ -9,14 +9,14 @@ import pytest
 
 from appliance import cli, config
 from appliance.judge import isolation, tools
-from appliance.werewolf import voices
 from appliance.judge.rules import new_game
-from appliance.werewolf.seats import REASONS, SEER_REASONS, SeatError, decode, fit, reason_grammar, system_prompt
 from appliance.judge.state import Role
 from appliance.judge.tools import ToolSpec
+from appliance.judge.transcript import parse
 from appliance.simulate.werewolf_user import system_prompt as user_prompt
 from appliance.simulate.werewolf_user import utterance
-from appliance.judge.transcript import parse
+from appliance.werewolf import voices
+from appliance.werewolf.seats import REASONS, SEER_REASONS, SeatError, decode, fit, reason_grammar, system_prompt
 
 
 def test_every_speech_the_grammar_allows_is_legal():
@@ -24,8 +24,9 @@ def test_every_speech_the_grammar_allows_is_legal():
     g = reason_grammar(speak, Role.SEER)
     assert '"I am the seer. "' in g and "P8" in g and "P2" not in g
     assert "I am the seer" not in reason_grammar(speak, Role.WEREWOLF)
-    for claim, stance, seat, reason, other in itertools.product(("", "I am the seer. "), ("I suspect ", "I trust "),
-                                                                speak.targets, REASONS + SEER_REASONS, speak.targets):
+    for claim, stance, seat, reason, other in itertools.product(
+        ("", "I am the seer. "), ("I suspect ", "I trust "), speak.targets, REASONS + SEER_REASONS, speak.targets
+    ):
         text = f"{claim}{stance}{seat} because {reason.format(seat=other)}."
         assert speak.to_action({"text": text}).text == text
 
@@ -33,7 +34,8 @@ def test_every_speech_the_grammar_allows_is_legal():
 def test_decode_closes_a_cut_off_speech_and_rejects_garbage():
     speak = ToolSpec(tools.SPEAK)
     assert decode('{"text":"I suspect P2 because they voted for P3. I trust P4 bec', speak) == {
-        "text": "I suspect P2 because they voted for P3."}
+        "text": "I suspect P2 because they voted for P3."
+    }
     assert decode('{"text":"I suspect P2 because they', speak) == {"text": "I suspect P2 because"}
     with pytest.raises(SeatError):
         decode('{"target":"P', ToolSpec(tools.VOTE, targets=("P2",), can_abstain=True))
@@ -57,15 +59,18 @@ def test_system_prompts_name_no_other_seat():
             assert not isolation.scan(text, seat, final, static=True)
 
 
-@pytest.mark.parametrize("tool,args", [
-    (ToolSpec(tools.VOTE, targets=("P3", "P7"), can_abstain=True), {"target": "P7"}),
-    (ToolSpec(tools.VOTE, targets=("P3",), can_abstain=True), {"target": "abstain"}),
-    (ToolSpec(tools.NIGHT_KILL, targets=("P5",)), {"target": "P5"}),
-    (ToolSpec(tools.SEER_CHECK, targets=("P2",)), {"target": "P2"}),
-    (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": True, "poison": "P4"}),
-    (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": False, "poison": None}),
-    (ToolSpec(tools.WITCH_ACT, targets=("P4",), can_poison=True), {"poison": "P4"}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        (ToolSpec(tools.VOTE, targets=("P3", "P7"), can_abstain=True), {"target": "P7"}),
+        (ToolSpec(tools.VOTE, targets=("P3",), can_abstain=True), {"target": "abstain"}),
+        (ToolSpec(tools.NIGHT_KILL, targets=("P5",)), {"target": "P5"}),
+        (ToolSpec(tools.SEER_CHECK, targets=("P2",)), {"target": "P2"}),
+        (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": True, "poison": "P4"}),
+        (ToolSpec(tools.WITCH_ACT, targets=("P4",), victim="P1", can_poison=True), {"save": False, "poison": None}),
+        (ToolSpec(tools.WITCH_ACT, targets=("P4",), can_poison=True), {"poison": "P4"}),
+    ],
+)
 def test_simulated_utterances_parse_back_to_the_tool_call(tool, args):
     import random
 
@@ -131,12 +136,14 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
     async with FakeOpenAI(script) as fake:
         llm = LLM(fake.base_url, "m", slot=4, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0)
         tracer = Tracer(tmp_path)
-        seat = SeatLLM(llm=llm, seat="P5", role=Role.SEER, system="sys", cfg=config.Config().werewolf, tracer=tracer,
-                       seed=7)
+        seat = SeatLLM(
+            llm=llm, seat="P5", role=Role.SEER, system="sys", cfg=config.Config().werewolf, tracer=tracer, seed=7
+        )
         assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote") == {"target": "P3"}
         assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote", attempt=1) == {"target": "P3"}
         assert await seat.call([], "Speak.", speak, round=1, phase="day") == {
-            "text": "I suspect P2 because they were quiet."}
+            "text": "I suspect P2 because they were quiet."
+        }
         with pytest.raises(SeatError, match="not the vote tool's JSON: 'nope'"):
             await seat.call([], "Vote.", vote, round=2, phase="vote")
         tracer.close()
@@ -146,5 +153,10 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
     rec = tracer.records[0]
     assert rec["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "== Vote 1 ==\nVote."}]
     assert (rec["seat"], rec["tool"], rec["response"], rec["cached_tokens"], rec["grammar"]) == (
-        "P5", "vote", '{"target":"P3"}', 18, vote.grammar())
+        "P5",
+        "vote",
+        '{"target":"P3"}',
+        18,
+        vote.grammar(),
+    )
     assert len((tmp_path / "P5.jsonl").read_text().splitlines()) == 4

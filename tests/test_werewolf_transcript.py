@@ -13,11 +13,20 @@ KILL = ToolSpec(tools.NIGHT_KILL, targets=("P3", "P4", "P5"))
 WITCH = ToolSpec(tools.WITCH_ACT, targets=("P1", "P3", "P5"), victim="P3", can_poison=True)
 
 
-@pytest.mark.parametrize("text,seat", [
-    ("P3", "P3"), ("I vote for P3.", "P3"), ("player three", "P3"), ("Vote for seat 3.", "P3"),
-    ("I vote for player 5. I vote for player 5.", "P5"), ("P-4", "P4"), ("Number seven!", "P7"),
-    ("My vote goes to Player Four.", "P4"), ("I at that place 3", "P3"),  # CI: Whisper's "I attack player three"
-])
+@pytest.mark.parametrize(
+    "text,seat",
+    [
+        ("P3", "P3"),
+        ("I vote for P3.", "P3"),
+        ("player three", "P3"),
+        ("Vote for seat 3.", "P3"),
+        ("I vote for player 5. I vote for player 5.", "P5"),
+        ("P-4", "P4"),
+        ("Number seven!", "P7"),
+        ("My vote goes to Player Four.", "P4"),
+        ("I at that place 3", "P3"),  # CI: Whisper's "I attack player three"
+    ],
+)
 def test_vote_targets(text, seat):
     assert parse(text, VOTE) == Vote(seat)
 
@@ -27,19 +36,22 @@ def test_abstain_only_when_said(text):
     assert parse(text, VOTE) == Vote(None)
 
 
-@pytest.mark.parametrize("text", [
-    "P1 is not",              # a negation, not an abstention
-    "um, the quiet one",      # no seat marker: "one" is not P1
-    "I vote for 3",           # a bare number is not a seat
-    "player two",             # dead seat
-    "seat 6",                 # dead seat
-    "P9",                     # no such seat
-    "P3 or P4",               # two seats
-    "not P3",
-    "I abstain, P3",          # both
-    "",
-    "for player for",         # homophones are never read as numbers
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "P1 is not",  # a negation, not an abstention
+        "um, the quiet one",  # no seat marker: "one" is not P1
+        "I vote for 3",  # a bare number is not a seat
+        "player two",  # dead seat
+        "seat 6",  # dead seat
+        "P9",  # no such seat
+        "P3 or P4",  # two seats
+        "not P3",
+        "I abstain, P3",  # both
+        "",
+        "for player for",  # homophones are never read as numbers
+    ],
+)
 def test_vote_rejections(text):
     with pytest.raises(TranscriptRejected):
         parse(text, VOTE)
@@ -53,26 +65,32 @@ def test_night_tools_never_abstain():
             parse(text, KILL)
 
 
-@pytest.mark.parametrize("text,action", [
-    ("I save them, and I poison player five.", WitchAct(True, "P5")),
-    ("No save, no poison.", WitchAct(False, None)),
-    ("I do not save. I poison nobody.", WitchAct(False, None)),
-    ("Save P3 and keep the poison", WitchAct(True, None)),
-    ("I keep the antidote, poison P1", WitchAct(False, "P1")),
-])
+@pytest.mark.parametrize(
+    "text,action",
+    [
+        ("I save them, and I poison player five.", WitchAct(True, "P5")),
+        ("No save, no poison.", WitchAct(False, None)),
+        ("I do not save. I poison nobody.", WitchAct(False, None)),
+        ("Save P3 and keep the poison", WitchAct(True, None)),
+        ("I keep the antidote, poison P1", WitchAct(False, "P1")),
+    ],
+)
 def test_witch(text, action):
     assert parse(text, WITCH) == action
 
 
-@pytest.mark.parametrize("text", [
-    "I save them.",                        # poison not mentioned
-    "Poison player five.",                 # save not mentioned
-    "Save P1, no poison",                  # only tonight's victim can be saved
-    "I save them and poison player two",   # dead seat
-    "Save. Don't poison P5.",              # negated poison with a seat
-    "Save, poison P5, no poison",          # contradiction
-    "save them, P5",                       # a seat outside any clause
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I save them.",  # poison not mentioned
+        "Poison player five.",  # save not mentioned
+        "Save P1, no poison",  # only tonight's victim can be saved
+        "I save them and poison player two",  # dead seat
+        "Save. Don't poison P5.",  # negated poison with a seat
+        "Save, poison P5, no poison",  # contradiction
+        "save them, P5",  # a seat outside any clause
+    ],
+)
 def test_witch_rejections(text):
     with pytest.raises(TranscriptRejected):
         parse(text, WITCH)

@@ -8,14 +8,29 @@ import pytest
 from aiohttp import ClientSession
 
 from appliance.computer_agent.page import FieldView, Option
-from appliance.computer_agent.widgets import (FillProblem, STRATEGIES, close_options, iso_date, match_option,
-                                              part_option, read_date, same_value)
+from appliance.computer_agent.widgets import (
+    STRATEGIES,
+    FillProblem,
+    close_options,
+    iso_date,
+    match_option,
+    part_option,
+    read_date,
+    same_value,
+)
 from appliance.demo.profile import load_profile
 from appliance.demo.site import FORMS, DemoSite
 from appliance.demo.spec import evaluate, load_specs
 
-TOWNS = tuple(Option(v, v) for v in ("Manchester, United Kingdom", "Manchester, New Hampshire, United States",
-                                     "Manchester-by-the-Sea, Massachusetts, United States", "Berlin, Germany"))
+TOWNS = tuple(
+    Option(v, v)
+    for v in (
+        "Manchester, United Kingdom",
+        "Manchester, New Hampshire, United States",
+        "Manchester-by-the-Sea, Massachusetts, United States",
+        "Berlin, Germany",
+    )
+)
 
 
 def test_close_options_exact_then_prefix_then_contains():
@@ -29,13 +44,25 @@ def test_close_options_exact_then_prefix_then_contains():
     assert match_option(seats, "WINDOW") is seats[0] and match_option(seats, "aisle") is seats[1]
 
 
-@pytest.mark.parametrize("shown, hint, iso", [
-    ("Wed 2 Jun 2027", "", "2027-06-02"), ("June 2, 2027", "", "2027-06-02"), ("2nd June 2027", "", "2027-06-02"),
-    ("2027-06-02", "", "2027-06-02"), ("2027/6/2", "", "2027-06-02"), ("02/06/2027", "", "2027-06-02"),
-    ("02/06/2027", "MM/DD/YYYY", "2027-02-06"), ("13/06/2027", "mm/dd/yyyy", "2027-06-13"),
-    ("06/13/2027", "", "2027-06-13"), ("2.6.2027", "", "2027-06-02"),
-    ("Select a date", "", None), ("", "", None), ("31/02/2027", "", None), ("June 2027", "", None),
-])
+@pytest.mark.parametrize(
+    "shown, hint, iso",
+    [
+        ("Wed 2 Jun 2027", "", "2027-06-02"),
+        ("June 2, 2027", "", "2027-06-02"),
+        ("2nd June 2027", "", "2027-06-02"),
+        ("2027-06-02", "", "2027-06-02"),
+        ("2027/6/2", "", "2027-06-02"),
+        ("02/06/2027", "", "2027-06-02"),
+        ("02/06/2027", "MM/DD/YYYY", "2027-02-06"),
+        ("13/06/2027", "mm/dd/yyyy", "2027-06-13"),
+        ("06/13/2027", "", "2027-06-13"),
+        ("2.6.2027", "", "2027-06-02"),
+        ("Select a date", "", None),
+        ("", "", None),
+        ("31/02/2027", "", None),
+        ("June 2027", "", None),
+    ],
+)
 def test_read_date_as_pages_show_dates(shown, hint, iso):
     assert read_date(shown, hint) == iso
 
@@ -48,9 +75,29 @@ def test_iso_date_refuses_other_shapes():
 
 
 def test_part_option_by_number_or_month_name():
-    months = [("", "Month"), *[(str(i), m) for i, m in enumerate(
-        ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-         "November", "December"], 1)]]
+    months = [
+        ("", "Month"),
+        *[
+            (str(i), m)
+            for i, m in enumerate(
+                [
+                    "January",
+                    "February",
+                    "March",
+                    "April",
+                    "May",
+                    "June",
+                    "July",
+                    "August",
+                    "September",
+                    "October",
+                    "November",
+                    "December",
+                ],
+                1,
+            )
+        ],
+    ]
     assert part_option(months, "month", 11) == "11"
     assert part_option([("", "Month"), ("jan", "Jan"), ("nov", "Nov")], "month", 11) == "nov"
     assert part_option([("", "Day"), ("5", "05")], "day", 5) == "5"
@@ -59,8 +106,21 @@ def test_part_option_by_number_or_month_name():
 
 
 def _field(**kw) -> FieldView:
-    base = dict(ref="f1", kind="text", key="k", label="L", required=True, pattern=None, hint="", placeholder="",
-                options=None, value="", visible=True, enabled=True, error="")
+    base = dict(
+        ref="f1",
+        kind="text",
+        key="k",
+        label="L",
+        required=True,
+        pattern=None,
+        hint="",
+        placeholder="",
+        options=None,
+        value="",
+        visible=True,
+        enabled=True,
+        error="",
+    )
     return FieldView(**{**base, **kw})
 
 
@@ -71,8 +131,18 @@ def test_same_value_by_widget():
     assert same_value(_field(widget="contenteditable", kind="textarea"), "a  b", "a b")
     assert same_value(_field(kind="checkbox", widget="switch"), True, True)
     assert not same_value(_field(), "David", "david")
-    assert set(STRATEGIES) == {"native", "autocomplete", "listbox", "date_picker", "date_parts", "masked",
-                               "aria_radio", "switch", "spinbutton", "contenteditable"}
+    assert set(STRATEGIES) == {
+        "native",
+        "autocomplete",
+        "listbox",
+        "date_picker",
+        "date_parts",
+        "masked",
+        "aria_radio",
+        "switch",
+        "spinbutton",
+        "contenteditable",
+    }
 
 
 def test_specs_of_the_new_pages():
@@ -92,6 +162,7 @@ def test_specs_of_the_new_pages():
 
 async def test_the_page_hook_records_attempts_and_accepted_submissions():
     async with DemoSite() as site, ClientSession() as http:
+
         async def record(body: dict) -> int:
             async with http.post(site.base_url + "/api/record", json=body) as r:
                 return r.status
@@ -105,8 +176,10 @@ async def test_the_page_hook_records_attempts_and_accepted_submissions():
         assert [s.data for s in site.submissions_of("masked-phone")] == [{"phone": "+447700900123"}]
         assert site.attempts_of("masked-phone", "refused")[0].reason == "too short"
         async with http.get(site.base_url + "/api/cities", params={"q": "manc"}) as r:
-            assert [c["label"] for c in await r.json()][:2] == ["Manchester, United Kingdom",
-                                                                "Manchester, New Hampshire, United States"]
+            assert [c["label"] for c in await r.json()][:2] == [
+                "Manchester, United Kingdom",
+                "Manchester, New Hampshire, United States",
+            ]
         async with http.get(site.base_url + "/api/submissions") as r:
             body = await r.json()
         assert len(body["attempts"]) == 3 and len(body["submissions"]) == 1

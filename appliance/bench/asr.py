@@ -18,16 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-from appliance.config import Config
 from appliance.bench import asr_accuracy
-from appliance.voice.asr import load_asr
 from appliance.bench.wer import normalise, wer
+from appliance.config import Config
+from appliance.voice.asr import load_asr
 
 log = logging.getLogger(__name__)
 
 
-def run_bench(cfg: Config, engines: list[str], folder: Path | None = None,
-              progress: Callable[[str], None] = log.info) -> dict:
+def run_bench(
+    cfg: Config, engines: list[str], folder: Path | None = None, progress: Callable[[str], None] = log.info
+) -> dict:
     """Render (or reuse) the set in ``folder``, run each engine of ``engines`` (names of
     ``asr.engine``) on it, and summarise. Per-clip results go to ``results.jsonl`` in the
     set's folder.
@@ -57,17 +58,36 @@ def run_bench(cfg: Config, engines: list[str], folder: Path | None = None,
         for i, clip in enumerate(clips):
             for name in engines:
                 r = heard[name][i]
-                out.write(json.dumps({"clip": clip.file, "engine": name, "set": clip.set, "voice": clip.voice,
-                                      "condition": clip.condition, "noise": clip.noise, "reference": clip.text,
-                                      "text": r.text, "ok": normalise(r.text) == normalise(clip.text),
-                                      "compute_ms": round(r.compute_s * 1000)}) + "\n")
-    return {"engines": {name: _summary(clips, heard[name], load_s[name]) for name in engines},
-            "clips": len(clips), "details": str(details)}
+                out.write(
+                    json.dumps(
+                        {
+                            "clip": clip.file,
+                            "engine": name,
+                            "set": clip.set,
+                            "voice": clip.voice,
+                            "condition": clip.condition,
+                            "noise": clip.noise,
+                            "reference": clip.text,
+                            "text": r.text,
+                            "ok": normalise(r.text) == normalise(clip.text),
+                            "compute_ms": round(r.compute_s * 1000),
+                        }
+                    )
+                    + "\n"
+                )
+    return {
+        "engines": {name: _summary(clips, heard[name], load_s[name]) for name in engines},
+        "clips": len(clips),
+        "details": str(details),
+    }
 
 
 def _summary(clips: list[asr_accuracy.Clip], results: list, load_s: float) -> dict:
-    groups: dict[str, dict[str, list]] = {"by_set": defaultdict(list), "by_condition": defaultdict(list),
-                                          "by_voice": defaultdict(list)}
+    groups: dict[str, dict[str, list]] = {
+        "by_set": defaultdict(list),
+        "by_condition": defaultdict(list),
+        "by_voice": defaultdict(list),
+    }
     for clip, r in zip(clips, results):
         pair = (clip.text, r.text)
         groups["by_set"][clip.set].append(pair)

@@ -116,15 +116,12 @@ class Voice:
 
 PIPER_VOICES = (
     Voice("piper", style=VoiceStyle()),
-    Voice("piper-slow-low", style=VoiceStyle(length_scale=1.2, pitch_semitones=-3, noise_scale=0.5,
-                                             noise_w_scale=0.6)),
-    Voice("piper-fast-high", style=VoiceStyle(length_scale=0.85, pitch_semitones=3, noise_scale=0.9,
-                                              noise_w_scale=1.0)),
+    Voice("piper-slow-low", style=VoiceStyle(length_scale=1.2, pitch_semitones=-3, noise_scale=0.5, noise_w_scale=0.6)),
+    Voice(
+        "piper-fast-high", style=VoiceStyle(length_scale=0.85, pitch_semitones=3, noise_scale=0.9, noise_w_scale=1.0)
+    ),
 )
-ESPEAK_VOICES = (
-    Voice("espeak-us", espeak=("en-us", 160, 50)),
-    Voice("espeak-gb-f", espeak=("en-gb-x-rp+f3", 145, 60)),
-)
+ESPEAK_VOICES = (Voice("espeak-us", espeak=("en-us", 160, 50)), Voice("espeak-gb-f", espeak=("en-gb-x-rp+f3", 145, 60)))
 VOICES = PIPER_VOICES + ESPEAK_VOICES
 
 
@@ -208,11 +205,11 @@ def build(folder: Path | None = None, progress: Callable[[str], None] = log.info
     clips = []
     for n, (u, v, cond, noise) in enumerate(items):
         a = speech[(UTTERANCES.index(u), v.name)]
-        framed = np.concatenate([np.zeros(int(LEAD_S * SAMPLE_RATE_HZ), np.float32), a,
-                                 np.zeros(int(TAIL_S * SAMPLE_RATE_HZ), np.float32)])
+        framed = np.concatenate(
+            [np.zeros(int(LEAD_S * SAMPLE_RATE_HZ), np.float32), a, np.zeros(int(TAIL_S * SAMPLE_RATE_HZ), np.float32)]
+        )
         if cond == "noisy":
-            framed = framed + _noise(noise, len(framed), _active_rms(a) * 10 ** (-SNR_DB / 20), rng, babble_pool,
-                                     brown)
+            framed = framed + _noise(noise, len(framed), _active_rms(a) * 10 ** (-SNR_DB / 20), rng, babble_pool, brown)
         peak = float(np.abs(framed).max())
         if peak > 0.99:
             framed = framed * (0.99 / peak)
@@ -231,8 +228,11 @@ def _render(synth, text: str, voice: Voice) -> np.ndarray:
     name, wpm, pitch = voice.espeak
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "e.wav"
-        subprocess.run(["espeak-ng", "-v", name, "-s", str(wpm), "-p", str(pitch), "-w", str(out), text],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["espeak-ng", "-v", name, "-s", str(wpm), "-p", str(pitch), "-w", str(out), text],
+            check=True,
+            capture_output=True,
+        )
         audio, rate = sf.read(str(out), dtype="float32")
     return resample(audio, rate, SAMPLE_RATE_HZ).astype(np.float32)
 
@@ -249,7 +249,7 @@ def _trim(a: np.ndarray) -> np.ndarray:
     rms = _window_rms(a)
     loud = np.flatnonzero(rms > rms.max() * 0.01)
     w = SAMPLE_RATE_HZ // 50
-    return a[int(loud[0]) * w:(int(loud[-1]) + 1) * w]
+    return a[int(loud[0]) * w : (int(loud[-1]) + 1) * w]
 
 
 def _join(parts: list[np.ndarray]) -> np.ndarray:
@@ -264,21 +264,41 @@ def _active_rms(a: np.ndarray) -> float:
     """RMS of the speech itself: the 20 ms windows within 30 dB of the loudest."""
     rms = _window_rms(a)
     active = rms[rms > rms.max() * 10 ** (-30 / 20)]
-    return float(np.sqrt((active ** 2).mean()))
+    return float(np.sqrt((active**2).mean()))
 
 
 def _brown_noise(folder: Path, seconds: float) -> np.ndarray:
     """``seconds`` of sox's brown noise (``synth brownnoise``, repeatable seed), mean removed."""
     out = folder / "brown.tmp.wav"
-    subprocess.run(["sox", "-R", "-n", "-r", str(SAMPLE_RATE_HZ), "-c", "1", "-b", "16", str(out),
-                    "synth", f"{seconds:.1f}", "brownnoise", "vol", "0.5"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "sox",
+            "-R",
+            "-n",
+            "-r",
+            str(SAMPLE_RATE_HZ),
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(out),
+            "synth",
+            f"{seconds:.1f}",
+            "brownnoise",
+            "vol",
+            "0.5",
+        ],
+        check=True,
+        capture_output=True,
+    )
     x, _rate = sf.read(str(out), dtype="float64")
     out.unlink()
     return x - x.mean()
 
 
-def _noise(kind: str, n: int, rms: float, rng: np.random.Generator, babble_pool: list[np.ndarray],
-           brown: np.ndarray) -> np.ndarray:
+def _noise(
+    kind: str, n: int, rms: float, rng: np.random.Generator, babble_pool: list[np.ndarray], brown: np.ndarray
+) -> np.ndarray:
     """``n`` samples of noise ``kind`` at ``rms``: pink (numpy, 1/f power), babble (three
     utterances of the set played backwards, summed) or brown (a random stretch of ``brown``)."""
     if kind == "pink":
@@ -291,8 +311,8 @@ def _noise(kind: str, n: int, rms: float, rng: np.random.Generator, babble_pool:
         for j in rng.choice(len(babble_pool), size=3, replace=False):
             src = np.tile(babble_pool[j][::-1], n // len(babble_pool[j]) + 2)
             start = int(rng.integers(0, len(babble_pool[j])))
-            x += src[start:start + n]
+            x += src[start : start + n]
     else:
         start = int(rng.integers(0, len(brown) - n))
-        x = brown[start:start + n]
-    return (x / max(np.sqrt((x ** 2).mean()), 1e-12) * rms).astype(np.float32)
+        x = brown[start : start + n]
+    return (x / max(np.sqrt((x**2).mean()), 1e-12) * rms).astype(np.float32)

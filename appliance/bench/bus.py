@@ -197,8 +197,12 @@ def _median(runs: list[tuple[int, float]]) -> tuple[int, float]:
 
 def _figures(ours: list[tuple[int, float]], base: list[tuple[int, float]]) -> dict:
     (rate, p99), (b_rate, b_p99) = _median(ours), _median(base)
-    return {"envelopes_per_s": rate, "p99_ms": p99, "baseline": {"envelopes_per_s": b_rate, "p99_ms": b_p99},
-            "ratio": round(rate / b_rate, 3)}
+    return {
+        "envelopes_per_s": rate,
+        "p99_ms": p99,
+        "baseline": {"envelopes_per_s": b_rate, "p99_ms": b_p99},
+        "ratio": round(rate / b_rate, 3),
+    }
 
 
 async def _inproc(n: int, paced_s: float, rounds: int) -> dict:
@@ -210,15 +214,24 @@ async def _inproc(n: int, paced_s: float, rounds: int) -> dict:
             queue_only.append(await _inproc_baseline(n, Path(d) / "unused", log=False))
         async with InProcBus(Path(d) / "paced.jsonl", log_fsync_ms=FSYNC_MS) as bus:
             p99_paced = await _paced(bus, bus.subscribe("bench"), paced_s)
-    return {**_figures(ours, base), "p99_ms_at_1000_per_s": p99_paced,
-            "queue_only_envelopes_per_s": _median(queue_only)[0]}
+    return {
+        **_figures(ours, base),
+        "p99_ms_at_1000_per_s": p99_paced,
+        "queue_only_envelopes_per_s": _median(queue_only)[0],
+    }
 
 
 def _redis_bus(url: str, stream: str, log_dir: Path, name: str) -> RedisBus:
     """A RedisBus as ``open_bus`` makes one by default: its own publisher log, trimming on."""
     cfg = BusConfig()
-    return RedisBus(url, stream=stream, maxlen=cfg.redis_maxlen, max_deliveries=cfg.max_deliveries,
-                    log_path=log_dir / f"{name}.jsonl", log_fsync_ms=cfg.log_fsync_ms)
+    return RedisBus(
+        url,
+        stream=stream,
+        maxlen=cfg.redis_maxlen,
+        max_deliveries=cfg.max_deliveries,
+        log_path=log_dir / f"{name}.jsonl",
+        log_fsync_ms=cfg.log_fsync_ms,
+    )
 
 
 async def _publish_windowed(meter: "_Meter", n: int, send: Callable[[list[Envelope]], Awaitable[None]]) -> None:
@@ -236,8 +249,10 @@ async def _publish_windowed(meter: "_Meter", n: int, send: Callable[[list[Envelo
 
 
 async def _redis_throughput(url: str, n: int, stream: str, log_dir: Path) -> tuple[int, float]:
-    async with _redis_bus(url, stream, log_dir, f"{stream}-pub") as pub, \
-            _redis_bus(url, stream, log_dir, f"{stream}-cons") as cons:
+    async with (
+        _redis_bus(url, stream, log_dir, f"{stream}-pub") as pub,
+        _redis_bus(url, stream, log_dir, f"{stream}-cons") as cons,
+    ):
         meter = _Meter(n)
         consumer = asyncio.create_task(meter.collect(cons.subscribe("bench", group="bench", maxsize=REDIS_WINDOW)))
         t0 = time.perf_counter_ns()
@@ -302,8 +317,10 @@ async def _redis(url: str, n: int, paced_s: float, rounds: int) -> dict:
             base.append(await _redis_baseline(url, n, f"bench:baseline:{r}"))
             ours.append(await _redis_throughput(url, n, f"bench:throughput:{r}", Path(d)))
         trim = await _trim_figure(url, f"bench:throughput:{rounds - 1}")
-        async with _redis_bus(url, "bench:paced", Path(d), "paced-pub") as pub, \
-                _redis_bus(url, "bench:paced", Path(d), "paced-cons") as cons:
+        async with (
+            _redis_bus(url, "bench:paced", Path(d), "paced-pub") as pub,
+            _redis_bus(url, "bench:paced", Path(d), "paced-cons") as cons,
+        ):
             p99_paced = await _paced(pub, cons.subscribe("bench", group="bench"), paced_s)
     return {**_figures(ours, base), "p99_ms_at_1000_per_s": p99_paced, "trim": trim}
 
@@ -313,9 +330,21 @@ async def _kill_run(url: str, n: int) -> tuple[int, int]:
 
     async def worker(name: str) -> asyncio.subprocess.Process:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "appliance.bus.echo_worker", url, "--stream", stream, "--group", "kill",
-            "--consumer", name, "--claim-idle-ms", str(KILL_CLAIM_IDLE_MS),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            sys.executable,
+            "-m",
+            "appliance.bus.echo_worker",
+            url,
+            "--stream",
+            stream,
+            "--group",
+            "kill",
+            "--consumer",
+            name,
+            "--claim-idle-ms",
+            str(KILL_CLAIM_IDLE_MS),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         line = await asyncio.wait_for(proc.stdout.readline(), 60)
         if line.strip() != b"ready":
             raise RuntimeError(f"echo worker {name} did not start: {line!r}")
@@ -326,12 +355,16 @@ async def _kill_run(url: str, n: int) -> tuple[int, int]:
         async with RedisBus(url, stream=stream) as bus:
             answers = bus.subscribe("bench-publisher", types="ack", maxsize=n + 1)
             # a built-in type: the workers are separate processes that know only those
-            sent = [Envelope.new(StatusUpdate(state="working", message=str(seq)), sender="bench-publisher",
-                                 recipient="worker") for seq in range(n)]
+            sent = [
+                Envelope.new(
+                    StatusUpdate(state="working", message=str(seq)), sender="bench-publisher", recipient="worker"
+                )
+                for seq in range(n)
+            ]
 
             async def publish() -> None:
                 for i in range(0, n, 50):
-                    await bus.publish_many(sent[i:i + 50])
+                    await bus.publish_many(sent[i : i + 50])
                     await asyncio.sleep(0.01)
 
             publisher = asyncio.create_task(publish())
@@ -384,20 +417,39 @@ async def _restart_run(n: int) -> dict:
         out = Path(d) / "worker.out"
         with out.open("w") as sink:
             worker = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "appliance.bus.echo_worker", server.url, "--stream", stream, "--group", "restart",
-                "--consumer", "w1", "--log", str(Path(d) / "worker.jsonl"), stdout=sink,
-                stderr=asyncio.subprocess.DEVNULL)
+                sys.executable,
+                "-m",
+                "appliance.bus.echo_worker",
+                server.url,
+                "--stream",
+                stream,
+                "--group",
+                "restart",
+                "--consumer",
+                "w1",
+                "--log",
+                str(Path(d) / "worker.jsonl"),
+                stdout=sink,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
         try:
             async with asyncio.timeout(60):
                 while not out.read_text().startswith("ready"):
                     await asyncio.sleep(0.05)
             async with RedisBus(server.url, stream=stream, log_path=Path(d) / "publisher.jsonl") as bus:
-                sent = [Envelope.new("status_update", {"state": "working", "message": str(seq)},
-                                     sender="bench-publisher", recipient="worker") for seq in range(n)]
+                sent = [
+                    Envelope.new(
+                        "status_update",
+                        {"state": "working", "message": str(seq)},
+                        sender="bench-publisher",
+                        recipient="worker",
+                    )
+                    for seq in range(n)
+                ]
 
                 async def publish() -> None:  # about 1,000 envelopes/s
                     for i in range(0, n, 20):
-                        await bus.publish_many(sent[i:i + 20])
+                        await bus.publish_many(sent[i : i + 20])
                         await asyncio.sleep(0.02)
 
                 publisher = asyncio.create_task(publish())
@@ -414,8 +466,9 @@ async def _restart_run(n: int) -> dict:
                     async with asyncio.timeout(60):
                         while len(ids.intersection(answers)) < n:
                             await asyncio.sleep(0.2)
-                            answers = Counter(Envelope.from_json(f[b"e"]).reply_to
-                                              for _, f in await bus._r.xrange(stream))
+                            answers = Counter(
+                                Envelope.from_json(f[b"e"]).reply_to for _, f in await bus._r.xrange(stream)
+                            )
                 await asyncio.sleep(1.5)  # a duplicate would come after a takeover or a late re-send
                 answers = Counter(Envelope.from_json(f[b"e"]).reply_to for _, f in await bus._r.xrange(stream))
                 resent = bus.resent
@@ -426,12 +479,22 @@ async def _restart_run(n: int) -> dict:
         words = out.read_text().split()
     handled = Counter(words[i + 1] for i, w in enumerate(words) if w == "handled")
     resent += int(words[words.index("resent") + 1]) if "resent" in words else 0
-    return {"lost": sum(1 for i in ids if answers[i] == 0), "duplicated": sum(1 for i in ids if answers[i] > 1),
-            "handled_twice": sum(1 for i in ids if handled[i] > 1), "resent": resent}
+    return {
+        "lost": sum(1 for i in ids if answers[i] == 0),
+        "duplicated": sum(1 for i in ids if answers[i] > 1),
+        "handled_twice": sum(1 for i in ids if handled[i] > 1),
+        "resent": resent,
+    }
 
 
-def run(inproc_n: int = 100_000, redis_n: int = 20_000, paced_s: float = 2.0, kill_n: int = 3_000,
-        restart_n: int = 3_000, rounds: int = 3) -> dict:
+def run(
+    inproc_n: int = 100_000,
+    redis_n: int = 20_000,
+    paced_s: float = 2.0,
+    kill_n: int = 3_000,
+    restart_n: int = 3_000,
+    rounds: int = 3,
+) -> dict:
     """Run every part of the benchmark and return the result (shape in the module docstring).
 
     Raises:

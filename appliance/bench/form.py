@@ -43,13 +43,25 @@ def bench_summary(runs: list[dict]) -> dict:
     mine = [r for r in runs if r["person"] == person]
     spf = [r["seconds_per_field"] for r in mine if r["seconds_per_field"] is not None]
     acc = [r["field_accuracy"] for r in mine if r["field_accuracy"] is not None]
-    return {"seconds_per_field": {"median": round(statistics.median(spf), 2) if spf else None,
-                                  "max": max(spf) if spf else None},
-            "field_accuracy_min": min(acc) if acc else None, "person": person, "runs": len(mine)}
+    return {
+        "seconds_per_field": {
+            "median": round(statistics.median(spf), 2) if spf else None,
+            "max": max(spf) if spf else None,
+        },
+        "field_accuracy_min": min(acc) if acc else None,
+        "person": person,
+        "runs": len(mine),
+    }
 
 
-async def run_bench(cfg: Config, runtime: VoiceRuntime, plan: list[tuple[str, str]], profiles: dict[str, Profile],
-                    person: str, progress: Callable[[str], None]) -> dict:
+async def run_bench(
+    cfg: Config,
+    runtime: VoiceRuntime,
+    plan: list[tuple[str, str]],
+    profiles: dict[str, Profile],
+    person: str,
+    progress: Callable[[str], None],
+) -> dict:
     """Each (form, profile) run of ``plan`` on the started ``runtime``; ``person``: ``audio``
     (the simulated person over WebRTC) or ``text`` (a scripted typist).
 

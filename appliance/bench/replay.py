@@ -64,5 +64,8 @@ async def replay(cfg: Config, folder: str | Path) -> dict:
         await runner
     finally:
         runtime.stop()
-    return {"folder": str(folder), "turns": turns_from_events(session.events.events),
-            "asr_rtf": asr_rtf(session.events.events)}
+    return {
+        "folder": str(folder),
+        "turns": turns_from_events(session.events.events),
+        "asr_rtf": asr_rtf(session.events.events),
+    }

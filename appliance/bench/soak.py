@@ -47,9 +47,9 @@ from aiortc import RTCConfiguration, RTCPeerConnection
 from aiortc.mediastreams import AudioStreamTrack
 
 from appliance.chromium import alive, descendants
+from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice import ice
 from appliance.voice.tts import PiperSynth
-from appliance.simulate.webrtc_client import WebRTCClient
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,9 @@ async def audio_offer(*, candidates: bool = True) -> str:
         await pc.close()
     if candidates:
         return sdp
-    return "".join(line + "\r\n" for line in sdp.splitlines()
-                   if not line.startswith(("a=candidate", "a=end-of-candidates")))
+    return "".join(
+        line + "\r\n" for line in sdp.splitlines() if not line.startswith(("a=candidate", "a=end-of-candidates"))
+    )
 
 
 def figures(pid: int) -> dict:
@@ -91,8 +92,12 @@ def figures(pid: int) -> dict:
         except OSError:
             continue
         chromium += b"chromium" in cmd and alive(child)
-    return {"rss_mb": round(int(status["VmRSS"].split()[0]) / 1024, 1), "fds": len(os.listdir(f"/proc/{pid}/fd")),
-            "threads": int(status["Threads"]), "chromium": chromium}
+    return {
+        "rss_mb": round(int(status["VmRSS"].split()[0]) / 1024, 1),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "threads": int(status["Threads"]),
+        "chromium": chromium,
+    }
 
 
 class _Server:
@@ -101,9 +106,14 @@ class _Server:
     def __init__(self, config: str | None, folder: Path) -> None:
         from appliance import config as config_mod
 
-        cfg = config_mod.load(config, {"server": {"port": 0, "connect_timeout_ms": ABANDON_TIMEOUT_MS},
-                                       "transport": {"loopback_only": True},
-                                       "recording": {"dir": str(folder / "recordings")}})
+        cfg = config_mod.load(
+            config,
+            {
+                "server": {"port": 0, "connect_timeout_ms": ABANDON_TIMEOUT_MS},
+                "transport": {"loopback_only": True},
+                "recording": {"dir": str(folder / "recordings")},
+            },
+        )
         self.config_path = folder / "soak.yaml"
         self.config_path.write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
         self.out, self.err = folder / "serve.out", folder / "serve.err"
@@ -113,8 +123,11 @@ class _Server:
     async def start(self) -> None:
         """Start it and wait until its models are loaded. Raises: RuntimeError if it exits or is not ready in time."""
         with self.out.open("w") as out, self.err.open("w") as err:
-            self.process = subprocess.Popen([sys.executable, "-m", "appliance.cli", "serve", "--config",
-                                             str(self.config_path)], stdout=out, stderr=err)
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "appliance.cli", "serve", "--config", str(self.config_path)],
+                stdout=out,
+                stderr=err,
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while "ready at " not in self.out.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -159,12 +172,21 @@ class Soak:
                 completed += await self._session("plain" if i % 2 == 0 else "form", http)
             end = await self._settled()
         growth = round(end["rss_mb"] / start["rss_mb"] - 1, 3)
-        return {"sessions": {"run": self.sessions, "completed": completed, "errors": self.errors},
-                "bad_offers": self.bad, "start": start, "end": end, "rss_growth": growth,
-                "targets": {"rss_within_10_percent": growth <= 0.10, "fds_back": end["fds"] <= start["fds"],
-                            "threads_back": end["threads"] <= start["threads"],
-                            "no_chromium_left": end["chromium"] == 0, "no_errors": not self.errors},
-                "duration_s": round(time.monotonic() - t0, 1)}
+        return {
+            "sessions": {"run": self.sessions, "completed": completed, "errors": self.errors},
+            "bad_offers": self.bad,
+            "start": start,
+            "end": end,
+            "rss_growth": growth,
+            "targets": {
+                "rss_within_10_percent": growth <= 0.10,
+                "fds_back": end["fds"] <= start["fds"],
+                "threads_back": end["threads"] <= start["threads"],
+                "no_chromium_left": end["chromium"] == 0,
+                "no_errors": not self.errors,
+            },
+            "duration_s": round(time.monotonic() - t0, 1),
+        }
 
     async def _settled(self) -> dict:
         await asyncio.sleep(ABANDON_TIMEOUT_MS / 1000 + SETTLE_S)  # abandoned offers reaped, then settle

@@ -57,10 +57,10 @@ import numpy as np
 import soundfile as sf
 
 from appliance import models
-from appliance.config import Config
-from appliance.voice.events import STAGES
-from appliance.simulate.page_client import open_page, talk
 from appliance.bench.replay import asr_rtf
+from appliance.config import Config
+from appliance.simulate.page_client import open_page, talk
+from appliance.voice.events import STAGES
 from appliance.voice.server import VoiceServer
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
@@ -80,13 +80,24 @@ QUESTIONS = [
 ]
 #: The story questions, a new one for each barge-in trial and each false barge-in clip: asked again
 #: in the same call, the small LLM repeats its first answer (as trimmed by the interruption), one sentence.
-STORIES = [f"Tell me a long story about {topic}." for topic in (
-    "a brave knight and a green dragon", "a lost robot looking for its home", "a fisherman and a talking whale",
-    "a girl who could speak to birds", "a clockmaker in an old town", "two friends sailing around the world",
-    "a dog who wanted to fly", "a baker and a magic oven", "a lighthouse keeper on a stormy night",
-    "a young astronaut on the moon", "a king who lost his crown", "a fox and a clever crow")]
-INTERRUPTIONS = ["Stop. What is two plus two?", "Wait, stop. What is the capital of Spain?",
-                 "Stop, wait a moment."]
+STORIES = [
+    f"Tell me a long story about {topic}."
+    for topic in (
+        "a brave knight and a green dragon",
+        "a lost robot looking for its home",
+        "a fisherman and a talking whale",
+        "a girl who could speak to birds",
+        "a clockmaker in an old town",
+        "two friends sailing around the world",
+        "a dog who wanted to fly",
+        "a baker and a magic oven",
+        "a lighthouse keeper on a stormy night",
+        "a young astronaut on the moon",
+        "a king who lost his crown",
+        "a fox and a clever crow",
+    )
+]
+INTERRUPTIONS = ["Stop. What is two plus two?", "Wait, stop. What is the capital of Spain?", "Stop, wait a moment."]
 #: Backchannels and noises played while the bot speaks: none may stop it.
 FALSE_BARGE_INS = ["mm-hm", "yeah", "right", "cough", "knock", "tone"]
 BARGE_IN_TRIALS = 6
@@ -156,8 +167,16 @@ def _clips(tmp: Path, synth: PiperSynth) -> dict[str, np.ndarray]:
     clips = {f"story{i}": _piper(synth, text) for i, text in enumerate(STORIES)}
     clips.update({f"stop{i}": _piper(synth, text) for i, text in enumerate(INTERRUPTIONS)})
     # Piper cannot hum ("Mm-hm." comes out as words): espeak-ng's is heard as "Mm-mm"
-    clips.update({"mm-hm": _espeak("Mm-hmm.", tmp / "mm.wav"), "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
-                  "right": _piper(synth, "Right."), "cough": _cough(rng), "knock": _knock(), "tone": _tone()})
+    clips.update(
+        {
+            "mm-hm": _espeak("Mm-hmm.", tmp / "mm.wav"),
+            "yeah": _espeak("Yeah.", tmp / "yeah.wav"),
+            "right": _piper(synth, "Right."),
+            "cough": _cough(rng),
+            "knock": _knock(),
+            "tone": _tone(),
+        }
+    )
     return clips
 
 
@@ -254,15 +273,17 @@ async def _wait_bot_quiet(mic, quiet_s: float = 1.5, max_s: float = 20.0) -> Non
         waited += 0.5
 
 
-async def _over_the_story(mic, clips: dict[str, np.ndarray], story: str, clip: str,
-                          extra_ms: float) -> tuple[float | None, float]:
+async def _over_the_story(
+    mic, clips: dict[str, np.ndarray], story: str, clip: str, extra_ms: float
+) -> tuple[float | None, float]:
     """Ask ``story`` (it takes the turn from whatever the bot is saying) and start ``clip``
     once the page has heard its reply for 200 ms + ``extra_ms``: only bot audio after the
     question counts, so the clip never lands on an earlier reply's tail. Returns the clip's
     meter start (None: the reply never came) and the wall time (epoch s) just before it."""
     asked = await mic.play(story)
-    start = await mic.play_when_bot_heard(clip, 200, extra_ms=extra_ms, timeout_s=25,
-                                          since=asked + len(clips[story]) / RATE * 1000)
+    start = await mic.play_when_bot_heard(
+        clip, 200, extra_ms=extra_ms, timeout_s=25, since=asked + len(clips[story]) / RATE * 1000
+    )
     return start, time.time() - 0.05
 
 
@@ -312,8 +333,11 @@ def _in(events: list[dict], name: str, span: tuple[float, float]) -> int:
 #: The server's steps of a barge-in, timed from its duck (the page's message: the onset plus the data
 #: channel's few ms): ``vad_start`` (the VAD hears speech), ``first_interim`` (the first interim
 #: transcript), ``confirmed`` (a transcript took the turn: the page mutes the bot).
-BARGE_IN_STEPS = {"vad_start": "user_started_speaking", "first_interim": "interim_transcript",
-                  "confirmed": "barge_in_confirmed"}
+BARGE_IN_STEPS = {
+    "vad_start": "user_started_speaking",
+    "first_interim": "interim_transcript",
+    "confirmed": "barge_in_confirmed",
+}
 
 
 def barge_in_steps(trials: list[Trial], events: list[dict]) -> dict:
@@ -350,11 +374,15 @@ def barge_in_figures(run, trials: list[Trial], falses: list[Trial], events: list
         released += _in(events, "duck_released", t.wall)
         if verdict or cancelled:
             stopped.append(t.clip)
-    return {"barge_in_ms": _pct(valid), "yield_ms": _pct(yields), "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
-            "barge_in_trials": {"valid": len(valid), "run": len(trials)},
-            "barge_in_steps_ms": barge_in_steps(trials, events),
-            "false_barge_in_rate": round(len(stopped) / counted, 3) if counted else None,
-            "false_barge_in": {"clips": counted, "stopped": stopped, "ducks_released": released}}
+    return {
+        "barge_in_ms": _pct(valid),
+        "yield_ms": _pct(yields),
+        "barge_in_all_ms": [None if b is None else round(b, 1) for b in barge],
+        "barge_in_trials": {"valid": len(valid), "run": len(trials)},
+        "barge_in_steps_ms": barge_in_steps(trials, events),
+        "false_barge_in_rate": round(len(stopped) / counted, 3) if counted else None,
+        "false_barge_in": {"clips": counted, "stopped": stopped, "ducks_released": released},
+    }
 
 
 async def _measure_turns(server: VoiceServer, wav: Path, listen_s: float):
@@ -371,10 +399,7 @@ def stock_pipeline(runtime, transport, session):
     from pipecat.pipeline.pipeline import Pipeline
     from pipecat.pipeline.worker import PipelineParams, PipelineWorker
     from pipecat.processors.aggregators.llm_context import LLMContext
-    from pipecat.processors.aggregators.llm_response_universal import (
-        LLMContextAggregatorPair,
-        LLMUserAggregatorParams,
-    )
+    from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
     from pipecat.services.openai.llm import OpenAILLMService
     from pipecat.services.piper.tts import PiperTTSService
     from pipecat.services.whisper.stt import WhisperSTTService
@@ -382,19 +407,30 @@ def stock_pipeline(runtime, transport, session):
     from appliance.voice.events import TurnObserver
 
     cfg = runtime.cfg
-    stt = WhisperSTTService(settings=WhisperSTTService.Settings(model=str(models.path("whisper-tiny.en"))),
-                            device="cpu", compute_type="int8")
+    stt = WhisperSTTService(
+        settings=WhisperSTTService.Settings(model=str(models.path("whisper-tiny.en"))),
+        device="cpu",
+        compute_type="int8",
+    )
     session.context = LLMContext()
-    agg = LLMContextAggregatorPair(session.context,
-                                   user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()))
-    llm = OpenAILLMService(api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
-                           settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
-                                                              system_instruction=cfg.llm.system_prompt))
-    tts = PiperTTSService(settings=PiperTTSService.Settings(voice="en_US-joe-medium"),
-                          download_dir=models.path("piper-joe"))
-    return PipelineWorker(Pipeline([transport.input(), stt, agg.user(), llm, tts, transport.output(), agg.assistant()]),
-                          params=PipelineParams(enable_metrics=True),
-                          observers=[TurnObserver(session.events, 200)])
+    agg = LLMContextAggregatorPair(
+        session.context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+    )
+    llm = OpenAILLMService(
+        api_key=runtime.llm_api_key,
+        base_url=runtime.llm_base_url,
+        settings=OpenAILLMService.Settings(
+            model=runtime.llm_model, max_tokens=cfg.llm.max_tokens, system_instruction=cfg.llm.system_prompt
+        ),
+    )
+    tts = PiperTTSService(
+        settings=PiperTTSService.Settings(voice="en_US-joe-medium"), download_dir=models.path("piper-joe")
+    )
+    return PipelineWorker(
+        Pipeline([transport.input(), stt, agg.user(), llm, tts, transport.output(), agg.assistant()]),
+        params=PipelineParams(enable_metrics=True),
+        observers=[TurnObserver(session.events, 200)],
+    )
 
 
 def speculation_kept_rate(events: list[dict]) -> float | None:
@@ -408,8 +444,7 @@ def stage_medians(events: list[dict]) -> dict:
     """Median ms from the end of speech (server side) to each stage, over the run's turns."""
     turns = [e for e in events if e["event"] == "turn"]
     keys = [f"{s}_ms" for s in STAGES]
-    return {k: round(statistics.median([t[k] for t in turns if k in t]), 1) for k in keys
-            if any(k in t for t in turns)}
+    return {k: round(statistics.median([t[k] for t in turns if k in t]), 1) for k in keys if any(k in t for t in turns)}
 
 
 def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
@@ -434,13 +469,15 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
     """
     if not 10 <= turns <= len(QUESTIONS) + len(models.ARCTIC_TEXT):
         raise ValueError(f"--turns must be between 10 and {len(QUESTIONS) + len(models.ARCTIC_TEXT)}")
-    cfg = cfg.model_copy(update={
-        "server": cfg.server.model_copy(update={"port": 0}),
-        "transport": cfg.transport.model_copy(update={"loopback_only": True}),
-        "recording": cfg.recording.model_copy(update={"enabled": False}),
-        "llm": cfg.llm.model_copy(update={"max_tokens": BENCH_MAX_TOKENS}),
-        "turn": cfg.turn.model_copy(update={"ack": "off"}),
-    })
+    cfg = cfg.model_copy(
+        update={
+            "server": cfg.server.model_copy(update={"port": 0}),
+            "transport": cfg.transport.model_copy(update={"loopback_only": True}),
+            "recording": cfg.recording.model_copy(update={"enabled": False}),
+            "llm": cfg.llm.model_copy(update={"max_tokens": BENCH_MAX_TOKENS}),
+            "turn": cfg.turn.model_copy(update={"ack": "off"}),
+        }
+    )
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         synth = PiperSynth()
@@ -467,17 +504,23 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
                 run, events = await _measure_turns(server, tmp / "turns.wav", turns_s)
                 v2v, missing = v2v_from_run(run.audible("mic"), run.audible("bot"), GAP_S * 1000)
                 log.info("bench: %s barge-in and false barge-in trials", name)
-                server.runtime.cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(
-                    update={"max_tokens": BARGE_IN_MAX_TOKENS})})
+                server.runtime.cfg = cfg.model_copy(
+                    update={"llm": cfg.llm.model_copy(update={"max_tokens": BARGE_IN_MAX_TOKENS})}
+                )
                 brun, trials, falses, bevents = await _barge_session(server, clips)
                 server.runtime.cfg = cfg
                 stages = stage_medians(events)
                 v2v_pct = _pct(v2v)
                 stages["heard_ms"] = v2v_pct["p50"]
                 stages["transport_ms"] = transport_ms(v2v, events)
-                result[name] = {"v2v_ms": v2v_pct, "unanswered": missing, "v2v_all_ms": [round(v, 1) for v in v2v],
-                                **barge_in_figures(brun, trials, falses, bevents), "stages_ms": stages,
-                                "acks": sum(1 for e in events + bevents if e["event"] == "ack")}
+                result[name] = {
+                    "v2v_ms": v2v_pct,
+                    "unanswered": missing,
+                    "v2v_all_ms": [round(v, 1) for v in v2v],
+                    **barge_in_figures(brun, trials, falses, bevents),
+                    "stages_ms": stages,
+                    "acks": sum(1 for e in events + bevents if e["event"] == "ack"),
+                }
                 if name == "ours":
                     result[name]["asr_rtf"] = asr_rtf(events)
                     result[name]["speculation_kept_rate"] = speculation_kept_rate(events)
@@ -486,10 +529,14 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
             server.runtime.stop()
     if stock and result["stock"]["v2v_ms"]["p50"]:
         result["v2v_p50_ratio"] = round(result["ours"]["v2v_ms"]["p50"] / result["stock"]["v2v_ms"]["p50"], 3)
-    short = [f"{n}: {result[n]['barge_in_trials']['valid']} of {result[n]['barge_in_trials']['run']}"
-             for n in ("ours", "stock") if n in result
-             and result[n]["barge_in_trials"]["valid"] < MIN_VALID_TRIALS]
+    short = [
+        f"{n}: {result[n]['barge_in_trials']['valid']} of {result[n]['barge_in_trials']['run']}"
+        for n in ("ours", "stock")
+        if n in result and result[n]["barge_in_trials"]["valid"] < MIN_VALID_TRIALS
+    ]
     if short:
-        result["error"] = (f"fewer than {MIN_VALID_TRIALS} valid barge-in trials (the bot audible when the "
-                           f"interruption began) — {'; '.join(short)}")
+        result["error"] = (
+            f"fewer than {MIN_VALID_TRIALS} valid barge-in trials (the bot audible when the "
+            f"interruption began) — {'; '.join(short)}"
+        )
     return result

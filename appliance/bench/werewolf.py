@@ -37,8 +37,8 @@ from typing import Any
 
 from appliance.config import Config, ConfigError
 from appliance.judge import selfplay
-from appliance.voice.runtime import VoiceRuntime
 from appliance.simulate.werewolf_user import SimulatedUser
+from appliance.voice.runtime import VoiceRuntime
 from appliance.werewolf.game import GameRun, play_game
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,10 @@ BASELINE_GAMES = 1000
 #: two speeches are distinct when more than this share of their tokens differ
 DISTINCT = 0.2
 
-_SEAT_OR_NUMBER = re.compile(r"\b(?:(?:p|players?|seats?)[\s\-]*(?:\d+|one|two|three|four|five|six|seven|eight)"
-                             r"|\d+|one|two|three|four|five|six|seven|eight)\b")
+_SEAT_OR_NUMBER = re.compile(
+    r"\b(?:(?:p|players?|seats?)[\s\-]*(?:\d+|one|two|three|four|five|six|seven|eight)"
+    r"|\d+|one|two|three|four|five|six|seven|eight)\b"
+)
 
 
 def speech_tokens(text: str) -> list[str]:
@@ -82,8 +84,9 @@ def distinct_count(texts: Sequence[str]) -> int:
     return n
 
 
-def summarise(runs: list[GameRun], n_seats: int, user: str, model: dict[str, str],
-              baseline_games: int = BASELINE_GAMES) -> dict[str, Any]:
+def summarise(
+    runs: list[GameRun], n_seats: int, user: str, model: dict[str, str], baseline_games: int = BASELINE_GAMES
+) -> dict[str, Any]:
     """The benchmark's JSON from the games played (see the module docstring)."""
     finished = [r for r in runs if r.result.status == "finished"]
     wins = sum(1 for r in finished if r.result.winner == "villagers")
@@ -109,14 +112,26 @@ def summarise(runs: list[GameRun], n_seats: int, user: str, model: dict[str, str
         "baseline_villager_win_rate_95": base["villager_win_rate_95"],
         "baseline_games": base["games"],
         "baseline_villager_win_rate_same_seeds": same["villager_win_rate"] if same else None,
-        "seats": n_seats, "user": user, "seeds": [1, len(runs)],
-        "seer_found_wolf_games": len(found), "speeches": len(speeches),
-        "asr_checks": {k: sum(getattr(r.result.asr_checks, k) for r in runs)
-                       for k in ("matched", "mismatched", "failed_closed")},
-        "per_game": [{"seed": r.final.seed, "status": r.result.status, "winner": r.result.winner,
-                      "complete_rounds": r.result.complete_rounds, "play_s": r.play_s,
-                      "speeches": len(r.speeches), "templates": sum(1 for sp in r.speeches if sp.template)}
-                     for r in runs],
+        "seats": n_seats,
+        "user": user,
+        "seeds": [1, len(runs)],
+        "seer_found_wolf_games": len(found),
+        "speeches": len(speeches),
+        "asr_checks": {
+            k: sum(getattr(r.result.asr_checks, k) for r in runs) for k in ("matched", "mismatched", "failed_closed")
+        },
+        "per_game": [
+            {
+                "seed": r.final.seed,
+                "status": r.result.status,
+                "winner": r.result.winner,
+                "complete_rounds": r.result.complete_rounds,
+                "play_s": r.play_s,
+                "speeches": len(r.speeches),
+                "templates": sum(1 for sp in r.speeches if sp.template),
+            }
+            for r in runs
+        ],
     }
 
 
@@ -124,8 +139,9 @@ def _rate(k: int, n: int) -> float | None:
     return round(k / n, 4) if n else None
 
 
-def run_bench(cfg: Config, games: int, n_seats: int = 7, user: str = "text",
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_bench(
+    cfg: Config, games: int, n_seats: int = 7, user: str = "text", progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """Play seeds 1..``games`` and return the benchmark's JSON (blocking).
 
     Raises:
@@ -151,9 +167,11 @@ async def _run(cfg: Config, games: int, n_seats: int, user: str, progress: Calla
             run = await play_game(runtime, cfg, seed, n_seats, SimulatedUser(runtime, cfg, user))
             runs.append(run)
             r = run.result
-            progress(f"bench werewolf: seed {seed}/{games}: {r.status}, {r.winner}, {r.complete_rounds} rounds, "
-                     f"{run.play_s:.0f} s, {sum(1 for sp in run.speeches if sp.template)}/{len(run.speeches)} "
-                     f"template speeches")
+            progress(
+                f"bench werewolf: seed {seed}/{games}: {r.status}, {r.winner}, {r.complete_rounds} rounds, "
+                f"{run.play_s:.0f} s, {sum(1 for sp in run.speeches if sp.template)}/{len(run.speeches)} "
+                f"template speeches"
+            )
     finally:
         runtime.stop()
     return summarise(runs, n_seats, user, model)

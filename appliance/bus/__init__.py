@@ -29,22 +29,41 @@ import os
 import time
 from pathlib import Path
 
-from appliance.bus.base import (Bus, BusClosedError, BusError, BusOverflowError, BusTimeoutError, Overflow,
-                                Subscription)
+from appliance.bus.base import Bus, BusClosedError, BusError, BusOverflowError, BusTimeoutError, Overflow, Subscription
 from appliance.bus.envelope import Envelope, now_ms, uuid7
 from appliance.bus.inproc import InProcBus
 from appliance.bus.log import LogError, read_envelopes
-from appliance.protocol.registry import EnvelopeError
 from appliance.config import BusConfig
+from appliance.protocol.registry import EnvelopeError
 
 __all__ = [
-    "Bus", "BusClosedError", "BusError", "BusOverflowError", "BusTimeoutError", "Envelope", "EnvelopeError",
-    "InProcBus", "LogError", "Overflow", "Subscription", "now_ms", "open_bus", "read_envelopes", "replay", "uuid7",
+    "Bus",
+    "BusClosedError",
+    "BusError",
+    "BusOverflowError",
+    "BusTimeoutError",
+    "Envelope",
+    "EnvelopeError",
+    "InProcBus",
+    "LogError",
+    "Overflow",
+    "Subscription",
+    "now_ms",
+    "open_bus",
+    "read_envelopes",
+    "replay",
+    "uuid7",
 ]
 
 
-def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False,
-             log_path: Path | None = None, from_start: bool = False) -> Bus:
+def open_bus(
+    cfg: BusConfig,
+    *,
+    session: str | None = None,
+    resume: bool = False,
+    log_path: Path | None = None,
+    from_start: bool = False,
+) -> Bus:
     """A bus (not yet started) as configured: ``async with open_bus(cfg) as bus: ...``.
 
     In-process: the log is ``log_path`` when given (e.g. a session's recording folder),
@@ -65,9 +84,15 @@ def open_bus(cfg: BusConfig, *, session: str | None = None, resume: bool = False
 
         stream = session or "appliance:bus"
         own_log = f"{stream.replace(':', '-')}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}.jsonl"
-        return RedisBus(cfg.redis_url, stream=stream, maxlen=cfg.redis_maxlen, max_deliveries=cfg.max_deliveries,
-                        log_path=Path(cfg.log_dir).expanduser() / own_log, log_fsync_ms=cfg.log_fsync_ms,
-                        from_start=from_start)
+        return RedisBus(
+            cfg.redis_url,
+            stream=stream,
+            maxlen=cfg.redis_maxlen,
+            max_deliveries=cfg.max_deliveries,
+            log_path=Path(cfg.log_dir).expanduser() / own_log,
+            log_fsync_ms=cfg.log_fsync_ms,
+            from_start=from_start,
+        )
     if from_start:
         raise ValueError("from_start needs bus.backend: redis (an in-process bus keeps no history to read)")
     if log_path is None:

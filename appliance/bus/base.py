@@ -66,8 +66,9 @@ def describe(recipient: str | None, types: frozenset[str] | None, group: str | N
     return " ".join(parts)
 
 
-def normalise_filter(recipient: str | None, types: Iterable[str] | str | None,
-                     maxsize: int, overflow: str) -> frozenset[str] | None:
+def normalise_filter(
+    recipient: str | None, types: Iterable[str] | str | None, maxsize: int, overflow: str
+) -> frozenset[str] | None:
     """Validate subscription arguments; return ``types`` as a frozenset (None = all types).
 
     Raises:
@@ -89,15 +90,18 @@ def normalise_filter(recipient: str | None, types: Iterable[str] | str | None,
 
 def not_awaiting_ack(sub: object, env: Envelope, n_publish: int) -> str:
     """The error for an acknowledgement with effects of an envelope that is not awaiting one."""
-    return (f"{sub}: envelope {env.type} {env.id} is not awaiting acknowledgement (acknowledged already, "
-            f"implicitly when the next envelope was requested, or never delivered here); "
-            f"its {n_publish} envelope(s) were not published")
+    return (
+        f"{sub}: envelope {env.type} {env.id} is not awaiting acknowledgement (acknowledged already, "
+        f"implicitly when the next envelope was requested, or never delivered here); "
+        f"its {n_publish} envelope(s) were not published"
+    )
 
 
 def matches(recipient: str | None, types: frozenset[str] | None, env: Envelope) -> bool:
     """Whether a subscription filter selects ``env`` (see the module docstring)."""
-    return ((recipient is None or env.recipient == recipient or env.recipient == "*")
-            and (types is None or env.type in types))
+    return (recipient is None or env.recipient == recipient or env.recipient == "*") and (
+        types is None or env.type in types
+    )
 
 
 class IdWindow:
@@ -290,9 +294,15 @@ class Bus(ABC):
         """
 
     @abstractmethod
-    def subscribe(self, recipient: str | None = None, types: Iterable[str] | str | None = None, *,
-                  group: str | None = None, maxsize: int = DEFAULT_MAXSIZE,
-                  overflow: Overflow = "block") -> Subscription:
+    def subscribe(
+        self,
+        recipient: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        group: str | None = None,
+        maxsize: int = DEFAULT_MAXSIZE,
+        overflow: Overflow = "block",
+    ) -> Subscription:
         """Subscribe to envelopes for ``recipient`` (None = all; broadcasts included) of ``types`` (None = all).
 
         ``group`` makes the subscription a member of a durable group (see the module
@@ -321,13 +331,15 @@ class Bus(ABC):
                 await self.publish(env)
                 return await fut
         except TimeoutError:
-            raise BusTimeoutError(f"no reply to {env.type} {env.id} from {env.recipient} "
-                                  f"within {timeout_s:g} s") from None
+            raise BusTimeoutError(
+                f"no reply to {env.type} {env.id} from {env.recipient} within {timeout_s:g} s"
+            ) from None
         finally:
             self._waiters.pop(env.id, None)
 
     async def _watch_replies(self) -> None:
         """Make sure replies reach :meth:`_resolve_reply` (a backend may need a reader)."""
+        return None  # in-process: a reply is resolved as it is published
 
     def _resolve_reply(self, env: Envelope) -> None:
         fut = self._waiters.get(env.reply_to)  # type: ignore[arg-type]

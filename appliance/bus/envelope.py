@@ -123,16 +123,23 @@ class Envelope(BaseModel):
         if value.__class__ is model:
             return value
         if not isinstance(value, dict):
-            raise EnvelopeError(f"payload: must be a JSON object or {model.__qualname__}, "
-                                f"got {type(value).__name__}")
+            raise EnvelopeError(f"payload: must be a JSON object or {model.__qualname__}, got {type(value).__name__}")
         try:
             return model.model_validate(value)
         except ValidationError as e:
             raise EnvelopeError(_explain(e, "payload.")) from None
 
     @classmethod
-    def new(cls, what: BaseModel | str, payload: BaseModel | dict[str, Any] | None = None, *, sender: str,
-            recipient: str, task_id: str | None = None, reply_to: str | None = None) -> "Envelope":
+    def new(
+        cls,
+        what: BaseModel | str,
+        payload: BaseModel | dict[str, Any] | None = None,
+        *,
+        sender: str,
+        recipient: str,
+        task_id: str | None = None,
+        reply_to: str | None = None,
+    ) -> "Envelope":
         """A fresh envelope with a new UUIDv7 ``id`` and ``ts`` = now (ms).
 
         ``what`` is a registered payload model instance, the type name coming from the registry
@@ -145,11 +152,20 @@ class Envelope(BaseModel):
         """
         type_, body = _typed(what, payload)
         ms = time.time_ns() // 1_000_000
-        return cls(id=uuid7(ms), ts=ms, sender=sender, recipient=recipient, type=type_, payload=body,
-                   task_id=task_id, reply_to=reply_to)
+        return cls(
+            id=uuid7(ms),
+            ts=ms,
+            sender=sender,
+            recipient=recipient,
+            type=type_,
+            payload=body,
+            task_id=task_id,
+            reply_to=reply_to,
+        )
 
-    def reply(self, what: BaseModel | str, payload: BaseModel | dict[str, Any] | None = None, *,
-              sender: str | None = None) -> "Envelope":
+    def reply(
+        self, what: BaseModel | str, payload: BaseModel | dict[str, Any] | None = None, *, sender: str | None = None
+    ) -> "Envelope":
         """A new envelope answering this one: to its sender, same ``task_id``, ``reply_to`` = this ``id``.
 
         ``what`` and ``payload`` as for :meth:`new`. ``sender`` defaults to this envelope's
@@ -163,8 +179,7 @@ class Envelope(BaseModel):
                 type_ = _typed(what, payload)[0]
                 raise EnvelopeError(f"envelope type {type_!r}: a reply to a broadcast needs an explicit sender")
             sender = self.recipient
-        return Envelope.new(what, payload, sender=sender, recipient=self.sender, task_id=self.task_id,
-                            reply_to=self.id)
+        return Envelope.new(what, payload, sender=sender, recipient=self.sender, task_id=self.task_id, reply_to=self.id)
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> "Envelope":

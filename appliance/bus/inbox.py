@@ -29,8 +29,7 @@ class AgentInbox:
 
     async def read(self, sub: Subscription) -> None:
         async for env in sub:
-            self.emit("bus_in", agent=self.agent_id, type=env.type, sender=env.sender,
-                      payload=env.payload.model_dump())
+            self.emit("bus_in", agent=self.agent_id, type=env.type, sender=env.sender, payload=env.payload.model_dump())
             if isinstance(env.payload, Terminate):
                 raise Terminated()
             self.items.append(env)

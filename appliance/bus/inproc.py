@@ -23,9 +23,21 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Lanes,
-                                Overflow, Subscription, describe, matches, normalise_filter,
-                                not_awaiting_ack)
+from appliance.bus.base import (
+    DEFAULT_MAXSIZE,
+    Bus,
+    BusClosedError,
+    BusError,
+    BusOverflowError,
+    IdWindow,
+    Lanes,
+    Overflow,
+    Subscription,
+    describe,
+    matches,
+    normalise_filter,
+    not_awaiting_ack,
+)
 from appliance.bus.envelope import Envelope, check
 from appliance.bus.log import Acked, EnvelopeLog, GroupCreated, ack_line, group_line, iter_log
 
@@ -47,8 +59,15 @@ class _Group:
 
 
 class _InProcSubscription(Subscription):
-    def __init__(self, bus: "InProcBus", recipient: str | None, types: frozenset[str] | None,
-                 group: _Group | None, maxsize: int, overflow: Overflow) -> None:
+    def __init__(
+        self,
+        bus: "InProcBus",
+        recipient: str | None,
+        types: frozenset[str] | None,
+        group: _Group | None,
+        maxsize: int,
+        overflow: Overflow,
+    ) -> None:
         self.recipient = recipient
         self.types = types
         self.group = group.name if group is not None else None
@@ -140,8 +159,15 @@ class InProcBus(Bus):
         dedup_window: envelope ids remembered per durable group for de-duplication.
     """
 
-    def __init__(self, log_path: str | Path | None = None, *, log_fsync_ms: int = 100, resume: bool = False,
-                 yield_depth: int = 32, dedup_window: int = 100_000) -> None:
+    def __init__(
+        self,
+        log_path: str | Path | None = None,
+        *,
+        log_fsync_ms: int = 100,
+        resume: bool = False,
+        yield_depth: int = 32,
+        dedup_window: int = 100_000,
+    ) -> None:
         super().__init__()
         self.log_path = Path(log_path).expanduser() if log_path is not None else None
         self._log = EnvelopeLog(self.log_path, log_fsync_ms) if self.log_path is not None else None
@@ -179,9 +205,15 @@ class InProcBus(Bus):
         if self._log is not None:
             await self._log.close()
 
-    def subscribe(self, recipient: str | None = None, types: Iterable[str] | str | None = None, *,
-                  group: str | None = None, maxsize: int = DEFAULT_MAXSIZE,
-                  overflow: Overflow = "block") -> Subscription:
+    def subscribe(
+        self,
+        recipient: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        group: str | None = None,
+        maxsize: int = DEFAULT_MAXSIZE,
+        overflow: Overflow = "block",
+    ) -> Subscription:
         """See :meth:`Bus.subscribe`. In-process, a durable group has one live member at a time.
 
         Raises:
@@ -202,8 +234,10 @@ class InProcBus(Bus):
                 self._log.append(group_line(group, recipient, ts))
             g = self._groups[group] = _Group(group, recipient, ts, self._window)
         elif (g.recipient, g.types) != (recipient, ts):
-            raise BusError(f"group {group!r} exists with filter {describe(g.recipient, g.types, None)}, "
-                           f"not {describe(recipient, ts, None)}")
+            raise BusError(
+                f"group {group!r} exists with filter {describe(g.recipient, g.types, None)}, "
+                f"not {describe(recipient, ts, None)}"
+            )
         if g.member is not None:
             raise BusError(f"group {group!r} already has a live member in this process")
         sub = _InProcSubscription(self, recipient, ts, g, maxsize, overflow)
@@ -228,8 +262,9 @@ class InProcBus(Bus):
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _commit(self, envs: Sequence[Envelope], urgents: Sequence[bool],
-                      ack: tuple[_InProcSubscription, Envelope] | None = None) -> None:
+    async def _commit(
+        self, envs: Sequence[Envelope], urgents: Sequence[bool], ack: tuple[_InProcSubscription, Envelope] | None = None
+    ) -> None:
         """Deliver ``envs`` (and record ``ack``) all at once, or raise with nothing delivered."""
         while True:
             if not self._running:
@@ -242,8 +277,10 @@ class InProcBus(Bus):
                 break
             sub, env = full
             if sub.overflow == "error":
-                raise BusOverflowError(f"{sub} is full ({sub.maxsize} queued); {env.type} {env.id} "
-                                       f"from {env.sender} was delivered to no one")
+                raise BusOverflowError(
+                    f"{sub} is full ({sub.maxsize} queued); {env.type} {env.id} "
+                    f"from {env.sender} was delivered to no one"
+                )
             await sub.lanes.wait_room()
         if self._log is not None:
             lines = [env.to_json() + b"\n" for env in envs]
@@ -276,8 +313,10 @@ class InProcBus(Bus):
     def _route(self, env: Envelope) -> list[_InProcSubscription | _Group]:
         r, t = env.recipient, env.type
         out: list[_InProcSubscription | _Group] = [
-            s for s in self._subs
-            if (s.recipient is None or s.recipient == r or r == "*") and (s.types is None or t in s.types)]
+            s
+            for s in self._subs
+            if (s.recipient is None or s.recipient == r or r == "*") and (s.types is None or t in s.types)
+        ]
         for g in self._groups.values():
             if matches(g.recipient, g.types, env) and env.id not in g.seen:
                 out.append(g)
@@ -303,8 +342,9 @@ class InProcBus(Bus):
                 need[key] = need.get(key, 0) + 1
                 if need[key] > sub.lanes.room(urgent):
                     if need[key] > sub.maxsize:
-                        raise BusOverflowError(f"{sub}: {need[key]} envelopes at once exceed its bound "
-                                               f"of {sub.maxsize}; nothing delivered")
+                        raise BusOverflowError(
+                            f"{sub}: {need[key]} envelopes at once exceed its bound of {sub.maxsize}; nothing delivered"
+                        )
                     return sub, env
         return None
 
@@ -316,8 +356,10 @@ class InProcBus(Bus):
             try:
                 self._log.append(ack_line(sub._group.name, env.id))  # type: ignore[union-attr]
             except OSError as e:
-                raise BusError(f"bus log {self.log_path}: acknowledging {env.id} failed ({e}); "
-                               f"it will be delivered again after a restart") from e
+                raise BusError(
+                    f"bus log {self.log_path}: acknowledging {env.id} failed ({e}); "
+                    f"it will be delivered again after a restart"
+                ) from e
         self._mark_acked(sub, env)
 
     @staticmethod
@@ -352,6 +394,10 @@ class InProcBus(Bus):
                 pending[rec.group].pop(rec.id, None)
         for g in self._groups.values():
             g.backlog = deque(pending[g.name].values())
-        log.info("resumed from %s: %d envelopes, %s", path, n,
-                 ", ".join(f"group {g.name}: {len(g.backlog)} unacknowledged" for g in self._groups.values())
-                 or "no durable groups")
+        log.info(
+            "resumed from %s: %d envelopes, %s",
+            path,
+            n,
+            ", ".join(f"group {g.name}: {len(g.backlog)} unacknowledged" for g in self._groups.values())
+            or "no durable groups",
+        )

@@ -66,9 +66,18 @@ LogRecord = Envelope | GroupCreated | Acked
 
 def group_line(group: str, recipient: str | None, types: frozenset[str] | None) -> bytes:
     """The log line (with newline) recording the creation of a durable group."""
-    return json.dumps({"_bus": "group", "group": group, "recipient": recipient,
-                       "types": sorted(types) if types is not None else None},
-                      separators=(",", ":")).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "_bus": "group",
+                "group": group,
+                "recipient": recipient,
+                "types": sorted(types) if types is not None else None,
+            },
+            separators=(",", ":"),
+        ).encode()
+        + b"\n"
+    )
 
 
 def ack_line(group: str, env_id: str) -> bytes:

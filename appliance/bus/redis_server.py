@@ -108,8 +108,11 @@ class RedisServer:
         if not self.appendonly or self._dir is None:
             raise RuntimeError("this redis-server keeps no AOF (start it with appendonly=True)")
         folder = Path(self._dir.name) / "appendonlydir"
-        incr = [line.split()[1] for line in (folder / "appendonly.aof.manifest").read_text().splitlines()
-                if line.split()[-1:] == ["i"]]
+        incr = [
+            line.split()[1]
+            for line in (folder / "appendonly.aof.manifest").read_text().splitlines()
+            if line.split()[-1:] == ["i"]
+        ]
         return folder / incr[-1]
 
     def restart(self) -> None:
@@ -121,18 +124,36 @@ class RedisServer:
         if self.process is not None:
             self._kill(signal.SIGTERM)
         if not self._spawn():
-            raise RuntimeError(f"redis-server did not restart on port {self.port}: "
-                               f"{self._kill(signal.SIGTERM).strip()[-500:]}")
+            raise RuntimeError(
+                f"redis-server did not restart on port {self.port}: {self._kill(signal.SIGTERM).strip()[-500:]}"
+            )
 
     def _spawn(self) -> bool:
         """Start the process on ``self.port``; whether it answered PING in time."""
         assert self._dir is not None
-        persistence = (["--appendonly", "yes", "--appendfsync", "everysec"] if self.appendonly
-                       else ["--appendonly", "no"])
+        persistence = (
+            ["--appendonly", "yes", "--appendfsync", "everysec"] if self.appendonly else ["--appendonly", "no"]
+        )
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
-             "--dir", self._dir.name, "--daemonize", "no", "--loglevel", "warning"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                *persistence,
+                "--dir",
+                self._dir.name,
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         if self._wait_ready():
             log.info("redis-server pid %d on %s", self.process.pid, self.url)
             return True

@@ -83,8 +83,21 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from appliance.bus.base import (DEFAULT_MAXSIZE, Bus, BusClosedError, BusError, BusOverflowError, IdWindow, Lanes,
-                                Overflow, Subscription, describe, matches, normalise_filter, not_awaiting_ack)
+from appliance.bus.base import (
+    DEFAULT_MAXSIZE,
+    Bus,
+    BusClosedError,
+    BusError,
+    BusOverflowError,
+    IdWindow,
+    Lanes,
+    Overflow,
+    Subscription,
+    describe,
+    matches,
+    normalise_filter,
+    not_awaiting_ack,
+)
 from appliance.bus.envelope import Envelope, check, uuid7
 from appliance.bus.log import EnvelopeLog
 from appliance.protocol.registry import EnvelopeError
@@ -178,8 +191,9 @@ def _sid(entry_id: bytes | str) -> tuple[int, int]:
 class _RedisSubscription(Subscription):
     """Ephemeral: XREAD from the position the bus estimates for "now" at subscribe time (its first entry: ``from_start``)."""
 
-    def __init__(self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None,
-                 maxsize: int, overflow: Overflow) -> None:
+    def __init__(
+        self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None, maxsize: int, overflow: Overflow
+    ) -> None:
         self.recipient = recipient
         self.types = types
         self.group = None
@@ -293,8 +307,10 @@ class _RedisSubscription(Subscription):
             if self.overflow == "error":
                 env = await self._waiting_match()
                 if env is not None:
-                    raise BusOverflowError(f"{self} is full ({self.maxsize} queued) and {env.type} {env.id} "
-                                           f"is waiting in stream {bus.stream}")
+                    raise BusOverflowError(
+                        f"{self} is full ({self.maxsize} queued) and {env.type} {env.id} "
+                        f"is waiting in stream {bus.stream}"
+                    )
             if not (keys and await self._read(keys, count, None)):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.lanes.wait_room(), URGENT_POLL_S)
@@ -316,8 +332,13 @@ class _RedisSubscription(Subscription):
                 self._pos[key] = entry_id
                 env = bus._parse(key, entry_id, fields)
                 if isinstance(env, str):
-                    log.warning("%s: stream %s entry %s is not a valid envelope (%s); skipped",
-                                self, key, entry_id.decode(), env)
+                    log.warning(
+                        "%s: stream %s entry %s is not a valid envelope (%s); skipped",
+                        self,
+                        key,
+                        entry_id.decode(),
+                        env,
+                    )
                 elif matches(self.recipient, self.types, env) and env.id not in self._seen:
                     self._seen.add(env.id)
                     self.lanes.put(env, key == bus._urgent_key)
@@ -331,8 +352,16 @@ class _RedisSubscription(Subscription):
 class _RedisGroupSubscription(_RedisSubscription):
     """A member of a Redis consumer group (see the module docstring)."""
 
-    def __init__(self, bus: "RedisBus", recipient: str | None, types: frozenset[str] | None, group: str,
-                 consumer: str, maxsize: int, overflow: Overflow) -> None:
+    def __init__(
+        self,
+        bus: "RedisBus",
+        recipient: str | None,
+        types: frozenset[str] | None,
+        group: str,
+        consumer: str,
+        maxsize: int,
+        overflow: Overflow,
+    ) -> None:
         self._group_name = group
         self.consumer = consumer
         self._held: dict[str, tuple[str, bytes]] = {}  # envelope id -> (stream, entry id), queued or yielded
@@ -378,8 +407,14 @@ class _RedisGroupSubscription(_RedisSubscription):
         self._deliveries.pop(env.id, None)
         self._acked.add(env.id)
         if not fresh:
-            log.warning("%s: %s %s was already handled in group %s; its %d envelope(s) were not published "
-                        "again", self, env.type, env.id, self._group_name, len(publish))
+            log.warning(
+                "%s: %s %s was already handled in group %s; its %d envelope(s) were not published again",
+                self,
+                env.type,
+                env.id,
+                self._group_name,
+                len(publish),
+            )
 
     async def close(self) -> None:
         """Acknowledge the envelope last yielded, flush acknowledgements and give the rest back.
@@ -409,8 +444,9 @@ class _RedisGroupSubscription(_RedisSubscription):
             await self._flush_acks()
             await self._release(unhandled)
         except (RedisError, OSError) as e:
-            log.warning("%s: could not flush acknowledgements / release on close (they will be redelivered): %s",
-                        self, e)
+            log.warning(
+                "%s: could not flush acknowledgements / release on close (they will be redelivered): %s", self, e
+            )
 
     async def _release(self, unhandled: set[str]) -> None:
         """Make what this member still holds immediately claimable by other members; the
@@ -422,8 +458,9 @@ class _RedisGroupSubscription(_RedisSubscription):
             retry = counts.get(env_id, 1) - 1 if env_id in unhandled else None
             by_key.setdefault((key, retry), []).append(entry_id)
         for (key, retry), ids in by_key.items():
-            await self._bus._r.xclaim(key, self._group_name, self.consumer, 0, ids, idle=2**40, retrycount=retry,
-                                      justid=True)
+            await self._bus._r.xclaim(
+                key, self._group_name, self.consumer, 0, ids, idle=2**40, retrycount=retry, justid=True
+            )
 
     async def _ack_loop(self) -> None:
         while not self._closed:
@@ -471,12 +508,23 @@ class _RedisGroupSubscription(_RedisSubscription):
                 urgent = key == bus._urgent_key
                 while self.lanes.room(urgent) > 0:
                     cursor, entries, deleted = await self._conn.xautoclaim(
-                        key, self._group_name, self.consumer, bus.claim_idle_ms, start_id=self._cursors[key],
-                        count=min(bus.batch, self.lanes.room(urgent)))
+                        key,
+                        self._group_name,
+                        self.consumer,
+                        bus.claim_idle_ms,
+                        start_id=self._cursors[key],
+                        count=min(bus.batch, self.lanes.room(urgent)),
+                    )
                     self._cursors[key] = cursor
                     if deleted:
-                        log.error("%s: %d pending entries of %s were deleted from the stream before being "
-                                  "handled (trimmed?): %s", self, len(deleted), key, deleted[:5])
+                        log.error(
+                            "%s: %d pending entries of %s were deleted from the stream before being "
+                            "handled (trimmed?): %s",
+                            self,
+                            len(deleted),
+                            key,
+                            deleted[:5],
+                        )
                     if entries:
                         log.info("%s: took over %d envelopes left pending in %s", self, len(entries), key)
                         await self._accept(key, entries, await self._delivery_counts(key, entries))
@@ -491,16 +539,22 @@ class _RedisGroupSubscription(_RedisSubscription):
         for key, entry_id in self._held.values():
             by_key.setdefault(key, []).append(entry_id)
         for key, ids in by_key.items():
-            renewed = await self._bus._renew_script(keys=[key], args=[self._group_name, self.consumer, *ids],
-                                                    client=self._conn)
+            renewed = await self._bus._renew_script(
+                keys=[key], args=[self._group_name, self.consumer, *ids], client=self._conn
+            )
             if renewed < len(ids):
-                log.warning("%s: %d held envelopes are no longer pending here: another member took them over (this "
-                            "one stalled longer than %d ms; they may be handled twice) or the server restarted",
-                            self, len(ids) - renewed, self._bus.claim_idle_ms)
+                log.warning(
+                    "%s: %d held envelopes are no longer pending here: another member took them over (this "
+                    "one stalled longer than %d ms; they may be handled twice) or the server restarted",
+                    self,
+                    len(ids) - renewed,
+                    self._bus.claim_idle_ms,
+                )
 
     async def _read(self, keys: dict[str, Any], count: int, block: int | None) -> bool:
-        res = await self._conn.xreadgroup(self._group_name, self.consumer, {k: ">" for k in keys},
-                                            count=count, block=block)
+        res = await self._conn.xreadgroup(
+            self._group_name, self.consumer, {k: ">" for k in keys}, count=count, block=block
+        )
         for key, entries in res or ():
             await self._accept(key.decode(), entries)
         return bool(res)
@@ -514,8 +568,14 @@ class _RedisGroupSubscription(_RedisSubscription):
     async def _delivery_counts(self, key: str, entries: list) -> dict[bytes, int]:
         """How many times Redis has delivered each of ``entries`` (just taken over by this member)."""
         ids = {entry_id for entry_id, _ in entries}
-        pending = await self._conn.xpending_range(key, self._group_name, min=entries[0][0], max=entries[-1][0],
-                                                  count=len(entries) + len(self._held), consumername=self.consumer)
+        pending = await self._conn.xpending_range(
+            key,
+            self._group_name,
+            min=entries[0][0],
+            max=entries[-1][0],
+            count=len(entries) + len(self._held),
+            consumername=self.consumer,
+        )
         return {p["message_id"]: p["times_delivered"] for p in pending if p["message_id"] in ids}
 
     async def _accept(self, key: str, entries: list, deliveries: dict[bytes, int] | None = None) -> None:
@@ -532,11 +592,19 @@ class _RedisGroupSubscription(_RedisSubscription):
                 skip.append(entry_id)
                 if fields:
                     dead.append((entry_id, {b"reason": env}))
-                    log.error("%s: stream %s entry %s is not a valid envelope (%s); moved to %s",
-                              self, key, entry_id.decode(), env, bus._dead_key)
+                    log.error(
+                        "%s: stream %s entry %s is not a valid envelope (%s); moved to %s",
+                        self,
+                        key,
+                        entry_id.decode(),
+                        env,
+                        bus._dead_key,
+                    )
             elif times > bus.max_deliveries and matches(self.recipient, self.types, env):
-                why = (f"delivered {times} times to group {self._group_name} without being acknowledged "
-                       f"(max_deliveries {bus.max_deliveries}); last taken over by {self.consumer}")
+                why = (
+                    f"delivered {times} times to group {self._group_name} without being acknowledged "
+                    f"(max_deliveries {bus.max_deliveries}); last taken over by {self.consumer}"
+                )
                 skip.append(entry_id)
                 dead.append((entry_id, {b"reason": why, b"deliveries": times, FIELD: fields[FIELD]}))
                 log.error("%s: %s %s %s; moved to %s", self, env.type, env.id, why, bus._dead_key)
@@ -600,14 +668,29 @@ class RedisBus(Bus):
         ValueError: a bad ``maxlen``, ``max_deliveries`` or window.
     """
 
-    def __init__(self, url: str, *, stream: str = "appliance:bus", claim_idle_ms: int = 5000,
-                 dedup_ttl_s: int = 86_400, batch: int = 256, block_ms: int = 1000, maxlen: int = 0,
-                 max_deliveries: int = 5, log_path: str | Path | None = None, log_fsync_ms: int = 100,
-                 resend_window_s: float = 10.0, reconnect_timeout_s: float = 60.0, from_start: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        stream: str = "appliance:bus",
+        claim_idle_ms: int = 5000,
+        dedup_ttl_s: int = 86_400,
+        batch: int = 256,
+        block_ms: int = 1000,
+        maxlen: int = 0,
+        max_deliveries: int = 5,
+        log_path: str | Path | None = None,
+        log_fsync_ms: int = 100,
+        resend_window_s: float = 10.0,
+        reconnect_timeout_s: float = 60.0,
+        from_start: bool = False,
+    ) -> None:
         super().__init__()
         if maxlen < 0 or max_deliveries < 1 or resend_window_s <= 0 or reconnect_timeout_s <= 0:
-            raise ValueError(f"bad RedisBus limits: maxlen={maxlen} (≥ 0), max_deliveries={max_deliveries} (≥ 1), "
-                             f"resend_window_s={resend_window_s} and reconnect_timeout_s={reconnect_timeout_s} (> 0)")
+            raise ValueError(
+                f"bad RedisBus limits: maxlen={maxlen} (≥ 0), max_deliveries={max_deliveries} (≥ 1), "
+                f"resend_window_s={resend_window_s} and reconnect_timeout_s={reconnect_timeout_s} (> 0)"
+            )
         self.url = url
         self.stream = stream
         self._keys = stream_keys(stream)
@@ -704,8 +787,11 @@ class RedisBus(Bus):
             try:
                 await asyncio.wait_for(self._writer, STOP_DRAIN_S)
             except TimeoutError:
-                log.error("bus writer did not drain within %.0f s; %d envelopes not published",
-                          STOP_DRAIN_S, len(self._outbox))
+                log.error(
+                    "bus writer did not drain within %.0f s; %d envelopes not published",
+                    STOP_DRAIN_S,
+                    len(self._outbox),
+                )
             for _, _, _, fut in self._outbox:
                 if not fut.done():
                     fut.set_exception(BusClosedError("bus stopped before this envelope was sent"))
@@ -714,9 +800,16 @@ class RedisBus(Bus):
         if self._log is not None:
             await self._log.close()
 
-    def subscribe(self, recipient: str | None = None, types: Iterable[str] | str | None = None, *,
-                  group: str | None = None, maxsize: int = DEFAULT_MAXSIZE, overflow: Overflow = "block",
-                  consumer: str | None = None) -> Subscription:
+    def subscribe(
+        self,
+        recipient: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        group: str | None = None,
+        maxsize: int = DEFAULT_MAXSIZE,
+        overflow: Overflow = "block",
+        consumer: str | None = None,
+    ) -> Subscription:
         """See :meth:`Bus.subscribe`; ``consumer`` names this member of ``group`` (default: host:pid:random).
 
         Members of one group must use the same filter.
@@ -893,15 +986,20 @@ class RedisBus(Bus):
             try:
                 run_id = (await self._r.info("server"))["run_id"]
                 if run_id != self._run_id:  # a re-send cut short by another failure is redone: nothing twice
-                    log.warning("bus %s: redis at %s restarted; checking the last %.0f s of our log against it",
-                                self.stream, self.url, self.resend_window_s)
+                    log.warning(
+                        "bus %s: redis at %s restarted; checking the last %.0f s of our log against it",
+                        self.stream,
+                        self.url,
+                        self.resend_window_s,
+                    )
                     await self._resend_lost(self._last_ok_ms - self.resend_window_s * 1000)
                     self._run_id = run_id
                 break
             except CONNECTION_ERRORS as e:
                 if not self._running or loop.time() >= deadline:
-                    raise BusError(f"redis at {self.url} did not answer for {self.reconnect_timeout_s:g} s: {e}") \
-                        from None
+                    raise BusError(
+                        f"redis at {self.url} did not answer for {self.reconnect_timeout_s:g} s: {e}"
+                    ) from None
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, longest)
         log.info("bus %s: reconnected to redis at %s", self.stream, self.url)
@@ -912,8 +1010,11 @@ class RedisBus(Bus):
         """Re-send, in log order, the envelopes of our log appended since ``since_ms`` (wall
         time) that are neither in the streams nor still queued."""
         if self._log is None:
-            log.error("bus %s: redis restarted and this bus has no log: envelopes it published in the last "
-                      "second before the restart may be lost", self.stream)
+            log.error(
+                "bus %s: redis restarted and this bus has no log: envelopes it published in the last "
+                "second before the restart may be lost",
+                self.stream,
+            )
             return
         start = next((offset for t, offset in self._sent if t >= since_ms), None)
         if start is None:
@@ -938,7 +1039,7 @@ class RedisBus(Bus):
                 missing.append((key, line))
         for i in range(0, len(missing), self.batch):
             pipe = self._r.pipeline(transaction=False)
-            for key, data in missing[i:i + self.batch]:
+            for key, data in missing[i : i + self.batch]:
                 pipe.xadd(key, {FIELD: data})
             await pipe.execute()
         self.resent += len(missing)
@@ -1000,8 +1101,9 @@ class RedisBus(Bus):
         except EnvelopeError as e:
             return str(e)
 
-    async def _first_match(self, after: bytes | str, recipient: str | None,
-                           types: frozenset[str] | None, scan: int = 1024) -> Envelope | None:
+    async def _first_match(
+        self, after: bytes | str, recipient: str | None, types: frozenset[str] | None, scan: int = 1024
+    ) -> Envelope | None:
         """The first envelope after entry ``after`` in the ordinary stream that a filter selects
         (looking at most ``scan`` entries ahead), or None."""
         after = after.decode() if isinstance(after, bytes) else after
@@ -1018,8 +1120,7 @@ class RedisBus(Bus):
             after = entries[-1][0].decode()
         return None
 
-    async def _commit(self, group: str, env_id: str, key: str, entry_id: bytes,
-                      publish: Sequence[Envelope]) -> bool:
+    async def _commit(self, group: str, env_id: str, key: str, entry_id: bytes, publish: Sequence[Envelope]) -> bool:
         """Run the commit script for one envelope; True if this was its first acknowledgement.
 
         Retried across a lost connection (the done mark makes a repeat harmless); the output
@@ -1034,12 +1135,17 @@ class RedisBus(Bus):
                 async with asyncio.timeout(self.reconnect_timeout_s):
                     await self._healthy.wait()
             except TimeoutError:
-                raise BusError(f"acknowledging {env_id} in group {group} failed: redis at {self.url} did not "
-                               f"answer for {self.reconnect_timeout_s:g} s") from None
+                raise BusError(
+                    f"acknowledging {env_id} in group {group} failed: redis at {self.url} did not "
+                    f"answer for {self.reconnect_timeout_s:g} s"
+                ) from None
             try:
-                fresh = bool(await self._script(
-                    keys=[self._done_key(group, env_id), key, *(k for k, _ in outbox)],
-                    args=[group, entry_id, self.dedup_ttl_ms, *(d for _, d in outbox)]))
+                fresh = bool(
+                    await self._script(
+                        keys=[self._done_key(group, env_id), key, *(k for k, _ in outbox)],
+                        args=[group, entry_id, self.dedup_ttl_ms, *(d for _, d in outbox)],
+                    )
+                )
                 break
             except CONNECTION_ERRORS as e:
                 self._lost(e)
@@ -1054,8 +1160,9 @@ class RedisBus(Bus):
         """Acknowledge ``(envelope id, stream, entry id)`` items in one pipeline; first-time flags."""
         pipe = self._r.pipeline(transaction=False)
         for env_id, key, entry_id in batch:
-            await self._script(keys=[self._done_key(group, env_id), key],
-                               args=[group, entry_id, self.dedup_ttl_ms], client=pipe)
+            await self._script(
+                keys=[self._done_key(group, env_id), key], args=[group, entry_id, self.dedup_ttl_ms], client=pipe
+            )
         return [bool(x) for x in await pipe.execute()]
 
     async def _watch_replies(self) -> None:

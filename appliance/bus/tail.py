@@ -47,15 +47,24 @@ def format_record(rec: LogRecord, color: bool = False) -> str:
         parts.append(f" ↩{rec.reply_to[-12:]}")
     if rec.task_id:
         parts.append(f"  task={rec.task_id}")
-    payload = json.dumps(rec.payload.model_dump(mode="json", exclude_none=True), separators=(",", ":"),
-                         ensure_ascii=False)
+    payload = json.dumps(
+        rec.payload.model_dump(mode="json", exclude_none=True), separators=(",", ":"), ensure_ascii=False
+    )
     if payload != "{}":
         parts.append(f"  {payload}")
     return "".join(parts)
 
 
-def tail_file(path: str | Path, out: TextIO, *, follow: bool = False, last: int | None = None,
-              color: bool = False, poll_s: float = 0.2, stop: Callable[[], bool] = lambda: False) -> None:
+def tail_file(
+    path: str | Path,
+    out: TextIO,
+    *,
+    follow: bool = False,
+    last: int | None = None,
+    color: bool = False,
+    poll_s: float = 0.2,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
     """Print the records of a log file; with ``follow``, keep printing what is appended until ``stop()``.
 
     ``last`` limits the initial output to the last N records.
@@ -79,7 +88,7 @@ def tail_file(path: str | Path, out: TextIO, *, follow: bool = False, last: int 
                 continue
             buf += chunk  # a partial line: the writer is mid-write, or the end of file
             if lines or last is not None:
-                for text in (lines[-last:] if last is not None else lines):
+                for text in lines[-last:] if last is not None else lines:
                     print(text, file=out)
                 lines, last = [], None
                 out.flush()
@@ -97,8 +106,17 @@ def _line(raw: bytes, lineno: int, color: bool) -> str | None:
         return f"!! line {lineno}: {e}"
 
 
-def tail_redis(url: str, stream: str, out: TextIO, *, follow: bool = False, last: int | None = None,
-               color: bool = False, block_ms: int = 1000, stop: Callable[[], bool] = lambda: False) -> None:
+def tail_redis(
+    url: str,
+    stream: str,
+    out: TextIO,
+    *,
+    follow: bool = False,
+    last: int | None = None,
+    color: bool = False,
+    block_ms: int = 1000,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
     """Print the envelopes of a bus's Redis streams (``stream`` and ``stream:urgent``) in order
     (entry time, then envelope id); with ``follow``, keep printing new ones until ``stop()``.
 
@@ -136,7 +154,7 @@ def _order(entry: tuple[bytes, dict[bytes, bytes]]) -> tuple[int, bytes, int]:
     ms, _, seq = entry[0].partition(b"-")
     raw = entry[1].get(b"e", b"")
     i = raw.find(b'"id":"')
-    return int(ms), raw[i + 6:i + 42] if i >= 0 else b"", int(seq)
+    return int(ms), raw[i + 6 : i + 42] if i >= 0 else b"", int(seq)
 
 
 def _entry(entry_id: bytes, fields: dict[bytes, bytes], color: bool) -> str:

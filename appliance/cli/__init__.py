@@ -49,18 +49,24 @@ class Parsers:
 def _global_options() -> argparse.ArgumentParser:
     """The options every command takes, before its name (``appliance -v serve``)."""
     ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="debug logging, every library's included (pipecat, aiortc, llama-server ...)")
+    ap.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="debug logging, every library's included (pipecat, aiortc, llama-server ...)",
+    )
     return ap
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="appliance", description="Offline voice and computer-use agent appliance.",
-                                 parents=[_global_options()])
+    ap = argparse.ArgumentParser(
+        prog="appliance", description="Offline voice and computer-use agent appliance.", parents=[_global_options()]
+    )
     top = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     bench = top.add_parser("bench", help="benchmarks that print JSON").add_subparsers(dest="bench", required=True)
     simulate = top.add_parser("simulate", help="simulated users for CI and evaluation").add_subparsers(
-        dest="simulate", required=True)
+        dest="simulate", required=True
+    )
     parsers = Parsers(top=top, bench=bench, simulate=simulate)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(parsers)
@@ -71,8 +77,11 @@ def configure_logging(verbose: bool) -> None:
     """The console (stderr) shows the appliance's own progress (INFO) and every library's
     warnings and errors; ``verbose``: everything at DEBUG. Call it before pipecat is first
     imported: pipecat logs its banner through loguru at import."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     if not verbose:
         logging.getLogger("appliance").setLevel(logging.INFO)
     from loguru import logger  # pipecat logs through loguru

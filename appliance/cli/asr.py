@@ -13,8 +13,9 @@ def register(parsers) -> None:
     p = parsers.bench.add_parser("asr", help="word error rate and latency of each ASR engine on generated speech")
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--engines", default="whisper,moonshine",
-                   help="comma-separated asr.engine names (default: whisper,moonshine)")
+    p.add_argument(
+        "--engines", default="whisper,moonshine", help="comma-separated asr.engine names (default: whisper,moonshine)"
+    )
     p.add_argument("--clips", type=Path, help="folder for the rendered clips (default: a temp folder, reused)")
     p.set_defaults(func=_bench)
 

@@ -48,14 +48,20 @@ def register(parsers) -> None:
 
     p = parsers.top.add_parser("form", help="fill the web form at URL with the person on this terminal")
     add_config_arg(p)
-    p.add_argument("--url", help="the form's first page (demo:NAME serves a bundled demo form); "
-                                 "required but with --agent phone")
-    p.add_argument("--autonomous", action="store_true",
-                   help="start only the computer agent; it decides whether to call the phone agent")
+    p.add_argument(
+        "--url", help="the form's first page (demo:NAME serves a bundled demo form); required but with --agent phone"
+    )
+    p.add_argument(
+        "--autonomous",
+        action="store_true",
+        help="start only the computer agent; it decides whether to call the phone agent",
+    )
     p.add_argument("--task", default="", help="the task in words, for the computer agent's decision")
-    p.add_argument("--agent", choices=AGENTS,
-                   help="run only this agent; the other runs in another process with the same --task-id "
-                        "(bus.backend: redis)")
+    p.add_argument(
+        "--agent",
+        choices=AGENTS,
+        help="run only this agent; the other runs in another process with the same --task-id (bus.backend: redis)",
+    )
     p.add_argument("--task-id", help="the task's id; its bus is the Redis stream form-<id> (default: a new one)")
     p.set_defaults(func=_form)
 
@@ -112,14 +118,35 @@ def _form(args) -> int:
         try:
             async with site_for(args.url or "") as site:
                 url = cfg.browser.check_url(resolve_url(args.url, site)) if args.url else None
-                result = await run_session(cfg, url, llms=llms.llm, line=line, emit=session.events.emit,
-                                           autonomous=args.autonomous, task=args.task, folder=session.folder,
-                                           page_side=hands, stop=stop, task_id=args.task_id, agent=args.agent)
+                result = await run_session(
+                    cfg,
+                    url,
+                    llms=llms.llm,
+                    line=line,
+                    emit=session.events.emit,
+                    autonomous=args.autonomous,
+                    task=args.task,
+                    folder=session.folder,
+                    page_side=hands,
+                    stop=stop,
+                    task_id=args.task_id,
+                    agent=args.agent,
+                )
         finally:
             session.events.close()
         out = result.computer or result.phone
-        print(json.dumps({"agent": args.agent or "both", "status": out.status, "detail": out.detail,
-                          "phone_started_by": result.phone_started_by, "recording": str(result.folder)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "agent": args.agent or "both",
+                    "status": out.status,
+                    "detail": out.detail,
+                    "phone_started_by": result.phone_started_by,
+                    "recording": str(result.folder),
+                }
+            ),
+            flush=True,
+        )
         return 0 if out.status == "submitted" else 1
 
     try:

@@ -15,12 +15,13 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from appliance import config
-from appliance.config import add_config_arg
 from appliance.bench.form import bench_plan, run_bench
+from appliance.config import add_config_arg
 from appliance.demo.profile import load_profile
 from appliance.demo.site import resolve_url, site_for
 from appliance.simulate.form_run import simulate_form
 from appliance.voice.runtime import VoiceRuntime
+
 
 def register(parsers) -> None:
     p = parsers.simulate.add_parser("form", help="a simulated person joins over WebRTC and fills the form by voice")
@@ -36,8 +37,12 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
     p.add_argument("--forms", help="comma-separated demo forms (flight, register, flight-injected)")
     p.add_argument("--profiles", help="comma-separated profiles (names in appliance/demo/profiles/)")
-    p.add_argument("--person", choices=("audio", "text"), default="audio",
-                   help="audio: the simulated person over WebRTC (default); text: a scripted typist, no audio")
+    p.add_argument(
+        "--person",
+        choices=("audio", "text"),
+        default="audio",
+        help="audio: the simulated person over WebRTC (default); text: a scripted typist, no audio",
+    )
     p.set_defaults(func=_bench)
 
 
@@ -64,8 +69,9 @@ def _simulate(args) -> int:
     async def run(cfg, runtime) -> dict:
         async with site_for(args.url) as site:
             url = cfg.browser.check_url(resolve_url(args.url, site))
-            out = await simulate_form(cfg, runtime, url, profile, autonomous=args.autonomous, site=site,
-                                      progress=_progress)
+            out = await simulate_form(
+                cfg, runtime, url, profile, autonomous=args.autonomous, site=site, progress=_progress
+            )
             return out.report
 
     return _with_runtime(args, run)

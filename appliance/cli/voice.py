@@ -9,9 +9,9 @@ import json
 import sys
 
 from appliance import config
-from appliance.config import add_config_arg
-from appliance.bench.voice import run_bench
 from appliance.bench.replay import replay
+from appliance.bench.voice import run_bench
+from appliance.config import add_config_arg
 from appliance.voice.server import serve_forever
 from appliance.voice.transports import serve_single
 
@@ -23,11 +23,13 @@ def register(parsers) -> None:
     p.add_argument("--port", type=int, help="override server.port")
     p.set_defaults(func=_serve, serve_modes=parsers.serve_modes)
 
-    p = parsers.top.add_parser("replay", help="feed a recorded session's input audio through the current pipeline "
-                                              "(or re-run a recorded Werewolf game and show where it diverges)")
+    p = parsers.top.add_parser(
+        "replay",
+        help="feed a recorded session's input audio through the current pipeline "
+        "(or re-run a recorded Werewolf game and show where it diverges)",
+    )
     add_config_arg(p)
-    p.add_argument("folder", help="a session recording folder (with input.wav), a WAV file, "
-                                   "or a feature's recording")
+    p.add_argument("folder", help="a session recording folder (with input.wav), a WAV file, or a feature's recording")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_replay, replayers=parsers.replayers)
 
@@ -38,8 +40,9 @@ def register(parsers) -> None:
     p.add_argument("--skip-stock", action="store_true", help="measure ours only")
     p.set_defaults(func=_bench)
 
-    p = parsers.bench.add_parser("soak", help="many sessions and bad offers against one server: RSS, fds, threads, "
-                                              "Chromium at start and end")
+    p = parsers.bench.add_parser(
+        "soak", help="many sessions and bad offers against one server: RSS, fds, threads, Chromium at start and end"
+    )
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--sessions", type=int, default=50, help="sessions, alternating plain and form (default 50)")

@@ -17,27 +17,46 @@ from appliance.config import add_config_arg
 def register(parsers) -> None:
     p = parsers.top.add_parser("werewolf", help="play Werewolf: a code judge, AI seats and one user seat by voice")
     add_config_arg(p)
-    p.add_argument("--user", choices=["sim", "human"], default="human",
-                   help="the user seat: sim = simulated person through real TTS→ASR; human = the page")
+    p.add_argument(
+        "--user",
+        choices=["sim", "human"],
+        default="human",
+        help="the user seat: sim = simulated person through real TTS→ASR; human = the page",
+    )
     p.add_argument("--seats", type=int, help="6–8 seats, the user seat included (default werewolf.seats)")
-    p.add_argument("--seed", type=int, help="deals the roles and the user seat and seeds every LLM call "
-                                            "(default: random, printed)")
-    p.add_argument("--trace", metavar="DIR", type=Path, help="write every prompt each seat's LLM received "
-                                                             "(one JSONL per seat) to DIR")
-    p.add_argument("--ai-voices", action="store_true",
-                   help="also synthesise the AI seats' speeches in their voices into the recording (sim)")
+    p.add_argument(
+        "--seed", type=int, help="deals the roles and the user seat and seeds every LLM call (default: random, printed)"
+    )
+    p.add_argument(
+        "--trace",
+        metavar="DIR",
+        type=Path,
+        help="write every prompt each seat's LLM received (one JSONL per seat) to DIR",
+    )
+    p.add_argument(
+        "--ai-voices",
+        action="store_true",
+        help="also synthesise the AI seats' speeches in their voices into the recording (sim)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=_werewolf)
 
     parsers.replayers.append((_is_recording, _replay))
 
-    p = parsers.bench.add_parser("werewolf", help="seeded games with the embedded models vs the random baseline: "
-                                                  "win rates, the seer's play, speech variety, isolation")
+    p = parsers.bench.add_parser(
+        "werewolf",
+        help="seeded games with the embedded models vs the random baseline: "
+        "win rates, the seer's play, speech variety, isolation",
+    )
     add_config_arg(p)
     p.add_argument("--games", type=int, default=20, help="seeds 1..N (default 20)")
     p.add_argument("--seats", type=int, default=7, help="6–8 seats, the user seat included (default 7)")
-    p.add_argument("--user", choices=["text", "audio"], default="audio",
-                   help="the simulated user seat speaks through Piper → Whisper (audio) or types its words (text)")
+    p.add_argument(
+        "--user",
+        choices=["text", "audio"],
+        default="audio",
+        help="the simulated user seat speaks through Piper → Whisper (audio) or types its words (text)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_bench)
 
@@ -76,12 +95,16 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     elif not result["diverged"]:
-        print(f"seed {result['seed']}, {result['seats']} seats: the {result['replayed']} envelopes of the re-run "
-              f"match the recording")
+        print(
+            f"seed {result['seed']}, {result['seats']} seats: the {result['replayed']} envelopes of the re-run "
+            f"match the recording"
+        )
     else:
         d = result["first_difference"]
-        print(f"seed {result['seed']}, {result['seats']} seats: the re-run diverges at envelope {d['index']} "
-              f"(the first {result['matching']} of {result['recorded']} recorded match)")
+        print(
+            f"seed {result['seed']}, {result['seats']} seats: the re-run diverges at envelope {d['index']} "
+            f"(the first {result['matching']} of {result['recorded']} recorded match)"
+        )
         print("  recorded:", json.dumps(d["recorded"]))
         print("  replayed:", json.dumps(d["replayed"]))
     return 1 if result["diverged"] else 0
@@ -103,8 +126,8 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
     """
     import asyncio
 
-    from appliance.werewolf import mode as page_mode
     from appliance.voice.server import serve_forever
+    from appliance.werewolf import mode as page_mode
 
     if cfg.transport.kind != "webrtc":
         print("error: --user human needs transport.kind: webrtc (the page)", file=sys.stderr)
@@ -118,8 +141,11 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
             server.info["werewolf"]["seed"] = args.seed
         return None
 
-    print(f"werewolf: {seats} seats{f', seed {args.seed}' if args.seed is not None else ''}; open the page "
-          "and press Start in the Werewolf card", flush=True)
+    print(
+        f"werewolf: {seats} seats{f', seed {args.seed}' if args.seed is not None else ''}; open the page "
+        "and press Start in the Werewolf card",
+        flush=True,
+    )
     try:
         asyncio.run(serve_forever(cfg, [install]))
     except KeyboardInterrupt:

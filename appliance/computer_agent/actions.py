@@ -18,11 +18,37 @@ from __future__ import annotations
 from typing import Any
 
 KINDS = ("fill", "click", "select", "key")
-_ACTION = {"fill": "fill", "clear": "fill", "insert_text": "fill", "click": "click", "dblclick": "click",
-           "check": "click", "uncheck": "click", "set_checked": "click", "tap": "click",
-           "select_option": "select", "press": "key", "press_sequentially": "key", "type": "key"}
-_CHAINED = frozenset({"locator", "nth", "first", "last", "filter", "frame_locator", "keyboard", "main_frame",
-                      "get_by_role", "get_by_label", "get_by_text", "get_by_placeholder"})
+_ACTION = {
+    "fill": "fill",
+    "clear": "fill",
+    "insert_text": "fill",
+    "click": "click",
+    "dblclick": "click",
+    "check": "click",
+    "uncheck": "click",
+    "set_checked": "click",
+    "tap": "click",
+    "select_option": "select",
+    "press": "key",
+    "press_sequentially": "key",
+    "type": "key",
+}
+_CHAINED = frozenset(
+    {
+        "locator",
+        "nth",
+        "first",
+        "last",
+        "filter",
+        "frame_locator",
+        "keyboard",
+        "main_frame",
+        "get_by_role",
+        "get_by_label",
+        "get_by_text",
+        "get_by_placeholder",
+    }
+)
 
 
 class Actions:
@@ -65,10 +91,12 @@ class _Counted:
         attr = getattr(self._inner, name)
         kind = _ACTION.get(name)
         if kind is not None and callable(attr):
+
             async def act(*args: Any, **kwargs: Any) -> Any:
                 out = await attr(*args, **kwargs)
                 self._actions.add(kind, _how_many(name, args, kwargs))
                 return out
+
             return act
         if name in _CHAINED:
             if callable(attr):

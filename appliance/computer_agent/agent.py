@@ -55,7 +55,10 @@ from dataclasses import dataclass, field
 
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.computer_agent import fieldbook as fb, mapper, page as pg, verdict as vd, widgets
+from appliance.computer_agent import fieldbook as fb
+from appliance.computer_agent import mapper, widgets
+from appliance.computer_agent import page as pg
+from appliance.computer_agent import verdict as vd
 from appliance.computer_agent.actions import Actions
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
@@ -63,9 +66,22 @@ from appliance.computer_agent.preview import Preview
 from appliance.computer_agent.task import read_task
 from appliance.config import BrowserConfig, FormsConfig
 from appliance.llm.client import LLM, LLMError
-from appliance.protocol import (Emit, FieldSpec, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
-                                Interrupt, NeedInfo, Payload, StatusUpdate, StepFailed, SubmitAuthorized, Submitted,
-                                TaskCompleted)
+from appliance.protocol import (
+    Emit,
+    FieldSpec,
+    FillError,
+    FormatInvalid,
+    InfoCollected,
+    InitiatePhoneCallAgent,
+    Interrupt,
+    NeedInfo,
+    Payload,
+    StatusUpdate,
+    StepFailed,
+    SubmitAuthorized,
+    Submitted,
+    TaskCompleted,
+)
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +142,24 @@ class ComputerAgent:
         preview: the person's live picture of the page (attached once the browser starts).
     """
 
-    def __init__(self, cfg: FormsConfig, bus: Bus, llm: LLM, url: str, *, task_id: str, emit: Emit,
-                 autonomous: bool = False, task: str = "", agent_id: str = "computer", phone_id: str = "phone",
-                 map_max_tokens: int | None = None, browser_cfg: BrowserConfig | None = None,
-                 browser: Browser | None = None, preview: Preview | None = None):
+    def __init__(
+        self,
+        cfg: FormsConfig,
+        bus: Bus,
+        llm: LLM,
+        url: str,
+        *,
+        task_id: str,
+        emit: Emit,
+        autonomous: bool = False,
+        task: str = "",
+        agent_id: str = "computer",
+        phone_id: str = "phone",
+        map_max_tokens: int | None = None,
+        browser_cfg: BrowserConfig | None = None,
+        browser: Browser | None = None,
+        preview: Preview | None = None,
+    ):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
         self.task = task or f"Fill in the web form at {url} for the person and submit it once they allow it."
@@ -156,8 +186,14 @@ class ComputerAgent:
         """Run the task to its end. Never raises for page or LLM trouble (→ ``failed``);
         cancelling the task closes the browser too."""
         sub = self.bus.subscribe(self.id)
-        self.emit("agent_started", agent=self.id, url=self.url, autonomous=self.autonomous,
-                  submit=self.intent.submit, task_words=self.intent.why or None)
+        self.emit(
+            "agent_started",
+            agent=self.id,
+            url=self.url,
+            autonomous=self.autonomous,
+            submit=self.intent.submit,
+            task_words=self.intent.why or None,
+        )
         try:
             async with asyncio.timeout(self.cfg.task_deadline_s), asyncio.TaskGroup() as tg:
                 reader = tg.create_task(self._inbox.read(sub))
@@ -181,8 +217,12 @@ class ComputerAgent:
             t0 = time.monotonic()
             await self.browser.close()
             await sub.close()
-            self.emit("browser_closed", agent=self.id, close_ms=round((time.monotonic() - t0) * 1000),
-                      chromium_left=len(self.browser.processes()))
+            self.emit(
+                "browser_closed",
+                agent=self.id,
+                close_ms=round((time.monotonic() - t0) * 1000),
+                chromium_left=len(self.browser.processes()),
+            )
         out = self._outcome or Outcome("failed", "stopped")
         out.actions = dict(self.actions.counts)
         self.emit("agent_finished", agent=self.id, status=out.status, detail=out.detail, actions=out.actions)
@@ -209,8 +249,13 @@ class ComputerAgent:
         The book keeps every field's name and every value the phone agent sent, with its
         confirmation (:func:`fieldbook.reopened`), so each is put in again without asking the
         person; the authorisation is asked for again, since its page is gone."""
-        self.emit("browser_lost", agent=self.id, reason=why, restart=restart,
-                  values=[e.spec.name for e in self.book.entries if e.value is not None])
+        self.emit(
+            "browser_lost",
+            agent=self.id,
+            reason=why,
+            restart=restart,
+            values=[e.spec.name for e in self.book.entries if e.value is not None],
+        )
         await self._send(FillError(field="page", reason=f"the browser stopped ({why})", recovering=True))
         if self._naming is not None:
             self._naming.cancel()
@@ -293,8 +338,9 @@ class ComputerAgent:
         if view.signature != self._state.signature:
             self._state = _State(view.signature)
             self._ready_sent = False
-            self.emit("page_state", agent=self.id, url=view.url, title=view.title,
-                      fields=[f.ident for f in view.live_fields])
+            self.emit(
+                "page_state", agent=self.id, url=view.url, title=view.title, fields=[f.ident for f in view.live_fields]
+            )
         obstacle = vd.obstacle(view)
         if obstacle is not None:
             await self._give_up(vd.obstacle_step(obstacle))
@@ -320,8 +366,15 @@ class ComputerAgent:
         def on_name(i: int, name: str, source: str) -> None:
             f = fields[i]
             self.book, named[i] = fb.name(self.book, f, name, instead=mapper.slug(f.label) if f.label else "")
-            self.emit("field_named", agent=self.id, ident=f.ident, label=f.label, name=named[i].name, source=source,
-                      ms=round((time.monotonic() - t0) * 1000))
+            self.emit(
+                "field_named",
+                agent=self.id,
+                ident=f.ident,
+                label=f.label,
+                name=named[i].name,
+                source=source,
+                ms=round((time.monotonic() - t0) * 1000),
+            )
             while len(specs) in named:
                 specs.append(named[len(specs)])
                 if self._phone_started:
@@ -367,8 +420,13 @@ class ComputerAgent:
                 case SubmitAuthorized() if env.sender != self.phone_id and self._review is None:
                     # the person's page may submit a form left for their review; any other go-ahead is
                     # the phone agent's, after the spoken summary
-                    self.emit("decision", agent=self.id, what="submit_authorized_ignored", sender=env.sender,
-                              why="not in review")
+                    self.emit(
+                        "decision",
+                        agent=self.id,
+                        what="submit_authorized_ignored",
+                        sender=env.sender,
+                        why="not in review",
+                    )
                 case SubmitAuthorized():
                     self._authorized = True
                     self._state.tries += 1
@@ -424,8 +482,16 @@ class ComputerAgent:
                 self.emit("fill", agent=self.id, field=name, value=value, read_back=got, mismatch=True)
             case _:
                 lag = read_ms - e.confirmed_ts if e.confirmed_ts else None
-                self.emit("fill", agent=self.id, field=name, value=value, read_back=got, confirmed=e.confirmed,
-                          fill_ms=round((time.monotonic() - t0) * 1000), fill_lag_ms=lag)
+                self.emit(
+                    "fill",
+                    agent=self.id,
+                    field=name,
+                    value=value,
+                    read_back=got,
+                    confirmed=e.confirmed,
+                    fill_ms=round((time.monotonic() - t0) * 1000),
+                    fill_lag_ms=lag,
+                )
         if reply is not None:
             await self._send(reply)
 
@@ -444,28 +510,43 @@ class ComputerAgent:
                     self.emit("fill_deferred", agent=self.id, field=name, why="not on the page now")
                     return None
                 f = fresh
-                self.emit("fill_retry", agent=self.id, field=name, attempt=attempt + 1, strategy=strategy.__name__,
-                          after=problem.reason if problem else "")
+                self.emit(
+                    "fill_retry",
+                    agent=self.id,
+                    field=name,
+                    attempt=attempt + 1,
+                    strategy=strategy.__name__,
+                    after=problem.reason if problem else "",
+                )
             if self.preview is not None:
                 await self.preview.show_focus(f.label, pg.locate(page, f))
                 self.emit("preview_focus", agent=self.id, field=name, label=f.label, box=self.preview.focus)
             try:
-                got, msg = await pg.fill(page, f, value, self.cfg.action_timeout_ms, strategy=strategy,
-                                         actions=self.actions)
+                got, msg = await pg.fill(
+                    page, f, value, self.cfg.action_timeout_ms, strategy=strategy, actions=self.actions
+                )
                 await self._snap()
                 return got, msg, f
             except pg.FillProblem as p:
                 await self._snap()
-                self.emit("fill", agent=self.id, field=name, value=value, problem=p.kind, reason=p.reason,
-                          strategy=strategy.__name__)
+                self.emit(
+                    "fill",
+                    agent=self.id,
+                    field=name,
+                    value=value,
+                    problem=p.kind,
+                    reason=p.reason,
+                    strategy=strategy.__name__,
+                )
                 if p.kind == "format":  # the value does not fit: the person is asked again
                     self.book, reply = fb.refused(self.book, name, p)
                     await self._send(reply)
                     return None
                 problem = p
         if problem is None:  # no strategy for this widget at all
-            self.book, reply = fb.refused(self.book, name, pg.FillProblem("error", f"no way to operate a "
-                                                                                  f"{f.widget!r} field"))
+            self.book, reply = fb.refused(
+                self.book, name, pg.FillProblem("error", f"no way to operate a {f.widget!r} field")
+            )
             await self._send(reply)
             return None
         reason = problem.reason
@@ -576,9 +657,15 @@ class ComputerAgent:
     async def _start_review(self, view: pg.PageView, final: pg.ButtonView | None) -> None:
         """A "don't submit" task with every field done: leave it for the person's review."""
         self._review = _Review(view, time.monotonic() + self.cfg.review_timeout_s)
-        self.emit("decision", agent=self.id, what="review", task_words=self.intent.why,
-                  button=final.text if final else None, timeout_s=self.cfg.review_timeout_s,
-                  summary=fb.summary(self.book))
+        self.emit(
+            "decision",
+            agent=self.id,
+            what="review",
+            task_words=self.intent.why,
+            button=final.text if final else None,
+            timeout_s=self.cfg.review_timeout_s,
+            summary=fb.summary(self.book),
+        )
         await self._status("review", "The form is filled in and waiting for your review")
 
     async def _in_review(self, page, view: pg.PageView) -> None:
@@ -602,10 +689,13 @@ class ComputerAgent:
                 await self._status("completed", "the person submitted the form")
                 return
         if time.monotonic() > r.until:
-            self.emit("decision", agent=self.id, what="review_ended", how="timeout",
-                      timeout_s=self.cfg.review_timeout_s)
-            self._outcome = Outcome("not_submitted", f"filled in and left for review; nothing was submitted within "
-                                                     f"{self.cfg.review_timeout_s:g} s")
+            self.emit(
+                "decision", agent=self.id, what="review_ended", how="timeout", timeout_s=self.cfg.review_timeout_s
+            )
+            self._outcome = Outcome(
+                "not_submitted",
+                f"filled in and left for review; nothing was submitted within {self.cfg.review_timeout_s:g} s",
+            )
             await self._status("canceled", self._outcome.detail)
 
     async def _press(self, page, button: pg.ButtonView) -> None:
@@ -636,8 +726,9 @@ class ComputerAgent:
         if key in self._state.gave_up:
             return
         self._state.gave_up.add(key)
-        self.emit("gave_up", agent=self.id, problem=step.problem, field=step.field, reason=step.reason,
-                  advice=step.advice)
+        self.emit(
+            "gave_up", agent=self.id, problem=step.problem, field=step.field, reason=step.reason, advice=step.advice
+        )
         await self._send(step)
 
     # ---- bus ---------------------------------------------------------------------------------------

@@ -53,8 +53,8 @@ class Browser:
         self._pw = await async_playwright().start()
         before = set(descendants(os.getpid()))
         self._browser = await self._pw.chromium.launch(
-            executable_path=executable, headless=True,
-            args=[*chromium.launch_args(self.cfg.network), *self.extra_args])
+            executable_path=executable, headless=True, args=[*chromium.launch_args(self.cfg.network), *self.extra_args]
+        )
         self.pids = [p for p in descendants(os.getpid()) if p not in before]
         self.lost = None
         self._browser.on("disconnected", lambda _b: self._lose("Chromium exited"))

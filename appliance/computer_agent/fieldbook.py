@@ -212,8 +212,15 @@ def collect(book: FieldBook, p: InfoCollected, ts: int) -> FieldBook:
     """
     e = entry(book, p.field)
     insisted = p.value if p.confirmed and e.error_for is not None and p.value == e.error_for else None
-    return _put(book, p.field, value=p.value, confirmed=p.confirmed, confirmed_ts=ts if p.confirmed else None,
-                insisted=insisted, handed_over="")
+    return _put(
+        book,
+        p.field,
+        value=p.value,
+        confirmed=p.confirmed,
+        confirmed_ts=ts if p.confirmed else None,
+        insisted=insisted,
+        handed_over="",
+    )
 
 
 def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
@@ -226,8 +233,9 @@ def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldB
     value = entry(book, name).value
     book = _put(book, name, tried=value, filled=False)
     if problem.kind == "format":
-        return book, FormatInvalid(field=name, expected=problem.expected, got=str(value),
-                                   candidates=tuple(problem.candidates))
+        return book, FormatInvalid(
+            field=name, expected=problem.expected, got=str(value), candidates=tuple(problem.candidates)
+        )
     return book, FillError(field=name, reason=problem.reason)
 
 
@@ -241,8 +249,9 @@ def hand_over(book: FieldBook, name: str, reason: str) -> FieldBook:
     return _put(book, name, handed_over=reason or "the agent could not operate it", tried=e.value, filled=False)
 
 
-def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
-              invalid: str) -> tuple[FieldBook, FieldFilled | FormatInvalid | FillError | None]:
+def read_back(
+    book: FieldBook, name: str, f: pg.FieldView, got: object, invalid: str
+) -> tuple[FieldBook, FieldFilled | FormatInvalid | FillError | None]:
     """The value of ``name`` was put into page field ``f``, which now holds ``got`` with the
     browser's validation message ``invalid`` ('' = valid). Returns the book and the message
     for the phone agent: ``format_invalid`` (invalid), ``fill_error`` (the page holds something
@@ -256,11 +265,15 @@ def read_back(book: FieldBook, name: str, f: pg.FieldView, got: object,
     if not invalid and f.kind == "tel" and _NOT_E164.match(str(got)):
         invalid = "an international number: + and the country code (no number has a 0 right after the +)"
     if invalid:
-        return (_put(book, name, tried=value, filled=False),
-                FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)))
+        return (
+            _put(book, name, tried=value, filled=False),
+            FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)),
+        )
     if not pg.same_value(f, value, got):
-        return (_put(book, name, tried=value, filled=False),
-                FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"))
+        return (
+            _put(book, name, tried=value, filled=False),
+            FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"),
+        )
     book = _put(book, name, tried=value, filled=True)
     return book, FieldFilled(field=name, value_read_back=got) if e.confirmed else None
 
@@ -313,12 +326,14 @@ def refused_again(book: FieldBook, fields: list[pg.FieldView]) -> bool:
     """Whether every error on ``fields`` is one the page already gave for a value the person
     insisted on (nothing new to ask: the page and the person disagree)."""
     entries = [get(book, n) for n in (name_of(book, f) for f in fields) if n]
-    return bool(entries) and all(e is not None and e.insisted is not None and e.value == e.insisted
-                                 and e.view.error == e.reported_error for e in entries)
+    return bool(entries) and all(
+        e is not None and e.insisted is not None and e.value == e.insisted and e.view.error == e.reported_error
+        for e in entries
+    )
 
 
 def summary(book: FieldBook) -> str:
-    """"Label: value; …" of every field with a value, as the person would hear it."""
+    """ "Label: value; …" of every field with a value, as the person would hear it."""
     return "; ".join(f"{e.spec.label}: {spoken(e.value)}" for e in book.entries if e.value not in (None, "", ()))
 
 
@@ -327,8 +342,15 @@ def spec_for(name: str, f: pg.FieldView) -> FieldSpec:
     hint = f.hint
     if not hint and f.kind == "date":
         hint = "a date, YYYY-MM-DD" + (f" from {f.min}" if f.min else "") + (f" until {f.max}" if f.max else "")
-    return FieldSpec(name=name, label=f.label or f.key, type=f.kind, required=f.required, pattern=f.pattern,
-                     options=tuple(o.label for o in f.options) if f.options else None, format_hint=hint or None)
+    return FieldSpec(
+        name=name,
+        label=f.label or f.key,
+        type=f.kind,
+        required=f.required,
+        pattern=f.pattern,
+        options=tuple(o.label for o in f.options) if f.options else None,
+        format_hint=hint or None,
+    )
 
 
 def spoken(v: FieldValue | None) -> str:

@@ -29,14 +29,37 @@ from appliance.llm.client import LLM, LLMError
 log = logging.getLogger(__name__)
 
 COMMON_NAMES = (
-    "given_name", "family_name", "full_name", "date_of_birth", "email", "phone", "passport_number", "id_number",
-    "nationality", "country", "street_address", "city", "postcode", "username", "travel_date", "return_date",
-    "destination", "origin", "seat_preference", "meal", "consent", "contact_method", "gender", "title", "company",
+    "given_name",
+    "family_name",
+    "full_name",
+    "date_of_birth",
+    "email",
+    "phone",
+    "passport_number",
+    "id_number",
+    "nationality",
+    "country",
+    "street_address",
+    "city",
+    "postcode",
+    "username",
+    "travel_date",
+    "return_date",
+    "destination",
+    "origin",
+    "seat_preference",
+    "meal",
+    "consent",
+    "contact_method",
+    "gender",
+    "title",
+    "company",
 )
 
 SYSTEM = (
     "You name the fields of a web form. For each numbered field, give a short snake_case name for the "
-    "information it holds about the person. Use one of these names when it fits: " + ", ".join(COMMON_NAMES)
+    "information it holds about the person. Use one of these names when it fits: "
+    + ", ".join(COMMON_NAMES)
     + ". Otherwise make a short name from the label. Answer with a JSON object that maps each field's label to "
     'its name, e.g. {"First name(s)":"given_name","E-mail":"email","Zip":"postcode","I agree to the terms":"consent",'
     '"Job":"job_title"}.'
@@ -44,17 +67,45 @@ SYSTEM = (
 
 #: HTML autocomplete tokens (WHATWG "autofill field names") → our names.
 AUTOCOMPLETE = {
-    "given-name": "given_name", "family-name": "family_name", "name": "full_name", "bday": "date_of_birth",
-    "email": "email", "tel": "phone", "tel-national": "phone", "country": "country", "country-name": "country",
-    "postal-code": "postcode", "address-level2": "city", "street-address": "street_address",
-    "address-line1": "street_address", "username": "username", "organization": "company", "sex": "gender",
+    "given-name": "given_name",
+    "family-name": "family_name",
+    "name": "full_name",
+    "bday": "date_of_birth",
+    "email": "email",
+    "tel": "phone",
+    "tel-national": "phone",
+    "country": "country",
+    "country-name": "country",
+    "postal-code": "postcode",
+    "address-level2": "city",
+    "street-address": "street_address",
+    "address-line1": "street_address",
+    "username": "username",
+    "organization": "company",
+    "sex": "gender",
     "honorific-prefix": "title",
 }
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{1,39}")
 #: Answers that name the widget or the prompt rather than the information: replaced by the label's slug.
-_NOT_NAMES = frozenset({"label", "name", "field", "value", "text", "checkbox", "radio", "select", "input", "date",
-                        "option", "options", "yes", "no"})
+_NOT_NAMES = frozenset(
+    {
+        "label",
+        "name",
+        "field",
+        "value",
+        "text",
+        "checkbox",
+        "radio",
+        "select",
+        "input",
+        "date",
+        "option",
+        "options",
+        "yes",
+        "no",
+    }
+)
 
 
 def describe(fields: list[FieldView]) -> str:
@@ -107,8 +158,9 @@ def page_name(f: FieldView) -> str | None:
     return guess if guess in COMMON_NAMES else None
 
 
-async def name_fields(llm: LLM, fields: list[FieldView], max_tokens: int,
-                      on_name: Callable[[int, str, str], None]) -> list[str]:
+async def name_fields(
+    llm: LLM, fields: list[FieldView], max_tokens: int, on_name: Callable[[int, str, str], None]
+) -> list[str]:
     """Name ``fields``; ``on_name(index, name, source)`` is called as each name is known
     (``source``: ``page``, ``llm`` or ``label``) — page names at once, the LLM's as they stream.
 

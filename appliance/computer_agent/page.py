@@ -57,8 +57,19 @@ from urllib.parse import urlsplit
 from appliance.computer_agent import widgets
 from appliance.computer_agent.widgets import FillProblem, match_option, same_value
 
-__all__ = ["ButtonView", "FieldView", "FillProblem", "Option", "PageView", "fill", "locate", "match_option",
-           "perceive", "read_back", "same_value"]
+__all__ = [
+    "ButtonView",
+    "FieldView",
+    "FillProblem",
+    "Option",
+    "PageView",
+    "fill",
+    "locate",
+    "match_option",
+    "perceive",
+    "read_back",
+    "same_value",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +79,7 @@ PAGE_JS = Path(__file__).with_name("page.js").read_text()
 #: Texts of buttons that only move between steps (never the final submit).
 STEP_BUTTON = re.compile(r"^\W*(next|continue|proceed|next step|save and continue|go on)\b", re.I)
 #: Texts of buttons the agent never presses.
-AVOID_BUTTON = re.compile(r"^\W*(back|previous|prev|cancel|reset|clear|delete|remove|close|log ?out|sign ?out)\b",
-                          re.I)
+AVOID_BUTTON = re.compile(r"^\W*(back|previous|prev|cancel|reset|clear|delete|remove|close|log ?out|sign ?out)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -194,13 +204,28 @@ def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
     out = []
     for f in d["fields"]:
         opts = tuple(Option(o["value"], o["label"]) for o in f["options"]) if f["options"] is not None else None
-        out.append(FieldView(ref=f["ref"], kind=f["kind"], key=key_prefix + f["key"] if f["key"] else "",
-                             label=f["label"], required=f["required"], pattern=f["pattern"], hint=f["hint"],
-                             placeholder=f["placeholder"], options=opts,
-                             value=_shaped(f["value"], f["widget"], f"{f['placeholder']} {f['hint']}"),
-                             visible=f["visible"],
-                             enabled=f["enabled"], error=f["error"], min=f["min"], max=f["max"],
-                             autocomplete=f["autocomplete"], widget=f["widget"], frame=frame))
+        out.append(
+            FieldView(
+                ref=f["ref"],
+                kind=f["kind"],
+                key=key_prefix + f["key"] if f["key"] else "",
+                label=f["label"],
+                required=f["required"],
+                pattern=f["pattern"],
+                hint=f["hint"],
+                placeholder=f["placeholder"],
+                options=opts,
+                value=_shaped(f["value"], f["widget"], f"{f['placeholder']} {f['hint']}"),
+                visible=f["visible"],
+                enabled=f["enabled"],
+                error=f["error"],
+                min=f["min"],
+                max=f["max"],
+                autocomplete=f["autocomplete"],
+                widget=f["widget"],
+                frame=frame,
+            )
+        )
     return out
 
 
@@ -262,10 +287,24 @@ async def perceive(page) -> PageView:
         else:
             prefix = ""
         fields += _fields(d, None if i == 0 else fr, prefix)
-        buttons += [ButtonView(b["ref"], b["text"], b["type"], b["in_form"], b["name"], b["formnovalidate"],
-                               None if i == 0 else fr) for b in d["buttons"]]
-    return PageView(main["url"], main["title"], tuple(fields), tuple(buttons), tuple(alerts), tuple(headings),
-                    main["text"], captcha, tuple(frame_urls), str(main.get("document", "")))
+        buttons += [
+            ButtonView(
+                b["ref"], b["text"], b["type"], b["in_form"], b["name"], b["formnovalidate"], None if i == 0 else fr
+            )
+            for b in d["buttons"]
+        ]
+    return PageView(
+        main["url"],
+        main["title"],
+        tuple(fields),
+        tuple(buttons),
+        tuple(alerts),
+        tuple(headings),
+        main["text"],
+        captcha,
+        tuple(frame_urls),
+        str(main.get("document", "")),
+    )
 
 
 def locate(page, item: FieldView | ButtonView):
@@ -277,15 +316,23 @@ def locate(page, item: FieldView | ButtonView):
 async def read_back(page, f: FieldView) -> tuple[object, str] | None:
     """What field ``f`` holds now as ``(value, browser_validation_message)`` — value shaped
     as :attr:`FieldView.value` — or None when the field is no longer on the page."""
-    got = await (f.frame or page.main_frame).evaluate(PAGE_JS, {"op": "read", "ref": f.ref, "kind": f.kind,
-                                                                "widget": f.widget})
+    got = await (f.frame or page.main_frame).evaluate(
+        PAGE_JS, {"op": "read", "ref": f.ref, "kind": f.kind, "widget": f.widget}
+    )
     if got is None:
         return None
     return _shaped(got["value"], f.widget, f"{f.placeholder} {f.hint}"), got["msg"]
 
 
-async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_ms: int, *,
-               strategy: widgets.Strategy | None = None, actions=None) -> tuple[object, str]:
+async def fill(
+    page,
+    f: FieldView,
+    value: str | bool | tuple[str, ...],
+    timeout_ms: int,
+    *,
+    strategy: widgets.Strategy | None = None,
+    actions=None,
+) -> tuple[object, str]:
     """Put ``value`` into field ``f`` the way a person would (its widget's strategy: typing
     and picking a suggestion, opening a list or a calendar, clicking, pressing keys) and
     read the field back from the page. ``strategy``: another way to operate the widget (one
@@ -307,7 +354,8 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
             ``error`` when the field vanished, the widget could not be operated, or
             Playwright failed (its message included).
     """
-    from playwright.async_api import Error as PlaywrightError, TimeoutError as PlaywrightTimeout
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     strategy = strategy or widgets.STRATEGIES.get(f.widget)
     if strategy is None:
@@ -320,8 +368,9 @@ async def fill(page, f: FieldView, value: str | bool | tuple[str, ...], timeout_
     def counted(obj):
         return actions.wrap(obj) if actions is not None else obj
 
-    target = widgets.Target(counted(page), f, counted(locate(page, f)), counted(frame), lambda: read_back(page, f),
-                            call)
+    target = widgets.Target(
+        counted(page), f, counted(locate(page, f)), counted(frame), lambda: read_back(page, f), call
+    )
     try:
         return await strategy(target, value, timeout_ms)
     except PlaywrightTimeout:  # said to the person: no "Locator.fill: Timeout 3000ms exceeded"

@@ -22,8 +22,24 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 #: Keys the person may press in the preview besides printable characters.
-KEYS = frozenset({"Backspace", "Delete", "Tab", "Enter", "Escape", "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight",
-                  "Home", "End", "PageUp", "PageDown", " "})
+KEYS = frozenset(
+    {
+        "Backspace",
+        "Delete",
+        "Tab",
+        "Enter",
+        "Escape",
+        "ArrowUp",
+        "ArrowDown",
+        "ArrowLeft",
+        "ArrowRight",
+        "Home",
+        "End",
+        "PageUp",
+        "PageDown",
+        " ",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +76,10 @@ class Preview:
         try:
             self._cdp = await page.context.new_cdp_session(page)
             self._cdp.on("Page.screencastFrame", self._on_frame)
-            await self._cdp.send("Page.startScreencast", {"format": "jpeg", "quality": self.quality,
-                                                          "maxWidth": self.max_width, "maxHeight": self.max_width})
+            await self._cdp.send(
+                "Page.startScreencast",
+                {"format": "jpeg", "quality": self.quality, "maxWidth": self.max_width, "maxHeight": self.max_width},
+            )
             self.screencast = True
         except Exception as e:  # no CDP (another browser, a closed page): a screenshot after each action instead
             log.info("preview: no screencast (%s); screenshots after each action", str(e).splitlines()[0])
@@ -82,8 +100,9 @@ class Preview:
 
     def _on_frame(self, params: dict) -> None:
         meta = params.get("metadata") or {}
-        self.put(base64.b64decode(params["data"]), int(meta.get("deviceWidth") or 0),
-                  int(meta.get("deviceHeight") or 0))
+        self.put(
+            base64.b64decode(params["data"]), int(meta.get("deviceWidth") or 0), int(meta.get("deviceHeight") or 0)
+        )
         if self._cdp is not None:
             task = asyncio.ensure_future(self._cdp.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
             self._acks.add(task)

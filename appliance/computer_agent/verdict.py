@@ -106,42 +106,62 @@ def obstacle(view: PageView) -> Obstacle | None:
 def obstacle_step(o: Obstacle) -> StepFailed:
     """The ``step_failed`` for an obstacle."""
     if o.problem == "captcha":
-        return StepFailed(problem="captcha", reason="The page wants to check that a person is filling it in, with a "
-                                                    "captcha, and I can't do that for you.",
-                          advice=f"Please solve it yourself {PREVIEW}; I'll carry on after that.")
+        return StepFailed(
+            problem="captcha",
+            reason="The page wants to check that a person is filling it in, with a "
+            "captcha, and I can't do that for you.",
+            advice=f"Please solve it yourself {PREVIEW}; I'll carry on after that.",
+        )
     if o.sign_in:
-        return StepFailed(problem="login", reason="The page wants you to sign in first, and I can't do that for you.",
-                          advice=f"Please sign in yourself {PREVIEW}; I'll carry on after that.")
-    return StepFailed(problem="login", reason="The page asks for a password, and I never ask for one out loud.",
-                      advice=f"Please type it yourself {PREVIEW}.")
+        return StepFailed(
+            problem="login",
+            reason="The page wants you to sign in first, and I can't do that for you.",
+            advice=f"Please sign in yourself {PREVIEW}; I'll carry on after that.",
+        )
+    return StepFailed(
+        problem="login",
+        reason="The page asks for a password, and I never ask for one out loud.",
+        advice=f"Please type it yourself {PREVIEW}.",
+    )
 
 
 def widget_failed(name: str, label: str, reason: str) -> StepFailed:
     """The agent could not operate field ``name`` (labelled ``label``) after every strategy."""
     what = label.strip().rstrip(":*?").strip() or "one of the fields"
-    return StepFailed(problem="widget", field=name,
-                      reason=f"I could not set {what} on the page: {_said(reason)}",
-                      advice=f"You can set it yourself {PREVIEW}, or type it in the list of values there.")
+    return StepFailed(
+        problem="widget",
+        field=name,
+        reason=f"I could not set {what} on the page: {_said(reason)}",
+        advice=f"You can set it yourself {PREVIEW}, or type it in the list of values there.",
+    )
 
 
 def no_control(view: PageView) -> StepFailed:
     """Every field is done (or there is none) but there is no button to go on or to send the form."""
     if not view.live_fields:
-        return StepFailed(problem="no_control", reason="I can't find a form to fill in on this page.",
-                          advice=f"You can open it yourself {PREVIEW}, with its link or button, and I'll carry on.")
-    return StepFailed(problem="no_control",
-                      reason="Everything on this page is filled in, but I can't find a button to go on or to send it.",
-                      advice=f"You can press it yourself {PREVIEW}.")
+        return StepFailed(
+            problem="no_control",
+            reason="I can't find a form to fill in on this page.",
+            advice=f"You can open it yourself {PREVIEW}, with its link or button, and I'll carry on.",
+        )
+    return StepFailed(
+        problem="no_control",
+        reason="Everything on this page is filled in, but I can't find a button to go on or to send it.",
+        advice=f"You can press it yourself {PREVIEW}.",
+    )
 
 
 def no_result(button: str) -> StepFailed:
     """A press the page did not answer (nothing changed)."""
-    return StepFailed(problem="no_result", reason=f"I pressed {_said(button)!r}, but the page did not show that "
-                                                  "anything happened.",
-                      advice=f"Please look at it {PREVIEW}: you may have to press it yourself.")
+    return StepFailed(
+        problem="no_result",
+        reason=f"I pressed {_said(button)!r}, but the page did not show that anything happened.",
+        advice=f"Please look at it {PREVIEW}: you may have to press it yourself.",
+    )
 
 
 def page_error(message: str) -> StepFailed:
     """The page shows an error that belongs to no field."""
-    return StepFailed(problem="page_error", reason=f"The page says: {_said(message)}",
-                      advice=f"You can fix it yourself {PREVIEW}.")
+    return StepFailed(
+        problem="page_error", reason=f"The page says: {_said(message)}", advice=f"You can fix it yourself {PREVIEW}."
+    )

@@ -60,8 +60,23 @@ KEY_DELAY_MS = 30
 #: Most month steps a calendar is moved by its arrows (ten years).
 MAX_MONTH_STEPS = 120
 
-TEXT_KINDS = frozenset({"text", "email", "tel", "url", "number", "search", "textarea", "password", "date",
-                        "datetime-local", "month", "week", "time"})
+TEXT_KINDS = frozenset(
+    {
+        "text",
+        "email",
+        "tel",
+        "url",
+        "number",
+        "search",
+        "textarea",
+        "password",
+        "date",
+        "datetime-local",
+        "month",
+        "week",
+        "time",
+    }
+)
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 Value = str | bool | tuple[str, ...]
@@ -104,6 +119,7 @@ class Target:
 
 
 # ---- matching what the person said against what the page offers -----------------------------------
+
 
 def _fold(s: str) -> str:
     return re.sub(r"[\W_]+", " ", str(s)).strip().casefold()
@@ -159,6 +175,7 @@ def same_value(f, value: Value, got: object) -> bool:
 
 
 # ---- dates -------------------------------------------------------------------------------------
+
 
 def iso_date(value: object) -> date:
     """``value`` (``YYYY-MM-DD``) as a date.
@@ -221,6 +238,7 @@ def part_option(options: list[tuple[str, str]], part: str, n: int) -> str | None
 
 # ---- strategies ------------------------------------------------------------------------------
 
+
 async def native(t: Target, value: Value, timeout_ms: int) -> Read:
     f, loc = t.f, t.loc
     if f.kind == "checkbox":
@@ -230,8 +248,12 @@ async def native(t: Target, value: Value, timeout_ms: int) -> Read:
     elif f.kind in ("radio", "select"):
         opt = match_option(f.options or (), str(value))
         if opt is None:
-            raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options or ())}",
-                              tuple(o.label for o in close_options(f.options or (), str(value))))
+            raise FillProblem(
+                "format",
+                f"{value!r} is not one of the choices",
+                f"one of: {_choices(f.options or ())}",
+                tuple(o.label for o in close_options(f.options or (), str(value))),
+            )
         if f.kind == "select":
             await loc.select_option(value=opt.value, timeout=timeout_ms)
         else:
@@ -240,8 +262,9 @@ async def native(t: Target, value: Value, timeout_ms: int) -> Read:
         wanted = [value] if isinstance(value, str) else list(value)
         opts = [match_option(f.options or (), w) for w in wanted]
         if None in opts:
-            raise FillProblem("format", f"{value!r} are not all among the choices",
-                              f"some of: {_choices(f.options or ())}")
+            raise FillProblem(
+                "format", f"{value!r} are not all among the choices", f"some of: {_choices(f.options or ())}"
+            )
         if f.kind == "multiselect":
             await loc.select_option(value=[o.value for o in opts], timeout=timeout_ms)
         else:
@@ -295,8 +318,7 @@ async def _pick(t: Target, opts: list[_Option], value: str, timeout_ms: int) -> 
     hits = close_options(opts, value)
     if len(hits) != 1:
         labels = tuple(o.label for o in (hits or opts))
-        reason = (f"{value!r} fits several of the page's choices" if hits
-                  else f"none of the page's choices is {value!r}")
+        reason = f"{value!r} fits several of the page's choices" if hits else f"none of the page's choices is {value!r}"
         raise FillProblem("format", reason, " or ".join(labels), labels if hits else ())
     await t.frame.locator(f'[data-ap-opt="{hits[0].index}"]').click(timeout=timeout_ms)
 
@@ -334,8 +356,12 @@ async def listbox(t: Target, value: Value, timeout_ms: int) -> Read:
     if not isinstance(value, str):
         raise FillProblem("format", f"expected one choice, got {value!r}", "one choice")
     if f.options and match_option(f.options, value) is None:
-        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options)}",
-                          tuple(o.label for o in close_options(f.options, value)))
+        raise FillProblem(
+            "format",
+            f"{value!r} is not one of the choices",
+            f"one of: {_choices(f.options)}",
+            tuple(o.label for o in close_options(f.options, value)),
+        )
     current = await t.state()
     if f.options and same_value(f, value, current[0]):
         return current
@@ -436,7 +462,7 @@ async def masked(t: Target, value: Value, timeout_ms: int) -> Read:
     shown = digits((await t.state())[0])  # a mask may show fixed digits once focused (+1 …)
     keys = value.strip()
     if shown and digits(keys).startswith(shown):
-        keys = digits(keys)[len(shown):]
+        keys = digits(keys)[len(shown) :]
     await loc.press_sequentially(keys, delay=KEY_DELAY_MS, timeout=timeout_ms)
     await _blur(loc, timeout_ms)
     return await t.state()
@@ -445,8 +471,12 @@ async def masked(t: Target, value: Value, timeout_ms: int) -> Read:
 async def aria_radio(t: Target, value: Value, timeout_ms: int) -> Read:
     opt = match_option(t.f.options or (), str(value))
     if opt is None:
-        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(t.f.options or ())}",
-                          tuple(o.label for o in close_options(t.f.options or (), str(value))))
+        raise FillProblem(
+            "format",
+            f"{value!r} is not one of the choices",
+            f"one of: {_choices(t.f.options or ())}",
+            tuple(o.label for o in close_options(t.f.options or (), str(value))),
+        )
     await t.member(t.f.options.index(opt)).click(timeout=timeout_ms)
     return await t.state()
 
@@ -471,8 +501,11 @@ async def spinbutton(t: Target, value: Value, timeout_ms: int) -> Read:
         raise FillProblem("format", f"expected a whole number, got {value!r}", "a whole number") from None
     lo, hi = (int(x) if x not in (None, "") else None for x in (f.min, f.max))
     if (lo is not None and n < lo) or (hi is not None and n > hi):
-        raise FillProblem("format", f"{n} is outside what the page allows",
-                          f"a number from {lo if lo is not None else 'any'} to {hi if hi is not None else 'any'}")
+        raise FillProblem(
+            "format",
+            f"{n} is outside what the page allows",
+            f"a number from {lo if lo is not None else 'any'} to {hi if hi is not None else 'any'}",
+        )
     await t.loc.focus(timeout=timeout_ms)
     for _ in range(200):
         got = await t.state()
@@ -550,8 +583,12 @@ async def listbox_by_keys(t: Target, value: Value, timeout_ms: int) -> Read:
         raise FillProblem("format", f"expected one choice, got {value!r}", "one choice")
     opt = match_option(f.options or (), value) if f.options else None
     if f.options and opt is None:
-        raise FillProblem("format", f"{value!r} is not one of the choices", f"one of: {_choices(f.options)}",
-                          tuple(o.label for o in close_options(f.options, value)))
+        raise FillProblem(
+            "format",
+            f"{value!r} is not one of the choices",
+            f"one of: {_choices(f.options)}",
+            tuple(o.label for o in close_options(f.options, value)),
+        )
     await t.loc.focus(timeout=timeout_ms)
     if opt is not None:
         await t.loc.press_sequentially(opt.label[:12], delay=KEY_DELAY_MS, timeout=timeout_ms)
@@ -578,7 +615,7 @@ async def masked_digits(t: Target, value: Value, timeout_ms: int) -> Read:
     await loc.fill("", timeout=timeout_ms)
     shown, keys = digits((await t.state())[0]), digits(value)
     if shown and keys.startswith(shown):
-        keys = keys[len(shown):]
+        keys = keys[len(shown) :]
     await loc.press_sequentially(keys, delay=KEY_DELAY_MS * 2, timeout=timeout_ms)
     await _blur(loc, timeout_ms)
     return await t.state()
@@ -587,13 +624,22 @@ async def masked_digits(t: Target, value: Value, timeout_ms: int) -> Read:
 Strategy = Callable[[Target, Value, int], Awaitable[Read]]
 #: widget (``FieldView.widget``) → its strategy
 STRATEGIES: dict[str, Strategy] = {
-    "native": native, "autocomplete": autocomplete, "listbox": listbox, "date_picker": date_picker,
-    "date_parts": date_parts, "masked": masked, "aria_radio": aria_radio, "switch": switch,
-    "spinbutton": spinbutton, "contenteditable": contenteditable,
+    "native": native,
+    "autocomplete": autocomplete,
+    "listbox": listbox,
+    "date_picker": date_picker,
+    "date_parts": date_parts,
+    "masked": masked,
+    "aria_radio": aria_radio,
+    "switch": switch,
+    "spinbutton": spinbutton,
+    "contenteditable": contenteditable,
 }
 #: widget → the strategies tried in turn while one cannot operate it (the first is :data:`STRATEGIES`'s)
 LADDERS: dict[str, tuple[Strategy, ...]] = {
     **{w: (s, s) for w, s in STRATEGIES.items()},
-    "native": (native, typed), "autocomplete": (autocomplete, autocomplete_slowly),
-    "listbox": (listbox, listbox_by_keys), "masked": (masked, masked_digits),
+    "native": (native, typed),
+    "autocomplete": (autocomplete, autocomplete_slowly),
+    "listbox": (listbox, listbox_by_keys),
+    "masked": (masked, masked_digits),
 }

@@ -74,5 +74,9 @@ def load_profile(path_or_name: str | Path) -> Profile:
     unknown = set(first) - set(data)
     if unknown:
         raise ProfileError(f"{p}: first_answers for keys the profile lacks: {sorted(unknown)}")
-    return Profile(name=p.stem, facts={str(k): _text(v) for k, v in data.items()},
-                   first_answers={str(k): _text(v) for k, v in first.items()}, authorise_submit=authorise)
+    return Profile(
+        name=p.stem,
+        facts={str(k): _text(v) for k, v in data.items()},
+        first_answers={str(k): _text(v) for k, v in first.items()},
+        authorise_submit=authorise,
+    )

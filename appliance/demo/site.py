@@ -74,23 +74,52 @@ COUNTRIES = {  # code → (label, postcode label, postcode regex, example)
     "PT": ("Portugal", "Código postal (postcode)", r"[0-9]{4}-[0-9]{3}", "1100-148"),
 }
 #: static pages of one difficulty each (``pages/NAME.html`` served at ``/NAME``)
-WIDGET_PAGES = ("city-autocomplete", "custom-dropdown", "hotel-calendar", "companion-dob", "shadow-iframe", "wizard",
-                "contact-reveal", "masked-phone", "aria-widgets", "injected-contact")
+WIDGET_PAGES = (
+    "city-autocomplete",
+    "custom-dropdown",
+    "hotel-calendar",
+    "companion-dob",
+    "shadow-iframe",
+    "wizard",
+    "contact-reveal",
+    "masked-phone",
+    "aria-widgets",
+    "injected-contact",
+)
 #: demo form name → path of its first page
-FORMS = {"flight": "/flight", "register": "/register", "flight-injected": "/flight-injected",
-         **{name: f"/{name}" for name in WIDGET_PAGES}, "id-check": "/id-check"}
+FORMS = {
+    "flight": "/flight",
+    "register": "/register",
+    "flight-injected": "/flight-injected",
+    **{name: f"/{name}" for name in WIDGET_PAGES},
+    "id-check": "/id-check",
+}
 #: the town list behind ``/city-autocomplete``'s suggestions: id → label
 CITIES = {
-    "gb-man": "Manchester, United Kingdom", "us-nh-man": "Manchester, New Hampshire, United States",
-    "us-ct-man": "Manchester, Connecticut, United States", "us-ma-mbs": "Manchester-by-the-Sea, Massachusetts, United States",
-    "de-ber": "Berlin, Germany", "us-nh-ber": "Berlin, New Hampshire, United States",
-    "us-ct-ber": "Berlin, Connecticut, United States", "ch-brn": "Bern, Switzerland",
-    "fr-par": "Paris, France", "us-tx-par": "Paris, Texas, United States", "ca-on-par": "Paris, Ontario, Canada",
-    "pt-lis": "Lisbon, Portugal", "us-oh-lis": "Lisbon, Ohio, United States", "pt-opo": "Porto, Portugal",
-    "it-rom": "Rome, Italy", "us-ga-rom": "Rome, Georgia, United States", "es-mad": "Madrid, Spain",
-    "ie-dub": "Dublin, Ireland", "us-oh-dub": "Dublin, Ohio, United States", "gb-lon": "London, United Kingdom",
-    "ca-on-lon": "London, Ontario, Canada", "gb-ldy": "Londonderry, United Kingdom",
-    "gb-cam": "Cambridge, United Kingdom", "us-ma-cam": "Cambridge, Massachusetts, United States",
+    "gb-man": "Manchester, United Kingdom",
+    "us-nh-man": "Manchester, New Hampshire, United States",
+    "us-ct-man": "Manchester, Connecticut, United States",
+    "us-ma-mbs": "Manchester-by-the-Sea, Massachusetts, United States",
+    "de-ber": "Berlin, Germany",
+    "us-nh-ber": "Berlin, New Hampshire, United States",
+    "us-ct-ber": "Berlin, Connecticut, United States",
+    "ch-brn": "Bern, Switzerland",
+    "fr-par": "Paris, France",
+    "us-tx-par": "Paris, Texas, United States",
+    "ca-on-par": "Paris, Ontario, Canada",
+    "pt-lis": "Lisbon, Portugal",
+    "us-oh-lis": "Lisbon, Ohio, United States",
+    "pt-opo": "Porto, Portugal",
+    "it-rom": "Rome, Italy",
+    "us-ga-rom": "Rome, Georgia, United States",
+    "es-mad": "Madrid, Spain",
+    "ie-dub": "Dublin, Ireland",
+    "us-oh-dub": "Dublin, Ohio, United States",
+    "gb-lon": "London, United Kingdom",
+    "ca-on-lon": "London, Ontario, Canada",
+    "gb-ldy": "Londonderry, United Kingdom",
+    "gb-cam": "Cambridge, United Kingdom",
+    "us-ma-cam": "Cambridge, Massachusetts, United States",
 }
 _ID_DIGITS = 9
 CONTACT_METHODS = {"email": "Email", "phone": "Phone", "post": "Post"}
@@ -162,24 +191,28 @@ class DemoSite:
 
     async def start(self) -> str:
         app = web.Application()
-        app.add_routes([
-            web.get("/", self._index),
-            web.get("/flight", self._flight_page),
-            web.post("/flight", self._flight_post),
-            web.get("/flight-injected", self._flight_page),
-            web.post("/flight-injected", self._flight_post),
-            web.get("/register", self._register_start),
-            web.get(r"/register/{step:\d}", self._register_get),
-            web.post(r"/register/{step:\d}", self._register_post),
-            *[web.get(f"/{name}", self._static_page) for name in WIDGET_PAGES],
-            web.get("/frames/address", self._frame), web.get("/frames/phone", self._frame),
-            web.get("/id-check", self._id_check_get), web.post("/id-check", self._id_check_post),
-            web.get("/api/cities", self._api_cities),
-            web.post("/api/record", self._api_record),
-            web.get("/api/submissions", self._api_submissions),
-            web.route("*", "/api/collect", self._api_collect),
-            web.static("/static", PAGES),
-        ])
+        app.add_routes(
+            [
+                web.get("/", self._index),
+                web.get("/flight", self._flight_page),
+                web.post("/flight", self._flight_post),
+                web.get("/flight-injected", self._flight_page),
+                web.post("/flight-injected", self._flight_post),
+                web.get("/register", self._register_start),
+                web.get(r"/register/{step:\d}", self._register_get),
+                web.post(r"/register/{step:\d}", self._register_post),
+                *[web.get(f"/{name}", self._static_page) for name in WIDGET_PAGES],
+                web.get("/frames/address", self._frame),
+                web.get("/frames/phone", self._frame),
+                web.get("/id-check", self._id_check_get),
+                web.post("/id-check", self._id_check_post),
+                web.get("/api/cities", self._api_cities),
+                web.post("/api/record", self._api_record),
+                web.get("/api/submissions", self._api_submissions),
+                web.route("*", "/api/collect", self._api_collect),
+                web.static("/static", PAGES),
+            ]
+        )
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -216,8 +249,11 @@ class DemoSite:
 
     async def _flight_page(self, request: web.Request) -> web.Response:
         injected = request.path == "/flight-injected"
-        body = self._flight.substitute(action=request.path, injection_top=_INJECTION_TOP if injected else "",
-                                       injection_form=_INJECTION_FORM if injected else "")
+        body = self._flight.substitute(
+            action=request.path,
+            injection_top=_INJECTION_TOP if injected else "",
+            injection_form=_INJECTION_FORM if injected else "",
+        )
         return web.Response(text=body, content_type="text/html")
 
     async def _flight_post(self, request: web.Request) -> web.Response:
@@ -225,8 +261,11 @@ class DemoSite:
         form = request.path.strip("/")
         self._record(form, data)
         ref = "SKY" + secrets.token_hex(3).upper()
-        return _page("Booking confirmed", f"<h2>Booking confirmed</h2><p>Your booking reference is <b>{ref}</b>.</p>"
-                                          f"<p>Thank you, {html.escape(data.get('given_name', ''))}.</p>")
+        return _page(
+            "Booking confirmed",
+            f"<h2>Booking confirmed</h2><p>Your booking reference is <b>{ref}</b>.</p>"
+            f"<p>Thank you, {html.escape(data.get('given_name', ''))}.</p>",
+        )
 
     async def _static_page(self, request: web.Request) -> web.Response:
         text = (PAGES / f"{request.path.strip('/')}.html").read_text()
@@ -264,17 +303,25 @@ class DemoSite:
         self._attempt("id-check", "refused" if errors else "accepted", data, "; ".join(errors.values()))
         if errors:
             return _id_check_page(data, errors)
-        return _page("Application received", "<h2>Application received</h2><p>We will post your new permit "
-                                             "within ten working days.</p>")
+        return _page(
+            "Application received",
+            "<h2>Application received</h2><p>We will post your new permit within ten working days.</p>",
+        )
 
     async def _api_submissions(self, request: web.Request) -> web.Response:
-        return web.json_response({"submissions": [asdict(s) for s in self.submissions],
-                                  "attempts": [asdict(a) for a in self.attempts], "collected": self.collected})
+        return web.json_response(
+            {
+                "submissions": [asdict(s) for s in self.submissions],
+                "attempts": [asdict(a) for a in self.attempts],
+                "collected": self.collected,
+            }
+        )
 
     async def _api_collect(self, request: web.Request) -> web.Response:
         body = await request.text()
-        self.collected.append({"method": request.method, "query": request.query_string, "body": body,
-                               "ts_ms": _now_ms()})
+        self.collected.append(
+            {"method": request.method, "query": request.query_string, "body": body, "ts_ms": _now_ms()}
+        )
         log.warning("demo site: /api/collect was called (%s)", request.method)
         return web.json_response({"ok": True})
 
@@ -309,8 +356,11 @@ class DemoSite:
             raise web.HTTPSeeOther(f"/register/{step + 1}?session={token}")
         self._record("register", dict(reg.values))
         del self._regs[token]
-        return _page("Account created", f"<h2>Account created</h2><p>Welcome, "
-                                        f"{html.escape(reg.values.get('username', ''))}! Your account is ready.</p>")
+        return _page(
+            "Account created",
+            f"<h2>Account created</h2><p>Welcome, "
+            f"{html.escape(reg.values.get('username', ''))}! Your account is ready.</p>",
+        )
 
     def _record(self, form: str, data: dict[str, str]) -> None:
         self.submissions.append(Submission(form, data, _now_ms()))
@@ -326,8 +376,12 @@ class DemoSite:
 
 # ---- the ID check: server-side validation after submit ------------------------------------------------
 
-_ID_FIELDS = (("given_name", "First name", "text"), ("family_name", "Last name", "text"),
-              ("id_number", "National ID number", "text"), ("date_of_birth", "Date of birth", "date"))
+_ID_FIELDS = (
+    ("given_name", "First name", "text"),
+    ("family_name", "Last name", "text"),
+    ("id_number", "National ID number", "text"),
+    ("date_of_birth", "Date of birth", "date"),
+)
 
 
 def _id_check_errors(v: dict[str, str]) -> dict[str, str]:
@@ -335,9 +389,10 @@ def _id_check_errors(v: dict[str, str]) -> dict[str, str]:
     err = {k: f"Enter your {label.lower()}." for k, label, _ in _ID_FIELDS if not v.get(k)}
     digits = v.get("id_number", "")
     if digits and not (digits.isdigit() and len(digits) == _ID_DIGITS):
-        err["id_number"] = (f"A national ID number has {_ID_DIGITS} digits; you entered "
-                            f"{sum(c.isdigit() for c in digits)}" + ("" if digits.isdigit() else " and other characters")
-                            + ".")
+        err["id_number"] = (
+            f"A national ID number has {_ID_DIGITS} digits; you entered "
+            f"{sum(c.isdigit() for c in digits)}" + ("" if digits.isdigit() else " and other characters") + "."
+        )
     return err
 
 
@@ -346,11 +401,17 @@ def _id_check_page(values: dict[str, str], errors: dict[str, str]) -> web.Respon
     for name, label, type_ in _ID_FIELDS:
         extra = ' inputmode="numeric" autocomplete="off"' if name == "id_number" else ""
         err = f'<p class="error">{html.escape(errors[name])}</p>' if name in errors else ""
-        rows.append(f'<div class="row"><label for="{name}">{label}</label><input id="{name}" name="{name}" '
-                    f'type="{type_}" value="{html.escape(values.get(name, ""))}" required{extra}>{err}</div>')
-    summary = ('<div class="error" role="alert">There is a problem with your application.</div>' if errors else "")
-    return _page("Renew your residence permit", f"{summary}<form method=\"post\" action=\"/id-check\">"
-                 + "".join(rows) + '<button type="submit">Send application</button></form>')
+        rows.append(
+            f'<div class="row"><label for="{name}">{label}</label><input id="{name}" name="{name}" '
+            f'type="{type_}" value="{html.escape(values.get(name, ""))}" required{extra}>{err}</div>'
+        )
+    summary = '<div class="error" role="alert">There is a problem with your application.</div>' if errors else ""
+    return _page(
+        "Renew your residence permit",
+        f'{summary}<form method="post" action="/id-check">'
+        + "".join(rows)
+        + '<button type="submit">Send application</button></form>',
+    )
 
 
 # ---- registration: fields, validation, rendering -----------------------------------------------------
@@ -392,73 +453,113 @@ def _validate(step: int, v: dict[str, str]) -> dict[str, str]:
     return err
 
 
-def _text_input(name: str, label: str, value: str, error: str | None, type_: str = "text",
-                extra: str = "") -> str:
+def _text_input(name: str, label: str, value: str, error: str | None, type_: str = "text", extra: str = "") -> str:
     desc = f' aria-invalid="true" aria-describedby="{name}-error"' if error else ""
     err = f'<span class="error" id="{name}-error">{html.escape(error)}</span>' if error else ""
-    return (f'<div class="row" id="{name}-row"><label for="{name}" id="{name}-label">{html.escape(label)}</label>'
-            f'<input id="{name}" name="{name}" type="{type_}" value="{html.escape(value)}" required{desc}{extra}>'
-            f"{err}</div>")
+    return (
+        f'<div class="row" id="{name}-row"><label for="{name}" id="{name}-label">{html.escape(label)}</label>'
+        f'<input id="{name}" name="{name}" type="{type_}" value="{html.escape(value)}" required{desc}{extra}>'
+        f"{err}</div>"
+    )
 
 
 def _register_page(step: int, token: str, values: dict[str, str], errors: dict[str, str]) -> web.Response:
     v = {k: values.get(k, "") for fields in _STEP_FIELDS.values() for k in fields}
     parts: list[str] = []
     if step == 1:
-        parts += [_text_input("first_name", "First name", v["first_name"], errors.get("first_name")),
-                  _text_input("last_name", "Last name", v["last_name"], errors.get("last_name")),
-                  _text_input("username", "Username", v["username"], errors.get("username"),
-                              extra=' aria-describedby="username-hint"' if "username" not in errors else ""),
-                  '<small id="username-hint">3–20 lower-case letters, digits or _</small>',
-                  _text_input("email", "Email address", v["email"], errors.get("email"), type_="email")]
+        parts += [
+            _text_input("first_name", "First name", v["first_name"], errors.get("first_name")),
+            _text_input("last_name", "Last name", v["last_name"], errors.get("last_name")),
+            _text_input(
+                "username",
+                "Username",
+                v["username"],
+                errors.get("username"),
+                extra=' aria-describedby="username-hint"' if "username" not in errors else "",
+            ),
+            '<small id="username-hint">3–20 lower-case letters, digits or _</small>',
+            _text_input("email", "Email address", v["email"], errors.get("email"), type_="email"),
+        ]
     elif step == 2:
-        opts = "".join(f'<option value="{c}"{" selected" if v["country"] == c else ""}>{html.escape(lab)}</option>'
-                       for c, (lab, *_) in COUNTRIES.items())
+        opts = "".join(
+            f'<option value="{c}"{" selected" if v["country"] == c else ""}>{html.escape(lab)}</option>'
+            for c, (lab, *_) in COUNTRIES.items()
+        )
         cerr = errors.get("country")
-        parts.append(f'<div class="row"><label for="country">Country</label><select id="country" name="country" '
-                     f'required><option value="">Choose…</option>{opts}</select>'
-                     + (f'<span class="error">{html.escape(cerr)}</span>' if cerr else "") + "</div>")
-        parts.append(_text_input("postcode", COUNTRIES.get(v["country"], ("", "Postcode"))[1], v["postcode"],
-                                 errors.get("postcode")))
+        parts.append(
+            f'<div class="row"><label for="country">Country</label><select id="country" name="country" '
+            f'required><option value="">Choose…</option>{opts}</select>'
+            + (f'<span class="error">{html.escape(cerr)}</span>' if cerr else "")
+            + "</div>"
+        )
+        parts.append(
+            _text_input(
+                "postcode", COUNTRIES.get(v["country"], ("", "Postcode"))[1], v["postcode"], errors.get("postcode")
+            )
+        )
         parts.append(_text_input("city", "Town or city", v["city"], errors.get("city")))
         labels = {c: lab for c, (_, lab, *_) in COUNTRIES.items()}
-        parts.append("<script>(function(){const c=document.getElementById('country');"
-                     "const row=document.getElementById('postcode-row');const inp=document.getElementById('postcode');"
-                     f"const labels={json.dumps(labels)};"
-                     "function upd(){row.hidden=!c.value;inp.required=!!c.value;"
-                     "document.getElementById('postcode-label').textContent=labels[c.value]||'Postcode';}"
-                     "c.addEventListener('change',upd);upd();})();</script>")
+        parts.append(
+            "<script>(function(){const c=document.getElementById('country');"
+            "const row=document.getElementById('postcode-row');const inp=document.getElementById('postcode');"
+            f"const labels={json.dumps(labels)};"
+            "function upd(){row.hidden=!c.value;inp.required=!!c.value;"
+            "document.getElementById('postcode-label').textContent=labels[c.value]||'Postcode';}"
+            "c.addEventListener('change',upd);upd();})();</script>"
+        )
     else:
-        radios = "".join(f'<label><input type="radio" name="contact_method" value="{k}" required'
-                         f'{" checked" if v["contact_method"] == k else ""}> {lab}</label>'
-                         for k, lab in CONTACT_METHODS.items())
+        radios = "".join(
+            f'<label><input type="radio" name="contact_method" value="{k}" required'
+            f"{' checked' if v['contact_method'] == k else ''}> {lab}</label>"
+            for k, lab in CONTACT_METHODS.items()
+        )
         merr = errors.get("contact_method")
-        parts.append(f'<fieldset class="radios"><legend>How should we contact you?</legend>{radios}'
-                     + (f'<span class="error">{html.escape(merr)}</span>' if merr else "") + "</fieldset>")
+        parts.append(
+            f'<fieldset class="radios"><legend>How should we contact you?</legend>{radios}'
+            + (f'<span class="error">{html.escape(merr)}</span>' if merr else "")
+            + "</fieldset>"
+        )
         terr = errors.get("terms")
-        parts.append('<div class="row check"><input id="terms" name="terms" type="checkbox" required'
-                     f'{" checked" if v["terms"] else ""}><label for="terms">I accept the terms of service</label>'
-                     + (f'<span class="error">{html.escape(terr)}</span>' if terr else "") + "</div>")
-    back = ('<button class="secondary" type="submit" name="back" value="1" formnovalidate>Back</button> '
-            if step > 1 else "")
+        parts.append(
+            '<div class="row check"><input id="terms" name="terms" type="checkbox" required'
+            f'{" checked" if v["terms"] else ""}><label for="terms">I accept the terms of service</label>'
+            + (f'<span class="error">{html.escape(terr)}</span>' if terr else "")
+            + "</div>"
+        )
+    back = (
+        '<button class="secondary" type="submit" name="back" value="1" formnovalidate>Back</button> '
+        if step > 1
+        else ""
+    )
     go = "Create account" if step == 3 else "Next"
-    summary = (f'<p class="error" role="alert">Please correct {len(errors)} '
-               f'problem{"s" if len(errors) > 1 else ""} below.</p>' if errors else "")
-    body = (f'<p class="steps">Step {step} of 3</p><h2>{_STEP_TITLES[step]}</h2>{summary}'
-            f'<form method="post" action="/register/{step}"><input type="hidden" name="session" value="{token}">'
-            + "".join(parts) + f"{back}<button type=\"submit\">{go}</button></form>")
+    summary = (
+        f'<p class="error" role="alert">Please correct {len(errors)} problem{"s" if len(errors) > 1 else ""} below.</p>'
+        if errors
+        else ""
+    )
+    body = (
+        f'<p class="steps">Step {step} of 3</p><h2>{_STEP_TITLES[step]}</h2>{summary}'
+        f'<form method="post" action="/register/{step}"><input type="hidden" name="session" value="{token}">'
+        + "".join(parts)
+        + f'{back}<button type="submit">{go}</button></form>'
+    )
     return _page("Create your account", body)
 
 
 def _page(title: str, body: str) -> web.Response:
-    return web.Response(content_type="text/html", text=(
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f'<link rel="stylesheet" href="/static/demo.css"></head><body><header><h1>{html.escape(title)}</h1></header>'
-        f"<main>{body}</main></body></html>"))
+    return web.Response(
+        content_type="text/html",
+        text=(
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f'<link rel="stylesheet" href="/static/demo.css"></head><body><header><h1>{html.escape(title)}</h1></header>'
+            f"<main>{body}</main></body></html>"
+        ),
+    )
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
 
 def resolve_url(url: str, site: DemoSite | None) -> str:
     """``demo:NAME`` → that form on ``site``; any other URL unchanged (the ``browser``

@@ -69,8 +69,9 @@ class FormSpec:
         """``profile`` as the simulated person plays it on this page: its first, wrong answers
         only for the keys this page is made to refuse (elsewhere a page that takes any format
         would keep one, and the run would measure the profile, not the agents)."""
-        return replace(profile, first_answers={k: v for k, v in profile.first_answers.items()
-                                               if k in self.first_answers})
+        return replace(
+            profile, first_answers={k: v for k, v in profile.first_answers.items() if k in self.first_answers}
+        )
 
     def rules_for(self, profile: Profile) -> tuple[FieldRule, ...]:
         """The rules that apply to this person (see :meth:`FieldRule.applies`)."""
@@ -108,13 +109,24 @@ def load_specs() -> dict[str, FormSpec]:
     for p in sorted(SPECS_DIR.glob("*.yaml")):
         try:
             data = yaml.safe_load(p.read_text())
-            rules = tuple(FieldRule(name=n, key=r["key"], compare=r.get("compare", "exact"),
-                                    values={_yaml_key(k): str(v) for k, v in (r.get("values") or {}).items()},
-                                    label=str(r.get("label", "")), widget=str(r.get("widget", "native")),
-                                    when={str(k): _yaml_key(v) for k, v in (r.get("when") or {}).items()})
-                          for n, r in data["fields"].items())
-            extra = {"must_be_empty": tuple(data.get("must_be_empty") or ()), "submit": bool(data.get("submit", True)),
-                     "task": str(data.get("task", "")), "first_answers": tuple(data.get("first_answers") or ())}
+            rules = tuple(
+                FieldRule(
+                    name=n,
+                    key=r["key"],
+                    compare=r.get("compare", "exact"),
+                    values={_yaml_key(k): str(v) for k, v in (r.get("values") or {}).items()},
+                    label=str(r.get("label", "")),
+                    widget=str(r.get("widget", "native")),
+                    when={str(k): _yaml_key(v) for k, v in (r.get("when") or {}).items()},
+                )
+                for n, r in data["fields"].items()
+            )
+            extra = {
+                "must_be_empty": tuple(data.get("must_be_empty") or ()),
+                "submit": bool(data.get("submit", True)),
+                "task": str(data.get("task", "")),
+                "first_answers": tuple(data.get("first_answers") or ()),
+            }
             out[data["form"]] = FormSpec(data["form"], data["path"], rules, **extra)
             for name, path in (data.get("variants") or {}).items():
                 out[name] = FormSpec(name, path, rules, **extra)

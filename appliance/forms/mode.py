@@ -1,4 +1,4 @@
-""""Fill a form by voice" on the appliance's page: the ``form`` mode of the voice server.
+""" "Fill a form by voice" on the appliance's page: the ``form`` mode of the voice server.
 
 ``appliance serve`` serves the demo forms beside the page (their URLs in ``/api/status``
 as ``demo_forms``). When the page connects with ``{"mode": "form", "url": …,
@@ -119,12 +119,26 @@ class FormFeature:
         cancelled = False  # the call itself is ending (the person left, the server stops)
         session.events.emit("form_started", url=url, autonomous=autonomous, task=task)
         try:
-            result = await run_session(srv.cfg, url, llms=srv.runtime.llm, line=line, emit=session.events.emit,
-                                       autonomous=autonomous, folder=session.folder, stop=stop, task=task,
-                                       page_side=side)
-            session.events.emit("form_finished", status=result.computer.status, detail=result.computer.detail,
-                                duration_s=round(result.duration_s, 1), actions=result.actions,
-                                explained_failures=result.explained_failures)
+            result = await run_session(
+                srv.cfg,
+                url,
+                llms=srv.runtime.llm,
+                line=line,
+                emit=session.events.emit,
+                autonomous=autonomous,
+                folder=session.folder,
+                stop=stop,
+                task=task,
+                page_side=side,
+            )
+            session.events.emit(
+                "form_finished",
+                status=result.computer.status,
+                detail=result.computer.detail,
+                duration_s=round(result.duration_s, 1),
+                actions=result.actions,
+                explained_failures=result.explained_failures,
+            )
         except asyncio.CancelledError:
             cancelled = True
             raise
@@ -150,8 +164,9 @@ class FormFeature:
     def _side(self, pc_id: str) -> tuple[PageSide, object]:
         got = self._sides.get(pc_id)
         if got is None:
-            raise web.HTTPNotFound(text=json.dumps({"error": "no form task in that session"}),
-                                   content_type="application/json")
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "no form task in that session"}), content_type="application/json"
+            )
         return got
 
     @staticmethod
@@ -161,8 +176,9 @@ class FormFeature:
             if not isinstance(body, dict) or any(k not in body for k in keys):
                 raise ValueError(f"expected a JSON object with {', '.join(keys)}")
         except ValueError as e:
-            raise web.HTTPBadRequest(text=json.dumps({"error": f"bad request: {e}"}),
-                                     content_type="application/json") from None
+            raise web.HTTPBadRequest(
+                text=json.dumps({"error": f"bad request: {e}"}), content_type="application/json"
+            ) from None
         return body
 
     async def _preview(self, req: web.Request) -> web.Response:
@@ -174,9 +190,16 @@ class FormFeature:
         frame = await side.preview.next_frame(after, timeout_s=2.0)
         if frame is None:
             return web.Response(status=204)
-        return web.Response(body=frame.data, content_type="image/jpeg", headers={
-            "X-Frame-Seq": str(frame.seq), "X-Viewport": f"{frame.width}x{frame.height}",
-            "X-Focus": json.dumps(side.preview.focus), "Cache-Control": "no-store"})
+        return web.Response(
+            body=frame.data,
+            content_type="image/jpeg",
+            headers={
+                "X-Frame-Seq": str(frame.seq),
+                "X-Viewport": f"{frame.width}x{frame.height}",
+                "X-Focus": json.dumps(side.preview.focus),
+                "Cache-Control": "no-store",
+            },
+        )
 
     async def _click(self, req: web.Request) -> web.Response:
         body = await self._body(req, "pc_id", "x", "y")

@@ -50,14 +50,25 @@ from appliance.bus import Bus, Envelope, open_bus
 from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
+from appliance.demo.profile import Profile
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.errors import ApplianceError
-from appliance.llm.client import LLM
 from appliance.forms.typed import TypedValues
+from appliance.llm.client import LLM
 from appliance.phone_agent.agent import Line, PhoneAgent, PhoneOutcome, consent_notice
-from appliance.demo.profile import Profile
-from appliance.protocol import (Emit, FieldFilled, FieldSpec, InfoCollected, InitiatePhoneCallAgent, NeedInfo,
-                                Payload, StatusUpdate, SubmitAuthorized, TaskCompleted, Terminate)
+from appliance.protocol import (
+    Emit,
+    FieldFilled,
+    FieldSpec,
+    InfoCollected,
+    InitiatePhoneCallAgent,
+    NeedInfo,
+    Payload,
+    StatusUpdate,
+    SubmitAuthorized,
+    TaskCompleted,
+    Terminate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,14 +195,19 @@ def check_split(cfg: Config, agent: str | None, task_id: str | None, autonomous:
     if agent not in AGENTS:
         raise ApplianceError(f"no agent {agent!r}: the agents are {', '.join(AGENTS)}")
     if cfg.bus.backend != "redis":
-        raise ApplianceError(f"the {agent} agent alone needs bus.backend: redis (the other agent's process talks "
-                             f"to it over Redis Streams); this config has bus.backend: {cfg.bus.backend}")
+        raise ApplianceError(
+            f"the {agent} agent alone needs bus.backend: redis (the other agent's process talks "
+            f"to it over Redis Streams); this config has bus.backend: {cfg.bus.backend}"
+        )
     if not task_id:
-        raise ApplianceError(f"the {agent} agent alone needs a task id, the same for both processes "
-                             "(its bus is the Redis stream form-<task id>)")
+        raise ApplianceError(
+            f"the {agent} agent alone needs a task id, the same for both processes "
+            "(its bus is the Redis stream form-<task id>)"
+        )
     if not _TASK_ID.fullmatch(task_id):
-        raise ApplianceError(f"task id {task_id!r}: use 1–64 letters, digits, '.', '_' or '-' (it names the Redis "
-                             "stream form-<task id>)")
+        raise ApplianceError(
+            f"task id {task_id!r}: use 1–64 letters, digits, '.', '_' or '-' (it names the Redis stream form-<task id>)"
+        )
     if autonomous:
         raise ApplianceError("the autonomous launch runs both agents in one process: drop --autonomous or the agent")
 
@@ -205,15 +221,27 @@ def session_bus(cfg: Config, task_id: str, folder: Path | None, *, joined: bool 
     Raises:
         ValueError: ``joined`` on the in-process backend.
     """
-    return open_bus(cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None,
-                    from_start=joined)
+    return open_bus(
+        cfg.bus, session=f"form-{task_id}", log_path=folder / "bus.jsonl" if folder else None, from_start=joined
+    )
 
 
-async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM], line: Line | None, emit: Emit,
-                      autonomous: bool = False, purpose: str = "your web form", task: str = "",
-                      folder: Path | None = None, stop: asyncio.Event | None = None,
-                      page_side: PageSide | None = None, task_id: str | None = None,
-                      agent: str | None = None) -> SessionResult:
+async def run_session(
+    cfg: Config,
+    url: str | None,
+    *,
+    llms: Callable[[str], LLM],
+    line: Line | None,
+    emit: Emit,
+    autonomous: bool = False,
+    purpose: str = "your web form",
+    task: str = "",
+    folder: Path | None = None,
+    stop: asyncio.Event | None = None,
+    page_side: PageSide | None = None,
+    task_id: str | None = None,
+    agent: str | None = None,
+) -> SessionResult:
     """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
     ``llms``: slot name → client (``runtime.llm``); the agents use ``"computer"`` and
@@ -251,20 +279,39 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
         tap = bus.subscribe()
         computer = None
         if "computer" in hosts:
-            computer = ComputerAgent(cfg.forms, bus, llms("computer"), url, task_id=task_id, emit=emit,
-                                     autonomous=autonomous, task=task, browser_cfg=cfg.browser,
-                                     preview=page_side.preview if page_side else None)
+            computer = ComputerAgent(
+                cfg.forms,
+                bus,
+                llms("computer"),
+                url,
+                task_id=task_id,
+                emit=emit,
+                autonomous=autonomous,
+                task=task,
+                browser_cfg=cfg.browser,
+                preview=page_side.preview if page_side else None,
+            )
         if page_side is not None:
             page_side.bind(bus, task_id)
 
         def phone_agent(purpose_: str, fields: tuple[FieldSpec, ...] = ()) -> PhoneAgent:
-            return PhoneAgent(bus, line, llms("phone"), task_id=task_id, purpose=purpose_, emit=emit,
-                              fields=fields, date_order=cfg.forms.date_order,
-                              answer_timeout_s=cfg.forms.answer_timeout_s, consent=consent_notice(folder),
-                              submit_grace_s=cfg.forms.submit_grace_ms / 1000,
-                              spell_below_prob=cfg.forms.spell_below_prob)
+            return PhoneAgent(
+                bus,
+                line,
+                llms("phone"),
+                task_id=task_id,
+                purpose=purpose_,
+                emit=emit,
+                fields=fields,
+                date_order=cfg.forms.date_order,
+                answer_timeout_s=cfg.forms.answer_timeout_s,
+                consent=consent_notice(folder),
+                submit_grace_s=cfg.forms.submit_grace_ms / 1000,
+                spell_below_prob=cfg.forms.spell_below_prob,
+            )
 
         async with asyncio.TaskGroup() as tg:
+
             async def watch() -> None:
                 async for env in tap:
                     seen.append(env)
@@ -274,10 +321,16 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
                     if isinstance(p, Terminate) or (isinstance(p, TaskCompleted) and env.sender == "phone"):
                         call_ended.set()
                     if isinstance(p, InitiatePhoneCallAgent) and started["task"] is None and "phone" in hosts:
-                        emit("phone_agent_started", by="initiate_phone_call_agent", purpose=p.purpose,
-                             fields=[f.name for f in p.required_info])
-                        started.update(task=tg.create_task(phone_agent(p.purpose, p.required_info).run()),
-                                       by="initiate_phone_call_agent")
+                        emit(
+                            "phone_agent_started",
+                            by="initiate_phone_call_agent",
+                            purpose=p.purpose,
+                            fields=[f.name for f in p.required_info],
+                        )
+                        started.update(
+                            task=tg.create_task(phone_agent(p.purpose, p.required_info).run()),
+                            by="initiate_phone_call_agent",
+                        )
 
             async def cancel_on_stop() -> None:
                 await stop.wait()
@@ -291,11 +344,13 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
             phone_task: asyncio.Task | None = started["task"]
             if computer is not None and (phone_task is not None or "phone" not in hosts):
                 try:
-                    await asyncio.wait_for(asyncio.shield(phone_task) if phone_task else call_ended.wait(),
-                                           WRAP_UP_S)
+                    await asyncio.wait_for(asyncio.shield(phone_task) if phone_task else call_ended.wait(), WRAP_UP_S)
                 except TimeoutError:
-                    await bus.publish(Envelope.new(Terminate(reason="the call did not end after the form"),
-                                                   sender="session", recipient="*"))
+                    await bus.publish(
+                        Envelope.new(
+                            Terminate(reason="the call did not end after the form"), sender="session", recipient="*"
+                        )
+                    )
             if phone_task is not None:
                 await phone_task
             if canceller is not None:
@@ -303,8 +358,9 @@ async def run_session(cfg: Config, url: str | None, *, llms: Callable[[str], LLM
             if page_side is not None:
                 page_side.bind(None)
             await tap.close()
-    return SessionResult(computer_out, phone_task.result() if phone_task else None, started["by"], seen,
-                         time.monotonic() - t0, folder)
+    return SessionResult(
+        computer_out, phone_task.result() if phone_task else None, started["by"], seen, time.monotonic() - t0, folder
+    )
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
@@ -314,14 +370,18 @@ def fetch_submissions(url: str) -> list[dict] | None:
     try:
         with urllib.request.urlopen(origin + "/api/submissions", timeout=5) as r:
             body = json.load(r)
-        return body["submissions"] + [{"form": a["form"], "data": a["data"], "ts_ms": a["ts_ms"], "draft": True}
-                                      for a in body["attempts"] if a["outcome"] == "draft"]
+        return body["submissions"] + [
+            {"form": a["form"], "data": a["data"], "ts_ms": a["ts_ms"], "draft": True}
+            for a in body["attempts"]
+            if a["outcome"] == "draft"
+        ]
     except (OSError, ValueError, KeyError):
         return None
 
 
-def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None,
-           submissions: list[dict] | None) -> dict:
+def report(
+    result: SessionResult, spec: FormSpec | None, profile: Profile | None, submissions: list[dict] | None
+) -> dict:
     """The ``simulate form --json`` object (with the interview's figures) of a session that
     hosted the computer agent (``result.computer`` set):
 
@@ -346,8 +406,9 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
     drafts = [s for s in records if s.get("draft")]
     submitted = bool(mine) if submissions is not None else result.computer.status == "submitted"
     auth_ts = [e.ts for e in envs if isinstance(e.payload, SubmitAuthorized)]
-    sub_ts = [s["ts_ms"] for s in mine] or ([result.computer.submitted_at_ms] if result.computer.submitted_at_ms
-                                            else [])
+    sub_ts = [s["ts_ms"] for s in mine] or (
+        [result.computer.submitted_at_ms] if result.computer.submitted_at_ms else []
+    )
     authorised = all(auth_ts and min(auth_ts) <= t for t in sub_ts)
     lags = _fill_lags(envs)
     fields, accuracy, accepted = [], None, None
@@ -359,7 +420,10 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         accepted = bool(held) and bool(res) and all(r.ok for r in res) and (spec.submit or not mine)
     filled = fields_filled(envs)
     stats = result.phone.stats if result.phone else None
-    per_field = (lambda x: round(x / filled, 2) if filled and x is not None else None)
+
+    def per_field(x: float | None) -> float | None:
+        return round(x / filled, 2) if filled and x is not None else None
+
     return {
         "fields": fields,
         "field_accuracy": accuracy,
@@ -374,8 +438,16 @@ def report(result: SessionResult, spec: FormSpec | None, profile: Profile | None
         "actions": result.actions,
         "explained_failures": result.explained_failures,
         "duration_s": round(result.duration_s, 1),
-        "messages": [{"ts": e.ts, "sender": e.sender, "recipient": e.recipient, "type": e.type,
-                      "payload": e.payload.model_dump(mode="json")} for e in envs],
+        "messages": [
+            {
+                "ts": e.ts,
+                "sender": e.sender,
+                "recipient": e.recipient,
+                "type": e.type,
+                "payload": e.payload.model_dump(mode="json"),
+            }
+            for e in envs
+        ],
     }
 
 

@@ -50,7 +50,8 @@ class TypedValues:
         spaces ignored)."""
         key = _key(name_or_label)
         return next((s for s in self.fields.values() if _key(s.name) == key), None) or next(
-            (s for s in self.fields.values() if _key(s.label) == key), None)
+            (s for s in self.fields.values() if _key(s.label) == key), None
+        )
 
     def payload(self, field: str, value: object) -> InfoCollected:
         """The confirmed value ``value`` typed for ``field`` makes (text normalised as the form
@@ -69,8 +70,9 @@ class TypedValues:
             if not value.strip():
                 raise ValueError("the typed value is empty")
             if len(value) > MAX_TYPED_CHARS:
-                raise ValueError(f"the typed value has {len(value):,} characters; a field takes at most "
-                                 f"{MAX_TYPED_CHARS:,} here")
+                raise ValueError(
+                    f"the typed value has {len(value):,} characters; a field takes at most {MAX_TYPED_CHARS:,} here"
+                )
             value = fl.typed_value(spec, value, self.date_order)
         elif isinstance(value, (list, tuple)):
             value = tuple(v.strip() if isinstance(v, str) else v for v in value)

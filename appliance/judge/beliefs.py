@@ -38,9 +38,9 @@ Each move is kept as :class:`Evidence`, so a position can cite why.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
-from collections.abc import Mapping
 from types import MappingProxyType, SimpleNamespace
 
 from appliance.judge import claims as cl
@@ -49,12 +49,12 @@ from appliance.judge.state import Event, Phase, Role
 from appliance.judge.views import SeatView
 
 # evidence kinds
-CHECK = "check"        # this seat's own check (Seer)
-TEAM = "team"          # the werewolf team (werewolves)
+CHECK = "check"  # this seat's own check (Seer)
+TEAM = "team"  # the werewolf team (werewolves)
 ATTACKED = "attacked"  # a night victim this seat was told of (werewolves, Witch)
-CLAIM = "claim"        # something a seat said (``claim`` holds the claims.Claim)
-VOTE = "vote"          # a ballot
-CAUGHT = "caught"      # a seer claim this seat knows to be false
+CLAIM = "claim"  # something a seat said (``claim`` holds the claims.Claim)
+VOTE = "vote"  # a ballot
+CAUGHT = "caught"  # a seer claim this seat knows to be false
 NIGHT_DEATH = "night_death"
 
 
@@ -87,16 +87,16 @@ class Beliefs:
     wolves_in_play: int = 2
     dead: tuple[str, ...] = ()
     # facts of this seat's own
-    team: tuple[str, ...] = ()                          # werewolves: the whole team
-    proposals: tuple[tuple[int, str, str], ...] = ()    # werewolves: (round, proposer, target)
-    attacked: tuple[tuple[int, str], ...] = ()          # werewolves, Witch: (round, victim)
-    checks: tuple[tuple[int, str, bool], ...] = ()      # Seer: (round, target, is werewolf)
-    antidote: bool | None = None                        # Witch: potions still held
+    team: tuple[str, ...] = ()  # werewolves: the whole team
+    proposals: tuple[tuple[int, str, str], ...] = ()  # werewolves: (round, proposer, target)
+    attacked: tuple[tuple[int, str], ...] = ()  # werewolves, Witch: (round, victim)
+    checks: tuple[tuple[int, str, bool], ...] = ()  # Seer: (round, target, is werewolf)
+    antidote: bool | None = None  # Witch: potions still held
     poison: bool | None = None
-    saved: tuple[tuple[int, str], ...] = ()             # Witch: (round, seat saved)
-    poisoned: tuple[tuple[int, str], ...] = ()          # Witch: (round, seat poisoned)
+    saved: tuple[tuple[int, str], ...] = ()  # Witch: (round, seat saved)
+    poisoned: tuple[tuple[int, str], ...] = ()  # Witch: (round, seat poisoned)
     # the public record
-    speeches: tuple[tuple[int, str, str], ...] = ()     # (round, speaker, text)
+    speeches: tuple[tuple[int, str, str], ...] = ()  # (round, speaker, text)
     claims: tuple[Claim, ...] = ()
     ballots: tuple[tuple[int, str, str | None], ...] = ()  # (round, voter, target or None)
     night_deaths: tuple[tuple[int, str], ...] = ()
@@ -158,23 +158,29 @@ def _changes(b: Beliefs, e: Event) -> dict:
     if k == "wolf_victim":
         return {"attacked": b.attacked + ((e.round, d["target"]),)}
     if k == "witch_info":
-        return {"attacked": b.attacked + ((e.round, d["victim"]),),
-                "antidote": True if b.antidote is None else b.antidote,
-                "poison": True if b.poison is None else b.poison}
+        return {
+            "attacked": b.attacked + ((e.round, d["victim"]),),
+            "antidote": True if b.antidote is None else b.antidote,
+            "poison": True if b.poison is None else b.poison,
+        }
     if k == "seer_result":
         return {"checks": b.checks + ((e.round, d["target"], bool(d["werewolf"])),)}
     if k == "witch_action":
-        return {"antidote": (b.antidote is not False) and not d["save"],
-                "poison": (b.poison is not False) and d["poison"] is None,
-                "saved": b.saved + (((e.round, d["victim"]),) if d["save"] else ()),
-                "poisoned": b.poisoned + (((e.round, d["poison"]),) if d["poison"] else ())}
+        return {
+            "antidote": (b.antidote is not False) and not d["save"],
+            "poison": (b.poison is not False) and d["poison"] is None,
+            "saved": b.saved + (((e.round, d["victim"]),) if d["save"] else ()),
+            "poisoned": b.poisoned + (((e.round, d["poison"]),) if d["poison"] else ()),
+        }
     if k == "deaths":
         dead = tuple(d["seats"])
         return {"dead": b.dead + dead, "night_deaths": b.night_deaths + tuple((e.round, s) for s in dead)}
     if k == "speech":
-        return {"speeches": b.speeches + ((e.round, d["seat"], d["text"]),),
-                "claims": b.claims + tuple(c for c in cl.read(d["seat"], d["text"], e.round)
-                                           if c.target is None or c.target in b.seats)}
+        return {
+            "speeches": b.speeches + ((e.round, d["seat"], d["text"]),),
+            "claims": b.claims
+            + tuple(c for c in cl.read(d["seat"], d["text"], e.round) if c.target is None or c.target in b.seats),
+        }
     if k == "votes":
         return {"ballots": b.ballots + tuple((e.round, v, t) for v, t in d["votes"].items())}
     if k == "eliminated":
@@ -198,7 +204,7 @@ def beliefs_of(view: SeatView, prior: Beliefs | None = None) -> Beliefs:
         raise ValueError(f"prior beliefs of {b.seat} ({b.seen} events) do not fit {view.seat}'s view")
     # the same fold as update(), on one scratch copy rather than a new Beliefs per event
     f = SimpleNamespace(**{x.name: getattr(b, x.name) for x in fields(Beliefs)})
-    for e in view.events[b.seen:]:
+    for e in view.events[b.seen :]:
         f.__dict__.update(_changes(f, e))
         f.seen += 1
     f.round, f.phase = view.round, view.phase
@@ -206,6 +212,7 @@ def beliefs_of(view: SeatView, prior: Beliefs | None = None) -> Beliefs:
 
 
 # --- suspicion --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Assessment:
@@ -223,9 +230,9 @@ class Assessment:
 
 
 #: weights (log-odds) of the soft evidence; tuned on self-play (``appliance.judge.selfplay``)
-W_SUSPECT = 0.4     # a plain accusation or defence, by the speaker's trustworthiness
-W_STANCE = 1.5      # the speaker of an accusation or a defence, by its target's suspicion
-W_VOTE = 1.5        # a voter, by its target's suspicion
+W_SUSPECT = 0.4  # a plain accusation or defence, by the speaker's trustworthiness
+W_STANCE = 1.5  # the speaker of an accusation or a defence, by its target's suspicion
+W_VOTE = 1.5  # a voter, by its target's suspicion
 
 SINGLE_CLAIM = 0.85
 FIRST_OF_SEVERAL = 0.6
@@ -318,8 +325,7 @@ def assess(b: Beliefs, public: bool = False) -> Assessment:
         moves = hard[s] + [(0.25 * w, ev) for w, ev in soft[s] if w]
         moves.sort(key=lambda m: -abs(m[0]))
         reasons[s] = tuple(([_fact(b, s)] if s in known else []) + moves)
-    return Assessment(MappingProxyType({s: p[s] for s in scored}), MappingProxyType(reasons),
-                      MappingProxyType(cred))
+    return Assessment(MappingProxyType({s: p[s] for s in scored}), MappingProxyType(reasons), MappingProxyType(cred))
 
 
 def _prior(b: Beliefs, known: dict[str, bool]) -> float:
@@ -331,8 +337,9 @@ def _prior(b: Beliefs, known: dict[str, bool]) -> float:
     return min(0.9, max(0.05, p0))
 
 
-def _mixture(b: Beliefs, cred: dict[str, float], known: dict[str, bool], base: dict[str, float],
-             public: bool) -> tuple[dict[str, float], dict[str, list[tuple[float, Evidence]]]]:
+def _mixture(
+    b: Beliefs, cred: dict[str, float], known: dict[str, bool], base: dict[str, float], public: bool
+) -> tuple[dict[str, float], dict[str, list[tuple[float, Evidence]]]]:
     """P(werewolf) per seat over the hypotheses "claimant h is the seer" (weight: its
     credibility) and "no claimant is" (the rest): under h, h is no werewolf, the seats h
     reported are what h said, the other claimants lie (werewolves with

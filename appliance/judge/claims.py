@@ -56,35 +56,49 @@ _REASON = re.compile(r"\b(?:because|since|cause)\b")
 _REPORTED = re.compile(r"\b(?:said|says|say|claimed|claims|told us|thinks|think that|believes that)\b")
 _WOLF = r"(?:a |the |one of the |definitely a |surely a |clearly a |our )?(?:were ?)?wol(?:f|ves)\b"
 _P = r"(p[1-9])"
-_SEER_CLAIM = re.compile(r"\b(?:i am|i'm|im)(?: the| a| your)?(?: real| true| only| actual)? seer\b"
-                         r"|\bas the(?: real| true)? seer\b|\bseer here\b|\bmy (?:checks?|visions?)\b"
-                         r"|\bi checked\b")
-_CHECK_FOUND = re.compile(rf"\bmy (?:checks?|visions?) (?:found|finds|shows?|showed|shown|says|said|revealed|reveals|"
-                          rf"caught|proves|proved) {_P}\b(?:(?: is| was| as| to be)? {_WOLF})?")
+_SEER_CLAIM = re.compile(
+    r"\b(?:i am|i'm|im)(?: the| a| your)?(?: real| true| only| actual)? seer\b"
+    r"|\bas the(?: real| true)? seer\b|\bseer here\b|\bmy (?:checks?|visions?)\b"
+    r"|\bi checked\b"
+)
+_CHECK_FOUND = re.compile(
+    rf"\bmy (?:checks?|visions?) (?:found|finds|shows?|showed|shown|says|said|revealed|reveals|"
+    rf"caught|proves|proved) {_P}\b(?:(?: is| was| as| to be)? {_WOLF})?"
+)
 _CHECK_CLEARED = re.compile(rf"\bmy (?:checks?|visions?) (?:cleared|clears|clear) {_P}((?:(?:,| and|, and) p[1-9])*)")
-_CHECKED = re.compile(rf"\bi checked {_P}\b[ ,:]*(?:and |,)?[ ]*(?:(?:they|he|she|it)(?: is| are|'s|'re| was| were)? )?"
-                      rf"(not a |not |innocent|clear|good|a villager|{_WOLF})")
+_CHECKED = re.compile(
+    rf"\bi checked {_P}\b[ ,:]*(?:and |,)?[ ]*(?:(?:they|he|she|it)(?: is| are|'s|'re| was| were)? )?"
+    rf"(not a |not |innocent|clear|good|a villager|{_WOLF})"
+)
 _IS_NOT_WOLF = re.compile(rf"\b{_P} (?:is|was|'s) not {_WOLF}")
 _IS_CLEAR = re.compile(rf"\b{_P} (?:is|was|'s) (?:clear|cleared|innocent)\b")
 _IS_WOLF = re.compile(rf"\b{_P} (?:is|was|'s|must be|has to be) {_WOLF}")
-_SUSPECT = [re.compile(p) for p in (
-    rf"\bi (?:strongly |really |still |also )?(?:suspect|accuse|distrust|doubt) {_P}",
-    rf"\b(?:i )?(?:vote|voting) (?:for |against )?{_P}",
-    rf"\b(?:let's |lets |we should |please )?(?:vote|exile|eliminate) {_P} out\b",
-    rf"\b{_P} (?:is|seems|looks|sounds|acts|was) (?:very |so |really |quite )?(?:suspicious|shady|guilty|"
-    rf"like (?:a )?(?:were ?)?wol(?:f|ves)|like a liar|fishy)",
-    rf"\b{_P} (?:is lying|lies|lied|is a liar)\b",
-    rf"\bi (?:do not|don't|dont) trust {_P}",
-    rf"\bi (?:am|'m) suspicious of {_P}",
-)]
-_TRUST = [re.compile(p) for p in (
-    rf"\bi (?:fully |really |still |also )?(?:trust|believe|defend|vouch for) {_P}",
-    rf"\b{_P} (?:is|seems|looks|sounds) (?:very |so |really |quite )?(?:honest|trustworthy|good|fine)\b",
-    rf"\b(?:do not|don't|dont) vote (?:for |against )?{_P}",
-    rf"\bi (?:do not|don't|dont) suspect {_P}",
-)]
-_CHECK_FOUND_BARE = re.compile(r"\bmy (?:checks?|visions?) (?:found|shows?|showed|revealed|caught) (?:a |one )?"
-                               r"(?:were ?)?wol(?:f|ves)\b")
+_SUSPECT = [
+    re.compile(p)
+    for p in (
+        rf"\bi (?:strongly |really |still |also )?(?:suspect|accuse|distrust|doubt) {_P}",
+        rf"\b(?:i )?(?:vote|voting) (?:for |against )?{_P}",
+        rf"\b(?:let's |lets |we should |please )?(?:vote|exile|eliminate) {_P} out\b",
+        rf"\b{_P} (?:is|seems|looks|sounds|acts|was) (?:very |so |really |quite )?(?:suspicious|shady|guilty|"
+        rf"like (?:a )?(?:were ?)?wol(?:f|ves)|like a liar|fishy)",
+        rf"\b{_P} (?:is lying|lies|lied|is a liar)\b",
+        rf"\bi (?:do not|don't|dont) trust {_P}",
+        rf"\bi (?:am|'m) suspicious of {_P}",
+    )
+]
+_TRUST = [
+    re.compile(p)
+    for p in (
+        rf"\bi (?:fully |really |still |also )?(?:trust|believe|defend|vouch for) {_P}",
+        rf"\b{_P} (?:is|seems|looks|sounds) (?:very |so |really |quite )?(?:honest|trustworthy|good|fine)\b",
+        rf"\b(?:do not|don't|dont) vote (?:for |against )?{_P}",
+        rf"\bi (?:do not|don't|dont) suspect {_P}",
+    )
+]
+_CHECK_FOUND_BARE = re.compile(
+    r"\bmy (?:checks?|visions?) (?:found|shows?|showed|revealed|caught) (?:a |one )?"
+    r"(?:were ?)?wol(?:f|ves)\b"
+)
 _CHECK_CLEARED_BARE = re.compile(r"\bmy (?:checks?|visions?) (?:cleared|clears) (?:them|him|her)\b")
 
 
@@ -131,9 +145,9 @@ def _split_reason(sentence: str) -> tuple[str, str]:
 
 def _read_sentence(head: str, reason: str, add) -> None:
     m = _REPORTED.search(head)
-    own = head[:m.start()] if m else head  # what others said is theirs, not the speaker's
+    own = head[: m.start()] if m else head  # what others said is theirs, not the speaker's
     m = _REPORTED.search(reason)
-    reason = reason[:m.start()] if m else reason  # "… because P3 said: I am the seer" claims nothing
+    reason = reason[: m.start()] if m else reason  # "… because P3 said: I am the seer" claims nothing
     if _SEER_CLAIM.search(own) or _SEER_CLAIM.search(reason):
         add(SEER)
     stated: set[str] = set()

@@ -45,8 +45,11 @@ _ACTION = re.compile(rf"\b(?:{_ACTION_WORDS})\b", re.IGNORECASE)
 _INSTRUCTIONS = {
     Role.WEREWOLF: [r"Night \d+: choose the seat to attack\."],
     Role.SEER: [r"Night \d+: choose a seat to check\."],
-    Role.WITCH: [r"Night \d+: your potions\.", r"save: true uses your antidote on tonight's victim, false keeps it\.",
-                 r"poison: one of (?:P\d+, )*P\d+, or null to keep the poison\."],
+    Role.WITCH: [
+        r"Night \d+: your potions\.",
+        r"save: true uses your antidote on tonight's victim, false keeps it\.",
+        r"poison: one of (?:P\d+, )*P\d+, or null to keep the poison\.",
+    ],
     Role.VILLAGER: [],
 }
 
@@ -72,8 +75,7 @@ def entitled(truth: GameState, seat: str) -> set[str]:
     out: set[str] = set()
     for e in truth.events:
         mine = e.kind != "role" or e.data["seat"] == seat
-        info_ok = (e.kind == "witch_info" and role is Role.WITCH
-                   and (saved_round is None or e.round <= saved_round))
+        info_ok = e.kind == "witch_info" and role is Role.WITCH and (saved_round is None or e.round <= saved_round)
         if (e.kind in kinds and mine) or info_ok:
             out.update(sentences(render_event(e) or ""))
     return out
@@ -100,8 +102,9 @@ def scan(text: str, seat: str, truth: GameState, allowed: set[str] | None = None
     return bad
 
 
-def count_violations(texts: Iterable[tuple[str, str]], truth: GameState,
-                     static: Iterable[tuple[str, str]] = ()) -> tuple[int, list[tuple[str, str]]]:
+def count_violations(
+    texts: Iterable[tuple[str, str]], truth: GameState, static: Iterable[tuple[str, str]] = ()
+) -> tuple[int, list[tuple[str, str]]]:
     """Scan ``(seat, text)`` pairs (views, turn prompts) and ``static`` ``(seat, text)``
     pairs (system prompts, see :func:`scan`); returns the number of distinct
     ``(seat, sentence)`` violations and the list of them."""
@@ -116,10 +119,12 @@ def count_violations(texts: Iterable[tuple[str, str]], truth: GameState,
 
 
 _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8"}
-_SAID_SEAT = re.compile(r"\b(?:p|players?|seats?|number)[\s.\-#]*([1-8]|one|two|three|four|five|six|seven|eight)\b",
-                        re.IGNORECASE)
-_NIGHT_TALK = re.compile(r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?|potions?)\b",
-                         re.IGNORECASE)
+_SAID_SEAT = re.compile(
+    r"\b(?:p|players?|seats?|number)[\s.\-#]*([1-8]|one|two|three|four|five|six|seven|eight)\b", re.IGNORECASE
+)
+_NIGHT_TALK = re.compile(
+    r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?|potions?)\b", re.IGNORECASE
+)
 _CLEARED = r"(?:is|was|'s|are)\s+(?:not\s+an?\s+(?:were\s*)?wol(?:f|ves)|innocent|clear(?:ed)?|a\s+villager|good)\b"
 
 
@@ -144,8 +149,9 @@ def speech_leaks(truth: GameState, seats: Iterable[str] | None = None) -> list[t
         if role is Role.WEREWOLF and said_seats(text) & (wolves - {seat}):
             why = "a werewolf named its partner"
         elif role is Role.WEREWOLF and any(
-                re.search(rf"{_SAID_SEAT.pattern}\s+{_CLEARED}", part, re.IGNORECASE)
-                and (said_seats(part) - wolves) for part in re.split(r"[.!?;]", text)):
+            re.search(rf"{_SAID_SEAT.pattern}\s+{_CLEARED}", part, re.IGNORECASE) and (said_seats(part) - wolves)
+            for part in re.split(r"[.!?;]", text)
+        ):
             why = "a werewolf cleared a seat it knows is no werewolf"
         elif role in (Role.WEREWOLF, Role.WITCH) and _NIGHT_TALK.search(text):
             why = f"the {role.value} spoke of the night's actions"

@@ -106,6 +106,7 @@ def choose(b: Beliefs, tool: ToolSpec, salt: int = 0) -> Action:
 
 # --- night ------------------------------------------------------------------------------
 
+
 def check_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
     """Seer: the most suspicious seat among the legal (unchecked, living) ones."""
     a = assess(b)
@@ -152,8 +153,7 @@ def poison_target(b: Beliefs, tool: ToolSpec) -> str | None:
     werewolf by a credible seer claimant, or a seer claimant caught lying) that she
     suspects at least :data:`POISON_MIN`."""
     a = assess(b)
-    grounded = [s for s in tool.targets if s != b.seat and _hard_evidence(a, s)
-                and a.score.get(s, 0.0) >= POISON_MIN]
+    grounded = [s for s in tool.targets if s != b.seat and _hard_evidence(a, s) and a.score.get(s, 0.0) >= POISON_MIN]
     return _top(grounded, a.score, _key(0, b.round, b.seat)) if grounded else None
 
 
@@ -163,13 +163,18 @@ def _hard_evidence(a: Assessment, seat: str) -> Evidence | None:
             continue
         if ev.kind == CAUGHT:
             return ev
-        if (ev.kind == CLAIM and ev.claim is not None and ev.claim.kind == cl.WOLF
-                and a.credibility.get(ev.seat, 0.0) >= CREDIBLE):
+        if (
+            ev.kind == CLAIM
+            and ev.claim is not None
+            and ev.claim.kind == cl.WOLF
+            and a.credibility.get(ev.seat, 0.0) >= CREDIBLE
+        ):
             return ev
     return None
 
 
 # --- day --------------------------------------------------------------------------------
+
 
 def vote_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str | None:
     """The seat to vote out (``None``: abstain, only when no legal target is left)."""
@@ -218,8 +223,9 @@ def _seer_position(b: Beliefs, legal: list[str], salt: int) -> Position:
 
 def _under_pressure(b: Beliefs) -> bool:
     """Today at least :data:`PRESSURE` seats accused this seat and the table suspects it most."""
-    accusers = {c.speaker for c in b.claims if c.round == b.round and c.target == b.seat
-                and c.kind in (cl.WOLF, cl.SUSPECT)}
+    accusers = {
+        c.speaker for c in b.claims if c.round == b.round and c.target == b.seat and c.kind in (cl.WOLF, cl.SUSPECT)
+    }
     if len(accusers) < PRESSURE:
         return False
     public = assess(b, public=True)
@@ -237,8 +243,11 @@ def _village_position(b: Beliefs, legal: list[str], salt: int) -> Position:
 
 
 def _wolf_position(b: Beliefs, legal: list[str], salt: int) -> Position:
-    accusers = [s for s in b.seer_claimants() if s not in b.team
-                and any(c.speaker == s and c.kind == cl.WOLF and c.target in b.team for c in b.claims)]
+    accusers = [
+        s
+        for s in b.seer_claimants()
+        if s not in b.team and any(c.speaker == s and c.kind == cl.WOLF and c.target in b.team for c in b.claims)
+    ]
     mine = b.seat in b.seer_claimants()
     partner_claimed = any(p in b.seer_claimants() for p in b.partners)
     if mine or (accusers and not partner_claimed and _counter_claimer(b, accusers) == b.seat):
@@ -319,6 +328,7 @@ def _found_alive(b: Beliefs, legal: list[str]) -> list[str]:
 
 # --- words ------------------------------------------------------------------------------
 
+
 def template(p: Position, max_chars: int = 200, salt: int = 0) -> str:
     """The position in plain words (the fallback when the LLM gives no speech), within
     ``max_chars``. :func:`appliance.judge.claims.read` reads its claims back."""
@@ -368,8 +378,9 @@ def opening(p: Position) -> str:
     return f"I {'trust' if p.stance == DEFEND else 'suspect'} {p.target} because "
 
 
-def speech_grammar(p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None,
-                   one_sentence: bool = False) -> str:
+def speech_grammar(
+    p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None, one_sentence: bool = False
+) -> str:
     """GBNF for the ``speak`` tool's arguments that words ``p``: the speech starts with
     :func:`opening` and goes on in the model's own words, in which the only seat ids are
     seats of the table — for a werewolf, never a partner. Every speech it allows is a
@@ -387,22 +398,31 @@ def speech_grammar(p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | Non
     room = (limit - len(start) - (1 if one_sentence else 0)) // 2  # a seat id is one step of two characters
     stops = ".!?" if one_sentence else ""
     first = "step" if start else "[A-Za-z]"  # a speech must have a letter
-    end = ' [.!?]' if one_sentence else ""
-    return "\n".join([
-        'root ::= "{\\"text\\":\\"" ' + (_gbnf_text(start) + " " if start else "") + f"first step{{0,{room - 1}}}"
-        + end + ' "\\"}"',
-        f"first ::= {first}",
-        f'step ::= [^"\\\\\\nP{stops}] | "P" [^"\\\\\\n0-9P{stops}] | seat',
-        "seat ::= " + " | ".join(f'"{s}"' for s in seats),
-    ])
+    end = " [.!?]" if one_sentence else ""
+    return "\n".join(
+        [
+            'root ::= "{\\"text\\":\\"" '
+            + (_gbnf_text(start) + " " if start else "")
+            + f"first step{{0,{room - 1}}}"
+            + end
+            + ' "\\"}"',
+            f"first ::= {first}",
+            f'step ::= [^"\\\\\\nP{stops}] | "P" [^"\\\\\\n0-9P{stops}] | seat',
+            "seat ::= " + " | ".join(f'"{s}"' for s in seats),
+        ]
+    )
 
 
 def _gbnf_text(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_VAGUE = ("I suspect {seat}, but I have no proof yet.", "I suspect {seat} for now; tell me why I am wrong.",
-          "I suspect {seat}, it is only a feeling so far.", "I suspect {seat} until I hear better.")
+_VAGUE = (
+    "I suspect {seat}, but I have no proof yet.",
+    "I suspect {seat} for now; tell me why I am wrong.",
+    "I suspect {seat}, it is only a feeling so far.",
+    "I suspect {seat} until I hear better.",
+)
 
 
 def _why(p: Position, target: str) -> str:
@@ -507,17 +527,28 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
 
 
 #: what only the werewolves and the Witch know of the night (who was attacked, proposed, saved, poisoned)
-_NIGHT_TALK = re.compile(r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?"
-                         r"|potions?)\b")
-_TEAM_TALK = re.compile(r"\b(?:partners?|team ?mates?|my team|fellow (?:were ?)?wol\w*|we (?:are )?(?:were ?)?wolves"
-                        r"|(?:the )?other (?:were ?)?wolf)\b")
-_CLEARS = re.compile(r"\bp[1-9] (?:is|was|'s|are) (?:not (?:a |an |one of the )?(?:were ?)?wol(?:f|ves)|innocent|clear"
-                     r"|cleared|a villager|good|on (?:our|my|the village'?s?) side)\b")
-_OWN_ROLE = re.compile(r"\b(?:i am|i'm|im)(?: the| a| an| your)?(?: real| true| only)? (?:witch|(?:were ?)?wol(?:f|ves))\b")
+_NIGHT_TALK = re.compile(
+    r"\b(?:attack\w*|kill\w*|victims?|propos\w*|sav(?:e|ed|es|ing)|poison\w*|antidotes?"
+    r"|potions?)\b"
+)
+_TEAM_TALK = re.compile(
+    r"\b(?:partners?|team ?mates?|my team|fellow (?:were ?)?wol\w*|we (?:are )?(?:were ?)?wolves"
+    r"|(?:the )?other (?:were ?)?wolf)\b"
+)
+_CLEARS = re.compile(
+    r"\bp[1-9] (?:is|was|'s|are) (?:not (?:a |an |one of the )?(?:were ?)?wol(?:f|ves)|innocent|clear"
+    r"|cleared|a villager|good|on (?:our|my|the village'?s?) side)\b"
+)
+_OWN_ROLE = re.compile(
+    r"\b(?:i am|i'm|im)(?: the| a| an| your)?(?: real| true| only)? (?:witch|(?:were ?)?wol(?:f|ves))\b"
+)
 
-_STANCE_WORDS = {CLAIM_SEER: "say you are the seer and reveal your results",
-                 COUNTER_CLAIM: "say you are the real seer and the other claimant lies",
-                 ACCUSE: "accuse your target", DEFEND: "defend your target"}
+_STANCE_WORDS = {
+    CLAIM_SEER: "say you are the seer and reveal your results",
+    COUNTER_CLAIM: "say you are the real seer and the other claimant lies",
+    ACCUSE: "accuse your target",
+    DEFEND: "defend your target",
+}
 
 
 def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
@@ -529,17 +560,24 @@ def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
         did = "accused" if ev.claim.kind == cl.SUSPECT else "defended"  # not quoted: it would only be repeated
         return f"Evidence: on day {ev.round} {ev.seat} {did} {ev.claim.target}."
     if ev.kind in (CLAIM, CAUGHT) and ev.claim is not None:
-        said = next((t for r, s, t in b.speeches if s == ev.seat and r == ev.round
-                     and ev.claim in cl.read(s, t, r)), None)
+        said = next(
+            (t for r, s, t in b.speeches if s == ev.seat and r == ev.round and ev.claim in cl.read(s, t, r)), None
+        )
         if said and short:
-            said = next((x for x in re.split(r"(?<=[.!?;])\s+|\n", said)
-                         if (ev.claim.kind, ev.claim.target) in {(c.kind, c.target) for c in cl.read(ev.seat, x, ev.round)}),
-                        said)
+            said = next(
+                (
+                    x
+                    for x in re.split(r"(?<=[.!?;])\s+|\n", said)
+                    if (ev.claim.kind, ev.claim.target) in {(c.kind, c.target) for c in cl.read(ev.seat, x, ev.round)}
+                ),
+                said,
+            )
         return f"Evidence: {ev.seat} said: {json.dumps(said, ensure_ascii=False)}" if said else None
     return None
 
 
 # --- ties -------------------------------------------------------------------------------
+
 
 def _key(salt: int, *parts) -> int:
     return zlib.crc32(":".join(str(x) for x in (salt, *parts)).encode())

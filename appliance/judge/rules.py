@@ -46,8 +46,21 @@ from dataclasses import dataclass, replace
 
 from appliance.judge import tools
 from appliance.judge.state import (
-    PUBLIC, Action, Event, Faction, GameState, IllegalAction, NightKill, Phase, Role, SeerCheck, Speak, Vote,
-    WitchAct, deal, faction_of,
+    PUBLIC,
+    Action,
+    Event,
+    Faction,
+    GameState,
+    IllegalAction,
+    NightKill,
+    Phase,
+    Role,
+    SeerCheck,
+    Speak,
+    Vote,
+    WitchAct,
+    deal,
+    faction_of,
 )
 from appliance.judge.tools import ToolSpec
 
@@ -60,8 +73,7 @@ class Turn:
     tool: ToolSpec
 
 
-def new_game(seed: int, n_seats: int, user_seat: str | None = None,
-             roles: Sequence[Role] | None = None) -> GameState:
+def new_game(seed: int, n_seats: int, user_seat: str | None = None, roles: Sequence[Role] | None = None) -> GameState:
     """Deal roles by ``seed`` (or take ``roles``, in seat order) and log the opening
     events; the game starts at Night 1.
 
@@ -142,12 +154,22 @@ def act(state: GameState, seat: str, action: Action) -> GameState:
             if witch and s.antidote:
                 out.append(ev("witch_info", witch, {"victim": victim}))
     elif isinstance(action, SeerCheck):
-        out = [ev("seer_result", (seat,), {"target": action.target,
-                                            "werewolf": state.role(action.target) is Role.WEREWOLF})]
+        out = [
+            ev(
+                "seer_result",
+                (seat,),
+                {"target": action.target, "werewolf": state.role(action.target) is Role.WEREWOLF},
+            )
+        ]
     elif isinstance(action, WitchAct):
         victim = night_victim(s)
-        out = [ev("witch_action", (seat,), {"save": action.save, "victim": victim if action.save else None,
-                                            "poison": action.poison})]
+        out = [
+            ev(
+                "witch_action",
+                (seat,),
+                {"save": action.save, "victim": victim if action.save else None, "poison": action.poison},
+            )
+        ]
         s = replace(s, antidote=s.antidote and not action.save, poison=s.poison and action.poison is None)
     elif isinstance(action, Speak):
         out = [ev("speech", PUBLIC, {"seat": seat, "text": action.text})]
@@ -191,18 +213,28 @@ def advance(state: GameState) -> GameState:
     top = tally.most_common()
     eliminated = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
     reason = "most votes" if eliminated else ("tie" if top else "no votes")
-    s = replace(state, alive=state.alive - {eliminated} if eliminated else state.alive,
-                complete_rounds=state.complete_rounds + 1)
-    out = [ev("eliminated", PUBLIC, {"seat": eliminated, "reason": reason,
-                                     "tally": {k: tally[k] for k in state.seats if k in tally}})]
+    s = replace(
+        state,
+        alive=state.alive - {eliminated} if eliminated else state.alive,
+        complete_rounds=state.complete_rounds + 1,
+    )
+    out = [
+        ev(
+            "eliminated",
+            PUBLIC,
+            {"seat": eliminated, "reason": reason, "tally": {k: tally[k] for k in state.seats if k in tally}},
+        )
+    ]
     return _after_deaths(s, out, Phase.NIGHT)
 
 
 # --- internals -------------------------------------------------------------------------
 
+
 def _event_maker(state: GameState):
     def ev(kind: str, audience: tuple[str, ...] | str, data: dict) -> Event:
         return Event(state.round, state.phase, kind, audience, data)
+
     return ev
 
 
@@ -258,8 +290,12 @@ def _tool(state: GameState, seat: str) -> ToolSpec:
             return ToolSpec(tools.NIGHT_KILL, targets=prey)
         if role is Role.SEER:
             return ToolSpec(tools.SEER_CHECK, targets=_seer_targets(state, seat))
-        return ToolSpec(tools.WITCH_ACT, targets=others if state.poison else (),
-                        victim=night_victim(state) if state.antidote else None, can_poison=state.poison)
+        return ToolSpec(
+            tools.WITCH_ACT,
+            targets=others if state.poison else (),
+            victim=night_victim(state) if state.antidote else None,
+            can_poison=state.poison,
+        )
     if state.phase is Phase.DAY:
         return ToolSpec(tools.SPEAK, targets=others)  # targets: seats a speech may name (decoding aid)
     return ToolSpec(tools.VOTE, targets=others, can_abstain=True)

@@ -38,7 +38,17 @@ from appliance.judge import policy, tools
 from appliance.judge.beliefs import Beliefs, beliefs_of
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import (
-    Action, Faction, GameState, NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct, faction_of,
+    Action,
+    Faction,
+    GameState,
+    NightKill,
+    Phase,
+    Role,
+    SeerCheck,
+    Speak,
+    Vote,
+    WitchAct,
+    faction_of,
 )
 from appliance.judge.tools import ToolSpec
 from appliance.judge.views import view
@@ -65,16 +75,14 @@ def random_action(tool: ToolSpec, rng: random.Random) -> Action:
     return (NightKill if tool.name == tools.NIGHT_KILL else SeerCheck)(rng.choice(tool.targets))
 
 
-def play(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE,
-         roles=None) -> GameState:
+def play(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE, roles=None) -> GameState:
     """Play one whole game; returns the final state (``phase`` is ``OVER``).
 
     ``policies``: one policy for every seat, or seat → policy. Each action is applied by
     :func:`appliance.judge.rules.act`, so an illegal one raises ``IllegalAction``.
     """
     s = new_game(seed, n_seats, roles=roles)
-    per_seat = {seat: (policies.get(seat, CODE) if isinstance(policies, Mapping) else policies)
-                for seat in s.seats}
+    per_seat = {seat: (policies.get(seat, CODE) if isinstance(policies, Mapping) else policies) for seat in s.seats}
     rngs = {seat: random.Random(f"{seed}:{seat}") for seat in s.seats}
     beliefs: dict[str, Beliefs] = {}
     while s.phase is not Phase.OVER:
@@ -101,8 +109,8 @@ class GameStats:
 
     seed: int
     winner: str
-    seer_found_wolf: bool        # and lived to speak the next day
-    seer_revealed: bool          # … and that day's speech claimed the seer and named it
+    seer_found_wolf: bool  # and lived to speak the next day
+    seer_revealed: bool  # … and that day's speech claimed the seer and named it
     seer_exiled_by_villagers: bool
     complete_rounds: int
 
@@ -115,13 +123,15 @@ def stats(final: GameState) -> GameStats:
     if found:
         first = found[0]
         wolf, day = first.data["target"], first.round
-        speech = next((e for e in final.events if e.kind == "speech" and e.round == day
-                       and e.data["seat"] == seer), None)
+        speech = next(
+            (e for e in final.events if e.kind == "speech" and e.round == day and e.data["seat"] == seer), None
+        )
         if speech is not None:
             found_ok = True
             said = cl.read(seer, speech.data["text"], day)
-            revealed = (any(c.kind == cl.SEER for c in said)
-                        and any(c.kind == cl.WOLF and c.target == wolf for c in said))
+            revealed = any(c.kind == cl.SEER for c in said) and any(
+                c.kind == cl.WOLF and c.target == wolf for c in said
+            )
     exiled = False
     for e in final.events:
         if e.kind == "eliminated" and e.data["seat"] == seer:
@@ -129,8 +139,9 @@ def stats(final: GameState) -> GameStats:
             against = [v for v, t in votes.items() if t == seer]
             village = sum(1 for v in against if faction_of(final.role(v)) is Faction.VILLAGERS)
             exiled = village * 2 > len(against)
-    return GameStats(final.seed, final.winner.value if final.winner else "", found_ok, revealed, exiled,
-                     final.complete_rounds)
+    return GameStats(
+        final.seed, final.winner.value if final.winner else "", found_ok, revealed, exiled, final.complete_rounds
+    )
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -144,19 +155,23 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, c - h), min(1.0, c + h))
 
 
-def bench(games: int, n_seats: int = 7, policies: Policy | Mapping[str, Policy] = CODE,
-          first_seed: int = 1) -> dict[str, Any]:
+def bench(
+    games: int, n_seats: int = 7, policies: Policy | Mapping[str, Policy] = CODE, first_seed: int = 1
+) -> dict[str, Any]:
     """Play seeds ``first_seed`` … ``first_seed + games − 1`` and return the rates."""
     rows = [stats(play(seed, n_seats, policies)) for seed in range(first_seed, first_seed + games)]
     wins = sum(1 for r in rows if r.winner == Faction.VILLAGERS.value)
     found = [r for r in rows if r.seer_found_wolf]
     lo, hi = wilson(wins, len(rows))
-    return {"games": len(rows), "villager_win_rate": _r(wins / len(rows)),
-            "villager_win_rate_95": [_r(lo), _r(hi)],
-            "seer_revealed_by_next_day_rate": _r(sum(r.seer_revealed for r in found) / len(found)) if found else None,
-            "seer_found_wolf_games": len(found),
-            "seer_exiled_by_villagers_rate": _r(sum(r.seer_exiled_by_villagers for r in rows) / len(rows)),
-            "mean_complete_rounds": _r(sum(r.complete_rounds for r in rows) / len(rows))}
+    return {
+        "games": len(rows),
+        "villager_win_rate": _r(wins / len(rows)),
+        "villager_win_rate_95": [_r(lo), _r(hi)],
+        "seer_revealed_by_next_day_rate": _r(sum(r.seer_revealed for r in found) / len(found)) if found else None,
+        "seer_found_wolf_games": len(found),
+        "seer_exiled_by_villagers_rate": _r(sum(r.seer_exiled_by_villagers for r in rows) / len(rows)),
+        "mean_complete_rounds": _r(sum(r.complete_rounds for r in rows) / len(rows)),
+    }
 
 
 def _r(x: float) -> float:

@@ -7,9 +7,9 @@ Seat ids are ``"P1"`` … ``"PN"`` (6 ≤ N ≤ 8).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Sequence
 from typing import Any, Union
 
 MIN_SEATS = 6
@@ -52,6 +52,7 @@ class Phase(str, Enum):
 
 
 # --- actions: the arguments of the one legal turn tool, as typed values ---------------
+
 
 @dataclass(frozen=True)
 class NightKill:
@@ -114,9 +115,13 @@ class Event:
         return self.audience == PUBLIC or seat in self.audience
 
     def to_json(self) -> dict[str, Any]:
-        return {"round": self.round, "phase": self.phase.value, "kind": self.kind,
-                "audience": self.audience if self.audience == PUBLIC else list(self.audience),
-                "data": self.data}
+        return {
+            "round": self.round,
+            "phase": self.phase.value,
+            "kind": self.kind,
+            "audience": self.audience if self.audience == PUBLIC else list(self.audience),
+            "data": self.data,
+        }
 
 
 @dataclass(frozen=True)
@@ -166,8 +171,7 @@ def seat_ids(n_seats: int) -> tuple[str, ...]:
     return tuple(f"P{i}" for i in range(1, n_seats + 1))
 
 
-def deal(seed: int, n_seats: int, user_seat: str | None = None,
-         roles: Sequence[Role] | None = None) -> GameState:
+def deal(seed: int, n_seats: int, user_seat: str | None = None, roles: Sequence[Role] | None = None) -> GameState:
     """A new game before the first night's events: roles dealt and the user seat drawn by ``seed``.
 
     Roles: 2 Werewolves, 1 Seer, 1 Witch, the rest Villagers, shuffled with
@@ -193,5 +197,4 @@ def deal(seed: int, n_seats: int, user_seat: str | None = None,
     drawn = rng.choice(seats)
     if user_seat is not None and user_seat not in seats:
         raise IllegalAction(f"user seat {user_seat!r} is not one of {', '.join(seats)}")
-    return GameState(seed=seed, seats=seats, roles=tuple(dealt), user_seat=user_seat or drawn,
-                     alive=frozenset(seats))
+    return GameState(seed=seed, seats=seats, roles=tuple(dealt), user_seat=user_seat or drawn, alive=frozenset(seats))

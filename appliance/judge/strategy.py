@@ -17,16 +17,20 @@ STRATEGIES = {
         "Keep your role hidden: talk like a worried villager and never name your partner. Point suspicion at a "
         "villager with a concrete reason. If someone claims to be the seer, call them a liar and push the vote "
         "onto them. At night attack the seat most dangerous to you, such as a claimed seer. Never vote for "
-        "your partner."),
+        "your partner."
+    ),
     Role.SEER: (
         "Check a different seat each night, starting with the seats you trust least. When a check finds a "
         "werewolf, say so in the day, name it and ask everyone to vote it out. Until then keep your role quiet "
-        "and vote for the seat whose words or votes look most suspicious."),
+        "and vote for the seat whose words or votes look most suspicious."
+    ),
     Role.WITCH: (
         "Saving the first night's victim is usually worth your antidote. Poison only a seat that the talk and "
-        "the votes show is very likely a werewolf. Keep your role quiet unless revealing it saves the village."),
+        "the votes show is very likely a werewolf. Keep your role quiet unless revealing it saves the village."
+    ),
     Role.VILLAGER: (
         "You have no night power, so reason. Notice who accuses without reason, who defends whom and who votes "
         "together. Trust a seer claim that fits the votes. Vote for the seat whose words and votes fit a "
-        "werewolf best, never at random."),
+        "werewolf best, never at random."
+    ),
 }

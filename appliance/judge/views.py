@@ -48,15 +48,28 @@ class SeatView:
         return f"{self.phase.value.capitalize()} {self.round}. Alive: {', '.join(self.alive)}.{dead}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"seat": self.seat, "role": self.role.value, "round": self.round, "phase": self.phase.value,
-                "alive": list(self.alive), "dead": list(self.dead), "log": self.lines()}
+        return {
+            "seat": self.seat,
+            "role": self.role.value,
+            "round": self.round,
+            "phase": self.phase.value,
+            "alive": list(self.alive),
+            "dead": list(self.dead),
+            "log": self.lines(),
+        }
 
 
 def view(state: GameState, seat: str) -> SeatView:
     """``seat``'s view of ``state`` (events whose audience includes it, plus public state)."""
-    return SeatView(seat=seat, role=state.role(seat), round=state.round, phase=state.phase,
-                    alive=state.living(), dead=tuple(s for s in state.seats if s not in state.alive),
-                    events=tuple(e for e in state.events if e.visible_to(seat)))
+    return SeatView(
+        seat=seat,
+        role=state.role(seat),
+        round=state.round,
+        phase=state.phase,
+        alive=state.living(),
+        dead=tuple(s for s in state.seats if s not in state.alive),
+        events=tuple(e for e in state.events if e.visible_to(seat)),
+    )
 
 
 _PLURAL = {"werewolf": "werewolves"}
@@ -67,8 +80,9 @@ def render_event(e: Event) -> str | None:
     d = e.data
     k = e.kind
     if k == "table":
-        counts = ", ".join(f"{n} {_PLURAL.get(role, role + 's') if n > 1 else role}"
-                           for role, n in d["roles_in_play"].items())
+        counts = ", ".join(
+            f"{n} {_PLURAL.get(role, role + 's') if n > 1 else role}" for role, n in d["roles_in_play"].items()
+        )
         return f"Table: {', '.join(d['seats'])}. Roles in play: {counts}."
     if k == "role":
         return f"You are {d['seat']}, the {d['role']}."
@@ -130,25 +144,32 @@ def instruction(turn: Turn, round_: int) -> str:
 # --- lines → events (the inverse of render_event) ----------------------------------------
 
 _SEATS = r"P\d+(?:, P\d+)*"
-_LINES: list[tuple[re.Pattern, str, bool]] = [(re.compile(p), kind, private) for p, kind, private in (
-    (rf"Table: (?P<seats>{_SEATS})\. Roles in play: (?P<counts>.*)\.", "table", False),
-    (r"You are (?P<seat>P\d+), the (?P<role>\w+)\.", "role", True),
-    (rf"Werewolf team: (?P<seats>{_SEATS})\.", "wolf_team", True),
-    (r"== (?P<phase>\w+) (?P<round>\d+) ==", "phase", False),
-    (r"Werewolf (?P<seat>P\d+) proposes to attack (?P<target>P\d+)\.", "wolf_proposal", True),
-    (r"The werewolves attack (?P<target>P\d+) tonight\.", "wolf_victim", True),
-    (r"The werewolves attacked (?P<victim>P\d+) tonight\.", "witch_info", True),
-    (r"Your check: (?P<target>P\d+) is (?P<not>not )?a werewolf\.", "seer_result", True),
-    (r"(?:You saved (?P<victim>P\d+) with your antidote|You kept your antidote)\. "
-     r"(?:You poisoned (?P<poison>P\d+)|You poisoned nobody)\.", "witch_action", True),
-    (r"Dawn: (?P<who>.+) died during the night\.", "deaths", False),
-    (r'(?P<seat>P\d+) said: (?P<text>".*")', "speech", False),
-    (r"(?:You voted for (?P<target>P\d+)|You abstained)\.", "vote_cast", True),
-    (r"Ballots: (?P<ballots>.*)\.", "votes", False),
-    (r"(?P<seat>P\d+) was voted out with (?P<n>\d+) votes\.", "eliminated", False),
-    (r"(?P<tie>Tie: nobody was voted out|Everyone abstained: nobody was voted out)\.", "eliminated", False),
-    (r"Game over: the (?P<winner>\w+) win\.", "game_over", False),
-)]
+_LINES: list[tuple[re.Pattern, str, bool]] = [
+    (re.compile(p), kind, private)
+    for p, kind, private in (
+        (rf"Table: (?P<seats>{_SEATS})\. Roles in play: (?P<counts>.*)\.", "table", False),
+        (r"You are (?P<seat>P\d+), the (?P<role>\w+)\.", "role", True),
+        (rf"Werewolf team: (?P<seats>{_SEATS})\.", "wolf_team", True),
+        (r"== (?P<phase>\w+) (?P<round>\d+) ==", "phase", False),
+        (r"Werewolf (?P<seat>P\d+) proposes to attack (?P<target>P\d+)\.", "wolf_proposal", True),
+        (r"The werewolves attack (?P<target>P\d+) tonight\.", "wolf_victim", True),
+        (r"The werewolves attacked (?P<victim>P\d+) tonight\.", "witch_info", True),
+        (r"Your check: (?P<target>P\d+) is (?P<not>not )?a werewolf\.", "seer_result", True),
+        (
+            r"(?:You saved (?P<victim>P\d+) with your antidote|You kept your antidote)\. "
+            r"(?:You poisoned (?P<poison>P\d+)|You poisoned nobody)\.",
+            "witch_action",
+            True,
+        ),
+        (r"Dawn: (?P<who>.+) died during the night\.", "deaths", False),
+        (r'(?P<seat>P\d+) said: (?P<text>".*")', "speech", False),
+        (r"(?:You voted for (?P<target>P\d+)|You abstained)\.", "vote_cast", True),
+        (r"Ballots: (?P<ballots>.*)\.", "votes", False),
+        (r"(?P<seat>P\d+) was voted out with (?P<n>\d+) votes\.", "eliminated", False),
+        (r"(?P<tie>Tie: nobody was voted out|Everyone abstained: nobody was voted out)\.", "eliminated", False),
+        (r"Game over: the (?P<winner>\w+) win\.", "game_over", False),
+    )
+]
 
 
 def parse_line(line: str, seat: str, round_: int, phase: Phase) -> Event:
@@ -195,7 +216,7 @@ def from_lines(seat: str, lines: list[str] | tuple[str, ...], prior: SeatView | 
         round_, phase = prior.round, (Phase.NIGHT if prior.phase is Phase.OVER else prior.phase)
         seats, dead, role = list(prior.alive + prior.dead), list(prior.dead), prior.role
         seats.sort(key=lambda s: int(s[1:]))
-        lines = lines[len(prior.events):]
+        lines = lines[len(prior.events) :]
     for line in lines:
         e = parse_line(line, seat, round_, phase)
         if e.kind == "phase":
@@ -214,9 +235,15 @@ def from_lines(seat: str, lines: list[str] | tuple[str, ...], prior: SeatView | 
     if role is None:
         raise ValueError(f"{seat}'s log does not say its role")
     over = any(e.kind == "game_over" for e in events)
-    return SeatView(seat=seat, role=role, round=round_, phase=Phase.OVER if over else phase,
-                    alive=tuple(s for s in seats if s not in dead), dead=tuple(s for s in seats if s in dead),
-                    events=tuple(events))
+    return SeatView(
+        seat=seat,
+        role=role,
+        round=round_,
+        phase=Phase.OVER if over else phase,
+        alive=tuple(s for s in seats if s not in dead),
+        dead=tuple(s for s in seats if s in dead),
+        events=tuple(events),
+    )
 
 
 _SINGULAR = {v: k for k, v in _PLURAL.items()}

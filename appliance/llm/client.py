@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 
 from appliance.errors import ApplianceError
 from appliance.llm import decision
+
 # re-exported: simulate/person.py writes its own grammars with it
 from appliance.llm.decision import gbnf_alternatives  # noqa: F401
 
@@ -89,11 +90,20 @@ class LLM:
     _client: openai.AsyncOpenAI = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                                          max_retries=0)  # our own retries: the policy above, one log line each
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0
+        )  # our own retries: the policy above, one log line each
 
-    async def decide(self, system: str, user: str, model_cls: type[D], *, max_tokens: int,
-                     temperature: float = 0.0, on_text: Callable[[str], None] | None = None) -> D:
+    async def decide(
+        self,
+        system: str,
+        user: str,
+        model_cls: type[D],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        on_text: Callable[[str], None] | None = None,
+    ) -> D:
         """One decision: the answer constrained by ``model_cls``'s grammar (embedded) or
         schema (other servers), validated into an instance of it.
 
@@ -104,33 +114,69 @@ class LLM:
                 or it does not validate as ``model_cls``.
             TypeError, ValueError: ``model_cls`` is not a supported decision model.
         """
-        ans = await self.json(system, user, grammar=decision.grammar(model_cls), schema=decision.json_schema(model_cls),
-                              max_tokens=max_tokens, temperature=temperature, on_text=on_text)
+        ans = await self.json(
+            system,
+            user,
+            grammar=decision.grammar(model_cls),
+            schema=decision.json_schema(model_cls),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            on_text=on_text,
+        )
         try:
             return model_cls.model_validate(ans)
         except ValidationError as e:
-            raise LLMError(f"LLM at {self.base_url}: answer is not a valid {model_cls.__name__}: {ans!r} "
-                           f"({e.error_count()} errors: {e.errors()[0]['msg']})") from None
+            raise LLMError(
+                f"LLM at {self.base_url}: answer is not a valid {model_cls.__name__}: {ans!r} "
+                f"({e.error_count()} errors: {e.errors()[0]['msg']})"
+            ) from None
 
-    async def json(self, system: str, user: str, *, grammar: str, schema: dict[str, Any], max_tokens: int,
-                   temperature: float = 0.0, seed: int | None = None,
-                   on_text: Callable[[str], None] | None = None) -> Any:
+    async def json(
+        self,
+        system: str,
+        user: str,
+        *,
+        grammar: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Any:
         """Ask for one constrained JSON answer and return it decoded.
 
         Raises:
             LLMError: request failed, or the text is not JSON (e.g. cut off by ``max_tokens``).
         """
-        reply = await self.complete(system, user, grammar=grammar, schema=schema, max_tokens=max_tokens,
-                                    temperature=temperature, seed=seed, on_text=on_text)
+        reply = await self.complete(
+            system,
+            user,
+            grammar=grammar,
+            schema=schema,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            on_text=on_text,
+        )
         try:
             return json.loads(reply.text)
         except json.JSONDecodeError:
-            raise LLMError(f"LLM at {self.base_url}: not the requested JSON (cut off by max_tokens={max_tokens}?): "
-                           f"{reply.text!r}") from None
+            raise LLMError(
+                f"LLM at {self.base_url}: not the requested JSON (cut off by max_tokens={max_tokens}?): {reply.text!r}"
+            ) from None
 
-    async def complete(self, system: str, user: str, *, grammar: str, schema: dict[str, Any], max_tokens: int,
-                       temperature: float = 0.0, seed: int | None = None,
-                       on_text: Callable[[str], None] | None = None) -> Reply:
+    async def complete(
+        self,
+        system: str,
+        user: str,
+        *,
+        grammar: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Reply:
         """One constrained answer as raw text, for a caller that decodes it itself.
 
         ``seed``: the sampling seed (None: the server's); ``on_text``: the growing text.
@@ -142,8 +188,9 @@ class LLM:
             extra: dict[str, Any] = {"grammar": grammar}
         else:
             extra = {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}}
-        return await self._request(system, user, extra, max_tokens=max_tokens, temperature=temperature, seed=seed,
-                                   on_text=on_text)
+        return await self._request(
+            system, user, extra, max_tokens=max_tokens, temperature=temperature, seed=seed, on_text=on_text
+        )
 
     async def text(self, system: str, user: str, *, max_tokens: int, temperature: float = 0.3) -> str:
         """One short free-text answer (no grammar), stripped.
@@ -166,15 +213,28 @@ class LLM:
 
     # ---- one request, with retries -----------------------------------------------------
 
-    async def _request(self, system: str, user: str, extra: dict[str, Any], *, max_tokens: int,
-                       temperature: float, seed: int | None = None,
-                       on_text: Callable[[str], None] | None = None) -> Reply:
+    async def _request(
+        self,
+        system: str,
+        user: str,
+        extra: dict[str, Any],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Reply:
         if self.slot is not None:
             extra = {**extra, "id_slot": self.slot, "cache_prompt": True}
         kwargs: dict[str, Any] = {
-            "model": self.model, "temperature": temperature, "max_tokens": max_tokens, "stream": True,
-            "stream_options": {"include_usage": True}, "extra_body": extra,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+            "model": self.model,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "extra_body": extra,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        }
         if seed is not None:
             kwargs["seed"] = seed
         seen: list[str] = []  # the text on_text has been given (a failure after it is not retried)
@@ -193,10 +253,16 @@ class LLM:
                 if why is None or seen or attempt == self.max_retries:
                     tries = f" after {attempt + 1} tries" if attempt else ""
                     raise LLMError(f"LLM at {self.base_url} failed{tries}: {why or _describe(e)}") from e
-                delay_s = self.retry_backoff_ms * 2 ** attempt / 1000
+                delay_s = self.retry_backoff_ms * 2**attempt / 1000
                 attempt += 1
-                log.warning("LLM at %s: %s; try %d of %d in %.2f s", self.base_url, why, attempt + 1,
-                            self.max_retries + 1, delay_s)
+                log.warning(
+                    "LLM at %s: %s; try %d of %d in %.2f s",
+                    self.base_url,
+                    why,
+                    attempt + 1,
+                    self.max_retries + 1,
+                    delay_s,
+                )
                 await asyncio.sleep(delay_s)
 
     async def _stream(self, kwargs: dict[str, Any], on_text: Callable[[str], None] | None) -> Reply:
@@ -213,8 +279,13 @@ class LLM:
         ms = int((time.monotonic() - t0) * 1000 + 0.5)
         log.debug("llm slot=%s %d ms: %s", self.slot, ms, text)
         details = usage.prompt_tokens_details if usage is not None else None
-        return Reply(text, usage.prompt_tokens if usage else None, details.cached_tokens if details else None,
-                     usage.completion_tokens if usage else None, ms)
+        return Reply(
+            text,
+            usage.prompt_tokens if usage else None,
+            details.cached_tokens if details else None,
+            usage.completion_tokens if usage else None,
+            ms,
+        )
 
     def _serialised(self):
         if self.slot is None:  # not the embedded server: no need to queue

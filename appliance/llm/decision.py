@@ -122,8 +122,10 @@ def _value(prop: dict[str, Any], where: str) -> str:
         if "pattern" in prop:
             return '"\\"" ' + _pattern(prop["pattern"], where) + ' "\\""'
         if "maxLength" not in prop:
-            raise ValueError(f"{where}: a string needs max_length or pattern (an unbounded string lets a small "
-                             f"model ramble until max_tokens cuts the JSON)")
+            raise ValueError(
+                f"{where}: a string needs max_length or pattern (an unbounded string lets a small "
+                f"model ramble until max_tokens cuts the JSON)"
+            )
         return f'"\\"" {_SAFE_CHAR}{{{prop.get("minLength", 0)},{prop["maxLength"]}}} "\\""'
     raise TypeError(f"{where}: {prop} is not a supported decision field (Literal, bounded str, bool, or X | None)")
 
@@ -149,9 +151,9 @@ def _pattern(pattern: str, where: str) -> str:
             i += 1
         elif c == "{":
             end = body.index("}", i)
-            if not re.fullmatch(r"\d+(,\d*)?", body[i + 1:end]):
-                raise ValueError(f"{where}: pattern {pattern!r}: bad quantifier {body[i:end + 1]!r}")
-            out[-1] += body[i:end + 1]
+            if not re.fullmatch(r"\d+(,\d*)?", body[i + 1 : end]):
+                raise ValueError(f"{where}: pattern {pattern!r}: bad quantifier {body[i : end + 1]!r}")
+            out[-1] += body[i : end + 1]
             i = end + 1
         elif c == ".":
             out.append(_SAFE_CHAR)

@@ -75,12 +75,15 @@ class LLMRuntime:
 
     def __init__(self, cfg: Config, log_path: Path | None = None):
         self.cfg = cfg
-        stamp = time.strftime('%Y%m%d-%H%M%S')
+        stamp = time.strftime("%Y%m%d-%H%M%S")
         self.log_path = log_path or Path(cfg.recording.dir).expanduser() / f"llm-{stamp}.log"
         self.main = Endpoint(cfg.llm, "llm", self.log_path)
         seats = cfg.werewolf.llm
-        self.seats = (Endpoint(seats, "werewolf.llm", self.log_path.with_name(f"llm-werewolf-{stamp}.log"))
-                      if seats is not None and seats != cfg.llm else None)
+        self.seats = (
+            Endpoint(seats, "werewolf.llm", self.log_path.with_name(f"llm-werewolf-{stamp}.log"))
+            if seats is not None and seats != cfg.llm
+            else None
+        )
 
     # the main endpoint, as the voice loop's pipecat LLM service needs it
     @property
@@ -149,11 +152,20 @@ class LLMRuntime:
         if e.server is not None:
             slot = LLM_SLOTS[name]
             if slot >= e.cfg.parallel_slots:
-                raise ValueError(f"LLM slot {name!r} is llama-server slot {slot} but {e.key}.parallel_slots is "
-                                 f"{e.cfg.parallel_slots}; size the config with Config.for_forms() or for_werewolf()")
-        return LLM(e.base_url, e.model, slot=slot, api_key=e.api_key, timeout_s=e.cfg.request_timeout_s,
-                   max_retries=e.cfg.max_retries, retry_backoff_ms=e.cfg.retry_backoff_ms,
-                   on_warm=e.server.remember if e.server is not None else None)
+                raise ValueError(
+                    f"LLM slot {name!r} is llama-server slot {slot} but {e.key}.parallel_slots is "
+                    f"{e.cfg.parallel_slots}; size the config with Config.for_forms() or for_werewolf()"
+                )
+        return LLM(
+            e.base_url,
+            e.model,
+            slot=slot,
+            api_key=e.api_key,
+            timeout_s=e.cfg.request_timeout_s,
+            max_retries=e.cfg.max_retries,
+            retry_backoff_ms=e.cfg.retry_backoff_ms,
+            on_warm=e.server.remember if e.server is not None else None,
+        )
 
     def warm(self, system: str) -> float:
         """Warm ``system`` into any slot of the main endpoint (blocking; the embedded server
@@ -164,5 +176,6 @@ class LLMRuntime:
         """
         if self.main.server is not None:
             return self.main.server.warm(system)
-        return warm(self.main.base_url, self.main.model, system, self.main.api_key,
-                    timeout_s=self.cfg.llm.request_timeout_s)
+        return warm(
+            self.main.base_url, self.main.model, system, self.main.api_key, timeout_s=self.cfg.llm.request_timeout_s
+        )

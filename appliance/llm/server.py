@@ -99,8 +99,13 @@ class EmbeddedLLMServer:
         self._port = urllib.parse.urlsplit(self.base_url).port or 0
         self._supervisor = threading.Thread(target=self._supervise, name="llm-supervisor", daemon=True)
         self._supervisor.start()
-        log.info("embedded LLM %s ready at %s in %.1f s (pid %d)", self.cfg.model, self.base_url,
-                 time.monotonic() - t0, self._proc.pid)
+        log.info(
+            "embedded LLM %s ready at %s in %.1f s (pid %d)",
+            self.cfg.model,
+            self.base_url,
+            time.monotonic() - t0,
+            self._proc.pid,
+        )
         return self.base_url
 
     def stop(self) -> None:
@@ -138,15 +143,37 @@ class EmbeddedLLMServer:
     def _spawn(self, port: int) -> str:
         """Start one child on ``port`` (0: any), register it, wait until it serves; returns its base URL."""
         read_fd, write_fd = os.pipe()
-        cmd = [sys.executable, "-m", "appliance.llm.process", "--model", str(self._gguf), "--port", str(port),
-               "--parallel", str(self.cfg.parallel_slots), "--ctx-per-slot", str(self.cfg.ctx_tokens),
-               "--threads", str(self.cfg.threads), "--nice", str(self.cfg.nice), "--ready-fd", str(write_fd)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "appliance.llm.process",
+            "--model",
+            str(self._gguf),
+            "--port",
+            str(port),
+            "--parallel",
+            str(self.cfg.parallel_slots),
+            "--ctx-per-slot",
+            str(self.cfg.ctx_tokens),
+            "--threads",
+            str(self.cfg.threads),
+            "--nice",
+            str(self.cfg.nice),
+            "--ready-fd",
+            str(write_fd),
+        ]
         path = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
         try:
             # its own session: the terminal's Ctrl-C goes to the appliance, which then stops the child
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    pass_fds=(write_fd,), env={**os.environ, "PYTHONPATH": path},
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                env={**os.environ, "PYTHONPATH": path},
+                start_new_session=True,
+            )
         finally:
             os.close(write_fd)
         pump = threading.Thread(target=self._pump, args=(proc,), name=f"llm-log-{proc.pid}", daemon=True)
@@ -176,15 +203,18 @@ class EmbeddedLLMServer:
             while not got.endswith(b"\n"):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise LLMError(f"embedded LLM {self.cfg.model} did not serve within llm.start_timeout_s = "
-                                   f"{self.cfg.start_timeout_s} s{self._tail()}")
+                    raise LLMError(
+                        f"embedded LLM {self.cfg.model} did not serve within llm.start_timeout_s = "
+                        f"{self.cfg.start_timeout_s} s{self._tail()}"
+                    )
                 if select.select([ready], [], [], left)[0]:
                     chunk = ready.read(512)
                     if not chunk:
                         code = proc.wait()
                         self._join_pump(proc)
-                        raise LLMError(f"embedded LLM {self.cfg.model} exited with code {code} before serving"
-                                       f"{self._tail()}")
+                        raise LLMError(
+                            f"embedded LLM {self.cfg.model} exited with code {code} before serving{self._tail()}"
+                        )
                     got += chunk
         return got.decode().strip()
 
@@ -252,20 +282,27 @@ class EmbeddedLLMServer:
         return f"; last lines of {self.log_path}:\n" + "\n".join(text) if text else f"; see {self.log_path}"
 
 
-def warm(base_url: str, model: str, system_prompt: str, api_key: str = "none", *, slot: int | None = None,
-         timeout_s: float) -> float:
+def warm(
+    base_url: str, model: str, system_prompt: str, api_key: str = "none", *, slot: int | None = None, timeout_s: float
+) -> float:
     """Evaluate ``system_prompt`` once (in ``slot``; None: any) so its KV prefix is cached;
     returns seconds taken. Blocking HTTP, one chat request with ``max_tokens`` 1.
 
     Raises:
         OSError: the request failed (``urllib.error.URLError`` included).
     """
-    body = {"model": model, "max_tokens": 1, "messages": [
-        {"role": "system", "content": system_prompt}, {"role": "user", "content": "Hello."}]}
+    body = {
+        "model": model,
+        "max_tokens": 1,
+        "messages": [{"role": "system", "content": system_prompt}, {"role": "user", "content": "Hello."}],
+    }
     if slot is not None:
         body |= {"id_slot": slot, "cache_prompt": True}
-    req = urllib.request.Request(base_url + "/chat/completions", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"})
+    req = urllib.request.Request(
+        base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"},
+    )
     t0 = time.monotonic()
     with urllib.request.urlopen(req, timeout=timeout_s) as r:
         r.read()

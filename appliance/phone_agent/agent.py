@@ -75,20 +75,31 @@ from appliance.phone_agent import fields as fl
 from appliance.phone_agent import interview as iv
 from appliance.phone_agent import normalise as nz
 from appliance.phone_agent import spelling
-from appliance.protocol import (Emit, FieldSpec, FieldValue, InfoCollected, Interrupt, Payload, StatusUpdate,
-                                StepFailed, SubmitAuthorized, TaskCompleted)
+from appliance.protocol import (
+    Emit,
+    FieldSpec,
+    FieldValue,
+    InfoCollected,
+    Interrupt,
+    Payload,
+    StatusUpdate,
+    StepFailed,
+    SubmitAuthorized,
+    TaskCompleted,
+)
 
 log = logging.getLogger(__name__)
 
 #: short: the greeting and the consent notice ran 10.5 s before the first question (bench)
 GREETING = "Hello! I'll fill in your web form while we talk."
 #: Said when the computer agent's browser died and it opens the form again with every value it had.
-REOPENING = ("Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
-             "you've told me, so there's no need to repeat anything.")
+REOPENING = (
+    "Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
+    "you've told me, so there's no need to repeat anything."
+)
 #: said before a request to spell a name the ASR was unsure of (:meth:`PhoneAgent._unsure`), instead of a read-back
 UNSURE = "I'm not sure I heard that right."
-FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.",
-                                 "working": "One moment, please."}
+FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.", "working": "One moment, please."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
@@ -240,10 +251,24 @@ class PhoneAgent:
             (:attr:`Line.heard_words`; 0: never).
     """
 
-    def __init__(self, bus: Bus, line: Line, llm: LLM, *, task_id: str, purpose: str, emit: Emit,
-                 fields: tuple[FieldSpec, ...] = (), date_order: str = "DMY", agent_id: str = "phone",
-                 computer_id: str = "computer", answer_timeout_s: float = 30.0, consent: str = "",
-                 submit_grace_s: float = 3.0, spell_below_prob: float = 0.0):
+    def __init__(
+        self,
+        bus: Bus,
+        line: Line,
+        llm: LLM,
+        *,
+        task_id: str,
+        purpose: str,
+        emit: Emit,
+        fields: tuple[FieldSpec, ...] = (),
+        date_order: str = "DMY",
+        agent_id: str = "phone",
+        computer_id: str = "computer",
+        answer_timeout_s: float = 30.0,
+        consent: str = "",
+        submit_grace_s: float = 3.0,
+        spell_below_prob: float = 0.0,
+    ):
         self.bus, self.line, self.llm = bus, line, llm
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
@@ -278,8 +303,14 @@ class PhoneAgent:
             outcome = self._outcome("terminated", "terminate received")
         finally:
             await sub.close()
-        self.emit("agent_finished", agent=self.id, status=outcome.status, waits_on_browser=outcome.waits_on_browser,
-                  explained_failures=outcome.explained_failures, detail=outcome.detail)
+        self.emit(
+            "agent_finished",
+            agent=self.id,
+            status=outcome.status,
+            waits_on_browser=outcome.waits_on_browser,
+            explained_failures=outcome.explained_failures,
+            detail=outcome.detail,
+        )
         return outcome
 
     async def _call(self) -> PhoneOutcome:
@@ -297,8 +328,10 @@ class PhoneAgent:
                         await self._finish(f"not submitted: {reason}")
                         return self._outcome("failed", reason)
                     case iv.Finished(confirmation=confirmation):
-                        await self._say(f"Done! The form has been submitted. {fl.page_answer(confirmation)}"
-                                        "Thank you, goodbye.".replace("  ", " "))
+                        await self._say(
+                            f"Done! The form has been submitted. {fl.page_answer(confirmation)}"
+                            "Thank you, goodbye.".replace("  ", " ")
+                        )
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
                     case iv.Reopening():
@@ -324,14 +357,17 @@ class PhoneAgent:
                         except _GaveUp:
                             pass  # still requested: asked again after the explanation
                     case iv.Review(message=message):
-                        await self._say(f"{message.rstrip('. ')}. I have not submitted it: you can check it in the "
-                                        "preview on your page, then submit it there yourself, or cancel. Goodbye.")
+                        await self._say(
+                            f"{message.rstrip('. ')}. I have not submitted it: you can check it in the "
+                            "preview on your page, then submit it there yourself, or cancel. Goodbye."
+                        )
                         await self._finish("not submitted: filled in, waiting for the person's review")
                         return self._outcome("review", message)
                     case iv.Hold(boundary=boundary):
                         if (advice := await self._hold(boundary)) is not None:
-                            await self._say(f"I'll stop here: nothing has changed, and the form is not submitted. "
-                                            f"{advice} Goodbye.")
+                            await self._say(
+                                f"I'll stop here: nothing has changed, and the form is not submitted. {advice} Goodbye."
+                            )
                             await self._finish(f"not submitted: the person did not act on: {advice}")
                             return self._outcome("failed", f"the person did not act on: {advice}")
         except _HungUp:
@@ -339,8 +375,10 @@ class PhoneAgent:
             return self._outcome("no_answer", "no answer")
         except _Unresponsive:
             silent_s = round(SILENT_S)
-            await self._say("I'm sorry, the form has stopped responding, so I'll end the call here. Nothing has been "
-                            "submitted. Goodbye.")
+            await self._say(
+                "I'm sorry, the form has stopped responding, so I'll end the call here. Nothing has been "
+                "submitted. Goodbye."
+            )
             await self._finish(f"not submitted: the computer agent said nothing for {silent_s} s")
             return self._outcome("failed", f"the computer agent said nothing for {silent_s} s")
 
@@ -368,8 +406,14 @@ class PhoneAgent:
             before = self.state.typed
             self.state = iv.apply(self.state, env.payload, env.ts)
             for name in set(self.state.typed) - set(before):
-                self.emit("decision", agent=self.id, what="typed_value", field=name, value=self.state.typed[name],
-                          sender=env.sender)
+                self.emit(
+                    "decision",
+                    agent=self.id,
+                    what="typed_value",
+                    field=name,
+                    value=self.state.typed[name],
+                    sender=env.sender,
+                )
 
     async def _hold(self, boundary: bool) -> str | None:
         """Nothing to ask: keep the person informed, then wait for the computer agent. Returns
@@ -391,7 +435,7 @@ class PhoneAgent:
             advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
             if not advice:
                 if time.monotonic() - self._silent_since >= SILENT_S:
-                    raise _Unresponsive()
+                    raise _Unresponsive() from None
                 await self._say("I'm still working on the form, thank you for waiting.")
             elif self._reminders >= HANDS_REMINDERS:
                 return advice
@@ -404,8 +448,13 @@ class PhoneAgent:
         """Tell the person what the computer agent could not do and what they can do."""
         self.state = iv.explained(self.state)
         self.stats.explained_failures += 1
-        self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field,
-                  delay_ms=now_ms() - ex.since_ms if ex.since_ms else None)
+        self.emit(
+            "failure_explained",
+            agent=self.id,
+            problem=ex.problem,
+            field=ex.field,
+            delay_ms=now_ms() - ex.since_ms if ex.since_ms else None,
+        )
         await self._say(fl.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
 
     # ---- the interview -----------------------------------------------------------------------------
@@ -427,8 +476,13 @@ class PhoneAgent:
         """Record how ``spec`` is asked beyond plain words: a spelling requested, the page's box offered."""
         if mode.startswith("spell"):
             self.state = iv.spell_asked(self.state, spec.name)
-            self.emit("spelling_requested", agent=self.id, field=spec.name, label=spec.label,
-                      times=self.state.spell_asks[spec.name])
+            self.emit(
+                "spelling_requested",
+                agent=self.id,
+                field=spec.name,
+                label=spec.label,
+                times=self.state.spell_asks[spec.name],
+            )
         if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
@@ -476,13 +530,20 @@ class PhoneAgent:
                     continue
                 other = fl.named_field(text, spec, self.state.specs)
                 if other is not None:  # "My username is …" to "What is your first name?": out of step
-                    self.emit("decision", agent=self.id, what="answer_names_another_field", field=spec.name,
-                              named=other.name, heard=text)
+                    self.emit(
+                        "decision",
+                        agent=self.id,
+                        what="answer_names_another_field",
+                        field=spec.name,
+                        named=other.name,
+                        heard=text,
+                    )
                     say = f"That sounds like your {fl.spoken_label(other)}. {self._prompt(spec, mode)}"
                     continue
                 value, spelled = self._parse(spec, text, mode)
                 needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
-                    isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None)  # matched by sound
+                    isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None
+                )  # matched by sound
                 if value is None and fl.kind(spec) == "choice":
                     value = await self._pick_option(spec, text)
                     needs_read_back = value is not None
@@ -530,8 +591,9 @@ class PhoneAgent:
                 say = f"Let's try again. {self._prompt(spec, mode)}"
                 self._offer(spec, mode)
         self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
-        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
-                  times=self.state.given_up[spec.name])
+        self.emit(
+            "decision", agent=self.id, what="field_given_up", field=spec.name, times=self.state.given_up[spec.name]
+        )
         return None
 
     def _unsure(self, spec: FieldSpec, value: FieldValue) -> bool:
@@ -552,8 +614,9 @@ class PhoneAgent:
         self.emit("decision", agent=self.id, what="asr_unsure", field=spec.name, value=value, prob=min(found))
         return True
 
-    def _resumed(self, spec: FieldSpec, value: FieldValue, heard: str, text: str
-                 ) -> tuple[FieldValue, str, bool] | None:
+    def _resumed(
+        self, spec: FieldSpec, value: FieldValue, heard: str, text: str
+    ) -> tuple[FieldValue, str, bool] | None:
         """The value of ``spec`` in its answer ``heard`` and ``text`` together, with that answer
         and whether it was spelled, when ``text`` (heard after the read-back of ``value`` began)
         resumed that answer (:attr:`Line.heard_resumes`), is no yes or no, and makes a different
@@ -579,13 +642,20 @@ class PhoneAgent:
             return None
         self._take_messages()  # a safe point: the next step as it stands now
         nxt = iv.next_step(self.state)
-        if not isinstance(nxt, iv.Ask) or nxt.choices or nxt.reason or fl.kind(nxt.spec) == "yesno" \
-                or nxt.spec.name in self.state.typed or iv.ask_mode(self.state, nxt.spec) != "words":
+        if (
+            not isinstance(nxt, iv.Ask)
+            or nxt.choices
+            or nxt.reason
+            or fl.kind(nxt.spec) == "yesno"
+            or nxt.spec.name in self.state.typed
+            or iv.ask_mode(self.state, nxt.spec) != "words"
+        ):
             return None
         return nxt
 
-    async def _confirm_implicitly(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
-                                  nxt: iv.Ask) -> tuple[_Result | None, tuple[iv.Ask, str] | None]:
+    async def _confirm_implicitly(
+        self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool, nxt: iv.Ask
+    ) -> tuple[_Result | None, tuple[iv.Ask, str] | None]:
         """Read ``value`` back with the next field's question (*implicit confirmation*): an
         answer that does not object ("no …") confirms it and is the next field's answer,
         returned with its ask (begun) as the carry; an objection is the read-back's "no" (the
@@ -643,8 +713,11 @@ class PhoneAgent:
             objected = True  # "My first name is David." to "I have David Miller. What is your last name?"
         if not objected and about is not None and fl.kind(about) in _STRICT_KINDS and not says_next:
             value = fl.parse(about, text, self.date_order)
-            objected = value is not None and fl.fits(about, value) and (
-                bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)
+            objected = (
+                value is not None
+                and fl.fits(about, value)
+                and (bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)
+            )
         if objected:
             self.state = iv.requeue(self.state, nxt)
         return objected
@@ -698,11 +771,19 @@ class PhoneAgent:
                 return
             say = f"Sorry, I didn't get which one. {q}"
         self.state = iv.give_up(self.state, spec.name)
-        self.emit("decision", agent=self.id, what="field_given_up", field=spec.name,
-                  times=self.state.given_up[spec.name])
+        self.emit(
+            "decision", agent=self.id, what="field_given_up", field=spec.name, times=self.state.given_up[spec.name]
+        )
 
-    async def _confirm(self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool,
-                       answer: str | None = None, rejected: bool = False) -> _Result:
+    async def _confirm(
+        self,
+        spec: FieldSpec,
+        value: FieldValue,
+        heard: str,
+        spelled: bool,
+        answer: str | None = None,
+        rejected: bool = False,
+    ) -> _Result:
         """Read ``value`` (from the answer ``heard``) back until the person accepts it, the page
         refuses it, or the person rejects it (a name, code, … then is spelled; another kind's
         "no, it's …" is read back). ``answer``: the person's answer to a read-back said
@@ -732,10 +813,16 @@ class PhoneAgent:
                 if yes is None and not spelling.looks_spelled(correction, fl.kind(spec)):
                     return _Result("unclear")
                 self.state, more = iv.rejected(self.state, spec.name)
-                self.emit("decision", agent=self.id, what="read_back_rejected", field=spec.name,
-                          times=self.state.rejections[spec.name])
-                again = fl.parse_spelled(spec, correction) if spelling.looks_spelled(correction, fl.kind(spec)) \
-                    else None
+                self.emit(
+                    "decision",
+                    agent=self.id,
+                    what="read_back_rejected",
+                    field=spec.name,
+                    times=self.state.rejections[spec.name],
+                )
+                again = (
+                    fl.parse_spelled(spec, correction) if spelling.looks_spelled(correction, fl.kind(spec)) else None
+                )
                 # spelled in the first correction: read that back at once; from the second "no" on, the
                 # field is asked again (a spelling, then the box on the screen) rather than read back
                 if again is None or not more or self.state.rejections[spec.name] >= 2:
@@ -744,7 +831,7 @@ class PhoneAgent:
                 continue
             corrected = fl.parse(spec, correction, self.date_order)
             if yes is False and corrected is not None:  # "No, it's …": read that back (the same value
-                value = corrected                       # again when the person misheard the read-back)
+                value = corrected  # again when the person misheard the read-back)
                 continue
             return _Result("unclear")
         return _Result("unclear")
@@ -768,8 +855,11 @@ class PhoneAgent:
                     say = f"{await self._answer_side_question(specs[0], text)} {q}"
                     continue
                 values = fl.parse_together(together.what, specs, text, self.date_order)
-                if together.what == "name" and values is not None and any(
-                        self._unsure(s, v) for s, v in zip(specs, values)):  # each on its own, spelled
+                if (
+                    together.what == "name"
+                    and values is not None
+                    and any(self._unsure(s, v) for s, v in zip(specs, values))
+                ):  # each on its own, spelled
                     self._prefix = f"{UNSURE} "
                     self.state = iv.split(self.state, together, rejected=False, unheard=1)
                     return None
@@ -801,8 +891,7 @@ class PhoneAgent:
                     return None
                 return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
-                values = fl.parse_together(together.what, specs, _correction(answer),
-                                           self.date_order)
+                values = fl.parse_together(together.what, specs, _correction(answer), self.date_order)
                 say = f"Sorry about that. {q}"
                 continue
             self._prefix = "Sorry about that. " if yes is False else ""
@@ -906,11 +995,13 @@ class PhoneAgent:
         none = "none of them"
         try:
             ans = await self.llm.decide(
-                "Pick the option the person means. Answer with the option, or \"none of them\" when the person "
+                'Pick the option the person means. Answer with the option, or "none of them" when the person '
                 'named none of them. Example: options Germany, France, Spain; the person said "I\'m French" → '
                 '{"option":"France"}.',
                 f'Options: {", ".join(opts)}\nQuestion: {fl.question(spec)}\nThe person said: "{text}"',
-                choices("OptionPick", option=(*opts, none)), max_tokens=30)
+                choices("OptionPick", option=(*opts, none)),
+                max_tokens=30,
+            )
         except LLMError as e:
             self.emit("decision", agent=self.id, what="pick_option_failed", error=str(e))
             return None
@@ -919,14 +1010,16 @@ class PhoneAgent:
         return pick if pick in opts else None
 
     async def _answer_side_question(self, spec: FieldSpec, text: str) -> str:
-        system = (f"You are a friendly phone assistant helping a person fill in a web form. Purpose of the "
-                  f"call: {self.purpose}. The form asks for: {spec.label}"
-                  f"{'; its choices: ' + ', '.join(spec.options) if spec.options else ''}. What the person tells you is "
-                  "typed into that form and "
-                  "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
-                  "short spoken sentence; if you do not know, say so; never make up facts.\n"
-                  "Example: Why do you need my date of birth? => The form asks for it, and it is required to "
-                  "complete it.\nRecent messages from the other agents:\n" + "\n".join(self._context))
+        system = (
+            f"You are a friendly phone assistant helping a person fill in a web form. Purpose of the "
+            f"call: {self.purpose}. The form asks for: {spec.label}"
+            f"{'; its choices: ' + ', '.join(spec.options) if spec.options else ''}. What the person tells you is "
+            "typed into that form and "
+            "nowhere else, and nothing is sent before they allow it. Answer the person's question in one "
+            "short spoken sentence; if you do not know, say so; never make up facts.\n"
+            "Example: Why do you need my date of birth? => The form asks for it, and it is required to "
+            "complete it.\nRecent messages from the other agents:\n" + "\n".join(self._context)
+        )
         try:
             reply = await self.llm.text(system, text, max_tokens=50)
         except LLMError as e:
@@ -1003,8 +1096,9 @@ class PhoneAgent:
                         raise _Typed(field)
                 self._inbox.arrived.clear()  # what arrived stays in items for the next safe point
                 news = asyncio.ensure_future(self._inbox.arrived.wait())
-                done, _ = await asyncio.wait({hearing, news}, timeout=max(0.0, deadline - loop.time()),
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {hearing, news}, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED
+                )
                 news.cancel()
                 if hearing in done:
                     return hearing.result()
@@ -1040,6 +1134,8 @@ def _correction(text: str) -> str:
 def _letters(word: str) -> str:
     """A word's letters and digits, casefolded: "D'Arcy-Byrne," → "darcybyrne"."""
     return "".join(re.findall(r"[^\W_]+", word.casefold()))
+
+
 _PRESENT = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)?\W*(still )?(here|there)?\W*", re.I)
 #: an answer to "Are you still there?" and to nothing else ("Yes, I'm here.", not "Yes.")
 _LATE_PRESENCE = re.compile(r"\W*(yes|yeah|yep)?\W*(i am|i'm)\W*(still )?(here|there)\W*", re.I)
@@ -1048,5 +1144,10 @@ _REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|
 
 def _is_question(text: str) -> bool:
     t = text.strip().casefold()
-    return t.endswith("?") or bool(re.match(r"(why|what|how|who|where|when|which|can|could|do|does|is|are|will|"
-                                            r"would|should)\b", t))
+    return t.endswith("?") or bool(
+        re.match(
+            r"(why|what|how|who|where|when|which|can|could|do|does|is|are|will|"
+            r"would|should)\b",
+            t,
+        )
+    )

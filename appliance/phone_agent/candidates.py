@@ -15,8 +15,19 @@ import re
 
 #: How many candidates are read out; more are cut ("… or another one?").
 MAX_READ = 5
-_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "fifth": 4,
-             "5th": 4, "last": -1}
+_ORDINALS = {
+    "first": 0,
+    "1st": 0,
+    "second": 1,
+    "2nd": 1,
+    "third": 2,
+    "3rd": 2,
+    "fourth": 3,
+    "4th": 3,
+    "fifth": 4,
+    "5th": 4,
+    "last": -1,
+}
 
 
 #: Words that distinguish nothing ("the one in Texas", "Manchester-by-the-Sea").

@@ -17,13 +17,13 @@ together (:func:`question_together`, :func:`parse_together`).
 
 from __future__ import annotations
 
-import re
-
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from typing import Literal
 
-from appliance.phone_agent import normalise as nz, spelling, words
+from appliance.phone_agent import normalise as nz
+from appliance.phone_agent import spelling, words
 from appliance.protocol import FieldSpec, FieldValue
 
 _CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference")
@@ -37,8 +37,17 @@ def kind(spec: FieldSpec) -> str:
     """``email``, ``phone``, ``date``, ``choice``, ``choices``, ``yesno``, ``number``,
     ``username``, ``code``, ``address``, ``name`` or ``text``."""
     t, n = spec.type, spec.name
-    by_type = {"email": "email", "tel": "phone", "date": "date", "select": "choice", "radio": "choice",
-               "multiselect": "choices", "checkboxes": "choices", "checkbox": "yesno", "number": "number"}
+    by_type = {
+        "email": "email",
+        "tel": "phone",
+        "date": "date",
+        "select": "choice",
+        "radio": "choice",
+        "multiselect": "choices",
+        "checkboxes": "choices",
+        "checkbox": "yesno",
+        "number": "number",
+    }
     if t in by_type:
         return by_type[t]
     if "user" in n or "login" in n:
@@ -81,8 +90,7 @@ def name_part(spec: FieldSpec) -> Literal["given", "family"] | None:
 #: the person's typed given name "Grzegorz" it wrote "W." alone; after this, every word. Piper's "G, R,
 #: Z, E, …" and "S for Sierra, I, O, …" came back as with no context; the spelling alphabet alone made
 #: the letters loop ("T-R-C-E-T-O-R-S-E-E-S-S-…") and "S for Sierra" into "S-versi-air".
-SPELLING_CONTEXT = (f"Spelled letter by letter: {', '.join(words.SPELLING)}. "
-                    f"{', '.join(words.SPELLING.values())}.")
+SPELLING_CONTEXT = f"Spelled letter by letter: {', '.join(words.SPELLING)}. {', '.join(words.SPELLING.values())}."
 #: … and after it, where the value may hold digits (a code, an e-mail, a user name): the digits in words. Measured
 #: here, Piper's spellings of the 8 profiles' passport numbers ("L for Lima, Kilo, zero, eight, three, …"), twice
 #: each, through tiny.en: 7 of 16 decoded right after SPELLING_CONTEXT ("zero, eight, three" came back "0, A, 3",
@@ -103,8 +111,9 @@ def spelling_context(spec: FieldSpec | None) -> str:
 CONTEXT_OPTIONS = 16
 
 
-def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue],
-                asked: FieldSpec | None = None) -> str:
+def asr_context(
+    specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue], asked: FieldSpec | None = None
+) -> str:
     """The person's names as the interview holds them, in the form's order ("Oluwaseun
     Oyelaran"): words they may say again in an e-mail or a user name, for the ASR to decode
     after (``context`` of :meth:`~appliance.voice.asr.whisper.WhisperASR.transcribe`).
@@ -119,11 +128,15 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
     options adds them ("Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."). Measured
     on the bench's recorded "I'd like a halal meal.": "I'd like a how-a-me-ill." alone, "I'd
     like a Halal meal." after the meal options; "No, it's hell." → "No, it's Halal." likewise."""
+
     def named(spec: FieldSpec) -> bool:
         return name_part(spec) is not None or (
-            kind(spec) == "name" and "name" in f"{spec.name} {spec.label}".casefold())
-    names = " ".join(v.strip() for n, spec in specs.items()
-                     if isinstance(v := values.get(n), str) and v.strip() and named(spec))
+            kind(spec) == "name" and "name" in f"{spec.name} {spec.label}".casefold()
+        )
+
+    names = " ".join(
+        v.strip() for n, spec in specs.items() if isinstance(v := values.get(n), str) and v.strip() and named(spec)
+    )
     opts = asked.options or () if asked is not None and kind(asked) in ("choice", "choices") else ()
     if not 0 < len(opts) <= CONTEXT_OPTIONS:
         return names
@@ -131,8 +144,11 @@ def asr_context(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
 
 
 #: "My username is …", "Yes, my e-mail address is …": the field a person names before their value
-_NAMED = re.compile(r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) "
-                    r"([a-z' -]{2,40}?)\s+(?:is|are|was)\b", re.I)
+_NAMED = re.compile(
+    r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) "
+    r"([a-z' -]{2,40}?)\s+(?:is|are|was)\b",
+    re.I,
+)
 #: words that name the same part of a name
 _SAME_WORD = {"first": "given", "forename": "given", "last": "family", "surname": "family"}
 
@@ -172,8 +188,9 @@ def _lead_in_words(text: str) -> set[str]:
     return _label_words(m.group(1)) if m else set()
 
 
-def own_part(spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec],
-             values: Mapping[str, FieldValue]) -> FieldValue:
+def own_part(
+    spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]
+) -> FieldValue:
     """``value`` heard for a given or a family name field (:func:`name_part`) without the
     other part of the name, when the person said their full name to a question about one
     part ("What is your first name?" "David Miller." → "David", the family name being
@@ -181,18 +198,24 @@ def own_part(spec: FieldSpec, value: FieldValue, specs: Mapping[str, FieldSpec],
     part = name_part(spec)
     if part is None or not isinstance(value, str):
         return value
-    other = next((v for n, s in specs.items() if n != spec.name and isinstance(v := values.get(n), str)
-                  and v.strip() and name_part(s) not in (None, part)), None)
+    other = next(
+        (
+            v
+            for n, s in specs.items()
+            if n != spec.name and isinstance(v := values.get(n), str) and v.strip() and name_part(s) not in (None, part)
+        ),
+        None,
+    )
     if other is None:
         return value
     words, drop = value.split(), other.split()
     if len(words) > len(drop):
         folded = [w.casefold().strip(".,") for w in words]
         want = [w.casefold() for w in drop]
-        if part == "given" and folded[-len(drop):] == want:
-            return " ".join(words[:-len(drop)])
-        if part == "family" and folded[:len(drop)] == want:
-            return " ".join(words[len(drop):])
+        if part == "given" and folded[-len(drop) :] == want:
+            return " ".join(words[: -len(drop)])
+        if part == "family" and folded[: len(drop)] == want:
+            return " ".join(words[len(drop) :])
     return value
 
 
@@ -205,7 +228,6 @@ def date_part(spec: FieldSpec) -> Literal["day", "month", "year"] | None:
         if m:
             return m.group(1).lower()
     return None
-
 
 
 def fits(spec: FieldSpec, value: FieldValue) -> bool:
@@ -266,9 +288,14 @@ def hint(spec: FieldSpec) -> str:
     k = kind(spec)
     if spec.format_hint and k not in ("date",):
         return f"The form wants {spec.format_hint[0].lower() + spec.format_hint[1:]}."
-    return {"email": "For example: name at example dot com.", "phone": "Please say the digits one by one.",
-            "date": "Please say the day, the month and the year.", "yesno": "Please say yes or no.",
-            "choice": _choices_hint(spec), "code": "Please say it character by character."}.get(k, "")
+    return {
+        "email": "For example: name at example dot com.",
+        "phone": "Please say the digits one by one.",
+        "date": "Please say the day, the month and the year.",
+        "yesno": "Please say yes or no.",
+        "choice": _choices_hint(spec),
+        "code": "Please say it character by character.",
+    }.get(k, "")
 
 
 def spoken_text(text: str) -> str:
@@ -277,8 +304,9 @@ def spoken_text(text: str) -> str:
     speech synthesiser would read as one huge number ("+447700900123" → "plus four four
     seven, seven zero zero, nine zero zero, one two three"), and "e.g."/"i.e." in words."""
     text = re.sub(r"\be\.g\.,?", "for example", re.sub(r"\bi\.e\.,?", "that is", text))
-    return re.sub(r"(\+)?\b(\d{5,})\b",
-                  lambda m: ("plus " if m.group(1) else "") + words.digit_groups(m.group(2)), text)
+    return re.sub(
+        r"(\+)?\b(\d{5,})\b", lambda m: ("plus " if m.group(1) else "") + words.digit_groups(m.group(2)), text
+    )
 
 
 def _choices_hint(spec: FieldSpec) -> str:
@@ -312,9 +340,17 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
         value = spelling.decode(text, k)  # "O'Neill, spelled O apostrophe N E I double L"
         if value is not None:
             return value
-    return {"email": nz.email, "phone": nz.phone, "date": lambda t: nz.date(t, date_order), "username": nz.username,
-            "code": lambda t: once(spec, nz.code(t)), "name": nz.name, "number": lambda t: nz.digits(t) or None,
-            "address": lambda t: nz.strip_lead_in(t) or None, "text": nz.own_words}[k](text)
+    return {
+        "email": nz.email,
+        "phone": nz.phone,
+        "date": lambda t: nz.date(t, date_order),
+        "username": nz.username,
+        "code": lambda t: once(spec, nz.code(t)),
+        "name": nz.name,
+        "number": lambda t: nz.digits(t) or None,
+        "address": lambda t: nz.strip_lead_in(t) or None,
+        "text": nz.own_words,
+    }[k](text)
 
 
 def _spelling_kind(spec: FieldSpec) -> spelling.Kind:
@@ -341,7 +377,7 @@ def once(spec: FieldSpec, value: FieldValue | None) -> FieldValue | None:
     without a pattern cannot tell a doubled value from a long one)."""
     if not isinstance(value, str) or not spec.pattern or len(value) % 2 or fits(spec, value):
         return value
-    half = value[:len(value) // 2]
+    half = value[: len(value) // 2]
     return half if value == half * 2 and fits(spec, half) else value
 
 
@@ -350,7 +386,7 @@ TYPE_OFFER = "Or type it in the box on your screen."
 
 
 def spell_question(spec: FieldSpec, or_type: bool = False) -> str:
-    """"Could you spell your family name for me, letter by letter?" (``or_type``: "… Or type
+    """ "Could you spell your family name for me, letter by letter?" (``or_type``: "… Or type
     it in the box on your screen.")."""
     label = spoken_label(spec)
     ask = f"Could you spell your {label} for me, letter by letter?"
@@ -363,8 +399,7 @@ def typed_value(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldVal
     text = text.strip()
     k = kind(spec)
     if k in ("date", "choice", "choices", "yesno"):
-        value = _parse(spec, text, date_order) if k != "date" or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) \
-            else text
+        value = _parse(spec, text, date_order) if k != "date" or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else text
         if value is not None:
             return value
     return text
@@ -427,7 +462,7 @@ _SPELLED_OUT = re.compile(rf"(?:{'|'.join(words.SPELLING.values())})\b")
 
 
 def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
-    """"I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
+    """ "I have …." (``heard``: the answer the value came from; ``spelled``: the person spelled
     it): a read-back as a statement, which the next question may follow. A spelling names its
     field first: "For your family name, I have it as Hotel, Oscar, Alpha.". Letters alone do
     not say which detail they are (bench, joaquin: a late spelling of the first name was read
@@ -444,15 +479,37 @@ def stated(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
 
 
 def read_back(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = False) -> str:
-    """"I have …. Is that right?" (:func:`stated`, then the question)."""
+    """ "I have …. Is that right?" (:func:`stated`, then the question)."""
     return f"{stated(spec, value, heard, spelled)} Is that right?"
 
 
 # ---- fields asked together -------------------------------------------------------------------------------
 
 #: family-name particles: "Ana de la Cruz" → given "Ana", family "de la Cruz"
-_PARTICLES = {"de", "da", "di", "del", "della", "der", "den", "van", "von", "du", "le", "la", "bin", "ibn", "al",
-              "el", "dos", "das", "ter", "ten", "mac", "st"}
+_PARTICLES = {
+    "de",
+    "da",
+    "di",
+    "del",
+    "della",
+    "der",
+    "den",
+    "van",
+    "von",
+    "du",
+    "le",
+    "la",
+    "bin",
+    "ibn",
+    "al",
+    "el",
+    "dos",
+    "das",
+    "ter",
+    "ten",
+    "mac",
+    "st",
+}
 
 
 def question_together(what: str, specs: tuple[FieldSpec, ...]) -> str:
@@ -480,8 +537,9 @@ def split_name(full: str) -> tuple[str, str] | None:
     return " ".join(words_[:start]), " ".join(words_[start:])
 
 
-def parse_together(what: str, specs: tuple[FieldSpec, ...], text: str, date_order: str = "DMY"
-                   ) -> tuple[FieldValue, ...] | None:
+def parse_together(
+    what: str, specs: tuple[FieldSpec, ...], text: str, date_order: str = "DMY"
+) -> tuple[FieldValue, ...] | None:
     """The values of fields asked together, in the order of ``specs``, or None."""
     if what == "name":
         full = nz.name(text)
@@ -499,14 +557,15 @@ def _date_part_value(spec: FieldSpec, day: _dt.date) -> str:
     n = {"day": day.day, "month": day.month, "year": day.year}[part or "day"]
     for o in spec.options or ():
         label = o.strip().casefold()
-        if (label.isdigit() and int(label) == n) or (part == "month" and len(label) >= 3 and
-                                                     day.strftime("%B").casefold().startswith(label[:3])):
+        if (label.isdigit() and int(label) == n) or (
+            part == "month" and len(label) >= 3 and day.strftime("%B").casefold().startswith(label[:3])
+        ):
             return o
     return str(n)
 
 
 def stated_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
-    """"I have David Miller."; "I have the fourteenth of March, nineteen ninety."."""
+    """ "I have David Miller."; "I have the fourteenth of March, nineteen ninety."."""
     if what == "name":
         return f"I have {' '.join(str(v) for v in values)}."
     return f"I have {words.date(together_date(specs, values))}."
@@ -521,6 +580,7 @@ def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) 
 
 
 # ---- before and after the submit -----------------------------------------------------------------------
+
 
 def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
     """A short summary of what will be submitted, in page order: the name, choices, dates

@@ -85,8 +85,20 @@ from types import MappingProxyType
 from typing import Literal
 
 from appliance.phone_agent import fields as fl
-from appliance.protocol import (FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected, InitiatePhoneCallAgent,
-                                NeedInfo, Payload, StatusUpdate, StepFailed, StepProblem, Submitted)
+from appliance.protocol import (
+    FieldSpec,
+    FieldValue,
+    FillError,
+    FormatInvalid,
+    InfoCollected,
+    InitiatePhoneCallAgent,
+    NeedInfo,
+    Payload,
+    StatusUpdate,
+    StepFailed,
+    StepProblem,
+    Submitted,
+)
 
 #: A given-up field fails the interview on this give-up (the first one sends it to the back of the queue).
 GIVE_UP_LIMIT = 2
@@ -257,21 +269,32 @@ def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
         case FillError(field=name, reason=reason):
             return _refuse(state, name, Refusal(None, reason))
         case StepFailed(problem=problem, reason=reason, advice=advice, field=name):
-            state = replace(state, explain=state.explain + (Explain(problem, reason, advice, name, ts),),
-                            browser_busy=False)
+            state = replace(
+                state, explain=state.explain + (Explain(problem, reason, advice, name, ts),), browser_busy=False
+            )
             if name in state.specs:
-                return replace(state, queue=tuple(a for a in state.queue if a.spec.name != name),
-                               handed_over=_with(state.handed_over, name, advice))
+                return replace(
+                    state,
+                    queue=tuple(a for a in state.queue if a.spec.name != name),
+                    handed_over=_with(state.handed_over, name, advice),
+                )
             return replace(state, waiting_for=advice)
         case InfoCollected(field=name, value=value, confirmed=True) if name in state.specs:
-            return replace(confirm(state, name, value), typed=_with(state.typed, name, value),
-                           queue=tuple(a for a in state.queue if a.spec.name != name),
-                           handed_over=_without(state.handed_over, name))
+            return replace(
+                confirm(state, name, value),
+                typed=_with(state.typed, name, value),
+                queue=tuple(a for a in state.queue if a.spec.name != name),
+                handed_over=_without(state.handed_over, name),
+            )
         case StatusUpdate(state="auth-required"):
             return replace(state, auth_requested=True, browser_busy=False, waiting_for="")
         case StatusUpdate(state="review", message=message):
-            return replace(state, review=message or "the form is filled in and waits for your review",
-                           browser_busy=False, waiting_for="")
+            return replace(
+                state,
+                review=message or "the form is filled in and waits for your review",
+                browser_busy=False,
+                waiting_for="",
+            )
         case StatusUpdate(state="working"):
             return replace(state, browser_busy=True, waiting_for="")
         case StatusUpdate(state="failed" | "rejected" | "canceled" as st, message=message):
@@ -308,19 +331,22 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
         InterviewError: ``ask`` is not the first queued (its fields not the first ones).
     """
     asks = ask.asks if isinstance(ask, AskTogether) else (ask,)
-    if state.queue[:len(asks)] != asks:
+    if state.queue[: len(asks)] != asks:
         raise InterviewError(f"{', '.join(repr(a.spec.name) for a in asks)} is not the next field to ask")
     refusals = state.refusals
     for a in asks:
         refusals = _without(refusals, a.spec.name)
-    return replace(state, queue=state.queue[len(asks):], refusals=refusals)
+    return replace(state, queue=state.queue[len(asks) :], refusals=refusals)
 
 
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
     if fl.spellable(spec):
-        due = bool(state.rejections.get(spec.name) or state.unheard.get(spec.name)
-                   or state.page_refusals.get(spec.name, 0) >= 2)
+        due = bool(
+            state.rejections.get(spec.name)
+            or state.unheard.get(spec.name)
+            or state.page_refusals.get(spec.name, 0) >= 2
+        )
     elif fl.kind(spec) == "choice":
         due = state.unheard.get(spec.name, 0) >= 2
     else:  # a date, number or phone: nothing to spell, but the person may type it
@@ -378,8 +404,12 @@ def split(state: Interview, together: AskTogether, rejected: bool = True, unhear
         if unheard:
             unheard_[a.spec.name] = unheard_.get(a.spec.name, 0) + unheard
     names = {a.spec.name for a in head}
-    return replace(state, rejections=_frozen(rejections), unheard=_frozen(unheard_),
-                   queue=(*head, *(a for a in state.queue if a.spec.name not in names)))
+    return replace(
+        state,
+        rejections=_frozen(rejections),
+        unheard=_frozen(unheard_),
+        queue=(*head, *(a for a in state.queue if a.spec.name not in names)),
+    )
 
 
 def requeue(state: Interview, ask: Ask | AskTogether) -> Interview:
@@ -389,8 +419,13 @@ def requeue(state: Interview, ask: Ask | AskTogether) -> Interview:
     first), but for fields confirmed, handed over or queued already (fields asked together
     that are no longer all left are asked one by one)."""
     asks = ask.asks if isinstance(ask, AskTogether) else (ask,)
-    back = tuple(a for a in asks if a.spec.name not in state.confirmed and a.spec.name not in state.handed_over
-                 and not any(q.spec.name == a.spec.name for q in state.queue))
+    back = tuple(
+        a
+        for a in asks
+        if a.spec.name not in state.confirmed
+        and a.spec.name not in state.handed_over
+        and not any(q.spec.name == a.spec.name for q in state.queue)
+    )
     refused = tuple(q for q in state.queue if q.reason)
     return replace(state, queue=(*refused, *back, *(q for q in state.queue if not q.reason)))
 
@@ -402,8 +437,7 @@ def confirm(state: Interview, name: str, value: FieldValue) -> Interview:
         InterviewError: ``name`` is not a known field.
     """
     _spec(state, name)
-    return replace(state, confirmed=_with(state.confirmed, name, value),
-                   refusals=_without(state.refusals, name))
+    return replace(state, confirmed=_with(state.confirmed, name, value), refusals=_without(state.refusals, name))
 
 
 def refused(state: Interview, name: str, value: FieldValue) -> bool:
@@ -417,8 +451,12 @@ def reask(state: Interview, name: str) -> tuple[Interview, str]:
     """Field ``name`` is asked again right now: its queued re-ask and its refusal are dropped.
     Returns the new state and the refusal's reason ('' = none)."""
     r = state.refusals.get(name)
-    return (replace(state, queue=tuple(a for a in state.queue if a.spec.name != name),
-                    refusals=_without(state.refusals, name)), r.reason if r else "")
+    return (
+        replace(
+            state, queue=tuple(a for a in state.queue if a.spec.name != name), refusals=_without(state.refusals, name)
+        ),
+        r.reason if r else "",
+    )
 
 
 def give_up(state: Interview, name: str) -> Interview:
@@ -469,8 +507,13 @@ def reopen(state: Interview, name: str) -> Interview:
         InterviewError: ``name`` is not a known field.
     """
     spec = _spec(state, name)
-    return replace(state, confirmed=_without(state.confirmed, name), typed=_without(state.typed, name),
-                   auth_requested=False, queue=(Ask(spec), *(a for a in state.queue if a.spec.name != name)))
+    return replace(
+        state,
+        confirmed=_without(state.confirmed, name),
+        typed=_without(state.typed, name),
+        auth_requested=False,
+        queue=(Ask(spec), *(a for a in state.queue if a.spec.name != name)),
+    )
 
 
 def authorised(state: Interview) -> Interview:
@@ -510,6 +553,7 @@ def hold(state: Interview) -> tuple[Interview, Filler | None]:
 
 # --- internals -------------------------------------------------------------------------
 
+
 def _fresh(state: Interview, ask: Ask) -> bool:
     return not ask.reason and not state.rejections.get(ask.spec.name) and not state.unheard.get(ask.spec.name)
 
@@ -517,13 +561,21 @@ def _fresh(state: Interview, ask: Ask) -> bool:
 def _together(state: Interview) -> AskTogether | None:
     """The fields at the head of the queue a person answers in one go, if any."""
     q = state.queue
-    if len(q) >= 2 and fl.name_part(q[0].spec) == "given" and fl.name_part(q[1].spec) == "family" and all(
-            _fresh(state, a) for a in q[:2]):
+    if (
+        len(q) >= 2
+        and fl.name_part(q[0].spec) == "given"
+        and fl.name_part(q[1].spec) == "family"
+        and all(_fresh(state, a) for a in q[:2])
+    ):
         return AskTogether(q[:2], "name")
-    if len(q) >= 3 and {fl.date_part(a.spec) for a in q[:3]} == {"day", "month", "year"} and all(
-            _fresh(state, a) for a in q[:3]):
+    if (
+        len(q) >= 3
+        and {fl.date_part(a.spec) for a in q[:3]} == {"day", "month", "year"}
+        and all(_fresh(state, a) for a in q[:3])
+    ):
         return AskTogether(q[:3], "date")
     return None
+
 
 def _add_fields(state: Interview, new: Iterable[FieldSpec]) -> Interview:
     specs, queue = dict(state.specs), list(state.queue)
@@ -538,11 +590,15 @@ def _refuse(state: Interview, name: str, refusal: Refusal) -> Interview:
     spec = state.specs.get(name)
     if spec is None:  # not a field: e.g. the page did not load
         return replace(state, failed=refusal.reason)
-    return replace(state, refusals=_with(state.refusals, name, refusal), confirmed=_without(state.confirmed, name),
-                   page_refusals=_with(state.page_refusals, name, state.page_refusals.get(name, 0) + 1),
-                   handed_over=_without(state.handed_over, name), typed=_without(state.typed, name),
-                   queue=(Ask(spec, refusal.reason, refusal.candidates),
-                          *(a for a in state.queue if a.spec.name != name)))
+    return replace(
+        state,
+        refusals=_with(state.refusals, name, refusal),
+        confirmed=_without(state.confirmed, name),
+        page_refusals=_with(state.page_refusals, name, state.page_refusals.get(name, 0) + 1),
+        handed_over=_without(state.handed_over, name),
+        typed=_without(state.typed, name),
+        queue=(Ask(spec, refusal.reason, refusal.candidates), *(a for a in state.queue if a.spec.name != name)),
+    )
 
 
 def _spec(state: Interview, name: str) -> FieldSpec:

@@ -17,26 +17,90 @@ import re
 
 from appliance.phone_agent import words
 
-UNITS = {"zero": 0, "oh": 0, "o": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-         "six": 6, "seven": 7, "eight": 8, "nine": 9}
-TEENS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-         "seventeen": 17, "eighteen": 18, "nineteen": 19}
-TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-        "ninety": 90}
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-            "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
-            "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
-            "twentieth": 20, "thirtieth": 30}
-MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
-                                      "september", "october", "november", "december"), 1)}
+UNITS = {
+    "zero": 0,
+    "oh": 0,
+    "o": 0,
+    "nought": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+}
+TEENS = {
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
+    "thirtieth": 30,
+}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        1,
+    )
+}
 MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
 MONTHS["sept"] = 9
 MULTIPLIERS = {"double": 2, "triple": 3}
-YES = re.compile(r"\b(yes|yeah|yep|yup|correct|right|sure|ok|okay|exactly|absolutely|affirmative|go ahead|"
-                 r"please do|do it|i agree|i accept|i do|that's it|that is it|fine|of course|certainly)\b")
+YES = re.compile(
+    r"\b(yes|yeah|yep|yup|correct|right|sure|ok|okay|exactly|absolutely|affirmative|go ahead|"
+    r"please do|do it|i agree|i accept|i do|that's it|that is it|fine|of course|certainly)\b"
+)
 NO = re.compile(r"\b(no|nope|nah|not|wrong|incorrect|don't|do not|negative|cancel|stop|never|decline)\b")
-_LEAD_IN = re.compile(r"^.*?\b(?:is|it's|it is|i'm|i am|am|name's|called|that's|that is|was|live in|living in|"
-                      r"born in|from)\b[\s,:]*", re.I)
+_LEAD_IN = re.compile(
+    r"^.*?\b(?:is|it's|it is|i'm|i am|am|name's|called|that's|that is|was|live in|living in|"
+    r"born in|from)\b[\s,:]*",
+    re.I,
+)
 _FILLER = re.compile(r"^(?:(?:um+|uh+|er+|erm|well|so|okay|ok|yes|yeah|sure|right|please)\b[\s,.]*)+", re.I)
 
 
@@ -57,8 +121,12 @@ def clean(text: str) -> str:
     kept: list[str] = []
     for sent in sentences:
         said = set(re.findall(r"[a-z0-9']+", sent.casefold()))
-        if kept and said and not said <= _ALPHABET_WORDS and (
-                len(said & set(re.findall(r"[a-z0-9']+", kept[-1].casefold()))) >= 0.5 * len(said)):
+        if (
+            kept
+            and said
+            and not said <= _ALPHABET_WORDS
+            and (len(said & set(re.findall(r"[a-z0-9']+", kept[-1].casefold()))) >= 0.5 * len(said))
+        ):
             continue
         kept.append(sent)
     return " ".join(kept).strip()
@@ -141,13 +209,14 @@ def strip_lead_in(text: str) -> str:
     t = clean(text).strip()
     m = _LEAD_IN.match(t)
     if m and m.end() < len(t):
-        t = t[m.end():]
+        t = t[m.end() :]
     t = _FILLER.sub("", t)
     return t.strip(" .,!?;:\"'")
 
 
-_OWN_WORDS_LEAD_IN = re.compile(r"^(?:(?:um+|uh+|er+|erm)\b[\s,.]*)*(?:(?:my|the) [\w' ]{1,30}? is|it's|it is)\b[\s,:]*",
-                                re.I)
+_OWN_WORDS_LEAD_IN = re.compile(
+    r"^(?:(?:um+|uh+|er+|erm)\b[\s,.]*)*(?:(?:my|the) [\w' ]{1,30}? is|it's|it is)\b[\s,:]*", re.I
+)
 _HESITATION = re.compile(r"^(?:(?:um+|uh+|er+|erm)\b[\s,.]*)+", re.I)
 
 
@@ -159,12 +228,12 @@ def own_words(text: str) -> str | None:
     t = clean(text).strip()
     m = _OWN_WORDS_LEAD_IN.match(t)
     if m and m.end() < len(t):
-        t = t[m.end():]
+        t = t[m.end() :]
     t = _HESITATION.sub("", t).strip(" ,;:\"'")
     body = t.rstrip(" .!?")
     if not body:
         return None
-    end = t[len(body):].strip()[:1]
+    end = t[len(body) :].strip()[:1]
     return body + end if end and len(body.split()) >= 4 else body
 
 
@@ -211,8 +280,17 @@ def _local_numbers(local: str) -> str:
     """Number words in an e-mail's local part → digits ("oneill seven" → "oneill 7"; "twenty
     one" → "21"); "o"/"oh" only after another number word (else it is the letter)."""
     toks = re.findall(r"[a-z]+|\d+|[^a-z\d\s]+", local)
-    return " ".join(_number_runs(toks, lambda tok, run: tok in TEENS or tok in TENS or tok in MULTIPLIERS or (
-        tok in UNITS and (tok not in ("o", "oh", "nought") or bool(run)))))
+    return " ".join(
+        _number_runs(
+            toks,
+            lambda tok, run: (
+                tok in TEENS
+                or tok in TENS
+                or tok in MULTIPLIERS
+                or (tok in UNITS and (tok not in ("o", "oh", "nought") or bool(run)))
+            ),
+        )
+    )
 
 
 def _spoken_numbers(text: str) -> str:
@@ -228,8 +306,11 @@ def _spoken_numbers(text: str) -> str:
             return None, 0
         t = toks[j]
         if t in TENS:
-            if j + 1 < len(toks) and (toks[j + 1] in UNITS or toks[j + 1] in ORDINALS) and toks[j + 1] not in (
-                    "o", "oh", "zero", "nought"):
+            if (
+                j + 1 < len(toks)
+                and (toks[j + 1] in UNITS or toks[j + 1] in ORDINALS)
+                and toks[j + 1] not in ("o", "oh", "zero", "nought")
+            ):
                 u = UNITS.get(toks[j + 1], ORDINALS.get(toks[j + 1]))
                 if u is not None and 0 < u < 10:
                     return TENS[t] + u, 2
@@ -341,8 +422,11 @@ def code(text: str) -> str | None:
     t = strip_lead_in(text)
     tokens = [tok for tok in re.findall(r"x-ray|[A-Za-z]+|\d+", t, re.I) if tok.casefold() not in _CODE_WORDS]
     if any(tok.casefold() in _SPELLING for tok in tokens):
-        kept = [_SPELLING[tok.casefold()] if tok.casefold() in _SPELLING else tok
-                for tok in tokens if tok.casefold() in _SPELLING or tok.isdigit() or _is_number_word(tok)]
+        kept = [
+            _SPELLING[tok.casefold()] if tok.casefold() in _SPELLING else tok
+            for tok in tokens
+            if tok.casefold() in _SPELLING or tok.isdigit() or _is_number_word(tok)
+        ]
         return "".join(_number_runs(kept)).upper() or None
     s = "".join(_number_runs(tokens)).upper()
     return s or None
@@ -350,8 +434,26 @@ def code(text: str) -> str | None:
 
 _SPELLING = {w.casefold(): c for c, w in words.SPELLING.items()} | {"juliet": "J", "whisky": "W", "xray": "X"}
 #: words around a code that are not part of it ("my passport numbers px 4 7 2 …": ASR's "number is")
-_CODE_WORDS = {"my", "passport", "number", "numbers", "is", "it", "its", "the", "code", "postcode", "postal", "zip",
-               "reference", "licence", "license", "id", "of", "and"}
+_CODE_WORDS = {
+    "my",
+    "passport",
+    "number",
+    "numbers",
+    "is",
+    "it",
+    "its",
+    "the",
+    "code",
+    "postcode",
+    "postal",
+    "zip",
+    "reference",
+    "licence",
+    "license",
+    "id",
+    "of",
+    "and",
+}
 
 
 def _is_number_word(tok: str) -> bool:
@@ -380,18 +482,54 @@ def yes_no(text: str) -> bool | None:
 
 #: Nationality words → country names, so "I'm British" picks "United Kingdom".
 DEMONYMS = {
-    "american": "united states", "argentinian": "argentina", "australian": "australia", "austrian": "austria",
-    "belgian": "belgium", "brazilian": "brazil", "british": "united kingdom", "english": "united kingdom",
-    "scottish": "united kingdom", "welsh": "united kingdom", "canadian": "canada", "chinese": "china",
-    "croatian": "croatia", "czech": "czechia", "danish": "denmark", "dutch": "netherlands",
-    "egyptian": "egypt", "finnish": "finland", "french": "france", "german": "germany", "greek": "greece",
-    "hungarian": "hungary", "indian": "india", "indonesian": "indonesia", "irish": "ireland",
-    "israeli": "israel", "italian": "italy", "japanese": "japan", "korean": "korea", "mexican": "mexico",
-    "moroccan": "morocco", "new zealander": "new zealand", "nigerian": "nigeria", "norwegian": "norway",
-    "pakistani": "pakistan", "polish": "poland", "portuguese": "portugal", "romanian": "romania",
-    "russian": "russia", "saudi": "saudi arabia", "south african": "south africa", "spanish": "spain",
-    "swedish": "sweden", "swiss": "switzerland", "thai": "thailand", "turkish": "turkey",
-    "ukrainian": "ukraine", "vietnamese": "vietnam",
+    "american": "united states",
+    "argentinian": "argentina",
+    "australian": "australia",
+    "austrian": "austria",
+    "belgian": "belgium",
+    "brazilian": "brazil",
+    "british": "united kingdom",
+    "english": "united kingdom",
+    "scottish": "united kingdom",
+    "welsh": "united kingdom",
+    "canadian": "canada",
+    "chinese": "china",
+    "croatian": "croatia",
+    "czech": "czechia",
+    "danish": "denmark",
+    "dutch": "netherlands",
+    "egyptian": "egypt",
+    "finnish": "finland",
+    "french": "france",
+    "german": "germany",
+    "greek": "greece",
+    "hungarian": "hungary",
+    "indian": "india",
+    "indonesian": "indonesia",
+    "irish": "ireland",
+    "israeli": "israel",
+    "italian": "italy",
+    "japanese": "japan",
+    "korean": "korea",
+    "mexican": "mexico",
+    "moroccan": "morocco",
+    "new zealander": "new zealand",
+    "nigerian": "nigeria",
+    "norwegian": "norway",
+    "pakistani": "pakistan",
+    "polish": "poland",
+    "portuguese": "portugal",
+    "romanian": "romania",
+    "russian": "russia",
+    "saudi": "saudi arabia",
+    "south african": "south africa",
+    "spanish": "spain",
+    "swedish": "sweden",
+    "swiss": "switzerland",
+    "thai": "thailand",
+    "turkish": "turkey",
+    "ukrainian": "ukraine",
+    "vietnamese": "vietnam",
 }
 
 
@@ -400,6 +538,7 @@ def choice(text: str, options: tuple[str, ...] | list[str], by_sound: bool = Tru
     a nationality word names its country; with ``by_sound``, failing those, the one option that
     sounds like words said), else None. "A window seat, please." with
     (Window, Aisle, Middle) → "Window"; "I'm British" with (…, United Kingdom) → "United Kingdom"."""
+
     def words(s: str) -> str:
         return " " + re.sub(r"[\W_]+", " ", s.casefold()).strip() + " "
 
@@ -420,8 +559,14 @@ def choice(text: str, options: tuple[str, ...] | list[str], by_sound: bool = Tru
 
 def soundex(word: str) -> str:
     """American Soundex: words that sound alike share a code ("Rome", "roam" → R500)."""
-    codes = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"), "l": "4",
-             **dict.fromkeys("mn", "5"), "r": "6"}
+    codes = {
+        **dict.fromkeys("bfpv", "1"),
+        **dict.fromkeys("cgjkqsxz", "2"),
+        **dict.fromkeys("dt", "3"),
+        "l": "4",
+        **dict.fromkeys("mn", "5"),
+        "r": "6",
+    }
     w = re.sub(r"[^a-z]", "", word.casefold())
     if not w:
         return ""

@@ -53,14 +53,43 @@ Kind = Literal["name", "code", "email", "username", "address"]
 KINDS: tuple[Kind, ...] = ("name", "code", "email", "username", "address")
 
 ICAO: dict[str, str] = {w.casefold().replace("-", ""): c.lower() for c, w in words.SPELLING.items()} | {
-    "alfa": "a", "juliet": "j", "whisky": "w", "oskar": "o", "xray": "x"}
+    "alfa": "a",
+    "juliet": "j",
+    "whisky": "w",
+    "oskar": "o",
+    "xray": "x",
+}
 #: how Whisper tiny.en writes spelling-alphabet words it mishears in Piper's speech (measured with
 #: scripts/measure_spelling_asr.py); taken for their letter only where the spelling alphabet is in use
 MISHEARD_ICAO = {
-    "y": ("anki", "yanki", "yanky", "yankey", "yankie", "antie", "gantee", "gankie", "yanke", "anti", "auntie", "enki",
-          "enke"),
-    "j": ("juleeet", "julehet", "jule", "julie", "juliette", "julia", "tulehet", "julehat", "jule-hat", "julet",
-          "juliete"),
+    "y": (
+        "anki",
+        "yanki",
+        "yanky",
+        "yankey",
+        "yankie",
+        "antie",
+        "gantee",
+        "gankie",
+        "yanke",
+        "anti",
+        "auntie",
+        "enki",
+        "enke",
+    ),
+    "j": (
+        "juleeet",
+        "julehet",
+        "jule",
+        "julie",
+        "juliette",
+        "julia",
+        "tulehet",
+        "julehat",
+        "jule-hat",
+        "julet",
+        "juliete",
+    ),
     "r": ("romel", "romale", "romio", "romeow", "romeu", "romelo"),
     "p": ("hoppa", "oppo", "oppa", "pappa", "poppa", "pop", "papah"),
     "w": ("whispey", "wiski", "whiskers", "whiskeys"),
@@ -82,35 +111,138 @@ MISHEARD_ICAO = {
     "x": ("exray",),
 }
 #: … and as two words
-MISHEARD_PAIRS = {("and", "here"): "i", ("and", "dio"): "i", ("and", "ea"): "i", ("see", "here"): "s",
-                  ("see", "air"): "s", ("seat", "air"): "s", ("to", "hear"): "s", ("to", "share"): "s",
-                  ("see", "there"): "s", ("will", "tell"): "h", ("we'll", "tell"): "h", ("i", "go"): "e",
-                  ("julie", "het"): "j", ("jule", "at"): "j"}
+MISHEARD_PAIRS = {
+    ("and", "here"): "i",
+    ("and", "dio"): "i",
+    ("and", "ea"): "i",
+    ("see", "here"): "s",
+    ("see", "air"): "s",
+    ("seat", "air"): "s",
+    ("to", "hear"): "s",
+    ("to", "share"): "s",
+    ("see", "there"): "s",
+    ("will", "tell"): "h",
+    ("we'll", "tell"): "h",
+    ("i", "go"): "e",
+    ("julie", "het"): "j",
+    ("jule", "at"): "j",
+}
 #: "apostrophe" as Whisper writes it in a spelling ("a Postrific", "vastrophe", "a poster fee")
 _APOSTROPHE = re.compile(r"(?i)^(?:a?p[oa]st(?:r|er|ur)\w*|\w?[ha]?[oa]strophe|vastrophe)$")
 _MISHEARD = {w: c for c, ws in MISHEARD_ICAO.items() for w in ws} | {" ".join(k): c for k, c in MISHEARD_PAIRS.items()}
 #: letter names as Whisper writes a spoken letter
-LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "cee": "c", "see": "c", "sea": "c", "dee": "d",
-                "ee": "e", "ef": "f", "eff": "f", "gee": "g", "jee": "g", "aitch": "h", "haitch": "h",
-                "eye": "i", "jay": "j", "kay": "k", "el": "l", "ell": "l", "elle": "l", "em": "m", "en": "n",
-                "oh": "o", "pee": "p", "pea": "p", "queue": "q", "cue": "q", "kyu": "q", "are": "r", "ar": "r",
-                "es": "s", "ess": "s", "tee": "t", "tea": "t", "you": "u", "vee": "v", "ex": "x", "why": "y",
-                "wye": "y", "zed": "z", "zee": "z"}
+LETTER_NAMES = {
+    "ay": "a",
+    "eh": "a",
+    "bee": "b",
+    "be": "b",
+    "cee": "c",
+    "see": "c",
+    "sea": "c",
+    "dee": "d",
+    "ee": "e",
+    "ef": "f",
+    "eff": "f",
+    "gee": "g",
+    "jee": "g",
+    "aitch": "h",
+    "haitch": "h",
+    "eye": "i",
+    "jay": "j",
+    "kay": "k",
+    "el": "l",
+    "ell": "l",
+    "elle": "l",
+    "em": "m",
+    "en": "n",
+    "oh": "o",
+    "pee": "p",
+    "pea": "p",
+    "queue": "q",
+    "cue": "q",
+    "kyu": "q",
+    "are": "r",
+    "ar": "r",
+    "es": "s",
+    "ess": "s",
+    "tee": "t",
+    "tea": "t",
+    "you": "u",
+    "vee": "v",
+    "ex": "x",
+    "why": "y",
+    "wye": "y",
+    "zed": "z",
+    "zee": "z",
+}
 #: letter names (and single letters) that are also words: they count only next to spelling
-_WORDLIKE = {"a", "i", "be", "bee", "see", "sea", "oh", "eye", "you", "are", "why", "tea", "pea", "ex", "queue",
-             "cue", "el", "em", "en", "es", "ay", "eh"}
+_WORDLIKE = {
+    "a",
+    "i",
+    "be",
+    "bee",
+    "see",
+    "sea",
+    "oh",
+    "eye",
+    "you",
+    "are",
+    "why",
+    "tea",
+    "pea",
+    "ex",
+    "queue",
+    "cue",
+    "el",
+    "em",
+    "en",
+    "es",
+    "ay",
+    "eh",
+}
 #: … and these only after a spelled unit (they open lead-ins: "the letters are …", "see, it's …")
 _AFTER_ONLY = {"are", "you", "why", "see", "sea"}
-SYMBOLS = {"dash": "-", "hyphen": "-", "minus": "-", "underscore": "_", "dot": ".", "point": ".", "period": ".",
-           "apostrophe": "'", "space": " ", "plus": "+", "at": "@"}
+SYMBOLS = {
+    "dash": "-",
+    "hyphen": "-",
+    "minus": "-",
+    "underscore": "_",
+    "dot": ".",
+    "point": ".",
+    "period": ".",
+    "apostrophe": "'",
+    "space": " ",
+    "plus": "+",
+    "at": "@",
+}
 _DIGITS = {w: str(i) for i, w in enumerate(words.DIGITS)} | {"nought": "0", "o": "0", "oh": "0"}
-_TEENS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-          "seventeen": 17, "eighteen": 18, "nineteen": 19}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_TEENS = {
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 #: digits as Whisper writes them beside other digits of a code ("X for 729183": X4729183)
-_DIGIT_HOMOPHONES = {"for": "4", "far": "4", "fore": "4", "bar": "4", "to": "2", "too": "2", "free": "3",
-                     "tree": "3", "ate": "8", "hey": "8", "won": "1"}
+_DIGIT_HOMOPHONES = {
+    "for": "4",
+    "far": "4",
+    "fore": "4",
+    "bar": "4",
+    "to": "2",
+    "too": "2",
+    "free": "3",
+    "tree": "3",
+    "ate": "8",
+    "hey": "8",
+    "won": "1",
+}
 #: … and these after any spelled unit too ("Charlie, India, Kilo, Free, at example.com": bench, "three")
 _SPELLED_DIGIT_HOMOPHONES = {"free", "tree"}
 #: a domain's last label as Whisper writes it ("example calm")
@@ -118,8 +250,15 @@ _TLD_HOMOPHONES = {"calm": "com", "come": "com", "comb": "com", "orc": "org", "n
 _TLDS = {"com", "org", "net", "ie", "uk", "de", "fr", "es", "it", "ca", "us", "eu", "io", "info"}
 _MARKERS = (("as", "in"), ("is", "in"), ("as", "an"), ("is", "an"), ("for",), ("like",))
 _LEAD = re.compile(r"^.*\b(?:spelled|spelt|spelling|spell)\b[\s,:.-]*", re.I)
-_CASE = {"capital": "upper", "uppercase": "upper", "upper": "upper", "big": "upper", "small": "lower",
-         "lowercase": "lower", "lower": "lower"}
+_CASE = {
+    "capital": "upper",
+    "uppercase": "upper",
+    "upper": "upper",
+    "big": "upper",
+    "small": "lower",
+    "lowercase": "lower",
+    "lower": "lower",
+}
 
 
 @dataclass(frozen=True)
@@ -183,9 +322,9 @@ def _number(toks: list[str], i: int) -> tuple[str, int] | None:
 
 def _marker(toks: list[str], i: int) -> int:
     """Tokens used by an "as in"/"for"/"like" marker at ``i`` (0: none)."""
-    low = [t.casefold() for t in toks[i:i + 2]]
+    low = [t.casefold() for t in toks[i : i + 2]]
     for m in _MARKERS:
-        if tuple(low[:len(m)]) == m:
+        if tuple(low[: len(m)]) == m:
             return len(m)
     return 0
 
@@ -195,8 +334,17 @@ def _word_for_letter(tok: str | None) -> bool:
     if tok is None:
         return False
     t = tok.casefold()
-    return (t.isalpha() and len(t) >= 2 and t not in LETTER_NAMES and t not in _DIGITS and t not in _TEENS
-            and t not in _TENS and t not in SYMBOLS and t not in _CASE and t not in ("double", "triple"))
+    return (
+        t.isalpha()
+        and len(t) >= 2
+        and t not in LETTER_NAMES
+        and t not in _DIGITS
+        and t not in _TEENS
+        and t not in _TENS
+        and t not in SYMBOLS
+        and t not in _CASE
+        and t not in ("double", "triple")
+    )
 
 
 def _units(toks: list[str], kind: Kind) -> list[_Unit]:
@@ -214,18 +362,25 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
         if n and _word_for_letter(toks[i + n] if i + n < len(toks) else None):
             word = toks[i + n].casefold()
             letter = ICAO.get(word, _MISHEARD.get(word))
-            before = out[-1] if out and out[-1].how in ("letter", "wordlike", "digit") and len(out[-1].src) <= 6 \
-                else None
+            before = (
+                out[-1] if out and out[-1].how in ("letter", "wordlike", "digit") and len(out[-1].src) <= 6 else None
+            )
             if before is not None:
                 out.pop()  # "S as in Sierra": the letter before is the same letter
             if letter is None:  # "A for apple": the word's first letter; "S for tier" (misheard): the letter said
-                letter = before.text if before is not None and before.how != "digit" and len(before.src) == 1 \
-                    else word[0]
+                letter = (
+                    before.text if before is not None and before.how != "digit" and len(before.src) == 1 else word[0]
+                )
             out.append(_Unit(letter, "word", word))
             i += n + 1
             continue
-        if (out and out[-1].how in ("letter", "wordlike") and len(out[-1].src) == 1
-                and re.fullmatch(r"f[aeiou]r\w{3,}", low) and low not in ICAO):
+        if (
+            out
+            and out[-1].how in ("letter", "wordlike")
+            and len(out[-1].src) == 1
+            and re.fullmatch(r"f[aeiou]r\w{3,}", low)
+            and low not in ICAO
+        ):
             out[-1] = _Unit(out[-1].text, "word", out[-1].src)  # "S. Fursière": "S for Sierra" run together
         elif low in ICAO:
             out.append(_Unit(ICAO[low], "word", low))
@@ -243,16 +398,26 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
                 out.append(_Unit("", "noise", low))
             else:
                 out.append(_Unit(sym, "symbol", low))
-        elif digits_ok and (num := _number(toks, i)) is not None and not (
-                kind in ("email", "username", "address") and low in ("o", "oh")
-                and not (out and out[-1].how == "digit")):  # in a code "oh" is a zero; elsewhere a letter
+        elif (
+            digits_ok
+            and (num := _number(toks, i)) is not None
+            and not (
+                kind in ("email", "username", "address") and low in ("o", "oh") and not (out and out[-1].how == "digit")
+            )
+        ):  # in a code "oh" is a zero; elsewhere a letter
             value, j = num
             out.append(_Unit(value, "digit", " ".join(toks[i:j])))
             i = j
             continue
-        elif digits_ok and low in _DIGIT_HOMOPHONES and (
-                (out and out[-1].how == "digit") or (i + 1 < len(toks) and _number(toks, i + 1) is not None)
-                or (low in _SPELLED_DIGIT_HOMOPHONES and out and out[-1].how != "noise")):
+        elif (
+            digits_ok
+            and low in _DIGIT_HOMOPHONES
+            and (
+                (out and out[-1].how == "digit")
+                or (i + 1 < len(toks) and _number(toks, i + 1) is not None)
+                or (low in _SPELLED_DIGIT_HOMOPHONES and out and out[-1].how != "noise")
+            )
+        ):
             out.append(_Unit(_DIGIT_HOMOPHONES[low], "digit", low))
         elif len(tok) == 1 and tok.isalpha():
             out.append(_Unit(low, "wordlike" if low in _WORDLIKE else "letter", low))
@@ -267,8 +432,11 @@ def _units(toks: list[str], kind: Kind) -> list[_Unit]:
 
 
 def _spelled(u: _Unit | None) -> bool:
-    return u is not None and u.how in ("word", "letter", "digit", "symbol", "double", "triple") or (
-        u is not None and u.how.startswith("case-"))
+    return (
+        u is not None
+        and u.how in ("word", "letter", "digit", "symbol", "double", "triple")
+        or (u is not None and u.how.startswith("case-"))
+    )
 
 
 def _keep(units: list[_Unit]) -> list[_Unit]:
@@ -305,7 +473,7 @@ def _unlooped(units: list[_Unit]) -> list[_Unit]:
         j = i
         while j + 1 < len(units) and units[j + 1].src == units[i].src and units[i].how == "word":
             j += 1
-        out += units[i:i + (1 if j - i >= 2 else j - i + 1)]
+        out += units[i : i + (1 if j - i >= 2 else j - i + 1)]
         i = j + 1
     return out
 
@@ -427,10 +595,13 @@ def _email(text: str) -> str | None:
         return None
     local = local.replace(" ", "")
     labels, label = [], []
-    for tok in [p for t in toks[at + 1:] for p in re.split(r"(\.)", t) if p] + ["dot"]:
+    for tok in [p for t in toks[at + 1 :] for p in re.split(r"(\.)", t) if p] + ["dot"]:
         if tok.casefold() in ("dot", "point", "period") or tok == ".":
-            if len(labels) == 0 and len(label) >= 2 and _TLD_HOMOPHONES.get(label[-1].casefold(),
-                                                                          label[-1].casefold()) in _TLDS:
+            if (
+                len(labels) == 0
+                and len(label) >= 2
+                and _TLD_HOMOPHONES.get(label[-1].casefold(), label[-1].casefold()) in _TLDS
+            ):
                 labels.append(_label(label[:-1]))  # "example calm": the "dot" unheard
                 label = label[-1:]
             if label:

@@ -6,12 +6,31 @@ from __future__ import annotations
 import datetime as _dt
 
 DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-          "nineteen")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-             "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
-             "eighteenth", "nineteenth", "twentieth")
+_ORDINALS = (
+    "",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+)
 
 
 def number(n: int) -> str:
@@ -41,20 +60,50 @@ def year(y: int) -> str:
 def digit_groups(d: str) -> str:
     """Digits one by one in groups of three (a lone last digit joins the group before):
     "512873946" → "five one two, eight seven three, nine four six"."""
-    groups = [d[i:i + 3] for i in range(0, len(d), 3)]
+    groups = [d[i : i + 3] for i in range(0, len(d), 3)]
     if len(groups) > 1 and len(groups[-1]) == 1:
         groups[-2:] = [groups[-2] + groups[-1]]
     return ", ".join(" ".join(DIGITS[int(c)] for c in g) for g in groups)
 
 
 #: The ICAO/NATO spelling alphabet (ICAO Annex 10, Vol. II): letters said so they survive a phone line.
-SPELLING = {c: w for c, w in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
-    "Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett", "Kilo", "Lima",
-    "Mike", "November", "Oscar", "Papa", "Quebec", "Romeo", "Sierra", "Tango", "Uniform", "Victor", "Whiskey",
-    "X-ray", "Yankee", "Zulu"))}
+SPELLING = {
+    c: w
+    for c, w in zip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        (
+            "Alpha",
+            "Bravo",
+            "Charlie",
+            "Delta",
+            "Echo",
+            "Foxtrot",
+            "Golf",
+            "Hotel",
+            "India",
+            "Juliett",
+            "Kilo",
+            "Lima",
+            "Mike",
+            "November",
+            "Oscar",
+            "Papa",
+            "Quebec",
+            "Romeo",
+            "Sierra",
+            "Tango",
+            "Uniform",
+            "Victor",
+            "Whiskey",
+            "X-ray",
+            "Yankee",
+            "Zulu",
+        ),
+    )
+}
 
 
 def date(iso: str) -> str:
-    """"1990-03-14" → "the fourteenth of March, nineteen ninety"."""
+    """ "1990-03-14" → "the fourteenth of March, nineteen ninety"."""
     d = _dt.date.fromisoformat(iso)
     return f"the {ordinal(d.day)} of {d.strftime('%B')}, {year(d.year)}"

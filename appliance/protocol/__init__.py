@@ -17,19 +17,62 @@ Importing this package registers all of them; it imports nothing else of the pro
 
 from __future__ import annotations
 
-from appliance.protocol.control import (Ack, Interrupt, StatusUpdate, TaskAssigned, TaskCompleted, TaskState,
-                                        Terminate)
+from appliance.protocol.control import Ack, Interrupt, StatusUpdate, TaskAssigned, TaskCompleted, TaskState, Terminate
 from appliance.protocol.events import Emit
-from appliance.protocol.forms import (FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected,
-                                      InitiatePhoneCallAgent, NeedInfo, StepFailed, StepProblem, SubmitAuthorized,
-                                      Submitted)
-from appliance.protocol.registry import (EnvelopeError, Payload, TypeSpec, register_type, registered_types,
-                                         type_name, type_spec)
+from appliance.protocol.forms import (
+    FieldFilled,
+    FieldSpec,
+    FieldValue,
+    FillError,
+    FormatInvalid,
+    InfoCollected,
+    InitiatePhoneCallAgent,
+    NeedInfo,
+    StepFailed,
+    StepProblem,
+    SubmitAuthorized,
+    Submitted,
+)
+from appliance.protocol.registry import (
+    EnvelopeError,
+    Payload,
+    TypeSpec,
+    register_type,
+    registered_types,
+    type_name,
+    type_spec,
+)
 from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayload
 
 __all__ = [
-    "Ack", "ActionPayload", "Emit", "EnvelopeError", "FieldFilled", "FieldSpec", "FieldValue", "FillError",
-    "FormatInvalid", "InfoCollected", "InitiatePhoneCallAgent", "Interrupt", "NeedInfo", "Payload", "SeatViewPayload",
-    "StatusUpdate", "StepFailed", "StepProblem", "SubmitAuthorized", "Submitted", "TaskAssigned", "TaskCompleted",
-    "TaskState", "Terminate", "TurnPayload", "TypeSpec", "register_type", "registered_types", "type_name", "type_spec",
+    "Ack",
+    "ActionPayload",
+    "Emit",
+    "EnvelopeError",
+    "FieldFilled",
+    "FieldSpec",
+    "FieldValue",
+    "FillError",
+    "FormatInvalid",
+    "InfoCollected",
+    "InitiatePhoneCallAgent",
+    "Interrupt",
+    "NeedInfo",
+    "Payload",
+    "SeatViewPayload",
+    "StatusUpdate",
+    "StepFailed",
+    "StepProblem",
+    "SubmitAuthorized",
+    "Submitted",
+    "TaskAssigned",
+    "TaskCompleted",
+    "TaskState",
+    "Terminate",
+    "TurnPayload",
+    "TypeSpec",
+    "register_type",
+    "registered_types",
+    "type_name",
+    "type_spec",
 ]

@@ -23,28 +23,35 @@ from pydantic import Field
 
 from appliance.protocol.registry import Payload, register_type
 
-TaskState = Literal["submitted", "working", "input-required", "auth-required",
-                    "completed", "canceled", "rejected", "failed", "review"]
+TaskState = Literal[
+    "submitted", "working", "input-required", "auth-required", "completed", "canceled", "rejected", "failed", "review"
+]
 """A2A task states plus ``review`` (a "don't submit" task: every field is filled and the
 browser stays up for the person to check it and submit it themselves); they appear only
 inside ``status_update{state}``."""
+
 
 class TaskAssigned(Payload):
     goal: str = Field(min_length=1)
     url: str | None = None
 
+
 class TaskCompleted(Payload):
     summary: str = ""
+
 
 class StatusUpdate(Payload):
     state: TaskState
     message: str | None = None
 
+
 class Terminate(Payload):
     reason: str
 
+
 class Interrupt(Payload):
     reason: str
+
 
 class Ack(Payload):
     pass

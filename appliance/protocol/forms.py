@@ -37,7 +37,6 @@ from pydantic import Field
 
 from appliance.protocol.registry import Payload, register_type
 
-
 FieldValue = str | bool | tuple[str, ...]
 
 

@@ -67,12 +67,15 @@ def register_type(name: str, model: type[BaseModel], urgent: bool = False) -> Ty
     spec = TypeSpec(name, model, bool(urgent))
     old = _TYPES.get(name)
     if old is not None and old != spec:
-        raise EnvelopeError(f"envelope type {name!r} is already registered with {old.model.__qualname__}"
-                            f" (urgent={old.urgent})")
+        raise EnvelopeError(
+            f"envelope type {name!r} is already registered with {old.model.__qualname__} (urgent={old.urgent})"
+        )
     other = _NAMES.get(model)
     if other is not None and other != name:
-        raise EnvelopeError(f"envelope type {name!r}: payload model {model.__qualname__} is already registered "
-                            f"as {other!r} (one type name per model)")
+        raise EnvelopeError(
+            f"envelope type {name!r}: payload model {model.__qualname__} is already registered "
+            f"as {other!r} (one type name per model)"
+        )
     _TYPES[name] = spec
     _NAMES[model] = name
     return spec
@@ -86,8 +89,10 @@ def type_name(model: type[BaseModel]) -> str:
     """
     name = _NAMES.get(model)
     if name is None:
-        raise EnvelopeError(f"payload model {model.__qualname__} is not a registered envelope type "
-                            f"(register it with register_type(name, {model.__qualname__}))")
+        raise EnvelopeError(
+            f"payload model {model.__qualname__} is not a registered envelope type "
+            f"(register it with register_type(name, {model.__qualname__}))"
+        )
     return name
 
 

@@ -33,12 +33,12 @@ from typing import Any
 import aiohttp
 import numpy as np
 
-from appliance.voice.wav import write_wav
 from appliance.simulate.hearing import clean, sentences
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
-from appliance.voice.tts import VoiceStyle
 from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.tts import VoiceStyle
+from appliance.voice.wav import write_wav
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +49,12 @@ _GREETING = re.compile(r"^\W*(?:(?:hello|hi|hey|good (?:morning|afternoon|evenin
 #: is …", not "Here's what I'll submit"), an opening auxiliary, a choice ("Country: United Kingdom, Ireland
 #: or Portugal"), a read-back ("I have Manchester, …"), "what is your" anywhere ("… shows where what is
 #: your full name": a long greeting and the first question heard as one piece, without punctuation)
-_ASKING = re.compile(r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|who|how)\b|\bor\b|"
-                     r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
-                     r"\bis that (right|correct)\b|\b(what|which) (is|are) your\b", re.I)
+_ASKING = re.compile(
+    r"(?:^|[,;:]|\b(?:and|or|so)\b)\W*(what|when|which|where|who|how)\b|\bor\b|"
+    r"^\W*(do|does|did|is|are|shall|should|may|can|could|would|will|i have)\b|"
+    r"\bis that (right|correct)\b|\b(what|which) (is|are) your\b",
+    re.I,
+)
 
 
 #: the bot's silence (ms) after which the person takes what it heard as said (the client's ``gap_ms``): longer
@@ -99,7 +102,7 @@ def _halves(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     n = len(audio) // win
     if n < 10:
         return None
-    quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
+    quiet = np.sqrt((audio[: n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
     best, run, start = (0, 0), 0, 0
     for i in range(int(n * 0.2), int(n * 0.8)):
         if quiet[i]:
@@ -136,7 +139,7 @@ def last_clause(audio: np.ndarray, min_pause_ms: int = 100, min_s: float = TAIL_
     seconds, or None when it has none."""
     win = ASR_RATE_HZ // 50
     n = len(audio) // win
-    quiet = np.sqrt((audio[:n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
+    quiet = np.sqrt((audio[: n * win].reshape(n, win) ** 2).mean(axis=1)) < 0.01
     i = n - 1
     while i > 0 and quiet[i]:
         i -= 1
@@ -157,7 +160,8 @@ def unfinished(text: str) -> bool:
     """Whether an utterance asks only by its read-back frame ("I have Papa,"): the question
     ("Is that right?") may still be coming."""
     return bool(re.search(r"\bi have\b", text, re.I)) and not re.search(
-        r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I)
+        r"\?|\b(is that (right|correct)|shall i|what|which|when|where|how)\b", text, re.I
+    )
 
 
 def asks(text: str) -> bool:
@@ -165,8 +169,10 @@ def asks(text: str) -> bool:
     sentences is a question (ASR may split "…? Email, Phone or Post?" into "…? Email.
     Phone were post."). A greeting alone asks nothing: the first words of a long greeting,
     heard on their own, come back as "Hello?", and a person waits for the rest."""
-    return any(not _GREETING.match(sent) and ("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent))
-               for sent in sentences(text))
+    return any(
+        not _GREETING.match(sent) and ("?" in sent or _ASKING.search(sent) or PERMISSION.search(sent))
+        for sent in sentences(text)
+    )
 
 
 class Screen:
@@ -197,8 +203,9 @@ class Screen:
         if self.box is None or self._http is None:
             return False
         field, self.box = self.box["field"], None  # a box is typed in once; the next offer highlights it again
-        async with self._http.post(f"{self.url}/api/form/value",
-                                   json={"pc_id": self.pc_id, "field": field, "value": value}) as r:
+        async with self._http.post(
+            f"{self.url}/api/form/value", json={"pc_id": self.pc_id, "field": field, "value": value}
+        ) as r:
             if r.status == 200:
                 return True
             self.emit("person_type_refused", field=field, value=value, status=r.status, error=await r.text())
@@ -221,8 +228,18 @@ class PersonOnCall:
         screen: the person's page (None: a person without one, who only talks).
     """
 
-    def __init__(self, person: SimulatedPerson, client: WebRTCClient, synth, asr, *, style: VoiceStyle,
-                 emit: Callable[..., Any], folder: Path | None = None, screen: Screen | None = None):
+    def __init__(
+        self,
+        person: SimulatedPerson,
+        client: WebRTCClient,
+        synth,
+        asr,
+        *,
+        style: VoiceStyle,
+        emit: Callable[..., Any],
+        folder: Path | None = None,
+        screen: Screen | None = None,
+    ):
         self.person, self.client, self.synth, self.asr = person, client, synth, asr
         self.style, self.emit, self.folder, self.screen = style, emit, folder, screen
         self._heard_n = 0
@@ -277,8 +294,11 @@ class PersonOnCall:
         (ms since the epoch) when known."""
         self._heard_n += 1
         if self.folder is not None:
-            write_wav(self.folder / f"heard-{self._heard_n:03d}.wav",
-                      (np.clip(audio, -1, 1) * 32767).astype(np.int16), ASR_RATE_HZ)
+            write_wav(
+                self.folder / f"heard-{self._heard_n:03d}.wav",
+                (np.clip(audio, -1, 1) * 32767).astype(np.int16),
+                ASR_RATE_HZ,
+            )
         t0 = time.monotonic()
         passes = [await self._transcribe_piece(p) for p in pieces(audio)]
         text = " ".join(c for t, _ in passes if (c := clean(t)))
@@ -286,14 +306,23 @@ class PersonOnCall:
         if len(passes) > 1 and (not asks(last) or unfinished(last)) and (tail := last_clause(audio)) is not None:
             # the end, heard again on its own: tiny.en drops a long line's closing question even from a 5 s
             # piece ("… as you confirmed them." without "Shall I submit the form now?"); a listener hears it
-            asked = [x for x in sentences(clean((await asyncio.to_thread(self.asr.transcribe, tail)).text))
-                     if asks(x) and not unfinished(x)]
+            asked = [
+                x
+                for x in sentences(clean((await asyncio.to_thread(self.asr.transcribe, tail)).text))
+                if asks(x) and not unfinished(x)
+            ]
             text = " ".join([text, *asked])
         first_pass = " ".join(f for _, f in passes if f)
-        self.emit("person_asr", n=self._heard_n, text=text, audio_s=round(len(audio) / ASR_RATE_HZ, 2),
-                  asr_ms=round((time.monotonic() - t0) * 1000), pieces=len(passes),
-                  first_pass=first_pass if first_pass != text else None,
-                  **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}))
+        self.emit(
+            "person_asr",
+            n=self._heard_n,
+            text=text,
+            audio_s=round(len(audio) / ASR_RATE_HZ, 2),
+            asr_ms=round((time.monotonic() - t0) * 1000),
+            pieces=len(passes),
+            first_pass=first_pass if first_pass != text else None,
+            **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}),
+        )
         return text
 
     async def _transcribe_piece(self, audio: np.ndarray) -> tuple[str, str]:

@@ -16,17 +16,16 @@ from pathlib import Path
 import aiohttp
 
 from appliance.config import Config
+from appliance.demo.profile import Profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
-from appliance.forms.session import SessionResult, fetch_submissions, fields_filled, report
-from appliance.forms.session import run_session
+from appliance.forms.session import SessionResult, fetch_submissions, fields_filled, report, run_session
 from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.stages import stages
-from appliance.demo.profile import Profile
-from appliance.voice.tts import VoiceStyle
 from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.tts import VoiceStyle
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +42,17 @@ class RunOutput:
     audio_s: dict[str, float]
 
 
-async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, autonomous: bool = False,
-                        site: DemoSite | None = None, stop: asyncio.Event | None = None,
-                        progress: Callable[[str], None] | None = None) -> RunOutput:
+async def simulate_form(
+    cfg: Config,
+    runtime,
+    url: str,
+    profile: Profile,
+    *,
+    autonomous: bool = False,
+    site: DemoSite | None = None,
+    stop: asyncio.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RunOutput:
     """Run one simulated session on ``url`` and report it.
 
     The appliance's voice server (form mode) runs in this process on 127.0.0.1 with
@@ -64,8 +71,8 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     Raises:
         RuntimeError: the server refused the call, or the session ended without a result.
     """
-    from appliance.voice.session import open_session
     from appliance.voice.server import VoiceServer
+    from appliance.voice.session import open_session
 
     cfg = cfg.for_simulation()
     since_ms = int(time.time() * 1000)
@@ -74,9 +81,14 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
     def emit(event: str, **fields) -> None:
         person_side.events.emit(event, **fields)
         if progress is not None and event in ("person_heard", "person_said", "person_typed"):
-            progress(f"  bot (as heard): {fields['text']}" if event == "person_heard" else
-                     f"  person: {fields['written']}" if event == "person_said" else
-                     f"  person (typed in the box): {fields['value']}")
+            progress(
+                f"  bot (as heard): {fields['text']}"
+                if event == "person_heard"
+                else f"  person: {fields['written']}"
+                if event == "person_said"
+                else f"  person (typed in the box): {fields['value']}"
+            )
+
     person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
     style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
@@ -89,8 +101,16 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         await server.start()
         client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS)
         await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
-        call = PersonOnCall(person, client, runtime.synth, runtime.asr, style=style, emit=emit,
-                            folder=person_side.folder, screen=Screen(server.url, client.pc_id, emit))
+        call = PersonOnCall(
+            person,
+            client,
+            runtime.synth,
+            runtime.asr,
+            style=style,
+            emit=emit,
+            folder=person_side.folder,
+            screen=Screen(server.url, client.pc_id, emit),
+        )
         async with asyncio.TaskGroup() as tg:
             listening = tg.create_task(call.run())
             cancel = tg.create_task(_cancel_on(stop, server.url, client.pc_id)) if stop is not None else None
@@ -101,8 +121,9 @@ async def simulate_form(cfg: Config, runtime, url: str, profile: Profile, *, aut
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         out["stages_s"] = stages(person_side.events.events, fields_filled(result.envelopes))
         emit("report", **{k: v for k, v in out.items() if k != "messages"})
-        return RunOutput(out, result, person_side.folder,
-                         {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)})
+        return RunOutput(
+            out, result, person_side.folder, {"bot": round(client.bot_audio_s, 2), "person": round(call.spoken_s, 2)}
+        )
     finally:
         if client is not None:
             await client.close()
@@ -123,8 +144,11 @@ def _task(url: str, profile: Profile) -> str:
     """The person's task in words: the demo spec's own when it has one ("don't submit" → a
     review), else to fill the form in and submit it."""
     spec = spec_for_url(url)
-    return spec.task if spec is not None and spec.task else \
-        f"Fill in and submit the form at {url} for {profile.display_name}."
+    return (
+        spec.task
+        if spec is not None and spec.task
+        else f"Fill in and submit the form at {url} for {profile.display_name}."
+    )
 
 
 async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[dict] | None:
@@ -132,8 +156,10 @@ async def _submissions(site: DemoSite | None, url: str, since_ms: int) -> list[d
     its submissions, then its autosaved drafts (``draft: true``)."""
     if site is not None:
         subs = [{"form": s.form, "data": s.data, "ts_ms": s.ts_ms} for s in site.submissions] + [
-            {"form": a.form, "data": a.data, "ts_ms": a.ts_ms, "draft": True} for a in site.attempts
-            if a.outcome == "draft"]
+            {"form": a.form, "data": a.data, "ts_ms": a.ts_ms, "draft": True}
+            for a in site.attempts
+            if a.outcome == "draft"
+        ]
     else:
         subs = await asyncio.to_thread(fetch_submissions, url)
     return None if subs is None else [s for s in subs if s["ts_ms"] >= since_ms]
@@ -187,8 +213,15 @@ class TypistLine:
         """Typed answers need no ASR context."""
 
 
-async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *, site: DemoSite | None = None,
-                             progress: Callable[[str], None] | None = None) -> RunOutput:
+async def simulate_form_text(
+    cfg: Config,
+    runtime,
+    url: str,
+    profile: Profile,
+    *,
+    site: DemoSite | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RunOutput:
     """One form session with the person as a scripted typist (``bench form --person text``):
     both agents as in :func:`simulate_form`, the phone agent's line a :class:`TypistLine`.
     The appliance's side is recorded in its own folder (``…-text-form``), the person's in
@@ -203,14 +236,22 @@ async def simulate_form_text(cfg: Config, runtime, url: str, profile: Profile, *
     def emit(event: str, **fields) -> None:
         person_side.events.emit(event, **fields)
         if progress is not None and event in ("person_heard", "person_said"):
-            progress(f"  bot (as read): {fields['text']}" if event == "person_heard" else
-                     f"  person: {fields['written']}")
+            progress(
+                f"  bot (as read): {fields['text']}" if event == "person_heard" else f"  person: {fields['written']}"
+            )
+
     person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
     await person.warm()
     try:
-        result = await run_session(cfg, url, llms=runtime.llm, line=TypistLine(person, emit),
-                                   emit=appliance_side.events.emit, folder=appliance_side.folder,
-                                   task=_task(url, profile))
+        result = await run_session(
+            cfg,
+            url,
+            llms=runtime.llm,
+            line=TypistLine(person, emit),
+            emit=appliance_side.events.emit,
+            folder=appliance_side.folder,
+            task=_task(url, profile),
+        )
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         out["stages_s"] = None  # no audio: nothing to time by ear
         emit("report", **{k: v for k, v in out.items() if k != "messages"})

@@ -45,49 +45,144 @@ _UNITS = {w: i for i, w in enumerate(DIGIT_WORDS)} | {"oh": 0, "o": 0, "nought":
 _TEENS = {w: 10 + i for i, w in enumerate(TEEN_WORDS)}
 _TENS = {w: 10 * t for t, w in TENS_WORDS.items()}
 #: ordinal day words; "fortieth" … "ninetieth" are Whisper's spelling of a spoken "fourteenth" … "nineteenth"
-_ORDINAL_DAYS = ({w: i for i, w in enumerate(SMALL_ORDINALS) if w} | {"twentieth": 20, "thirtieth": 30}
-                 | {w[:-1] + "ieth": 10 + t for t, w in TENS_WORDS.items() if t >= 4})
-_MONTHS = {m.casefold(): i for i, m in enumerate(MONTH_NAMES, 1)} | {
-    m.casefold()[:3]: i for i, m in enumerate(MONTH_NAMES, 1)} | {"sept": 9}
-_ICAO_WORDS = {w.casefold().replace("-", ""): c for c, w in ICAO.items()} | {"alfa": "a", "juliet": "j",
-                                                                             "whisky": "w"}
+_ORDINAL_DAYS = (
+    {w: i for i, w in enumerate(SMALL_ORDINALS) if w}
+    | {"twentieth": 20, "thirtieth": 30}
+    | {w[:-1] + "ieth": 10 + t for t, w in TENS_WORDS.items() if t >= 4}
+)
+_MONTHS = (
+    {m.casefold(): i for i, m in enumerate(MONTH_NAMES, 1)}
+    | {m.casefold()[:3]: i for i, m in enumerate(MONTH_NAMES, 1)}
+    | {"sept": 9}
+)
+_ICAO_WORDS = {w.casefold().replace("-", ""): c for c, w in ICAO.items()} | {"alfa": "a", "juliet": "j", "whisky": "w"}
 #: how Whisper tiny.en writes the bot's spelling-alphabet words over the call (a person hears the word;
 #: the person's ear hears Whisper's text): none of them is another spelling word, so each means its letter
-_ICAO_WORDS |= {"lena": "l", "lina": "l", "anki": "y", "yanky": "y", "enki": "y", "romel": "r", "romelo": "r",
-                "julehet": "j", "juleeet": "j", "whispey": "w", "robbo": "b", "rubble": "b", "tier": "s",
-                "tierr": "s", "andia": "i", "optel": "h", "tulu": "z", "thulu": "z"}
+_ICAO_WORDS |= {
+    "lena": "l",
+    "lina": "l",
+    "anki": "y",
+    "yanky": "y",
+    "enki": "y",
+    "romel": "r",
+    "romelo": "r",
+    "julehet": "j",
+    "juleeet": "j",
+    "whispey": "w",
+    "robbo": "b",
+    "rubble": "b",
+    "tier": "s",
+    "tierr": "s",
+    "andia": "i",
+    "optel": "h",
+    "tulu": "z",
+    "thulu": "z",
+}
 #: letter names as Whisper writes them
-_LETTER_NAMES = {"ay": "a", "eh": "a", "bee": "b", "be": "b", "see": "c", "sea": "c", "cee": "c", "dee": "d",
-                 "ee": "e", "ef": "f", "eff": "f", "gee": "g", "aitch": "h", "eye": "i", "jay": "j", "kay": "k",
-                 "el": "l", "ell": "l", "em": "m", "en": "n", "pee": "p", "pea": "p", "queue": "q", "cue": "q",
-                 "are": "r", "ar": "r", "es": "s", "ess": "s", "tee": "t", "tea": "t", "you": "u", "vee": "v",
-                 "ex": "x", "why": "y", "zed": "z", "zee": "z"}
-_SYMBOLS = {"at": "@", "@": "@", "dot": ".", "point": ".", "underscore": "_", "dash": "-", "hyphen": "-",
-            "minus": "-", "plus": "+", "apostrophe": "'", "space": ""}
+_LETTER_NAMES = {
+    "ay": "a",
+    "eh": "a",
+    "bee": "b",
+    "be": "b",
+    "see": "c",
+    "sea": "c",
+    "cee": "c",
+    "dee": "d",
+    "ee": "e",
+    "ef": "f",
+    "eff": "f",
+    "gee": "g",
+    "aitch": "h",
+    "eye": "i",
+    "jay": "j",
+    "kay": "k",
+    "el": "l",
+    "ell": "l",
+    "em": "m",
+    "en": "n",
+    "pee": "p",
+    "pea": "p",
+    "queue": "q",
+    "cue": "q",
+    "are": "r",
+    "ar": "r",
+    "es": "s",
+    "ess": "s",
+    "tee": "t",
+    "tea": "t",
+    "you": "u",
+    "vee": "v",
+    "ex": "x",
+    "why": "y",
+    "zed": "z",
+    "zee": "z",
+}
+_SYMBOLS = {
+    "at": "@",
+    "@": "@",
+    "dot": ".",
+    "point": ".",
+    "underscore": "_",
+    "dash": "-",
+    "hyphen": "-",
+    "minus": "-",
+    "plus": "+",
+    "apostrophe": "'",
+    "space": "",
+}
 _DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
 #: nationality → the names of its country a form lists
 NATIONALITIES = {
     "american": ("united states", "united states of america", "usa", "us", "america"),
-    "australian": ("australia",), "austrian": ("austria",), "belgian": ("belgium",), "brazilian": ("brazil",),
-    "british": ("united kingdom", "great britain", "britain", "uk"), "canadian": ("canada",),
-    "chinese": ("china",), "danish": ("denmark",), "dutch": ("netherlands", "the netherlands", "holland"),
-    "finnish": ("finland",), "french": ("france",), "german": ("germany",), "greek": ("greece",),
-    "indian": ("india",), "irish": ("ireland",), "italian": ("italy",), "japanese": ("japan",),
-    "korean": ("korea", "south korea"), "mexican": ("mexico",), "nigerian": ("nigeria",),
-    "norwegian": ("norway",), "pakistani": ("pakistan",), "polish": ("poland",), "portuguese": ("portugal",),
-    "spanish": ("spain",), "swedish": ("sweden",), "swiss": ("switzerland",), "turkish": ("turkey", "turkiye"),
-    "ukrainian": ("ukraine",), "vietnamese": ("vietnam", "viet nam"),
+    "australian": ("australia",),
+    "austrian": ("austria",),
+    "belgian": ("belgium",),
+    "brazilian": ("brazil",),
+    "british": ("united kingdom", "great britain", "britain", "uk"),
+    "canadian": ("canada",),
+    "chinese": ("china",),
+    "danish": ("denmark",),
+    "dutch": ("netherlands", "the netherlands", "holland"),
+    "finnish": ("finland",),
+    "french": ("france",),
+    "german": ("germany",),
+    "greek": ("greece",),
+    "indian": ("india",),
+    "irish": ("ireland",),
+    "italian": ("italy",),
+    "japanese": ("japan",),
+    "korean": ("korea", "south korea"),
+    "mexican": ("mexico",),
+    "nigerian": ("nigeria",),
+    "norwegian": ("norway",),
+    "pakistani": ("pakistan",),
+    "polish": ("poland",),
+    "portuguese": ("portugal",),
+    "spanish": ("spain",),
+    "swedish": ("sweden",),
+    "swiss": ("switzerland",),
+    "turkish": ("turkey", "turkiye"),
+    "ukrainian": ("ukraine",),
+    "vietnamese": ("vietnam", "viet nam"),
 }
 
-_QUESTION = re.compile(r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i get (?:that|it) right|"
-                       r"have i got (?:that|it) right|(?:right|correct)\s*\?)", re.I)
+_QUESTION = re.compile(
+    r"\b(?:is (?:that|this) (?:right|correct|ok|okay)|did i get (?:that|it) right|"
+    r"have i got (?:that|it) right|(?:right|correct)\s*\?)",
+    re.I,
+)
 #: the words before a read-back's value ("I had" is how Whisper may write the bot's "I have")
-_FRAME = re.compile(r"\b(?:so that's|so that is|i have it as|i have|i had|i've got|i've|i got|i heard|you said)\b"
-                    r"|^\W*so\b", re.I)
+_FRAME = re.compile(
+    r"\b(?:so that's|so that is|i have it as|i have|i had|i've got|i've|i got|i heard|you said)\b"
+    r"|^\W*so\b",
+    re.I,
+)
 _SPELLED = re.compile(r"\bspel(?:l|led|t|ling)\b[\s,.:;-]*", re.I)
 #: "as one word" as Whisper writes it too: "That's one word", "S one word", "S1 word"
-_UNSAID = re.compile(r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
-                     re.I)
+_UNSAID = re.compile(
+    r"(?:\b(?:as|all|that's|that is|is|s)\s*)?(?:\bone|1)\s*word\b|\b(?:all (?:in )?lower ?case|lower ?case|upper ?case|capital(?: letter)?)\b",
+    re.I,
+)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -131,8 +226,12 @@ def clean(text: str) -> str:
     kept: list[tuple[str, set[str]]] = []
     for sentence in sentences(text):
         vocabulary = set(re.findall(r"[a-z0-9']+", sentence.casefold()))
-        if kept and vocabulary and not vocabulary <= _ICAO_WORDS.keys() and 2 * len(vocabulary & kept[-1][1]) >= len(
-                vocabulary):
+        if (
+            kept
+            and vocabulary
+            and not vocabulary <= _ICAO_WORDS.keys()
+            and 2 * len(vocabulary & kept[-1][1]) >= len(vocabulary)
+        ):
             continue
         kept.append((sentence, vocabulary))
     return " ".join(s for s, _ in kept).strip()
@@ -144,10 +243,10 @@ def read_back(heard: str) -> str:
     text = heard.strip()
     questions = list(_QUESTION.finditer(text))
     if questions:
-        text = text[:questions[-1].start()]
+        text = text[: questions[-1].start()]
     frames = list(_FRAME.finditer(text))
     if frames:
-        text = text[frames[-1].end():]
+        text = text[frames[-1].end() :]
     return text.strip(" \t,.;:!?")
 
 
@@ -199,11 +298,15 @@ def may_mean(heard: str, value: str) -> bool:
     no table for (neither a nationality nor a country of :data:`NATIONALITIES`: "Iceland" is
     no other word for "Ireland"), read back without spelling. Where this is False the ear's
     "no" is final."""
-    return (bool(re.fullmatch(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*", value.strip()))
-            and not country_names(value) and not spelled(heard))
+    return (
+        bool(re.fullmatch(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*", value.strip()))
+        and not country_names(value)
+        and not spelled(heard)
+    )
 
 
 # ---- letters, digits and symbols ---------------------------------------------------------------------
+
 
 def _words(text: str) -> list[str]:
     text = re.sub(r"\bx[\s-]ray\b", "xray", text.casefold().replace("@", " @ "))
@@ -235,10 +338,10 @@ def _sounds(text: str) -> list[tuple[str, ...]]:
         tok, nxt = toks[i], toks[i + 1] if i + 1 < len(toks) else None
         for lead in ("for", "as in"):  # "M for Mike", "A as in apple", "for Alpha" (its letter unheard)
             n = len(lead.split())
-            start = i + (0 if " ".join(toks[i:i + n]) == lead else 1)
+            start = i + (0 if " ".join(toks[i : i + n]) == lead else 1)
             word = toks[start + n] if start + n < len(toks) else None
             said_letter = start == i or not _numeric(tok) or (tok in ("o", "oh") and (word or "")[:1] == "o")
-            if " ".join(toks[start:start + n]) == lead and said_letter and _spelling_word(word):
+            if " ".join(toks[start : start + n]) == lead and said_letter and _spelling_word(word):
                 out.append((word[0],))
                 i = start + n + 1
                 break
@@ -259,8 +362,11 @@ def _sounds(text: str) -> list[tuple[str, ...]]:
                 i += 1
             else:
                 alts = _alternatives(tok)
-                near = _near_spelling_word(tok) if len(alts) == 1 and (
-                    (i > 0 and toks[i - 1] in _ICAO_WORDS) or nxt in _ICAO_WORDS) else None
+                near = (
+                    _near_spelling_word(tok)
+                    if len(alts) == 1 and ((i > 0 and toks[i - 1] in _ICAO_WORDS) or nxt in _ICAO_WORDS)
+                    else None
+                )
                 out.append(alts + (near,) if near else alts)
                 i += 1
     return out
@@ -374,7 +480,7 @@ def _spoken_date(toks: list[str]) -> str | None:
         j += 1
     if (year := _year(toks, j)) is None:
         return None
-    rest = toks[:start] + toks[year[1]:]
+    rest = toks[:start] + toks[year[1] :]
     if any(_numeric(t) or t[:1].isdigit() or t in _ORDINAL_DAYS for t in rest):
         return None  # another number: not one clear date
     try:
@@ -416,8 +522,8 @@ def _year(toks: list[str], i: int) -> tuple[int, int] | None:
     tok = toks[i]
     if re.fullmatch(r"\d{4}", tok):
         return int(tok), i + 1
-    if toks[i:i + 2] == ["two", "thousand"]:
-        j = i + 2 + (toks[i + 2:i + 3] == ["and"])
+    if toks[i : i + 2] == ["two", "thousand"]:
+        j = i + 2 + (toks[i + 2 : i + 3] == ["and"])
         rest = _under_100(toks, j)
         return (2000 + rest[0], rest[1]) if rest else (2000, i + 2)
     if tok not in _TEENS and tok not in _TENS:
@@ -436,8 +542,11 @@ def _under_100(toks: list[str], i: int) -> tuple[int, int] | None:
     tok = toks[i] if i < len(toks) else ""
     nxt = toks[i + 1] if i + 1 < len(toks) else ""
     if tok in _TENS:
-        return (_TENS[tok] + _UNITS[nxt], i + 2) if nxt in _UNITS and nxt not in ("oh", "o", "zero") else (
-            _TENS[tok], i + 1)
+        return (
+            (_TENS[tok] + _UNITS[nxt], i + 2)
+            if nxt in _UNITS and nxt not in ("oh", "o", "zero")
+            else (_TENS[tok], i + 1)
+        )
     if tok in _TEENS:
         return _TEENS[tok], i + 1
     if tok in _UNITS and tok not in ("oh", "o"):

@@ -49,8 +49,14 @@ class PageRun:
         return [t for t, rms in getattr(self, which) if rms > AUDIBLE_RMS]
 
 
-async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = None,
-               done: Callable[[PageRun], bool] | None = None, max_s: float = 60.0) -> PageRun:
+async def talk(
+    url: str,
+    wav: Path,
+    listen_s: float,
+    screenshot: Path | None = None,
+    done: Callable[[PageRun], bool] | None = None,
+    max_s: float = 60.0,
+) -> PageRun:
     """Open ``url``, connect with ``wav`` as the microphone, wait ``listen_s`` seconds
     after connecting — then, if ``done`` is given, until ``done(run)`` holds (checked
     twice a second, at most ``max_s`` in all) — and collect the page's measurements.
@@ -62,8 +68,11 @@ async def talk(url: str, wav: Path, listen_s: float, screenshot: Path | None = N
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=chromium.executable(), headless=True,
-                                          args=chromium.OFFLINE_ARGS + chromium.fake_microphone_args(wav))
+        browser = await p.chromium.launch(
+            executable_path=chromium.executable(),
+            headless=True,
+            args=chromium.OFFLINE_ARGS + chromium.fake_microphone_args(wav),
+        )
         try:
             page = await browser.new_page()
             await page.goto(url)
@@ -90,8 +99,15 @@ async def _read(page) -> PageRun:
     bot = await page.eval_on_selector_all(".msg.bot .text", "els => els.map(e => e.textContent)")
     cut = len(await page.query_selector_all(".msg.bot.cut"))
     ducks = [t for t, what in await page.evaluate("window.applianceBargeLog || []") if what == "duck"]
-    return PageRun([tuple(x) for x in meter["mic"]], [tuple(x) for x in meter["bot"]], user, bot, cut,
-                   await page.inner_text("#status"), ducks)
+    return PageRun(
+        [tuple(x) for x in meter["mic"]],
+        [tuple(x) for x in meter["bot"]],
+        user,
+        bot,
+        cut,
+        await page.inner_text("#status"),
+        ducks,
+    )
 
 
 #: The benchmark's microphone (added with ``add_init_script`` before the page loads):
@@ -171,13 +187,16 @@ class ScriptedMic:
         """Start clip ``name`` now; returns the page's meter time (ms) at its start."""
         return await self.page.evaluate("(n) => window.applianceBench.play(n)", name)
 
-    async def play_when_bot_heard(self, name: str, min_ms: float = 200, extra_ms: float = 0,
-                                  timeout_s: float = 20.0, since: float = 0.0) -> float | None:
+    async def play_when_bot_heard(
+        self, name: str, min_ms: float = 200, extra_ms: float = 0, timeout_s: float = 20.0, since: float = 0.0
+    ) -> float | None:
         """Start clip ``name`` once the page has heard the bot for ``min_ms`` (counting only
         from meter time ``since`` on: e.g. the end of the question whose reply it interrupts)
         + ``extra_ms`` and hears it now; returns the meter time at its start, or None (timeout)."""
-        return await self.page.evaluate("([n, a, b, t, s]) => window.applianceBench.playWhenBotHeard(n, a, b, t, s)",
-                                        [name, min_ms, extra_ms, timeout_s * 1000, since])
+        return await self.page.evaluate(
+            "([n, a, b, t, s]) => window.applianceBench.playWhenBotHeard(n, a, b, t, s)",
+            [name, min_ms, extra_ms, timeout_s * 1000, since],
+        )
 
     async def read(self) -> PageRun:
         return await _read(self.page)
@@ -194,8 +213,11 @@ async def open_page(url: str) -> AsyncIterator[ScriptedMic]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=chromium.executable(), headless=True,
-                                          args=chromium.OFFLINE_ARGS + chromium.webaudio_microphone_args())
+        browser = await p.chromium.launch(
+            executable_path=chromium.executable(),
+            headless=True,
+            args=chromium.OFFLINE_ARGS + chromium.webaudio_microphone_args(),
+        )
         try:
             page = await browser.new_page()
             await page.add_init_script(BENCH_HOOK)

@@ -44,9 +44,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from appliance.demo.profile import Profile
 from appliance.llm.client import LLM, LLMError, gbnf_alternatives
 from appliance.llm.decision import choices
-from appliance.demo.profile import Profile
 from appliance.simulate import hearing, speech
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,18 @@ _TYPE_OFFER = re.compile(r"\btype it\b", re.I)  # "Or type it in the box on your
 _TYPE_OFFER_SENTENCE = re.compile(r"[,.]?\s*\bor type it\b[^.?!]*[.?!]?", re.I)
 _SPELL = re.compile(r"\bspell|\bletter by letter\b", re.I)  # Whisper writes "spell" as "style", "stub"…
 #: details a person would spell (letters in them); dates, numbers and choices are said
-SPELLABLE_KEYS = ("given_name", "family_name", "full_name", "passport_number", "email", "username", "postcode",
-                  "city", "street", "address")
+SPELLABLE_KEYS = (
+    "given_name",
+    "family_name",
+    "full_name",
+    "passport_number",
+    "email",
+    "username",
+    "postcode",
+    "city",
+    "street",
+    "address",
+)
 
 _EXAMPLES = """said: What is your first name? => {"topic":"given_name"}
 said: Thanks. And your surname? => {"topic":"family_name"}
@@ -142,11 +152,15 @@ class SimulatedPerson:
         details = ", ".join(f"{k} ({KEY_WORDS[k][0]})" if k in KEY_WORDS else k for k in keys)
         self._system = (
             "You are a person on a phone call with an assistant who fills in a web form for you. Which of your "
-            f"details does the assistant ask for in its last words? Your details: {details}. Answer \"none\" when "
-            "it asks for none of them.\nExamples:\n" + _EXAMPLES)
+            f'details does the assistant ask for in its last words? Your details: {details}. Answer "none" when '
+            "it asks for none of them.\nExamples:\n" + _EXAMPLES
+        )
         self._choices = {asked: (*keys,) if asked else (*keys, "none") for asked in (True, False)}
-        self._named = {phrase.strip().casefold(): k for k in keys
-                       for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))}
+        self._named = {
+            phrase.strip().casefold(): k
+            for k in keys
+            for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))
+        }
         self._named |= {heard: k for heard, k in WHISPER_NAMES.items() if k in keys}
 
     def expecting(self) -> str:
@@ -207,19 +221,32 @@ class SimulatedPerson:
             # did not accept that: A national ID number has 9 digits…" was taken for the nationality), nor the
             # offer of the box after it
             asked = _TYPE_OFFER_SENTENCE.sub("", heard).strip() or heard
-            asked = next((asked[m.start():] for m in re.finditer(r"(?:^|(?<=[.!?;]\s))[^.!?;]*\?", asked)),
-                         asked).strip()
+            asked = next(
+                (asked[m.start() :] for m in re.finditer(r"(?:^|(?<=[.!?;]\s))[^.!?;]*\?", asked)), asked
+            ).strip()
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
             topic = self._named.get(named.group(1).casefold()) if named else None
             if topic is None and "consent" in topics and _CONSENT_ASKED.search(asked):
                 topic = "consent"
             try:
-                topic = topic or (await self.llm.json(
-                    self._system, f"said: {asked}", max_tokens=24,
-                    grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
-                    schema={"type": "object", "required": ["topic"], "additionalProperties": False,
-                            "properties": {"topic": {"enum": list(topics)}}}))["topic"]
+                topic = (
+                    topic
+                    or (
+                        await self.llm.json(
+                            self._system,
+                            f"said: {asked}",
+                            max_tokens=24,
+                            grammar=f'root ::= "{{\\"topic\\":" topic "}}"\ntopic ::= {gbnf_alternatives(topics)}\n',
+                            schema={
+                                "type": "object",
+                                "required": ["topic"],
+                                "additionalProperties": False,
+                                "properties": {"topic": {"enum": list(topics)}},
+                            },
+                        )
+                    )["topic"]
+                )
             except (LLMError, KeyError, TypeError) as e:
                 log.warning("persona: %s", e)
                 topic = "none"
@@ -227,8 +254,13 @@ class SimulatedPerson:
                 topic = self._previous  # a spelling of a detail the LLM missed (or took for one nobody spells)
         if kind == "ask":
             self._given(topic, heard)
-        if kind == "ask" and type_in is not None and _TYPE_OFFER.search(heard) and self.believed(topic) \
-                and await type_in(self.believed(topic)):
+        if (
+            kind == "ask"
+            and type_in is not None
+            and _TYPE_OFFER.search(heard)
+            and self.believed(topic)
+            and await type_in(self.believed(topic))
+        ):
             kind, said = "typed", None
             self.emit("person_typed", topic=topic, value=self.believed(topic))
         else:
@@ -266,9 +298,11 @@ class SimulatedPerson:
         try:
             ans = await self.llm.json(
                 "Answer whether the value the assistant read back means the same as the person's answer.",
-                f'Read back: "{heard}"\nThe person\'s answer: "{value}"', max_tokens=12,
+                f'Read back: "{heard}"\nThe person\'s answer: "{value}"',
+                max_tokens=12,
                 grammar='root ::= "{\\"same\\":" ("true" | "false") "}"\n',
-                schema={"type": "object", "properties": {"same": {"type": "boolean"}}, "required": ["same"]})
+                schema={"type": "object", "properties": {"same": {"type": "boolean"}}, "required": ["same"]},
+            )
             return bool(ans.get("same"))
         except (LLMError, AttributeError) as e:
             log.warning("persona: %s", e)
@@ -285,9 +319,11 @@ class SimulatedPerson:
             return next((o for o in options if o.casefold() in names), names[0].title())
         try:
             ans = await self.llm.decide(
-                "Which of the options the assistant listed means the person's answer? \"none\" when none does.",
+                'Which of the options the assistant listed means the person\'s answer? "none" when none does.',
                 f'Options: {", ".join(options)}\nThe person\'s answer: "{value}"',
-                choices("OptionPick", option=(*options, "none")), max_tokens=24)
+                choices("OptionPick", option=(*options, "none")),
+                max_tokens=24,
+            )
         except LLMError as e:
             log.warning("persona: %s", e)
             return None
@@ -298,7 +334,8 @@ class SimulatedPerson:
         from the second on, for a detail a person spells), or None when it states the value."""
         value = self.believed(topic)
         if hearing.states(heard, value) or (
-                topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value)):
+            topic in WORDED_KEYS and hearing.may_mean(heard, value) and await self._same(heard, value)
+        ):
             return None
         self._rejections[topic] = self._rejections.get(topic, 0) + 1
         if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:  # words failed twice: spell it
@@ -331,10 +368,13 @@ class SimulatedPerson:
 #: on the call: "I had 077. 009, …", "I ask you on oneel, when were you born?" — bench: taken for no read-back,
 #: the person answered the question and a wrong name was confirmed); not "I have what you typed" (nor "… what
 #: you type", as Whisper may write it: bench, the person took it for a read-back of the e-mail)
-_FRAME = re.compile(r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:for your [\w()' -]{1,40}?[\s,:]+)?"
-                    r"(?:i have|i had|i ask you|i've got|i got|so that's|"
-                    r"so|you said)\b"
-                    r"(?!\W+what you typed?\b)\W*", re.I)
+_FRAME = re.compile(
+    r"^\W*(?:(?:thanks|thank you|okay|ok|great)\W+)?(?:for your [\w()' -]{1,40}?[\s,:]+)?"
+    r"(?:i have|i had|i ask you|i've got|i got|so that's|"
+    r"so|you said)\b"
+    r"(?!\W+what you typed?\b)\W*",
+    re.I,
+)
 #: a read-back that names its detail, group 1 ("For your family name, I have it as Juliett, …", and as Whisper
 #: may write it: "for your family name. I have it as …")
 _READ_BACK_OF = re.compile(r"\bfor your ([\w()' -]{1,40}?)[\s,:;.]+i (?:have|had)\b", re.I)
@@ -346,8 +386,10 @@ _ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write
 #: it, or a question mark: "I have G-Gars like curse what? What is your date of birth?", or nothing before a
 #: capital: "I have plus 1 4 1 6 5 5 5 0 1 4 2 What is your destination?")
-_THEN_ASKED = re.compile(r"(?:[.,;!?]\s+|\s+(?=[A-Z]))(?=(?i:what|when|which|how|who|where|do|does|did|are|is|can|"
-                         r"could|would|and)\b[^.!?]*\?)")
+_THEN_ASKED = re.compile(
+    r"(?:[.,;!?]\s+|\s+(?=[A-Z]))(?=(?i:what|when|which|how|who|where|do|does|did|are|is|can|"
+    r"could|would|and)\b[^.!?]*\?)"
+)
 
 
 #: the options the assistant lists after an answer it did not get ("The choices are Australia, Brazil, …, or
@@ -384,10 +426,11 @@ def _stated_then_asked(heard: str) -> tuple[str, str] | None:
     cut = _THEN_ASKED.search(rest)
     if cut is None:
         return None
-    return rest[:cut.start() + 1].strip(), rest[cut.end():].strip()
+    return rest[: cut.start() + 1].strip(), rest[cut.end() :].strip()
 
 
 # ---- the person's mouth: written → spoken -------------------------------------------------------------
+
 
 def _segment(word: str, vocabulary: list[str]) -> str:
     """Split a run of letters into known words where possible: "davidmiller" → "david miller"."""
@@ -398,7 +441,7 @@ def _segment(word: str, vocabulary: list[str]) -> str:
             out.append(rest)
             break
         out.append(hit)
-        rest = rest[len(hit):]
+        rest = rest[len(hit) :]
     return " ".join(out)
 
 
@@ -429,14 +472,23 @@ def mouth(text: str, vocabulary: list[str] = (), spell: bool = False) -> str:
         if t.isdigit():
             return speech.say_digits(t)
         if t.islower():  # a user name: known words, then the number as a person says it
-            return " ".join(_segment(p, vocab) if p.isalpha() else speech.say_number(int(p)) if len(p) <= 2
-                            else speech.say_digits(p) for p in re.findall(r"[a-z]+|\d+", t))
+            return " ".join(
+                _segment(p, vocab)
+                if p.isalpha()
+                else speech.say_number(int(p))
+                if len(p) <= 2
+                else speech.say_digits(p)
+                for p in re.findall(r"[a-z]+|\d+", t)
+            )
         pieces = re.findall(r"[A-Za-z]+|\d+", t)  # a code: letters one by one, digits in groups
         return ", ".join(" ".join(p) if p.isalpha() else speech.say_digits(p) for p in pieces)
 
     if spell:  # a code, with its inner space ("M1 1AE"): letters and digits, at least one of each
-        text = re.sub(r"\b(?=[A-Z0-9 ]*\d)(?=[A-Z0-9 ]*[A-Z])[A-Z0-9]+(?: [A-Z0-9]+)?\b",
-                      lambda m: speech.say_icao(m.group(0)), text)
+        text = re.sub(
+            r"\b(?=[A-Z0-9 ]*\d)(?=[A-Z0-9 ]*[A-Z])[A-Z0-9]+(?: [A-Z0-9]+)?\b",
+            lambda m: speech.say_icao(m.group(0)),
+            text,
+        )
     text = re.sub(r"([A-Za-z0-9._\-]+)@([A-Za-z0-9.\-]+\.[A-Za-z]{2,})", email, text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", date, text)
     return re.sub(r"\+\d{6,}|\b(?=[A-Za-z]*\d)[A-Za-z0-9]{2,}\b", token, text)

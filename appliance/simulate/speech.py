@@ -11,19 +11,66 @@ import datetime as _dt
 import re
 
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-TEEN_WORDS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-              "nineteen")
+TEEN_WORDS = (
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+)
 TENS_WORDS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty", 9: "ninety"}
 #: 1st … 19th (index = day); 20th and 30th are made from the tens ("twentieth", "thirtieth").
-SMALL_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-                  "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-                  "seventeenth", "eighteenth", "nineteenth")
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-               "November", "December")
+SMALL_ORDINALS = (
+    "",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+)
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 #: The spelling alphabet of radio and phone (ICAO), one word per letter.
-ICAO = dict(zip("abcdefghijklmnopqrstuvwxyz", (
-    "Alpha Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike November Oscar Papa Quebec "
-    "Romeo Sierra Tango Uniform Victor Whiskey X-ray Yankee Zulu").split()))
+ICAO = dict(
+    zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        (
+            "Alpha Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliett Kilo Lima Mike November Oscar Papa Quebec "
+            "Romeo Sierra Tango Uniform Victor Whiskey X-ray Yankee Zulu"
+        ).split(),
+    )
+)
 
 
 def say_number(n: int) -> str:
@@ -62,7 +109,7 @@ def say_digits(digits: str) -> str:
 
 
 def say_date(iso: str) -> str:
-    """"1990-03-14" → "the fourteenth of March, nineteen ninety"."""
+    """ "1990-03-14" → "the fourteenth of March, nineteen ninety"."""
     day = _dt.date.fromisoformat(iso)
     return f"the {say_ordinal(day.day)} of {MONTH_NAMES[day.month - 1]}, {say_year(day.year)}"
 
@@ -70,8 +117,9 @@ def say_date(iso: str) -> str:
 def say_icao(code: str) -> str:
     """A code in the spelling alphabet, letters as their words alone and digit runs in groups:
     "M1 1AE" → "Mike, one, one, Alpha, Echo"."""
-    return ", ".join(ICAO[run.lower()] if run.isalpha() else say_digits(run)
-                     for run in re.findall(r"[A-Za-z]|\d+", code))
+    return ", ".join(
+        ICAO[run.lower()] if run.isalpha() else say_digits(run) for run in re.findall(r"[A-Za-z]|\d+", code)
+    )
 
 
 #: how a person names a symbol when spelling
@@ -85,8 +133,15 @@ def say_spelled(value: str) -> str:
     apostrophe, November, Echo, India, Lima, Lima"; "jo.m9@example.com" → "J for Juliett,
     Oscar, dot, Mike, nine, at example dot com"."""
     local, at, domain = value.rpartition("@") if "@" in value else (value, "", "")
-    said = [ICAO[c.lower()] if c.isalpha() and c.lower() in ICAO else DIGIT_WORDS[int(c)] if c.isdigit()
-            else SYMBOL_WORDS[c] for c in local if c.isalnum() or c in SYMBOL_WORDS]
+    said = [
+        ICAO[c.lower()]
+        if c.isalpha() and c.lower() in ICAO
+        else DIGIT_WORDS[int(c)]
+        if c.isdigit()
+        else SYMBOL_WORDS[c]
+        for c in local
+        if c.isalnum() or c in SYMBOL_WORDS
+    ]
     if said and local[:1].isalpha() and local[0].lower() in ICAO:  # the first letter said with its word
         said[0] = f"{local[0].upper()} for {said[0]}"
     said = ", ".join(said)

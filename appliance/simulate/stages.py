@@ -71,6 +71,13 @@ def stages(events: Iterable[dict], fields: int) -> dict | None:
                 spoken = sum(b_end - b_start for b_start, b_end in turn)
                 got["bot_speech"].append(spoken)
                 got["bot_wait"].append(turn[-1][1] - turn[0][0] - spoken)
-    return {**{s: {"median": round(statistics.median(v), 2) if v else None,
-                   "per_field": round(sum(v) / fields, 2) if fields else None} for s, v in got.items()},
-            "exchanges": len(answers)}
+    return {
+        **{
+            s: {
+                "median": round(statistics.median(v), 2) if v else None,
+                "per_field": round(sum(v) / fields, 2) if fields else None,
+            }
+            for s, v in got.items()
+        },
+        "exchanges": len(answers),
+    }

@@ -102,9 +102,10 @@ class WebRTCClient:
 
         await self.pc.setLocalDescription(await self.pc.createOffer())
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"{self.url}/api/offer", json={"sdp": self.pc.localDescription.sdp,
-                                                                "type": self.pc.localDescription.type,
-                                                                **offer_extra}) as r:
+            async with http.post(
+                f"{self.url}/api/offer",
+                json={"sdp": self.pc.localDescription.sdp, "type": self.pc.localDescription.type, **offer_extra},
+            ) as r:
                 body = await r.json()
                 if r.status != 200:
                     raise RuntimeError(f"offer refused ({r.status}): {body}")
@@ -122,7 +123,7 @@ class WebRTCClient:
                 pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels)).mean(axis=1) / 32768
                 rate = frame.sample_rate
                 ms = len(pcm) / rate * 1000
-                loud = float(np.sqrt(np.mean(pcm ** 2))) > AUDIBLE_RMS if len(pcm) else False
+                loud = float(np.sqrt(np.mean(pcm**2))) > AUDIBLE_RMS if len(pcm) else False
                 if loud:
                     last = time.time()
                     if not current:

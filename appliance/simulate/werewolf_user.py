@@ -28,14 +28,14 @@ import numpy as np
 from appliance.bus import Bus, Subscription
 from appliance.config import Config, ConfigError
 from appliance.judge import tools
-from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
-from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.state import Role
+from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
-from appliance.voice.wav import write_wav
+from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR
 from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+from appliance.voice.wav import write_wav
 from appliance.werewolf import voices
 from appliance.werewolf.game import GameResult, GameState, SeatAgent, play_game
 
@@ -56,8 +56,16 @@ _SAVE = {True: "I save the victim.", False: "I do not save."}
 class TurnLLM(Protocol):
     """The seat's own LLM conversation, as the game gives it (a Werewolf ``SeatLLM``)."""
 
-    async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
-                   round: int, phase: str, attempt: int = 0) -> dict[str, Any]:
+    async def call(
+        self,
+        lines: list[str] | tuple[str, ...],
+        instruction: str,
+        tool: ToolSpec,
+        *,
+        round: int,
+        phase: str,
+        attempt: int = 0,
+    ) -> dict[str, Any]:
         """The turn tool's arguments, legal by construction.
 
         Raises:
@@ -67,9 +75,11 @@ class TurnLLM(Protocol):
 
 def system_prompt(seat: str, role: Role, n_seats: int) -> str:
     """The simulated person's system prompt (its own wording, its own slot)."""
-    return (f"You are the person in seat {seat}, playing the {role.value} in a spoken game of Werewolf with "
-            f"{n_seats} seats. Everyone else is a computer player.\n{RULES}\nPlay to win: {STRATEGIES[role]}\n"
-            "When you speak, talk like a person at a table: short and plain. Answer only with the JSON asked for.")
+    return (
+        f"You are the person in seat {seat}, playing the {role.value} in a spoken game of Werewolf with "
+        f"{n_seats} seats. Everyone else is a computer player.\n{RULES}\nPlay to win: {STRATEGIES[role]}\n"
+        "When you speak, talk like a person at a table: short and plain. Answer only with the JSON asked for."
+    )
 
 
 def utterance(tool: ToolSpec, args: dict[str, Any], rng: random.Random) -> str:
@@ -101,8 +111,16 @@ class SimulatedUserSeat:
     ``synth`` and ``asr`` None: the seat types (its utterance is its transcript).
     """
 
-    def __init__(self, seat: str, llm: TurnLLM, synth: PiperSynth | None, style: VoiceStyle,
-                 asr: WhisperASR | None, seed: int, audio_dir: Path | None = None):
+    def __init__(
+        self,
+        seat: str,
+        llm: TurnLLM,
+        synth: PiperSynth | None,
+        style: VoiceStyle,
+        asr: WhisperASR | None,
+        seed: int,
+        audio_dir: Path | None = None,
+    ):
         self.seat = seat
         self.llm = llm
         self.synth = synth
@@ -128,12 +146,23 @@ class SimulatedUserSeat:
             if self.synth is None or self.asr is None:
                 transcript = said
             else:
-                transcript = await asyncio.to_thread(self._say_and_hear, said,
-                                                     f"{p.phase}{p.round}-{tool.name}-{p.attempt}")
+                transcript = await asyncio.to_thread(
+                    self._say_and_hear, said, f"{p.phase}{p.round}-{tool.name}-{p.attempt}"
+                )
             log.info("user seat %s: tool %s %s, said %r, heard %r", self.seat, tool.name, args, said, transcript)
-            await bus.publish(env.reply(ACTION, ActionPayload(
-                game_id=p.game_id, seat=self.seat, tool=tool.name, arguments=args, transcript=transcript,
-                utterance=said)))
+            await bus.publish(
+                env.reply(
+                    ACTION,
+                    ActionPayload(
+                        game_id=p.game_id,
+                        seat=self.seat,
+                        tool=tool.name,
+                        arguments=args,
+                        transcript=transcript,
+                        utterance=said,
+                    ),
+                )
+            )
 
     def _say_and_hear(self, text: str, name: str) -> str:
         """Piper → 16 kHz → Whisper: the transcript of ``text`` as spoken (blocking)."""
@@ -172,8 +201,9 @@ class SimulatedUser:
         return SimulatedUserSeat(seat, llm, self.runtime.synth, style, self.runtime.asr, seed, audio_dir)
 
 
-def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None,
-             ai_voices: bool = False) -> tuple[GameResult, GameState, Path]:
+def run_game(
+    cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path | None = None, ai_voices: bool = False
+) -> tuple[GameResult, GameState, Path]:
     """Play one simulated game with the embedded models; returns the result, the final
     state and the recording folder. Blocking (runs its own event loop).
 
@@ -189,8 +219,9 @@ def run_game(cfg: Config, seed: int, n_seats: int | None = None, trace_dir: Path
     return asyncio.run(_run_game(cfg, seed, n_seats or cfg.werewolf.seats, trace_dir, ai_voices))
 
 
-async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None,
-                    ai_voices: bool) -> tuple[GameResult, GameState, Path]:
+async def _run_game(
+    cfg: Config, seed: int, n_seats: int, trace_dir: Path | None, ai_voices: bool
+) -> tuple[GameResult, GameState, Path]:
     t0 = time.monotonic()
     cfg = cfg.for_werewolf(n_seats)
     if cfg.tts.provider != "piper":
@@ -199,8 +230,9 @@ async def _run_game(cfg: Config, seed: int, n_seats: int, trace_dir: Path | None
     try:
         await asyncio.to_thread(runtime.start)
         log.info("werewolf: models ready in %.1f s", time.monotonic() - t0)
-        run = await play_game(runtime, cfg, seed, n_seats, SimulatedUser(runtime, cfg), trace_dir=trace_dir,
-                              ai_voices=ai_voices, t0=t0)
+        run = await play_game(
+            runtime, cfg, seed, n_seats, SimulatedUser(runtime, cfg), trace_dir=trace_dir, ai_voices=ai_voices, t0=t0
+        )
     finally:
         runtime.stop()
     return run.result, run.final, run.folder

@@ -35,7 +35,6 @@ import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import hdrs, web
@@ -61,7 +60,7 @@ def _host_name(host_header: str) -> str:
     """The name in a ``Host`` header, without port or IPv6 brackets, lower-cased."""
     h = host_header.strip().lower()
     if h.startswith("["):
-        return h[1:h.find("]")] if "]" in h else h
+        return h[1 : h.find("]")] if "]" in h else h
     return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
 
 
@@ -95,9 +94,20 @@ class AccessPolicy:
     allowed_origins: frozenset[str]
     token: str | None
 
-    def check(self, *, method: str, path: str, host_header: str, scheme: str, origin: str | None,
-              content_type: str | None, has_body: bool, websocket: bool, remote: str | None,
-              token: str | None) -> Refusal | None:
+    def check(
+        self,
+        *,
+        method: str,
+        path: str,
+        host_header: str,
+        scheme: str,
+        origin: str | None,
+        content_type: str | None,
+        has_body: bool,
+        websocket: bool,
+        remote: str | None,
+        token: str | None,
+    ) -> Refusal | None:
         """The refusal for a request with these properties, or None when it may pass.
 
         ``origin``/``content_type``: the headers or None when absent; ``remote``: the peer's
@@ -105,25 +115,36 @@ class AccessPolicy:
         """
         name = _host_name(host_header)
         server_host = self.host.lower()
-        if not (name in LOOPBACK_NAMES or name == server_host
-                or (server_host in WILDCARD_HOSTS and _is_ip(name))):
-            return Refusal(403, f"Host {host_header!r} is not this appliance's address (127.0.0.1, localhost or "
-                                f"server.host {self.host}); refused against DNS rebinding")
+        if not (name in LOOPBACK_NAMES or name == server_host or (server_host in WILDCARD_HOSTS and _is_ip(name))):
+            return Refusal(
+                403,
+                f"Host {host_header!r} is not this appliance's address (127.0.0.1, localhost or "
+                f"server.host {self.host}); refused against DNS rebinding",
+            )
         if method.upper() not in SAFE_METHODS or websocket:
             if origin is not None:
                 page = f"{scheme}://{host_header}".lower()
                 if origin.lower() != page and origin.lower() not in self.allowed_origins:
-                    return Refusal(403, f"Origin {origin!r} may not use this appliance (its page is {page}; "
-                                        f"others must be listed in server.allowed_origins)")
+                    return Refusal(
+                        403,
+                        f"Origin {origin!r} may not use this appliance (its page is {page}; "
+                        f"others must be listed in server.allowed_origins)",
+                    )
             elif not (is_loopback(self.host) and remote is not None and is_loopback(remote)):
-                return Refusal(403, "a request without an Origin header is accepted only from this machine while "
-                                    "server.host is loopback")
+                return Refusal(
+                    403,
+                    "a request without an Origin header is accepted only from this machine while "
+                    "server.host is loopback",
+                )
             if has_body and (content_type or "").split(";")[0].strip().lower() != "application/json":
                 return Refusal(415, f"request bodies must be application/json, not {content_type or 'untyped'!r}")
         if self.token is not None and not path.startswith(PUBLIC_PREFIX):
             if not token:
-                return Refusal(401, "this appliance needs its token: open the URL it printed at start "
-                                    "(…/?token=…), or send Authorization: Bearer <token>")
+                return Refusal(
+                    401,
+                    "this appliance needs its token: open the URL it printed at start "
+                    "(…/?token=…), or send Authorization: Bearer <token>",
+                )
             if not hmac.compare_digest(token.encode(), self.token.encode()):
                 return Refusal(403, "wrong token: use the URL the appliance printed at start")
         return None
@@ -136,8 +157,9 @@ def policy_for(server) -> AccessPolicy:
     return AccessPolicy(host=server.host, allowed_origins=frozenset(server.allowed_origins), token=token)
 
 
-def websocket_refusal(policy: AccessPolicy, *, path: str, headers: Mapping[str, str],
-                      remote: str | None) -> Refusal | None:
+def websocket_refusal(
+    policy: AccessPolicy, *, path: str, headers: Mapping[str, str], remote: str | None
+) -> Refusal | None:
     """:meth:`AccessPolicy.check` for a WebSocket upgrade to a bare ``websockets`` server:
     ``path`` with its query (the token as ``?token=…``), the request's ``headers`` (or a
     bearer token), ``remote``: the peer's IP address. The server has no page, so an
@@ -147,9 +169,18 @@ def websocket_refusal(policy: AccessPolicy, *, path: str, headers: Mapping[str, 
     auth = headers.get(hdrs.AUTHORIZATION, "")
     if token is None and auth[:7].lower() == "bearer ":
         token = auth[7:].strip()
-    return policy.check(method="GET", path=url.path or "/", host_header=headers.get(hdrs.HOST, ""),
-                        scheme="ws", origin=headers.get(hdrs.ORIGIN), content_type=None, has_body=False,
-                        websocket=True, remote=remote, token=token)
+    return policy.check(
+        method="GET",
+        path=url.path or "/",
+        host_header=headers.get(hdrs.HOST, ""),
+        scheme="ws",
+        origin=headers.get(hdrs.ORIGIN),
+        content_type=None,
+        has_body=False,
+        websocket=True,
+        remote=remote,
+        token=token,
+    )
 
 
 def _request_token(req: web.Request) -> tuple[str | None, bool]:
@@ -162,20 +193,29 @@ def _request_token(req: web.Request) -> tuple[str | None, bool]:
     return req.cookies.get(TOKEN_COOKIE), False
 
 
-def middleware(policy: AccessPolicy) -> Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]],
-                                                 Awaitable[web.StreamResponse]]:
+def middleware(
+    policy: AccessPolicy,
+) -> Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]], Awaitable[web.StreamResponse]]:
     """The aiohttp middleware enforcing ``policy`` (see the module docstring)."""
 
     @web.middleware
-    async def access(req: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                     ) -> web.StreamResponse:
+    async def access(
+        req: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         token, in_query = _request_token(req)
         headers: Mapping[str, str] = req.headers
         refusal = policy.check(
-            method=req.method, path=req.path, host_header=req.host, scheme=req.scheme,
-            origin=headers.get(hdrs.ORIGIN), content_type=headers.get(hdrs.CONTENT_TYPE),
-            has_body=req.body_exists, websocket=headers.get(hdrs.UPGRADE, "").lower() == "websocket",
-            remote=req.remote, token=token)
+            method=req.method,
+            path=req.path,
+            host_header=req.host,
+            scheme=req.scheme,
+            origin=headers.get(hdrs.ORIGIN),
+            content_type=headers.get(hdrs.CONTENT_TYPE),
+            has_body=req.body_exists,
+            websocket=headers.get(hdrs.UPGRADE, "").lower() == "websocket",
+            remote=req.remote,
+            token=token,
+        )
         if refusal is not None:
             return web.json_response({"error": refusal.error}, status=refusal.status)
         resp = await handler(req)

@@ -45,8 +45,15 @@ class Acknowledger(FrameProcessor):
     ``report(event, **fields)`` gets ``ack`` with ``after_ms``.
     """
 
-    def __init__(self, audio: bytes, sample_rate: int, after_ms: int, every_turn: bool,
-                 report: Callable[..., None] | None = None, **kwargs):
+    def __init__(
+        self,
+        audio: bytes,
+        sample_rate: int,
+        after_ms: int,
+        every_turn: bool,
+        report: Callable[..., None] | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._audio = audio
         self._rate = sample_rate
@@ -87,7 +94,7 @@ class Acknowledger(FrameProcessor):
         self._report("ack", after_ms=late_ms)
         step = self._rate * 2 * _CHUNK_MS // 1000
         for i in range(0, len(self._audio), step):
-            await self.push_frame(AckAudioRawFrame(self._audio[i:i + step], self._rate, 1))
+            await self.push_frame(AckAudioRawFrame(self._audio[i : i + step], self._rate, 1))
 
     async def cleanup(self):
         await super().cleanup()

@@ -26,8 +26,12 @@ class ClauseTTSService(TTSService):
     """
 
     def __init__(self, **kwargs):
-        super().__init__(push_start_frame=True, push_stop_frames=True,
-                         settings=TTSSettings(model=None, voice=None, language=None), **kwargs)
+        super().__init__(
+            push_start_frame=True,
+            push_stop_frames=True,
+            settings=TTSSettings(model=None, voice=None, language=None),
+            **kwargs,
+        )
         self._styles: list[SpeechStyle] = []
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):

@@ -16,19 +16,18 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
+    MetricsFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
     TTSTextFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
-from pipecat.frames.frames import MetricsFrame
 from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.transports.base_output import BaseOutputTransport
 
 from appliance.voice.acks import AckAudioRawFrame
-
 from appliance.voice.markers import strip_markers
 
 
@@ -94,8 +93,9 @@ class TurnObserver(BaseObserver):
         kind, now = type(frame), self._ev.now_ms()
         last = self._last_vad.get(kind)
         self._last_vad[kind] = now
-        other = self._last_vad.get(VADUserStoppedSpeakingFrame if kind is VADUserStartedSpeakingFrame
-                                    else VADUserStartedSpeakingFrame, -1e9)
+        other = self._last_vad.get(
+            VADUserStoppedSpeakingFrame if kind is VADUserStartedSpeakingFrame else VADUserStartedSpeakingFrame, -1e9
+        )
         return last is not None and now - last < 1000 and last > other
 
     def _first_audio_sent(self) -> None:
@@ -137,8 +137,12 @@ class TurnObserver(BaseObserver):
         elif isinstance(f, MetricsFrame):
             for m in f.data:
                 if isinstance(m, TurnMetricsData):
-                    self._ev.emit("smart_turn", complete=m.is_complete, probability=round(m.probability, 3),
-                                  compute_ms=round(m.e2e_processing_time_ms, 1))
+                    self._ev.emit(
+                        "smart_turn",
+                        complete=m.is_complete,
+                        probability=round(m.probability, 3),
+                        compute_ms=round(m.e2e_processing_time_ms, 1),
+                    )
         elif isinstance(f, EagerTranscriptionFrame):
             self._early = self._ev.now_ms()
             self._ev.emit("early_final", text=f.text)

@@ -44,8 +44,13 @@ class FishClauseTTSService(ClauseTTSService):
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
         style = self.next_style()
         refs = self._references(style.emotion)
-        kwargs = {"text": text, "format": "pcm", "latency": "balanced", "speed": style.speed,
-                  "config": FishTTSConfig(sample_rate=self.FISH_SAMPLE_RATE_HZ)}
+        kwargs = {
+            "text": text,
+            "format": "pcm",
+            "latency": "balanced",
+            "speed": style.speed,
+            "config": FishTTSConfig(sample_rate=self.FISH_SAMPLE_RATE_HZ),
+        }
         if refs:
             kwargs["references"] = refs
         else:
@@ -60,7 +65,8 @@ class FishClauseTTSService(ClauseTTSService):
                     yield chunk
 
             async for frame in self._stream_audio_frames_from_iterator(
-                    chunks(), in_sample_rate=self.FISH_SAMPLE_RATE_HZ, context_id=context_id):
+                chunks(), in_sample_rate=self.FISH_SAMPLE_RATE_HZ, context_id=context_id
+            ):
                 yield frame
         except Exception as e:  # offline → httpx.ConnectError: report, never a silent fallback
             yield ErrorFrame(error=f"Fish Audio TTS failed: {type(e).__name__}: {e}")

@@ -118,7 +118,7 @@ class ClauseChunker:
         while True:
             m = MARKER_RE.search(self._buf)
             if m:
-                before, after = self._buf[: m.start()], self._buf[m.end():]
+                before, after = self._buf[: m.start()], self._buf[m.end() :]
                 self._buf = before
                 c = self._take(len(before))  # the words before a marker keep the old style
                 if c:

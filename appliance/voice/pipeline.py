@@ -27,10 +27,7 @@ from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import (
-    LLMContextAggregatorPair,
-    LLMUserAggregatorParams,
-)
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
 from pipecat.processors.audio.audio_buffer_processor import AudioBufferProcessor
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.transports.base_transport import BaseTransport
@@ -67,8 +64,13 @@ class RetryingOpenAILLMService(OpenAILLMService):
         return super().create_client(**kwargs).with_options(max_retries=self._max_retries)
 
 
-def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session,
-               system_prompt: str | None = None, line: LineProcessor | None = None) -> PipelineWorker:
+def build_task(
+    runtime: VoiceRuntime,
+    transport: BaseTransport,
+    session: Session,
+    system_prompt: str | None = None,
+    line: LineProcessor | None = None,
+) -> PipelineWorker:
     """The pipeline for one session on ``transport``; run it with :func:`run_task`.
 
     ``system_prompt`` overrides ``llm.system_prompt``. ``line``: an agent speaks and
@@ -83,14 +85,29 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         asr_stats.append(result)
         if line is not None:
             line.transcribed(result.words)
-        session.events.emit("asr", audio_s=round(result.audio_s, 3), compute_s=round(result.compute_s, 3),
-                            no_speech_prob=round(result.no_speech_prob, 3))
+        session.events.emit(
+            "asr",
+            audio_s=round(result.audio_s, 3),
+            compute_s=round(result.compute_s, 3),
+            no_speech_prob=round(result.no_speech_prob, 3),
+        )
 
     agent = line is not None
-    stt = StreamingWhisperSTTService(runtime.asr, cfg.turn.interim_every_ms, on_final=on_final,
-                                     early_final_ms=cfg.turn.early_final_ms, eager=cfg.turn.speculate and not agent)
-    vad = ListeningSileroVAD(params=VADParams(confidence=cfg.vad.confidence, start_secs=cfg.vad.start_ms / 1000,
-                                             stop_secs=cfg.vad.stop_ms / 1000, min_volume=cfg.vad.min_volume))
+    stt = StreamingWhisperSTTService(
+        runtime.asr,
+        cfg.turn.interim_every_ms,
+        on_final=on_final,
+        early_final_ms=cfg.turn.early_final_ms,
+        eager=cfg.turn.speculate and not agent,
+    )
+    vad = ListeningSileroVAD(
+        params=VADParams(
+            confidence=cfg.vad.confidence,
+            start_secs=cfg.vad.start_ms / 1000,
+            stop_secs=cfg.vad.stop_ms / 1000,
+            min_volume=cfg.vad.min_volume,
+        )
+    )
     prompt = system_prompt or cfg.llm.system_prompt
     playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, vad=vad)
 
@@ -99,20 +116,39 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
         playout.on_report(event, **fields)
 
     session.context = LLMContext()
-    aggregators = LLMContextAggregatorPair(session.context, user_params=LLMUserAggregatorParams(
-        vad_analyzer=vad, user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
-        user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000))
+    aggregators = LLMContextAggregatorPair(
+        session.context,
+        user_params=LLMUserAggregatorParams(
+            vad_analyzer=vad,
+            user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
+            user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000,
+        ),
+    )
     llm = line or RetryingOpenAILLMService(
-        max_retries=cfg.llm.max_retries, api_key=runtime.llm_api_key, base_url=runtime.llm_base_url,
-        settings=OpenAILLMService.Settings(model=runtime.llm_model, max_tokens=cfg.llm.max_tokens,
-                                           temperature=cfg.llm.temperature, system_instruction=prompt))
+        max_retries=cfg.llm.max_retries,
+        api_key=runtime.llm_api_key,
+        base_url=runtime.llm_base_url,
+        settings=OpenAILLMService.Settings(
+            model=runtime.llm_model,
+            max_tokens=cfg.llm.max_tokens,
+            temperature=cfg.llm.temperature,
+            system_instruction=prompt,
+        ),
+    )
     if cfg.tts.provider == "piper":
         tts = PiperClauseTTSService(runtime.synth, cfg.tts, ahead_s=playout.ahead_s)
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     apology = [] if agent else [LLMApology(llm, session.events.emit)]  # a line is no LLM: nothing to apologise for
-    processors = [transport.input(), stt, aggregators.user(), *apology, llm,
-                  SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words), tts]
+    processors = [
+        transport.input(),
+        stt,
+        aggregators.user(),
+        *apology,
+        llm,
+        SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
+        tts,
+    ]
     ack = acknowledger(runtime, agent, session)
     if ack is not None:
         processors.append(ack)
@@ -132,8 +168,11 @@ def build_task(runtime: VoiceRuntime, transport: BaseTransport, session: Session
 
         processors.append(session.recorder)
     processors.append(aggregators.assistant())
-    task = PipelineWorker(Pipeline(processors), params=PipelineParams(enable_metrics=True),
-                        observers=[TurnObserver(session.events, cfg.vad.stop_ms)])
+    task = PipelineWorker(
+        Pipeline(processors),
+        params=PipelineParams(enable_metrics=True),
+        observers=[TurnObserver(session.events, cfg.vad.stop_ms)],
+    )
     return task
 
 

@@ -42,7 +42,7 @@ def trim_leading_silence(audio, rate: int):
     loud = np.flatnonzero(np.abs(audio) > _SILENT)
     if not len(loud):
         return audio
-    return audio[max(0, int(loud[0]) - rate * _LEAD_KEPT_MS // 1000):]
+    return audio[max(0, int(loud[0]) - rate * _LEAD_KEPT_MS // 1000) :]
 
 
 def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> VoiceStyle:
@@ -53,10 +53,12 @@ def piper_style(voice: VoiceStyle, length_scale: float, style: SpeechStyle) -> V
     noise relative to neutral)."""
     length, noise, pitch = PIPER_EMOTIONS[style.emotion]
     v = style.voice or voice
-    return VoiceStyle(length_scale=v.length_scale * length_scale * length / style.speed,
-                      pitch_semitones=v.pitch_semitones + pitch,
-                      noise_scale=noise * (v.noise_scale / PIPER_EMOTIONS["neutral"][1]),
-                      noise_w_scale=v.noise_w_scale)
+    return VoiceStyle(
+        length_scale=v.length_scale * length_scale * length / style.speed,
+        pitch_semitones=v.pitch_semitones + pitch,
+        noise_scale=noise * (v.noise_scale / PIPER_EMOTIONS["neutral"][1]),
+        noise_w_scale=v.noise_w_scale,
+    )
 
 
 class PiperClauseTTSService(ClauseTTSService):
@@ -76,8 +78,14 @@ class PiperClauseTTSService(ClauseTTSService):
     in vain.
     """
 
-    def __init__(self, synth: PiperSynth, cfg: TTSConfig, voice_style: VoiceStyle = VoiceStyle(),
-                 ahead_s: Callable[[], float] | None = None, **kwargs):
+    def __init__(
+        self,
+        synth: PiperSynth,
+        cfg: TTSConfig,
+        voice_style: VoiceStyle = VoiceStyle(),
+        ahead_s: Callable[[], float] | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._synth = synth
         self._cfg = cfg
@@ -101,8 +109,12 @@ class PiperClauseTTSService(ClauseTTSService):
         loop = asyncio.get_running_loop()
         t0 = time.monotonic()
         try:
-            audio = await loop.run_in_executor(self._executor, self._synth.synthesize, text,
-                                               piper_style(self._voice_style, self._cfg.length_scale, style))
+            audio = await loop.run_in_executor(
+                self._executor,
+                self._synth.synthesize,
+                text,
+                piper_style(self._voice_style, self._cfg.length_scale, style),
+            )
         except Exception as e:  # a synthesis failure is reported, never silent
             yield ErrorFrame(error=f"Piper failed on {text!r}: {e}")
             return
@@ -112,8 +124,9 @@ class PiperClauseTTSService(ClauseTTSService):
         async def chunks():
             step = rate * 2 * _CHUNK_MS // 1000
             for i in range(0, len(pcm), step):
-                yield pcm[i: i + step]
+                yield pcm[i : i + step]
 
-        async for frame in self._stream_audio_frames_from_iterator(chunks(), in_sample_rate=rate,
-                                                                   context_id=context_id):
+        async for frame in self._stream_audio_frames_from_iterator(
+            chunks(), in_sample_rate=rate, context_id=context_id
+        ):
             yield frame

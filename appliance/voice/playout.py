@@ -48,9 +48,9 @@ import logging
 from collections import deque
 from typing import Callable
 
+import numpy as np
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADState
-import numpy as np
 from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
@@ -107,8 +107,15 @@ class Playout(FrameProcessor):
     ``duck_released`` (why, after_ms), ``barge_in_confirmed`` (after_ms).
     """
 
-    def __init__(self, turn: TurnConfig, vad_start_ms: int, report: Callable[..., None] | None = None,
-                 lead_ms: int = 150, vad: ListeningSileroVAD | None = None, **kwargs):
+    def __init__(
+        self,
+        turn: TurnConfig,
+        vad_start_ms: int,
+        report: Callable[..., None] | None = None,
+        lead_ms: int = 150,
+        vad: ListeningSileroVAD | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._turn = turn
         self._vad_start_s = vad_start_ms / 1000

@@ -148,15 +148,17 @@ class VoiceServer:
         ice.use_loopback_only(cfg.transport.loopback_only)
         self._runner: web.AppRunner | None = None
         self.app = web.Application(middlewares=[_json_errors, access.middleware(policy)])
-        self.app.add_routes([
-            web.get("/", self._index),
-            web.get("/api/status", self._status),
-            web.post("/api/offer", self._offer),
-            web.patch("/api/offer", self._patch),
-            web.get("/api/events", self._events),
-            web.post("/api/disconnect", self._disconnect),
-            web.static("/static", PAGE_DIR),
-        ])
+        self.app.add_routes(
+            [
+                web.get("/", self._index),
+                web.get("/api/status", self._status),
+                web.post("/api/offer", self._offer),
+                web.patch("/api/offer", self._patch),
+                web.get("/api/events", self._events),
+                web.post("/api/disconnect", self._disconnect),
+                web.static("/static", PAGE_DIR),
+            ]
+        )
         self.port: int | None = None
         #: agent modes a connection may ask for (``"mode"`` in the offer body): each gets
         #: the session's pipeline with a :class:`LineProcessor` in the LLM's place and is
@@ -204,8 +206,9 @@ class VoiceServer:
             await site.start()
         except OSError as e:  # socket.gaierror included
             await self._runner.cleanup()
-            raise ConfigError(f"server.host {srv.host!r}, server.port {srv.port}: cannot listen there: "
-                              f"{e.strerror or e}") from None
+            raise ConfigError(
+                f"server.host {srv.host!r}, server.port {srv.port}: cannot listen there: {e.strerror or e}"
+            ) from None
         self.port = site._server.sockets[0].getsockname()[1]
         if self.runtime.asr is not None:
             self.stage = "ready"
@@ -253,8 +256,15 @@ class VoiceServer:
         return web.FileResponse(PAGE_DIR / "index.html")
 
     async def _status(self, _req: web.Request) -> web.Response:
-        return web.json_response({"ready": self.ready.is_set() and not self.error, "stage": self.stage,
-                                  "error": self.error, "modes": sorted(self.modes), **self.info})
+        return web.json_response(
+            {
+                "ready": self.ready.is_set() and not self.error,
+                "stage": self.stage,
+                "error": self.error,
+                "modes": sorted(self.modes),
+                **self.info,
+            }
+        )
 
     @staticmethod
     def _refuse(status: int, error: str) -> web.Response:
@@ -294,8 +304,10 @@ class VoiceServer:
             return await self._renegotiate(pc_id, sdp, bool(body.get("restart_pc")))
         cap = self.cfg.server.max_sessions
         if len(self.calls) + self._admitting >= cap:
-            return self._refuse(503, f"the appliance is busy: {cap} sessions are open (server.max_sessions); "
-                                     f"try again when one has ended")
+            return self._refuse(
+                503,
+                f"the appliance is busy: {cap} sessions are open (server.max_sessions); try again when one has ended",
+            )
         self._admitting += 1
         try:
             return await self._admit(sdp, mode, body)
@@ -339,8 +351,7 @@ class VoiceServer:
             raw = body.get("candidates", [])
             if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
                 raise ValueError("candidates must be a list of objects")
-            cands = [(candidate_from_sdp(c["candidate"]) if c.get("candidate") else None, c)
-                     for c in raw]
+            cands = [(candidate_from_sdp(c["candidate"]) if c.get("candidate") else None, c) for c in raw]
         except (ValueError, KeyError, IndexError, AssertionError) as e:  # aiortc's parser asserts on garbage
             return self._refuse(400, f"bad candidates: {type(e).__name__}: {e}")
         call = self.calls.get(body.get("pc_id"))
@@ -419,9 +430,12 @@ class VoiceServer:
         # the offer's ``record: false``: this call is not recorded (the person's switch on the page)
         cfg = self.cfg.without_recording() if body.get("record") is False else self.cfg
         session = open_session(cfg, f"webrtc-{pc_id[:8]}")
-        transport = SmallWebRTCTransport(webrtc_connection=connection, params=TransportParams(
-            audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
-            audio_out_sample_rate=24_000))
+        transport = SmallWebRTCTransport(
+            webrtc_connection=connection,
+            params=TransportParams(
+                audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000, audio_out_sample_rate=24_000
+            ),
+        )
         line = LineProcessor(self.cfg.turn) if mode else None
         if line is not None:
             pipeline = self.mode_pipeline_builder(self.runtime, transport, session, line=line)
@@ -443,8 +457,11 @@ class VoiceServer:
     async def _run(self, call: Call) -> None:
         """The call's life (module docstring): run until the first end condition, then tear down."""
         pipeline = asyncio.create_task(run_task(call.pipeline), name=f"pipeline {call.pc_id[:8]}")
-        agent = (asyncio.create_task(self._run_agent(call.session, call.agent), name=f"agent {call.pc_id[:8]}")
-                 if call.agent is not None else None)
+        agent = (
+            asyncio.create_task(self._run_agent(call.session, call.agent), name=f"agent {call.pc_id[:8]}")
+            if call.agent is not None
+            else None
+        )
         watchdog = asyncio.create_task(self._watch(call), name=f"watchdog {call.pc_id[:8]}")
         ended = asyncio.create_task(call.end.wait(), name=f"end {call.pc_id[:8]}")
         try:
@@ -457,8 +474,9 @@ class VoiceServer:
         finally:
             await self._tear_down(call, pipeline, agent, (watchdog, ended))
 
-    async def _tear_down(self, call: Call, pipeline: asyncio.Task, agent: asyncio.Task | None,
-                         helpers: tuple[asyncio.Task, ...]) -> None:
+    async def _tear_down(
+        self, call: Call, pipeline: asyncio.Task, agent: asyncio.Task | None, helpers: tuple[asyncio.Task, ...]
+    ) -> None:
         for t in helpers:
             t.cancel()
         await asyncio.gather(*helpers, return_exceptions=True)
@@ -468,8 +486,11 @@ class VoiceServer:
                 try:
                     await asyncio.wait_for(pipeline, CANCEL_GRACE_S)
                 except TimeoutError:
-                    log.warning("call %s: the pipeline did not end within %.0f s of its cancel; its task was "
-                                "cancelled", call.pc_id, CANCEL_GRACE_S)
+                    log.warning(
+                        "call %s: the pipeline did not end within %.0f s of its cancel; its task was cancelled",
+                        call.pc_id,
+                        CANCEL_GRACE_S,
+                    )
             elif not pipeline.cancelled() and pipeline.exception() is not None:
                 log.error("call %s: pipeline failed", call.pc_id, exc_info=pipeline.exception())
             if agent is not None:
@@ -505,8 +526,10 @@ class VoiceServer:
             if state in ("failed", "closed"):
                 return f"the peer connection {state} before it connected"
             if loop.time() >= deadline:
-                return (f"ICE/DTLS did not connect within {srv.connect_timeout_ms} ms "
-                        f"(server.connect_timeout_ms); state {state}")
+                return (
+                    f"ICE/DTLS did not connect within {srv.connect_timeout_ms} ms "
+                    f"(server.connect_timeout_ms); state {state}"
+                )
             await asyncio.sleep(CONNECT_POLL_S)
         log.info("call %s connected", call.pc_id)
         idle_s = srv.idle_timeout_ms / 1000
@@ -536,7 +559,7 @@ class VoiceServer:
 
     def _forget_ended(self) -> None:
         ended = [pc_id for pc_id in self.sessions if pc_id not in self.calls]
-        for pc_id in ended[:max(0, len(ended) - ENDED_KEPT)]:
+        for pc_id in ended[: max(0, len(ended) - ENDED_KEPT)]:
             del self.sessions[pc_id]
 
     @staticmethod

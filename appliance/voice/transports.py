@@ -26,21 +26,15 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipecat.frames.frames import (
-    Frame,
-    InputAudioRawFrame,
-    InterruptionFrame,
-    OutputAudioRawFrame,
-    StartFrame,
-)
+from pipecat.frames.frames import Frame, InputAudioRawFrame, InterruptionFrame, OutputAudioRawFrame, StartFrame
 from pipecat.serializers.base_serializer import FrameSerializer
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from appliance.config import Config
-from appliance.voice.access import AccessPolicy, policy_for, websocket_refusal
 from appliance.errors import ApplianceError
+from appliance.voice.access import AccessPolicy, policy_for, websocket_refusal
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +46,13 @@ class TransportError(ApplianceError, RuntimeError):
 
 
 def _params(**extra) -> TransportParams:
-    return TransportParams(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE_HZ,
-                           audio_out_sample_rate=SAMPLE_RATE_HZ, **extra)
+    return TransportParams(
+        audio_in_enabled=True,
+        audio_out_enabled=True,
+        audio_in_sample_rate=SAMPLE_RATE_HZ,
+        audio_out_sample_rate=SAMPLE_RATE_HZ,
+        **extra,
+    )
 
 
 # --- WebSocket ---------------------------------------------------------------------------
@@ -98,7 +97,9 @@ class PCMSerializer(FrameSerializer):
         import soxr
 
         self._rate, self._channels, self._rest = rate, channels, b""
-        self._resampler = None if rate == SAMPLE_RATE_HZ else soxr.ResampleStream(rate, SAMPLE_RATE_HZ, 1, dtype="float32")
+        self._resampler = (
+            None if rate == SAMPLE_RATE_HZ else soxr.ResampleStream(rate, SAMPLE_RATE_HZ, 1, dtype="float32")
+        )
         log.info("websocket: the client's audio is %d Hz, %d channel(s)", rate, channels)
 
     def _to_16k_mono(self, data: bytes) -> bytes:
@@ -118,9 +119,11 @@ class PCMSerializer(FrameSerializer):
 def websocket_transport(cfg: Config, policy: AccessPolicy) -> BaseTransport:
     """pipecat's single-client WebSocket server on ``server.host:port`` (PCM both ways),
     whose upgrades pass ``policy`` (:func:`appliance.voice.access.policy_for`)."""
-    from pipecat.transports.websocket.server import (SingleClientWebsocketServerInputTransport,
-                                                     SingleClientWebsocketServerParams,
-                                                     SingleClientWebsocketServerTransport)
+    from pipecat.transports.websocket.server import (
+        SingleClientWebsocketServerInputTransport,
+        SingleClientWebsocketServerParams,
+        SingleClientWebsocketServerTransport,
+    )
     from websockets.asyncio.server import serve
 
     class GuardedInput(SingleClientWebsocketServerInputTransport):
@@ -141,13 +144,22 @@ def websocket_transport(cfg: Config, policy: AccessPolicy) -> BaseTransport:
     class GuardedTransport(SingleClientWebsocketServerTransport):
         def input(self):
             if not self._input:
-                self._input = GuardedInput(self, self._host, self._port, self._params, self._callbacks,
-                                           name=self._input_name)
+                self._input = GuardedInput(
+                    self, self._host, self._port, self._params, self._callbacks, name=self._input_name
+                )
             return self._input
 
-    return GuardedTransport(host=cfg.server.host, port=cfg.server.port, params=SingleClientWebsocketServerParams(
-        audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE_HZ,
-        audio_out_sample_rate=SAMPLE_RATE_HZ, serializer=PCMSerializer()))
+    return GuardedTransport(
+        host=cfg.server.host,
+        port=cfg.server.port,
+        params=SingleClientWebsocketServerParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=SAMPLE_RATE_HZ,
+            audio_out_sample_rate=SAMPLE_RATE_HZ,
+            serializer=PCMSerializer(),
+        ),
+    )
 
 
 # --- local sound card (sounddevice) ------------------------------------------------------
@@ -177,8 +189,14 @@ class _LocalInput(BaseInputTransport):
             f = InputAudioRawFrame(audio=bytes(indata), sample_rate=SAMPLE_RATE_HZ, num_channels=1)
             asyncio.run_coroutine_threadsafe(self.push_audio_frame(f), loop)
 
-        self._stream = sd.RawInputStream(samplerate=SAMPLE_RATE_HZ, channels=1, dtype="int16",
-                                         blocksize=SAMPLE_RATE_HZ // 50, device=self._device, callback=callback)
+        self._stream = sd.RawInputStream(
+            samplerate=SAMPLE_RATE_HZ,
+            channels=1,
+            dtype="int16",
+            blocksize=SAMPLE_RATE_HZ // 50,
+            device=self._device,
+            callback=callback,
+        )
         self._stream.start()
         await self.set_transport_ready(frame)
 
@@ -232,9 +250,11 @@ class LocalAudioTransport(BaseTransport):
             sd.check_output_settings(device=output_device, channels=1, dtype="int16", samplerate=SAMPLE_RATE_HZ)
         except (sd.PortAudioError, ValueError) as e:
             devices = sd.query_devices()
-            raise TransportError(f"local transport: no usable audio device ({e}); this machine has "
-                                 f"{len(devices)} audio device(s). Use --transport webrtc and a browser instead, "
-                                 f"or set transport.input_device / transport.output_device.") from None
+            raise TransportError(
+                f"local transport: no usable audio device ({e}); this machine has "
+                f"{len(devices)} audio device(s). Use --transport webrtc and a browser instead, "
+                f"or set transport.input_device / transport.output_device."
+            ) from None
         self._in = _LocalInput(input_device, _params())
         self._out = _LocalOutput(output_device, _params())
 
@@ -288,7 +308,7 @@ class _WavInput(BaseInputTransport):
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         for i, off in enumerate(range(0, len(pcm), step)):
-            await self.push_audio_frame(InputAudioRawFrame(pcm[off:off + step], SAMPLE_RATE_HZ, 1))
+            await self.push_audio_frame(InputAudioRawFrame(pcm[off : off + step], SAMPLE_RATE_HZ, 1))
             await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.02 - loop.time()))
         self.finished.set()
 
@@ -350,14 +370,17 @@ async def serve_single(cfg: Config) -> None:
             if cfg.transport.kind == "websocket":
                 transport = websocket_transport(cfg, policy)
                 token = f"?token={policy.token}" if policy.token else ""
-                print(f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/{token}",
-                      flush=True)
+                print(
+                    f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/{token}",
+                    flush=True,
+                )
             else:
                 print("appliance: listening on the local microphone (Ctrl-C to stop)", flush=True)
             session = open_session(cfg, cfg.transport.kind)
             task = build_task(runtime, transport, session)
 
             if cfg.transport.kind == "websocket":
+
                 @transport.event_handler("on_client_disconnected")
                 async def _gone(_t, _c, task=task):
                     await task.cancel()

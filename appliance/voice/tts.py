@@ -57,8 +57,9 @@ class PiperSynth:
         # with appliance.heap's 1 MiB mmap threshold (2 cores): a 4-word clause ~55 → ~95 ms,
         # a 17-word one ~180 → ~360 ms (its buffers are mapped and faulted in anew each time).
         options.enable_cpu_mem_arena = False
-        self._voice.session = onnxruntime.InferenceSession(path, sess_options=options,
-                                                           providers=["CPUExecutionProvider"])
+        self._voice.session = onnxruntime.InferenceSession(
+            path, sess_options=options, providers=["CPUExecutionProvider"]
+        )
         self.sample_rate_hz: int = self._voice.config.sample_rate
         self._lock = threading.Lock()
 
@@ -66,8 +67,9 @@ class PiperSynth:
         """``text`` → int16 mono samples at ``sample_rate_hz`` (all sentences joined)."""
         from piper import SynthesisConfig
 
-        cfg = SynthesisConfig(length_scale=style.length_scale, noise_scale=style.noise_scale,
-                              noise_w_scale=style.noise_w_scale)
+        cfg = SynthesisConfig(
+            length_scale=style.length_scale, noise_scale=style.noise_scale, noise_w_scale=style.noise_w_scale
+        )
         with self._lock:
             chunks = [np.frombuffer(c.audio_int16_bytes, dtype=np.int16) for c in self._voice.synthesize(text, cfg)]
         audio = np.concatenate(chunks) if chunks else np.zeros(0, np.int16)

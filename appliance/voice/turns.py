@@ -44,7 +44,6 @@ import time
 from typing import Callable
 
 from pipecat.audio.turn.base_turn_analyzer import BaseTurnAnalyzer
-from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
@@ -57,13 +56,10 @@ from pipecat.frames.frames import (
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
+from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.turns.types import ProcessFrameResult, UserTurnSpeculation
 from pipecat.turns.user_start import MinWordsUserTurnStartStrategy, VADUserTurnStartStrategy
-from pipecat.turns.user_stop import (
-    NormalizedMatch,
-    SpeechTimeoutUserTurnStopStrategy,
-    TurnAnalyzerUserTurnStopStrategy,
-)
+from pipecat.turns.user_stop import NormalizedMatch, SpeechTimeoutUserTurnStopStrategy, TurnAnalyzerUserTurnStopStrategy
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from appliance.config import TurnConfig
@@ -76,18 +72,22 @@ Report = Callable[..., None]
 
 # A last word after which an English statement is rarely over ("I can.", "It was." are:
 # auxiliaries that often end an answer are not here). A question mark overrides it.
-DANGLING = frozenset("""
+DANGLING = frozenset(
+    """
 a an the my your his her our their its these those some every each
 is are am
 to of in on at for with from by about into onto over under after before than via per
 and or but nor because if although though unless whether
 um uh er erm uhm
-""".split())
+""".split()
+)
 # What a person says to show they listen, not to take the turn.
-BACKCHANNEL = frozenset("""
+BACKCHANNEL = frozenset(
+    """
 mm mmm mhm hm hmm uh huh uhhuh mmhmm mmhm mhmm ah oh aha yeah yea yep yes ya right okay ok sure
 alright cool nice wow great good fine true exactly totally indeed really interesting see got it i
-""".split())
+""".split()
+)
 # A word that asks the bot to stop whatever else is said around it.
 STOP_WORDS = frozenset("stop wait hold pause hang quiet enough cancel no nope sorry excuse actually".split())
 # Whisper's names for sounds that are not words: "[Music]", "(coughing)", "♪ ... ♪", "*knock*".
@@ -227,8 +227,11 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
         """Start the turn when ``text`` takes it (while the bot speaks: it :func:`interrupts`;
         else any word); a final that does not, while the bot speaks, is reported as
         ``backchannel``. Returns whether it took the turn."""
-        take = interrupts(text, 1 if self._clock.speech_resumes else self._min_words) if self._bot_speaking \
+        take = (
+            interrupts(text, 1 if self._clock.speech_resumes else self._min_words)
+            if self._bot_speaking
             else bool(spoken_words(text))
+        )
         if take:
             await self.trigger_user_turn_started()
         elif final and self._bot_speaking:
@@ -345,11 +348,17 @@ class _Speculating:
         if spec is not None:
             if self._match.matches(spec.text, self.turn_text):
                 self._report("speculation", state="kept", text=spec.text)
-                await self.trigger_user_turn_finalized(enable_user_speaking_frames=enable_user_speaking_frames,
-                                                       confirms_speculation=True)
+                await self.trigger_user_turn_finalized(
+                    enable_user_speaking_frames=enable_user_speaking_frames, confirms_speculation=True
+                )
                 return
-            self._report("speculation", state="cancelled", reason="the final transcript differs",
-                         text=spec.text, final=self.turn_text)
+            self._report(
+                "speculation",
+                state="cancelled",
+                reason="the final transcript differs",
+                text=spec.text,
+                final=self.turn_text,
+            )
             await self.trigger_user_turn_speculation_cancelled()
         await super().trigger_user_turn_stopped(enable_user_speaking_frames=enable_user_speaking_frames)
 
@@ -374,8 +383,15 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
     that said nothing, so the wait ends there too.
     """
 
-    def __init__(self, *, analyzer: BaseTurnAnalyzer, hold_s: float, speculate: bool = False,
-                 report: Report | None = None, **kwargs):
+    def __init__(
+        self,
+        *,
+        analyzer: BaseTurnAnalyzer,
+        hold_s: float,
+        speculate: bool = False,
+        report: Report | None = None,
+        **kwargs,
+    ):
         super().__init__(turn_analyzer=analyzer, **kwargs)
         self._hold_s = hold_s
         self._hold: asyncio.Task | None = None
@@ -412,8 +428,14 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
 
     def _maybe_grace(self) -> None:
         text = self.turn_text
-        if (self._incomplete and self._grace is None and self._final_due is None and self._open and text
-                and not unfinished(text)):
+        if (
+            self._incomplete
+            and self._grace is None
+            and self._final_due is None
+            and self._open
+            and text
+            and not unfinished(text)
+        ):
             wait = FINISHED_GRACE_S if sounds_finished(text) else STATEMENT_GRACE_S
             self._grace = self.task_manager.create_task(self._grace_then_stop(wait), f"{self}::grace")
 
@@ -460,8 +482,9 @@ class SmartTurnStop(_Speculating, TurnAnalyzerUserTurnStopStrategy):
                 if text != self._held_text:
                     self._report("turn_held", text=text, hold_ms=round(self._hold_s * 1000))
                     self._held_text = text
-                self._hold = self.task_manager.create_task(self._hold_then_stop(enable_user_speaking_frames),
-                                                           f"{self}::hold")
+                self._hold = self.task_manager.create_task(
+                    self._hold_then_stop(enable_user_speaking_frames), f"{self}::hold"
+                )
             return
         await self._cancel_hold()
         await super().trigger_user_turn_stopped(enable_user_speaking_frames=enable_user_speaking_frames)
@@ -490,8 +513,9 @@ def smart_turn_analyzer(turn: TurnConfig) -> BaseTurnAnalyzer:
     return LocalSmartTurnAnalyzerV3(params=SmartTurnParams(stop_secs=turn.incomplete_timeout_ms / 1000))
 
 
-def turn_strategies(turn: TurnConfig, agent: bool, report: Report | None = None,
-                    analyzer: BaseTurnAnalyzer | None = None) -> UserTurnStrategies:
+def turn_strategies(
+    turn: TurnConfig, agent: bool, report: Report | None = None, analyzer: BaseTurnAnalyzer | None = None
+) -> UserTurnStrategies:
     """The user-turn strategies for ``turn`` (see the module docstring).
 
     ``agent``: an agent speaks through a :class:`~appliance.voice.line.LineProcessor` (no
@@ -499,15 +523,26 @@ def turn_strategies(turn: TurnConfig, agent: bool, report: Report | None = None,
     receives the strategies' decisions as events. ``analyzer`` replaces Smart Turn (tests).
     """
     if turn.barge_in_min_words:
-        start = BargeInStart(min_words=turn.barge_in_min_words, resumed_speech_ms=turn.resumed_speech_ms,
-                             enable_interruptions=turn.barge_in, report=report)
+        start = BargeInStart(
+            min_words=turn.barge_in_min_words,
+            resumed_speech_ms=turn.resumed_speech_ms,
+            enable_interruptions=turn.barge_in,
+            report=report,
+        )
     else:
         start = VADUserTurnStartStrategy(enable_interruptions=turn.barge_in)
     speculate = turn.speculate and not agent
     if turn.end_of_turn == "smart_turn":
-        stop = SmartTurnStop(analyzer=analyzer or smart_turn_analyzer(turn), hold_s=turn.incomplete_timeout_ms / 1000,
-                             speculate=speculate, report=report)
+        stop = SmartTurnStop(
+            analyzer=analyzer or smart_turn_analyzer(turn),
+            hold_s=turn.incomplete_timeout_ms / 1000,
+            speculate=speculate,
+            report=report,
+        )
     else:
-        stop = TimeoutStop(user_speech_timeout=turn.agent_speech_timeout_ms / 1000 if agent else 0.0,
-                           speculate=speculate, report=report)
+        stop = TimeoutStop(
+            user_speech_timeout=turn.agent_speech_timeout_ms / 1000 if agent else 0.0,
+            speculate=speculate,
+            report=report,
+        )
     return UserTurnStrategies(start=[start], stop=[stop])

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import AsyncGenerator, Callable
 
 import numpy as np
-
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
@@ -76,14 +75,14 @@ def trailing_silence(pcm: bytes, window_ms: int = 120) -> bool:
     rms = window_rms(pcm)
     if len(rms) < 10:
         return False
-    return bool(rms[-max(1, window_ms // 20):].max() < rms.max() * QUIET_RATIO)
+    return bool(rms[-max(1, window_ms // 20) :].max() < rms.max() * QUIET_RATIO)
 
 
 def quiet_after(pcm: bytes, offset: int) -> bool:
     """Whether everything from byte ``offset`` of ``pcm`` on (16 kHz s16 mono) stays under
     :data:`QUIET_RATIO` of the loudest 20 ms window before it; nothing after ``offset``
     counts as quiet."""
-    before, after = window_rms(pcm[:offset]), window_rms(pcm[offset - offset % 2:])
+    before, after = window_rms(pcm[:offset]), window_rms(pcm[offset - offset % 2 :])
     return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() * QUIET_RATIO))
 
 
@@ -122,11 +121,24 @@ class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTServ
 
     _TICK_S = 0.04
 
-    def __init__(self, asr: WhisperASR, interim_every_ms: int,
-                 on_final: Callable[[Transcript], None] | None = None, early_final_ms: int = 120,
-                 eager: bool = False, interims_while_quiet: bool = False, **kwargs):
-        super().__init__(sample_rate=SAMPLE_RATE_HZ, trailing_silence_secs=0.0, enable_eager_end_of_turn=eager,
-                         settings=STTSettings(model=asr.cfg.model, language=None), ttfs_p99_latency=1.0, **kwargs)
+    def __init__(
+        self,
+        asr: WhisperASR,
+        interim_every_ms: int,
+        on_final: Callable[[Transcript], None] | None = None,
+        early_final_ms: int = 120,
+        eager: bool = False,
+        interims_while_quiet: bool = False,
+        **kwargs,
+    ):
+        super().__init__(
+            sample_rate=SAMPLE_RATE_HZ,
+            trailing_silence_secs=0.0,
+            enable_eager_end_of_turn=eager,
+            settings=STTSettings(model=asr.cfg.model, language=None),
+            ttfs_p99_latency=1.0,
+            **kwargs,
+        )
         self._asr = asr
         self._interim_every_s = interim_every_ms / 1000
         self._early_final_ms = early_final_ms

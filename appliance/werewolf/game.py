@@ -67,11 +67,20 @@ class GameResult:
     duration_s: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "winner": self.winner, "complete_rounds": self.complete_rounds,
-                "roles": self.roles, "user_seat": self.user_seat,
-                "asr_checks": {"matched": self.asr_checks.matched, "mismatched": self.asr_checks.mismatched,
-                               "failed_closed": self.asr_checks.failed_closed},
-                "isolation_violations": self.isolation_violations, "duration_s": self.duration_s}
+        return {
+            "status": self.status,
+            "winner": self.winner,
+            "complete_rounds": self.complete_rounds,
+            "roles": self.roles,
+            "user_seat": self.user_seat,
+            "asr_checks": {
+                "matched": self.asr_checks.matched,
+                "mismatched": self.asr_checks.mismatched,
+                "failed_closed": self.asr_checks.failed_closed,
+            },
+            "isolation_violations": self.isolation_violations,
+            "duration_s": self.duration_s,
+        }
 
 
 @dataclass
@@ -132,10 +141,20 @@ class Judge:
         lines = v.lines()
         instruction = views.instruction(turn, self.state.round)
         self.sent.append((turn.seat, "\n".join([*lines, instruction])))
-        env = Envelope.new(TurnPayload(game_id=self.game_id, round=self.state.round, phase=self.state.phase.value,
-                                       view=tuple(lines), instruction=instruction, tool=turn.tool.to_json(),
-                                       attempt=attempt),
-                           sender=JUDGE, recipient=turn.seat, task_id=self.game_id)
+        env = Envelope.new(
+            TurnPayload(
+                game_id=self.game_id,
+                round=self.state.round,
+                phase=self.state.phase.value,
+                view=tuple(lines),
+                instruction=instruction,
+                tool=turn.tool.to_json(),
+                attempt=attempt,
+            ),
+            sender=JUDGE,
+            recipient=turn.seat,
+            task_id=self.game_id,
+        )
         reply = await self.bus.request(env, self.turn_timeout_s)
         if not isinstance(reply.payload, ActionPayload):
             raise IllegalAction(f"{turn.seat} answered its {turn.tool.name} turn with {reply.type}, not {ACTION}")
@@ -153,26 +172,39 @@ class Judge:
                 continue
             if meant is not None and turn.tool.name != tools.SPEAK and heard != meant:
                 self.checks.mismatched += 1
-                log.warning("user seat %s, attempt %d: transcript %r gives %s but the tool call was %s; not applied",
-                            turn.seat, attempt + 1, p.transcript, heard, meant)
+                log.warning(
+                    "user seat %s, attempt %d: transcript %r gives %s but the tool call was %s; not applied",
+                    turn.seat,
+                    attempt + 1,
+                    p.transcript,
+                    heard,
+                    meant,
+                )
                 continue
             self.checks.matched += 1
             return heard
         self.checks.failed_closed += 1
-        log.error("user seat %s: no matching action after %d attempts: the game fails closed",
-                  turn.seat, self.retry_limit + 1)
+        log.error(
+            "user seat %s: no matching action after %d attempts: the game fails closed", turn.seat, self.retry_limit + 1
+        )
         return None
 
     async def _send_views(self) -> None:
         for seat in self.state.seats:
             v = views.view(self.state, seat)
             self.sent.append((seat, "\n".join(v.lines())))
-            await self.bus.publish(Envelope.new(SeatViewPayload(game_id=self.game_id, view=v.to_json()),
-                                                sender=JUDGE, recipient=seat, task_id=self.game_id))
+            await self.bus.publish(
+                Envelope.new(
+                    SeatViewPayload(game_id=self.game_id, view=v.to_json()),
+                    sender=JUDGE,
+                    recipient=seat,
+                    task_id=self.game_id,
+                )
+            )
 
     def _log_events(self) -> None:
         if self.events_out is not None:
-            for e in self.state.events[self._logged:]:
+            for e in self.state.events[self._logged :]:
                 self.events_out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
             self.events_out.flush()
         self._logged = len(self.state.events)
@@ -232,8 +264,17 @@ class UserSeat(Protocol):
         """The seat's agent; ``audio_dir``: where spoken attempts are saved."""
 
 
-async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int, user: UserSeat, *,
-                    trace_dir: Path | None = None, ai_voices: bool = False, t0: float | None = None) -> GameRun:
+async def play_game(
+    runtime: VoiceRuntime,
+    cfg: Config,
+    seed: int,
+    n_seats: int,
+    user: UserSeat,
+    *,
+    trace_dir: Path | None = None,
+    ai_voices: bool = False,
+    t0: float | None = None,
+) -> GameRun:
     """Play one simulated game on a started ``runtime`` (sized by ``cfg.for_werewolf(n_seats)``)
     and record it (see the module docstring).
 
@@ -249,20 +290,42 @@ async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int,
     ww = cfg.werewolf
     state = rules.new_game(seed, n_seats)
     folder = game_dir(cfg, seed, n_seats)
-    (folder / "config.json").write_text(json.dumps(
-        {"seed": seed, "seats": n_seats, **user.recorded, "ai_voices": ai_voices,
-         "llm": runtime.describe_llm(state.seats[0]), "config": cfg.model_dump(mode="json")}, indent=2))
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "seed": seed,
+                "seats": n_seats,
+                **user.recorded,
+                "ai_voices": ai_voices,
+                "llm": runtime.describe_llm(state.seats[0]),
+                "config": cfg.model_dump(mode="json"),
+            },
+            indent=2,
+        )
+    )
     book = voices.load(ww.voices)
     tracer = Tracer(trace_dir or folder / "trace")
-    log.info("werewolf: seed %d, %d seats, user seat %s (%s)", seed, n_seats, state.user_seat,
-             state.role(state.user_seat).value)
+    log.info(
+        "werewolf: seed %d, %d seats, user seat %s (%s)",
+        seed,
+        n_seats,
+        state.user_seat,
+        state.role(state.user_seat).value,
+    )
     audio = folder / "audio"
     agents: dict[str, SeatAgent] = {}
     for seat in state.seats:
         role = state.role(seat)
         is_user = seat == state.user_seat
-        llm = SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer, seed=seed,
-                      system=(user.system_prompt if is_user else system_prompt)(seat, role, n_seats))
+        llm = SeatLLM(
+            llm=runtime.llm(seat),
+            seat=seat,
+            role=role,
+            cfg=ww,
+            tracer=tracer,
+            seed=seed,
+            system=(user.system_prompt if is_user else system_prompt)(seat, role, n_seats),
+        )
         if is_user:
             agents[seat] = user.agent(seat, llm, seed, audio)
         else:
@@ -276,8 +339,9 @@ async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int,
                 judge = Judge(bus, state, folder.name, ww.asr_retry_limit, ww.turn_timeout_s, events_out)
                 try:
                     async with asyncio.TaskGroup() as tg:
-                        seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}")
-                                      for s in state.seats]
+                        seat_tasks = [
+                            tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats
+                        ]
                         final = await tg.create_task(judge.play(), name="werewolf-judge")
                         for t in seat_tasks:
                             t.cancel()
@@ -293,20 +357,39 @@ async def play_game(runtime: VoiceRuntime, cfg: Config, seed: int, n_seats: int,
     leaks = isolation.speech_leaks(final)
     for seat, round_, text, why in leaks:
         log.error("isolation violation: %s said %r on day %d (%s)", seat, text, round_, why)
-    result = GameResult(status=judge.status, winner=final.winner.value if final.winner else None,
-                        complete_rounds=final.complete_rounds, roles=final.roles_by_seat(),
-                        user_seat=final.user_seat, asr_checks=judge.checks, isolation_violations=n_bad + len(leaks),
-                        duration_s=round(time.monotonic() - t0, 1))
+    result = GameResult(
+        status=judge.status,
+        winner=final.winner.value if final.winner else None,
+        complete_rounds=final.complete_rounds,
+        roles=final.roles_by_seat(),
+        user_seat=final.user_seat,
+        asr_checks=judge.checks,
+        isolation_violations=n_bad + len(leaks),
+        duration_s=round(time.monotonic() - t0, 1),
+    )
     (folder / "result.json").write_text(json.dumps(result.to_json(), indent=2))
     speeches = [sp for seat in state.seats if isinstance(agents[seat], AISeat) for sp in agents[seat].speeches]
     speeches.sort(key=lambda sp: (sp.round, _speech_order(final, sp)))
-    log.info("werewolf: %s, winner %s after %d rounds in %.1f s (%d of %d AI speeches from templates); "
-             "recorded in %s", result.status, result.winner, result.complete_rounds, play_s,
-             sum(1 for sp in speeches if sp.template), len(speeches), folder)
+    log.info(
+        "werewolf: %s, winner %s after %d rounds in %.1f s (%d of %d AI speeches from templates); recorded in %s",
+        result.status,
+        result.winner,
+        result.complete_rounds,
+        play_s,
+        sum(1 for sp in speeches if sp.template),
+        len(speeches),
+        folder,
+    )
     return GameRun(result, final, folder, speeches, round(play_s, 1))
 
 
 def _speech_order(final: GameState, sp: Speech) -> int:
     """Where ``sp`` stands among the game's events (its speech event's index)."""
-    return next((i for i, e in enumerate(final.events) if e.kind == "speech" and e.round == sp.round
-                 and e.data["seat"] == sp.seat), len(final.events))
+    return next(
+        (
+            i
+            for i, e in enumerate(final.events)
+            if e.kind == "speech" and e.round == sp.round and e.data["seat"] == sp.seat
+        ),
+        len(final.events),
+    )

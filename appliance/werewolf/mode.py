@@ -44,13 +44,13 @@ from typing import Any, Callable
 from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config, WerewolfConfig
 from appliance.judge import rules, tools, views
-from appliance.werewolf.game import Judge, _first
-from appliance.protocol import Emit
-from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
-from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
+from appliance.protocol import Emit
+from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
 from appliance.werewolf import voices
+from appliance.werewolf.game import Judge, _first
+from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.werewolf.table_voice import TableVoice, spoken
 from appliance.werewolf.trace import Tracer
 
@@ -116,8 +116,9 @@ class HumanSeat:
             self.emit("ww_ask", tool=tool.name, question=question(tool, p.round), attempt=p.attempt)
             heard = await self.line.hear()
             self.emit("ww_heard", transcript=heard, attempt=p.attempt)
-            await bus.publish(env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name,
-                                                      transcript=heard)))
+            await bus.publish(
+                env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name, transcript=heard))
+            )
 
 
 class TableJudge(Judge):
@@ -132,7 +133,7 @@ class TableJudge(Judge):
     _table: dict | None = None
 
     def _log_events(self) -> None:
-        new = self.state.events[self._logged:]
+        new = self.state.events[self._logged :]
         super()._log_events()
         seat = self.state.user_seat
         mine = [e for e in new if e.visible_to(seat)]
@@ -175,14 +176,28 @@ class TableJudge(Judge):
 def table(state: GameState) -> dict[str, Any]:
     """The ``ww_table`` fields: the user seat's own view of the public table."""
     v = views.view(state, state.user_seat)
-    return {"seat": v.seat, "role": v.role.value, "seats": list(state.seats), "alive": list(v.alive),
-            "dead": list(v.dead), "phase": v.phase.value, "round": v.round}
+    return {
+        "seat": v.seat,
+        "role": v.role.value,
+        "seats": list(state.seats),
+        "alive": list(v.alive),
+        "dead": list(v.dead),
+        "phase": v.phase.value,
+        "round": v.round,
+    }
 
 
-async def run_table(bus: Bus, state: GameState, agents: dict[str, Any], emit: Emit, game_id: str,
-                    retry_limit: int, turn_timeout_s: float,
-                    on_user_out: Callable[[list[str]], None] | None = None,
-                    table: TableVoice | None = None) -> TableJudge:
+async def run_table(
+    bus: Bus,
+    state: GameState,
+    agents: dict[str, Any],
+    emit: Emit,
+    game_id: str,
+    retry_limit: int,
+    turn_timeout_s: float,
+    on_user_out: Callable[[list[str]], None] | None = None,
+    table: TableVoice | None = None,
+) -> TableJudge:
     """Play ``state`` to the end (or fail closed) with ``agents`` (seat → object with
     ``run(bus, sub)``) on a started ``bus``; returns the judge (``judge.state`` is final).
     ``table``: where the user seat's view is said as it happens (None: nowhere).
@@ -229,28 +244,52 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
             agents[seat] = HumanSeat(seat, line, emit, table)
         else:
             role = state.role(seat)
-            agents[seat] = AISeat(seat, SeatLLM(llm=runtime.llm(seat), seat=seat, role=role, cfg=ww, tracer=tracer,
-                                                seed=seed, system=system_prompt(seat, role, seats)))
+            agents[seat] = AISeat(
+                seat,
+                SeatLLM(
+                    llm=runtime.llm(seat),
+                    seat=seat,
+                    role=role,
+                    cfg=ww,
+                    tracer=tracer,
+                    seed=seed,
+                    system=system_prompt(seat, role, seats),
+                ),
+            )
 
     def user_out(lines: list[str]) -> None:
         table.announce("You are out of the game. It goes on without you: follow it on the page.")
 
     bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
     if folder is not None:
-        (folder / "werewolf.json").write_text(json.dumps({"seed": seed, "seats": seats, "user": "human",
-                                                          "game_id": game_id}))
+        (folder / "werewolf.json").write_text(
+            json.dumps({"seed": seed, "seats": seats, "user": "human", "game_id": game_id})
+        )
     try:
         async with open_bus(bus_cfg, session=f"werewolf-bus-{seed}") as bus:
-            judge = await run_table(bus, state, agents, emit, game_id, ww.asr_retry_limit,
-                                    max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S), on_user_out=user_out, table=table)
+            judge = await run_table(
+                bus,
+                state,
+                agents,
+                emit,
+                game_id,
+                ww.asr_retry_limit,
+                max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S),
+                on_user_out=user_out,
+                table=table,
+            )
     except BaseException:
         await table.close(drain=False)
         raise
     finally:
         tracer.close()
     final = judge.state
-    over = {"status": judge.status, "winner": final.winner.value if final.winner else None,
-            "complete_rounds": final.complete_rounds, "roles": final.roles_by_seat()}
+    over = {
+        "status": judge.status,
+        "winner": final.winner.value if final.winner else None,
+        "complete_rounds": final.complete_rounds,
+        "roles": final.roles_by_seat(),
+    }
     emit("ww_over", **over)
     try:
         if judge.status == "failed_closed":
@@ -276,8 +315,9 @@ async def install(server):
     async def werewolf_mode(srv, pc_id: str, session, line, body: dict) -> None:
         seats = _int(body.get("seats"), srv.cfg.werewolf.seats)
         seed = _int(body.get("seed"), random.randrange(1 << 31))
-        await play_on_line(srv.cfg, srv.runtime, line, session.events.emit, seats=seats, seed=seed,
-                           folder=session.folder)
+        await play_on_line(
+            srv.cfg, srv.runtime, line, session.events.emit, seats=seats, seed=seed, folder=session.folder
+        )
 
     server.modes["werewolf"] = werewolf_mode
     server.info["werewolf"] = {"seats": server.cfg.werewolf.seats}

@@ -63,8 +63,13 @@ def _meta_and_log(folder: Path) -> tuple[dict[str, Any], Path] | None:
 
 def comparable(env: Envelope) -> dict[str, Any]:
     """What two runs of the same game must agree on in an envelope (not its id, time or reply id)."""
-    return {"sender": env.sender, "recipient": env.recipient, "type": env.type, "task_id": env.task_id,
-            "payload": env.payload.model_dump(mode="json") if env.payload is not None else None}
+    return {
+        "sender": env.sender,
+        "recipient": env.recipient,
+        "type": env.type,
+        "task_id": env.task_id,
+        "payload": env.payload.model_dump(mode="json") if env.payload is not None else None,
+    }
 
 
 class _Diverged(Exception):
@@ -138,8 +143,12 @@ async def replay(folder: str | Path) -> dict[str, Any]:
         for s in state.seats:
             ai = None
             if s != state.user_seat:
-                ai = AISeat(s, SeatLLM(llm=_NoLLM(), seat=s, role=state.role(s), system="", cfg=cfg,
-                                       tracer=Tracer(None), seed=seed))
+                ai = AISeat(
+                    s,
+                    SeatLLM(
+                        llm=_NoLLM(), seat=s, role=state.role(s), system="", cfg=cfg, tracer=Tracer(None), seed=seed
+                    ),
+                )
             seats[s] = ReplaySeat(s, turns[s], ai)
         async with InProcBus(log, log_fsync_ms=0) as bus:
             subs = {s: bus.subscribe(s, types=[TURN]) for s in state.seats}
@@ -158,7 +167,19 @@ async def replay(folder: str | Path) -> dict[str, Any]:
     a, b = [comparable(e) for e in recorded], [comparable(e) for e in replayed]
     same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     diverged = same < max(len(a), len(b))
-    return {"folder": str(folder), "seed": seed, "seats": n_seats, "recorded": len(a), "replayed": len(b),
-            "matching": same, "diverged": diverged,
-            "first_difference": {"index": same, "recorded": a[same] if same < len(a) else None,
-                                 "replayed": b[same] if same < len(b) else None} if diverged else None}
+    return {
+        "folder": str(folder),
+        "seed": seed,
+        "seats": n_seats,
+        "recorded": len(a),
+        "replayed": len(b),
+        "matching": same,
+        "diverged": diverged,
+        "first_difference": {
+            "index": same,
+            "recorded": a[same] if same < len(a) else None,
+            "replayed": b[same] if same < len(b) else None,
+        }
+        if diverged
+        else None,
+    }

@@ -48,26 +48,36 @@ from appliance.werewolf.trace import Tracer
 
 log = logging.getLogger(__name__)
 
-_STYLE = ("When you speak, you are given your position: say it in your own words, in one or two short sentences. "
-          "Give a concrete reason from what was said or voted. Never talk about the night's attacks, saves or "
-          "potions, and never reveal your role unless your position says so. Answer only with the JSON asked for.")
+_STYLE = (
+    "When you speak, you are given your position: say it in your own words, in one or two short sentences. "
+    "Give a concrete reason from what was said or voted. Never talk about the night's attacks, saves or "
+    "potions, and never reveal your role unless your position says so. Answer only with the JSON asked for."
+)
 
 #: the model's own words in a speech, at most (after the position's opening): ~20 tokens
 SPEECH_WORDS_CHARS = 80
 
 
 #: each seat's manner of speaking (by seat number), so that the table does not sound like one voice
-PERSONAS = ("You speak bluntly, in few words.", "You are careful and polite.",
-            "You are suspicious of everyone and say so.", "You are warm and try to calm the table.",
-            "You are logical and point at what people did.", "You are a little dramatic.",
-            "You are dry and sarcastic.", "You are nervous and hesitant.")
+PERSONAS = (
+    "You speak bluntly, in few words.",
+    "You are careful and polite.",
+    "You are suspicious of everyone and say so.",
+    "You are warm and try to calm the table.",
+    "You are logical and point at what people did.",
+    "You are a little dramatic.",
+    "You are dry and sarcastic.",
+    "You are nervous and hesitant.",
+)
 
 
 def system_prompt(seat: str, role: Role, n_seats: int) -> str:
     """An AI seat's fixed system prompt: identity first, then rules, strategy, manner, style."""
-    return (f"You are {seat}, the {role.value}, in a game of Werewolf with {n_seats} seats.\n"
-            f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{PERSONAS[(int(seat[1:]) - 1) % len(PERSONAS)]} "
-            f"{_STYLE}")
+    return (
+        f"You are {seat}, the {role.value}, in a game of Werewolf with {n_seats} seats.\n"
+        f"{RULES}\nYour strategy: {STRATEGIES[role]}\n{PERSONAS[(int(seat[1:]) - 1) % len(PERSONAS)]} "
+        f"{_STYLE}"
+    )
 
 
 class SeatError(RuntimeError):
@@ -91,9 +101,18 @@ class SeatLLM:
     tracer: Tracer
     seed: int
 
-    async def call(self, lines: list[str] | tuple[str, ...], instruction: str, tool: ToolSpec, *,
-                   round: int, phase: str, attempt: int = 0, grammar: str | None = None,
-                   temperature: float | None = None) -> dict[str, Any]:
+    async def call(
+        self,
+        lines: list[str] | tuple[str, ...],
+        instruction: str,
+        tool: ToolSpec,
+        *,
+        round: int,
+        phase: str,
+        attempt: int = 0,
+        grammar: str | None = None,
+        temperature: float | None = None,
+    ) -> dict[str, Any]:
         """Ask for the turn tool's arguments; returns them as a dict (legal by construction).
 
         ``grammar``: the GBNF to decode under (default: the tool's; for a speech,
@@ -110,27 +129,52 @@ class SeatLLM:
             grammar = reason_grammar(tool, self.role) if speak else tool.grammar()
         seed = zlib.crc32(f"{self.seed}:{self.seat}:{round}:{phase}:{tool.name}:{attempt}".encode())
         try:
-            reply = await self.llm.complete(self.system, user, grammar=grammar, schema=tool.schema(),
-                                            max_tokens=self.cfg.speech_max_tokens if speak else 40,
-                                            temperature=self.cfg.temperature if temperature is None else temperature,
-                                            seed=seed)
+            reply = await self.llm.complete(
+                self.system,
+                user,
+                grammar=grammar,
+                schema=tool.schema(),
+                max_tokens=self.cfg.speech_max_tokens if speak else 40,
+                temperature=self.cfg.temperature if temperature is None else temperature,
+                seed=seed,
+            )
         except LLMError as e:
             raise SeatError(f"{self.seat}: {e}") from e
-        self.tracer.record(self.seat, {
-            "round": round, "phase": phase, "tool": tool.name, "attempt": attempt,
-            "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": user}],
-            "grammar": grammar if self.llm.slot is not None else None, "response": reply.text,
-            "prompt_tokens": reply.prompt_tokens, "cached_tokens": reply.cached_tokens,
-            "completion_tokens": reply.completion_tokens, "ms": reply.ms})
+        self.tracer.record(
+            self.seat,
+            {
+                "round": round,
+                "phase": phase,
+                "tool": tool.name,
+                "attempt": attempt,
+                "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": user}],
+                "grammar": grammar if self.llm.slot is not None else None,
+                "response": reply.text,
+                "prompt_tokens": reply.prompt_tokens,
+                "cached_tokens": reply.cached_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "ms": reply.ms,
+            },
+        )
         args = decode(reply.text, tool)
         tool.to_action(args)
         return args
 
 
 #: why the simulated person suspects or trusts a seat, as a small model can say it (``{seat}``: a living seat)
-REASONS = tuple("they " + r for r in ("voted for {seat}", "accused {seat}", "defended {seat}", "copied {seat}",
-                                      "were quiet", "sound honest", "sound like a werewolf",
-                                      "lie about being the seer"))
+REASONS = tuple(
+    "they " + r
+    for r in (
+        "voted for {seat}",
+        "accused {seat}",
+        "defended {seat}",
+        "copied {seat}",
+        "were quiet",
+        "sound honest",
+        "sound like a werewolf",
+        "lie about being the seer",
+    )
+)
 SEER_REASONS = ("my check found a werewolf", "my check cleared them")
 
 
@@ -144,10 +188,12 @@ def reason_grammar(tool: ToolSpec, role: Role) -> str:
     reasons = REASONS + (SEER_REASONS if role is Role.SEER else ())
     alts = " | ".join(_gbnf_seq(r) for r in reasons)
     seats = " | ".join(f'"{s}"' for s in tool.targets)
-    return ('root ::= "{\\"text\\":\\"" ' + claim + '("I suspect " | "I trust ") seat " because " reason "." '
-            '"\\"}"\n'
-            f"seat ::= {seats}\n"
-            f"reason ::= {alts}")
+    return (
+        'root ::= "{\\"text\\":\\"" ' + claim + '("I suspect " | "I trust ") seat " because " reason "." '
+        '"\\"}"\n'
+        f"seat ::= {seats}\n"
+        f"reason ::= {alts}"
+    )
 
 
 def _gbnf_seq(template: str) -> str:
@@ -171,7 +217,7 @@ def decode(content: str, tool: ToolSpec) -> dict[str, Any]:
             raise SeatError(f"not the {tool.name} tool's JSON: {content!r}") from None
         text = m.group(1)
         cut = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
-        text = text[:cut + 1] if cut > 0 else text.rsplit(" ", 1)[0] if " " in text else text
+        text = text[: cut + 1] if cut > 0 else text.rsplit(" ", 1)[0] if " " in text else text
         args = {"text": text.strip()}
     if not isinstance(args, dict):
         raise SeatError(f"not the {tool.name} tool's JSON object: {content!r}")
@@ -251,9 +297,16 @@ class AISeat:
         for retry in range(1 + self.llm.cfg.speech_retries):  # a new sampling seed each time
             try:
                 grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
-                args = await self.llm.call(self._speech_lines(), self._speech_instruction(pos, b, p), tool,
-                                           round=p.round, phase=p.phase, attempt=p.attempt + 100 * retry,
-                                           grammar=grammar, temperature=self.llm.cfg.speech_temperature)
+                args = await self.llm.call(
+                    self._speech_lines(),
+                    self._speech_instruction(pos, b, p),
+                    tool,
+                    round=p.round,
+                    phase=p.phase,
+                    attempt=p.attempt + 100 * retry,
+                    grammar=grammar,
+                    temperature=self.llm.cfg.speech_temperature,
+                )
             except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback, at once
                 why = str(e)
                 break
@@ -265,9 +318,18 @@ class AISeat:
         if why is not None:
             text = policy.template(pos, tool.max_chars, salt)
             log.info("%s: template speech (%s)", self.seat, why)
-            self.llm.tracer.record(self.seat, {"round": p.round, "phase": p.phase, "tool": tool.name,
-                                               "attempt": p.attempt, "messages": [], "template": why,
-                                               "response": text})
+            self.llm.tracer.record(
+                self.seat,
+                {
+                    "round": p.round,
+                    "phase": p.phase,
+                    "tool": tool.name,
+                    "attempt": p.attempt,
+                    "messages": [],
+                    "template": why,
+                    "response": text,
+                },
+            )
         self.speeches.append(Speech(self.seat, p.round, text, why))
         return tool.arguments(tool.to_action({"text": text}))
 
@@ -289,19 +351,28 @@ class AISeat:
         """The brief, the turn's instruction and how to go on from the opening. A claim's
         opening is not quoted: its check reports are the position's words, not the view's."""
         start = policy.opening(pos).strip()
-        evidence = (" (the evidence above, in your own words)" if pos.evidence
-                    else " (what they said, how they voted, or just how they sound)")
+        evidence = (
+            " (the evidence above, in your own words)"
+            if pos.evidence
+            else " (what they said, how they voted, or just how they sound)"
+        )
         if not start:
             then = " Say it in one short sentence of your own."
         elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and start.endswith("because"):
-            then = (f" Your speech begins with your claim and your results, then \"I suspect {pos.target} because\"; "
-                    f"finish it with your reason{evidence}, in one short sentence of your own.")
+            then = (
+                f' Your speech begins with your claim and your results, then "I suspect {pos.target} because"; '
+                f"finish it with your reason{evidence}, in one short sentence of your own."
+            )
         elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM):
-            then = (" Your speech begins with your claim and your results; add one short sentence of your own "
-                    "telling the table what to do.")
+            then = (
+                " Your speech begins with your claim and your results; add one short sentence of your own "
+                "telling the table what to do."
+            )
         else:
-            then = (f' Your speech begins "{start}"; finish it with your reason{evidence}, in one short sentence '
-                    "of your own.")
+            then = (
+                f' Your speech begins "{start}"; finish it with your reason{evidence}, in one short sentence '
+                "of your own."
+            )
         return f"{policy.brief(pos, b, reads=False, short_quotes=True)}\n{p.instruction}{then}"
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
@@ -320,5 +391,11 @@ class AISeat:
                 synth, style, folder = self.speech
                 audio = await asyncio.to_thread(synth.synthesize, args["text"], style)
                 write_wav(folder / f"{self.seat}-day{p.round}.wav", audio, synth.sample_rate_hz)
-            await bus.publish(env.reply(ACTION, ActionPayload(game_id=p.game_id, seat=self.seat,
-                                                              tool=ToolSpec.from_json(p.tool).name, arguments=args)))
+            await bus.publish(
+                env.reply(
+                    ACTION,
+                    ActionPayload(
+                        game_id=p.game_id, seat=self.seat, tool=ToolSpec.from_json(p.tool).name, arguments=args
+                    ),
+                )
+            )

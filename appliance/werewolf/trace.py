@@ -49,8 +49,11 @@ class Tracer:
 
 def read_prompts(dir: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(user messages, system prompts) as ``(seat, text)`` from a trace folder written by :class:`Tracer`."""
-    records = [json.loads(line) for path in sorted(dir.glob("*.jsonl"))
-               for line in path.read_text(encoding="utf-8").splitlines()]
+    records = [
+        json.loads(line)
+        for path in sorted(dir.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
     return _split(records)
 
 

@@ -56,5 +56,9 @@ def load(path: str | Path) -> VoiceBook:
 
 
 def _style(v: dict) -> VoiceStyle:
-    return VoiceStyle(length_scale=float(v["length_scale"]), pitch_semitones=float(v["pitch_semitones"]),
-                      noise_scale=float(v["noise_scale"]), noise_w_scale=float(v["noise_w_scale"]))
+    return VoiceStyle(
+        length_scale=float(v["length_scale"]),
+        pitch_semitones=float(v["pitch_semitones"]),
+        noise_scale=float(v["noise_scale"]),
+        noise_w_scale=float(v["noise_w_scale"]),
+    )

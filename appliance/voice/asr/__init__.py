@@ -22,8 +22,16 @@ from appliance.voice.asr.whisper import WhisperASR
 #: ``asr.engine`` → the engine class.
 ENGINES: dict[str, type] = {"whisper": WhisperASR, "moonshine": MoonshineASR}
 
-__all__ = ["ENGINES", "SAMPLE_RATE_HZ", "ASREngine", "MoonshineASR", "Transcript", "WhisperASR",
-           "load_asr", "pcm16_to_float"]
+__all__ = [
+    "ENGINES",
+    "SAMPLE_RATE_HZ",
+    "ASREngine",
+    "MoonshineASR",
+    "Transcript",
+    "WhisperASR",
+    "load_asr",
+    "pcm16_to_float",
+]
 
 
 def load_asr(cfg: ASRConfig) -> ASREngine:

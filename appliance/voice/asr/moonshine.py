@@ -64,9 +64,11 @@ _LOOP_EOS_MARGIN = 1.5  # nats: a repeated word gives way to the end token this 
 _FORCE_MIN_LOGPROB = -2.5  # the first word taken when the model would end at once
 _MAX_NGRAM = 4
 _MIN_PHRASE, _MAX_PHRASE = 3, 12  # a phrase said again is a loop (in word tokens)
-_NUMBER_WORDS = frozenset("oh zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
-                          "ninety hundred thousand double triple".split())
+_NUMBER_WORDS = frozenset(
+    "oh zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
+    "ninety hundred thousand double triple".split()
+)
 _MIN_SAMPLES = SAMPLE_RATE_HZ // 10  # shorter than 0.1 s: nothing said
 
 
@@ -77,7 +79,7 @@ def parse_tokenizer(data: bytes) -> list[str]:
     tokens, i = [], 0
     while i < len(data):
         n = data[i]
-        tokens.append(data[i + 1:i + 1 + n].decode("utf-8", "replace"))
+        tokens.append(data[i + 1 : i + 1 + n].decode("utf-8", "replace"))
         i += 1 + n
     return tokens
 
@@ -135,7 +137,7 @@ def repeats(keys: list[str], copies: int, max_n: int = _MAX_NGRAM) -> bool:
         tail = keys[-n:]
         if all(_is_number(k) for k in tail):
             continue
-        if all(keys[len(keys) - n * (c + 1):len(keys) - n * c] == tail for c in range(1, copies)):
+        if all(keys[len(keys) - n * (c + 1) : len(keys) - n * c] == tail for c in range(1, copies)):
             return True
     return False
 
@@ -169,7 +171,8 @@ def cut_repeated_phrase(keys: list[str], complete: bool) -> int:
             if rest < (period if complete else 2):
                 continue
             if all(keys[k] == keys[k - period] for k in range(start, len(keys))) and not all(
-                    _is_number(k) for k in keys[start - period:start]):
+                _is_number(k) for k in keys[start - period : start]
+            ):
                 return start
     return len(keys)
 
@@ -201,10 +204,10 @@ class MoonshineASR:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # its warnings about unused initialisers are noise
-        self._encoder = ort.InferenceSession(str(root / "encoder_model.onnx"), opts,
-                                             providers=["CPUExecutionProvider"])
-        self._decoder = ort.InferenceSession(str(root / "decoder_model_merged.onnx"), opts,
-                                             providers=["CPUExecutionProvider"])
+        self._encoder = ort.InferenceSession(str(root / "encoder_model.onnx"), opts, providers=["CPUExecutionProvider"])
+        self._decoder = ort.InferenceSession(
+            str(root / "decoder_model_merged.onnx"), opts, providers=["CPUExecutionProvider"]
+        )
         self._outputs = [o.name for o in self._decoder.get_outputs()]
         self._tokens = parse_tokenizer((root / "tokenizer.bin").read_bytes())
         self._lock = threading.Lock()
@@ -235,8 +238,11 @@ class MoonshineASR:
         ``force_first``: start with the best token other than the end, if it is likely
         enough (else nothing)."""
         empty = np.zeros((1, _HEADS, 0, _HEAD_DIM), np.float32)
-        feeds: dict[str, np.ndarray] = {"input_ids": np.array([[_START]], np.int64),
-                                        "encoder_hidden_states": hidden, "use_cache_branch": np.array([False])}
+        feeds: dict[str, np.ndarray] = {
+            "input_ids": np.array([[_START]], np.int64),
+            "encoder_hidden_states": hidden,
+            "use_cache_branch": np.array([False]),
+        }
         for layer in range(_LAYERS):
             for part in ("decoder", "encoder"):
                 feeds[f"past_key_values.{layer}.{part}.key"] = empty
@@ -272,7 +278,7 @@ class MoonshineASR:
                         feeds[f"past_key_values.{layer}.encoder.{kv}"] = out[f"present.{layer}.encoder.{kv}"]
         keep = cut_repeated_phrase(keys, complete)
         if keep < len(keys):
-            ids = ids[:key_at[keep]]
+            ids = ids[: key_at[keep]]
         return ids, p_end
 
 
@@ -320,8 +326,11 @@ def _name_subgraphs(graph, prefix: str = "g") -> int:
     count = 0
     for i, node in enumerate(graph.node):
         for attr in node.attribute:
-            subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else (
-                list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else [])
+            subs = (
+                [attr.g]
+                if attr.type == onnx.AttributeProto.GRAPH
+                else (list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else [])
+            )
             for j, sub in enumerate(subs):
                 name = f"{prefix}_{node.name or node.op_type}{i}_{attr.name}{j}"
                 if not sub.name:

@@ -101,8 +101,9 @@ class WhisperASR:
         model_dir = models.path("whisper-tiny.en") if cfg.model == "tiny.en" else Path(cfg.model)
         if not (Path(model_dir) / "model.bin").is_file():
             raise models.ModelError(f"asr.model: no CTranslate2 model.bin in {model_dir}")
-        self._model = WhisperModel(str(model_dir), device="cpu", compute_type=cfg.compute_type,
-                                   cpu_threads=cfg.cpu_threads)
+        self._model = WhisperModel(
+            str(model_dir), device="cpu", compute_type=cfg.compute_type, cpu_threads=cfg.cpu_threads
+        )
         tok = self._model.hf_tokenizer
         self._prompt = [tok.token_to_id("<|startoftranscript|>")]
         if self._model.model.is_multilingual:
@@ -132,8 +133,9 @@ class WhisperASR:
             text, words = "", ()
         return Transcript(text, nsp, audio_s, time.monotonic() - t0, words)
 
-    def _transcribe_short(self, audio: np.ndarray, context: str
-                          ) -> tuple[str, float, float, tuple[tuple[str, float], ...]]:
+    def _transcribe_short(
+        self, audio: np.ndarray, context: str
+    ) -> tuple[str, float, float, tuple[tuple[str, float], ...]]:
         from faster_whisper.transcribe import get_ctranslate2_storage
 
         pad = max(int(_TAIL_S * SAMPLE_RATE_HZ), int(_MIN_WINDOW_S * SAMPLE_RATE_HZ) - len(audio))
@@ -148,26 +150,44 @@ class WhisperASR:
         prompt = ([tok.token_to_id("<|startofprev|>"), *prev] if prev else []) + self._prompt
         max_len = min(224, 20 + int(len(audio) / SAMPLE_RATE_HZ * 8))  # ~4 tokens/s speech, generous
         greedy = self.cfg.beam_size == 1  # CTranslate2 gives the steps' logits on the greedy path only
-        res = self._model.model.generate(enc, [prompt], beam_size=self.cfg.beam_size, max_length=len(prev) + max_len,
-                                         return_no_speech_prob=True, return_scores=True, return_logits_vocab=greedy,
-                                         suppress_blank=True, suppress_tokens=[-1],
-                                         no_repeat_ngram_size=4)[0]
+        res = self._model.model.generate(
+            enc,
+            [prompt],
+            beam_size=self.cfg.beam_size,
+            max_length=len(prev) + max_len,
+            return_no_speech_prob=True,
+            return_scores=True,
+            return_logits_vocab=greedy,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+            no_repeat_ngram_size=4,
+        )[0]
         ids = res.sequences_ids[0]  # the previous text first, when there is one
         probs = [_prob(np.asarray(step), t) for step, t in zip(res.logits[0], ids)] if greedy else [None] * len(ids)
-        if ids[:len(prev)] == prev:
-            ids, probs = ids[len(prev):], probs[len(prev):]
+        if ids[: len(prev)] == prev:
+            ids, probs = ids[len(prev) :], probs[len(prev) :]
         kept = [(t, p) for t, p in zip(ids, probs) if t < tok.token_to_id("<|endoftext|>")]
         ids = [t for t, _ in kept]
         # the score is the sequence log-probability divided by its length (length_penalty 1)
-        return (tok.decode(ids).strip(), float(res.no_speech_prob), float(res.scores[0]),
-                _words([(tok.decode([t]), p) for t, p in kept]) if greedy else ())
+        return (
+            tok.decode(ids).strip(),
+            float(res.no_speech_prob),
+            float(res.scores[0]),
+            _words([(tok.decode([t]), p) for t, p in kept]) if greedy else (),
+        )
 
     def _transcribe_long(self, audio: np.ndarray, context: str) -> tuple[str, float, float]:
-        segs, _ = self._model.transcribe(audio, beam_size=self.cfg.beam_size, language=self.cfg.language,
-                                         initial_prompt=context or None,
-                                         without_timestamps=True, condition_on_previous_text=False,
-                                         no_speech_threshold=self.cfg.no_speech_prob,
-                                         log_prob_threshold=self.cfg.logprob_threshold, vad_filter=False)
+        segs, _ = self._model.transcribe(
+            audio,
+            beam_size=self.cfg.beam_size,
+            language=self.cfg.language,
+            initial_prompt=context or None,
+            without_timestamps=True,
+            condition_on_previous_text=False,
+            no_speech_threshold=self.cfg.no_speech_prob,
+            log_prob_threshold=self.cfg.logprob_threshold,
+            vad_filter=False,
+        )
         segs = list(segs)  # faster-whisper already dropped the silent ones by the same rule
         nsp = min((s.no_speech_prob for s in segs), default=1.0)
         logprob = max((s.avg_logprob for s in segs), default=-float("inf"))
