@@ -14,7 +14,7 @@ the heaps spread, session after session. Measured on the server of ``appliance b
   183 → 302 MB, mapped blocks 79 → 271 MB (Piper's ONNX Runtime arena, 64 then 128 MB);
 - :func:`configure` at start and :func:`trim` after each session's tear-down: the heaps
   no longer spread (RSS 388 → 393 MB, +1.5 %, in a run where Piper's arena did not grow);
-  with Piper's arena off too (:mod:`appliance.voice.tts`), 50 sessions and 200 bad offers:
+  with Piper's arena off too (:mod:`appliance.voice.piper_synth`), 50 sessions and 200 bad offers:
   RSS 411 → 420 MB (+2.2 %; with its arena, +14 %);
 - not enough alone (Piper's arena off in these): :func:`trim` +18 %, the 1 MiB threshold
   +11 %, a 4 MiB one with :func:`trim` +19 % after 7 sessions, ``MALLOC_ARENA_MAX=2`` +26 %.
@@ -22,7 +22,7 @@ the heaps spread, session after session. Measured on the server of ``appliance b
 The price: blocks of 1–32 MiB are mapped and faulted in anew each time, and a heap's top
 goes back after each free beyond 128 KiB, so a Whisper tiny.en transcription of 4 s takes
 ~55 % longer (~100 → ~160 ms on 2 cores; a 64 MiB trim threshold brought it to ~+25 % but
-the soak of 50 sessions grew +20 %); Piper's, without its arena, see :mod:`appliance.voice.tts`.
+the soak of 50 sessions grew +20 %); Piper's, without its arena, see :mod:`appliance.voice.piper_synth`.
 
 Linux with glibc only (the appliance's Debian 12): both raise ``OSError`` elsewhere.
 """

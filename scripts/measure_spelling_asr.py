@@ -33,7 +33,7 @@ from appliance import config
 from appliance.phone_agent import spelling, words
 from appliance.simulate import speech
 from appliance.voice.asr import WhisperASR
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 
 VALUES = (
     ("Siobhan", "name"),

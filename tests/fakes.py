@@ -37,11 +37,11 @@ from pipecat.services.settings import LLMSettings
 from pydantic import BaseModel, ValidationError
 
 from appliance import config
-from appliance.computer_agent import page as pg
+from appliance.computer_agent.page import ButtonView, FieldView, FillProblem, PageView
 from appliance.llm.client import LLMError, Reply
 from appliance.phone_agent.agent import QueueLine
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 
 #: One scripted answer: the answer itself, an exception to raise (e.g. ``LLMError``), or
 #: ``fn(system, user) -> answer``.
@@ -280,13 +280,13 @@ class ScriptedSmartTurn(BaseSmartTurn):
         return {"prediction": int(verdict), "probability": float(verdict)}
 
 
-# -- a form page and browser without Chromium (the computer agent over pg.perceive / pg.fill) --
+# -- a form page and browser without Chromium (the computer agent's PageDriver) --
 
-SAVE = pg.ButtonView(ref="b1", text="Save address", type="submit", in_form=True, name="", formnovalidate=False)
+SAVE = ButtonView(ref="b1", text="Save address", type="submit", in_form=True, name="", formnovalidate=False)
 
 
-def text_field(ref: str, key: str, label: str, widget: str = "native") -> pg.FieldView:
-    return pg.FieldView(
+def text_field(ref: str, key: str, label: str, widget: str = "native") -> FieldView:
+    return FieldView(
         ref=ref,
         kind="text",
         key=key,
@@ -308,12 +308,7 @@ class FakePage:
     """A form page as :func:`page.perceive` and :func:`page.fill` see it: ``fields`` (their
     values change as they are filled), ``buttons``; ``broken``: widgets whose every strategy
     fails as a list that never opens does. ``fills``: (field key, strategy name) per try.
-    :meth:`patch` makes the computer agent see whichever FakePage its browser holds."""
-
-    @staticmethod
-    def patch(monkeypatch) -> None:
-        monkeypatch.setattr(pg, "perceive", lambda page: page.perceive(page))
-        monkeypatch.setattr(pg, "fill", lambda page, *a, **k: page.fill(page, *a, **k))
+    :class:`FakePageDriver` operates whichever FakePage the agent's browser holds."""
 
     def __init__(self, fields, buttons=(SAVE,), broken=frozenset()):
         self.fields, self.buttons, self.broken = list(fields), tuple(buttons), broken
@@ -329,16 +324,30 @@ class FakePage:
     async def wait_for_load_state(self, *a, **k) -> None:
         pass
 
-    async def perceive(self, page) -> pg.PageView:
-        return pg.PageView(self.url, "Delivery address", tuple(self.fields), self.buttons, document="d1")
+    async def perceive(self, page) -> PageView:
+        return PageView(self.url, "Delivery address", tuple(self.fields), self.buttons, document="d1")
 
     async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
         self.fills.append((f.key, strategy.__name__))
         if f.widget in self.broken:
-            raise pg.FillProblem("error", "no list of suggestions came up to choose from")
-        self.fields = [g if g.ref != f.ref else pg.FieldView(**{**g.__dict__, "value": value}) for g in self.fields]
+            raise FillProblem("error", "no list of suggestions came up to choose from")
+        self.fields = [g if g.ref != f.ref else FieldView(**{**g.__dict__, "value": value}) for g in self.fields]
         actions.add("fill")
         return value, ""
+
+
+class FakePageDriver:
+    """The computer agent's :class:`~appliance.computer_agent.page.PageDriver` over a
+    :class:`FakePage` (the one passed: a browser restarted holds a new page)."""
+
+    async def perceive(self, page) -> PageView:
+        return await page.perceive(page)
+
+    def locate(self, page, item):
+        raise AssertionError(f"a FakePage has no locator for {item.ref}")
+
+    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
+        return await page.fill(page, f, value, timeout_ms, strategy=strategy, actions=actions)
 
 
 class FakeBrowser:

@@ -51,7 +51,7 @@ def make_wav(path: Path, parts: list, rate_hz: int = 48_000) -> Path:
 
 def read_16k(path: Path) -> np.ndarray:
     """A WAV as float32 mono 16 kHz."""
-    from appliance.voice.tts import resample
+    from appliance.voice.piper_synth import resample
 
     audio, rate = sf.read(str(path), dtype="float32", always_2d=True)
     return resample(audio.mean(axis=1), rate, 16_000)

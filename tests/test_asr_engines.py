@@ -8,7 +8,7 @@ import pytest
 
 from appliance import config, models
 from appliance.config import ConfigError
-from appliance.voice import asr as asr_pkg
+from appliance.voice import asr
 from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, moonshine
 
 SR = SAMPLE_RATE_HZ
@@ -37,8 +37,8 @@ def test_load_asr_builds_the_engine_the_config_names(monkeypatch):
         def __init__(self, cfg):
             built.append((type(self).__name__, cfg.engine))
 
-    monkeypatch.setitem(asr_pkg.ENGINES, "whisper", type("FakeWhisper", (Fake,), {}))
-    monkeypatch.setitem(asr_pkg.ENGINES, "moonshine", type("FakeMoonshine", (Fake,), {}))
+    monkeypatch.setitem(asr.ENGINES, "whisper", type("FakeWhisper", (Fake,), {}))
+    monkeypatch.setitem(asr.ENGINES, "moonshine", type("FakeMoonshine", (Fake,), {}))
     load_asr(config.load().asr)
     load_asr(config.load().for_asr_engine("moonshine").asr)
     assert built == [("FakeWhisper", "whisper"), ("FakeMoonshine", "moonshine")]

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from appliance.computer_agent import fieldbook as fb
+from appliance.computer_agent import fieldbook
 from appliance.computer_agent.page import FieldView, FillProblem, Option, PageView
 from appliance.protocol import FieldFilled, FillError, FormatInvalid, InfoCollected
 
@@ -39,10 +39,10 @@ NEWS = field("news", "Newsletter", "checkbox", value=False, required=False)
 
 
 def named(*fields):
-    book = fb.start_naming(fb.FieldBook(), fields)
+    book = fieldbook.start_naming(fieldbook.FieldBook(), fields)
     for f in fields:
-        book, _ = fb.name(book, f, f.key)
-    return fb.done_naming(book)
+        book, _ = fieldbook.name(book, f, f.key)
+    return fieldbook.done_naming(book)
 
 
 def info(name, value, confirmed=True):
@@ -50,140 +50,144 @@ def info(name, value, confirmed=True):
 
 
 def test_naming_is_once_per_field_with_unique_names_and_specs():
-    book = fb.FieldBook()
-    assert fb.unnamed(book, [EMAIL, PHONE, EMAIL]) == (EMAIL, PHONE)  # one per key
-    book = fb.start_naming(book, [EMAIL, PHONE])
-    assert fb.unnamed(book, [EMAIL, PHONE]) == ()  # being named: not offered again
-    book, spec = fb.name(book, EMAIL, "email")
+    book = fieldbook.FieldBook()
+    assert fieldbook.unnamed(book, [EMAIL, PHONE, EMAIL]) == (EMAIL, PHONE)  # one per key
+    book = fieldbook.start_naming(book, [EMAIL, PHONE])
+    assert fieldbook.unnamed(book, [EMAIL, PHONE]) == ()  # being named: not offered again
+    book, spec = fieldbook.name(book, EMAIL, "email")
     assert (spec.name, spec.label, spec.type, spec.required) == ("email", "Email", "email", True)
     other = field("email2", "Work email", "email")
-    book, spec2 = fb.name(book, other, "email")
-    assert spec2.name == "email_2" and fb.name_of(book, other) == "email_2"
+    book, spec2 = fieldbook.name(book, other, "email")
+    assert spec2.name == "email_2" and fieldbook.name_of(book, other) == "email_2"
     # a name taken already: the field's label's own name when given and free (a page never holds two
     # copies of one detail: the 0.5B model named "Check-in" and "Check-out" both date_of_birth)
     check_in, check_out = field("cin", "Check-in", "text"), field("cout", "Check-out", "text")
-    book, _ = fb.name(book, check_in, "date_of_birth", instead="check_in")
-    book, spec3 = fb.name(book, check_out, "date_of_birth", instead="check_out")
+    book, _ = fieldbook.name(book, check_in, "date_of_birth", instead="check_in")
+    book, spec3 = fieldbook.name(book, check_out, "date_of_birth", instead="check_out")
     assert spec3.name == "check_out"
-    book, spec4 = fb.name(book, field("cout2", "Check-out", "text"), "date_of_birth", instead="check_out")
+    book, spec4 = fieldbook.name(book, field("cout2", "Check-out", "text"), "date_of_birth", instead="check_out")
     assert spec4.name == "date_of_birth_2"  # its label's name is taken too
-    with pytest.raises(fb.FieldBookError, match="named already"):
-        fb.name(book, EMAIL, "mail")
-    book = fb.done_naming(book)
-    assert fb.unnamed(book, [EMAIL, PHONE, other]) == (PHONE,)  # its naming ended without a name
+    with pytest.raises(fieldbook.FieldBookError, match="named already"):
+        fieldbook.name(book, EMAIL, "mail")
+    book = fieldbook.done_naming(book)
+    assert fieldbook.unnamed(book, [EMAIL, PHONE, other]) == (PHONE,)  # its naming ended without a name
     date = field("dob", "Date of birth", "date", min="1900-01-01")
-    assert fb.spec_for("date_of_birth", date).format_hint == "a date, YYYY-MM-DD from 1900-01-01"
-    assert fb.spec_for("seat", SEAT).options == ("Window", "Aisle")
+    assert fieldbook.spec_for("date_of_birth", date).format_hint == "a date, YYYY-MM-DD from 1900-01-01"
+    assert fieldbook.spec_for("seat", SEAT).options == ("Window", "Aisle")
 
 
 def test_announcements_wait_for_one_need_info():
     book = named(EMAIL, PHONE)
     for f in (EMAIL, PHONE):
-        book = fb.queue_announcement(book, fb.entry(book, f.key).spec)
-    book, specs = fb.take_announcements(book)
+        book = fieldbook.queue_announcement(book, fieldbook.entry(book, f.key).spec)
+    book, specs = fieldbook.take_announcements(book)
     assert [s.name for s in specs] == ["email", "phone"] and book.announce == ()
-    assert fb.take_announcements(book) == (book, ())
+    assert fieldbook.take_announcements(book) == (book, ())
 
 
 def test_a_confirmed_value_the_page_holds_is_filled_and_reported():
-    book = fb.collect(named(EMAIL), info("email", "ada@example.org"), ts=1000)
-    e = fb.entry(book, "email")
+    book = fieldbook.collect(named(EMAIL), info("email", "ada@example.org"), ts=1000)
+    e = fieldbook.entry(book, "email")
     assert (e.value, e.confirmed, e.confirmed_ts, e.done) == ("ada@example.org", True, 1000, False)
-    assert fb.needs_fill(book, "email", EMAIL)  # not tried yet
-    book, reply = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
+    assert fieldbook.needs_fill(book, "email", EMAIL)  # not tried yet
+    book, reply = fieldbook.read_back(book, "email", EMAIL, "ada@example.org", "")
     assert reply == FieldFilled(field="email", value_read_back="ada@example.org")
-    assert fb.entry(book, "email").done and not fb.needs_fill(book, "email", replace(EMAIL, value="ada@example.org"))
-    assert not fb.pending(book, "email", EMAIL)
+    assert fieldbook.entry(book, "email").done and not fieldbook.needs_fill(
+        book, "email", replace(EMAIL, value="ada@example.org")
+    )
+    assert not fieldbook.pending(book, "email", EMAIL)
     # a re-rendered page lost the value: fill it again
-    assert fb.needs_fill(book, "email", replace(EMAIL, value=""))
+    assert fieldbook.needs_fill(book, "email", replace(EMAIL, value=""))
 
 
 def test_an_unconfirmed_value_is_filled_silently_and_keeps_the_page_open():
-    book = fb.collect(named(EMAIL), info("email", "ada@example.org", confirmed=False), ts=5)
-    assert fb.entry(book, "email").confirmed_ts is None
-    book, reply = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
-    assert reply is None and fb.entry(book, "email").filled
-    assert fb.pending(book, "email", EMAIL)  # filled, but the person has not confirmed it
+    book = fieldbook.collect(named(EMAIL), info("email", "ada@example.org", confirmed=False), ts=5)
+    assert fieldbook.entry(book, "email").confirmed_ts is None
+    book, reply = fieldbook.read_back(book, "email", EMAIL, "ada@example.org", "")
+    assert reply is None and fieldbook.entry(book, "email").filled
+    assert fieldbook.pending(book, "email", EMAIL)  # filled, but the person has not confirmed it
 
 
 def test_the_pages_refusals_become_format_invalid_or_fill_error():
-    book = fb.collect(named(PHONE, SEAT), info("phone", "07700900123"), ts=1)
-    book, reply = fb.read_back(book, "phone", PHONE, "07700900123", "Please match the requested format.")
+    book = fieldbook.collect(named(PHONE, SEAT), info("phone", "07700900123"), ts=1)
+    book, reply = fieldbook.read_back(book, "phone", PHONE, "07700900123", "Please match the requested format.")
     assert reply == FormatInvalid(field="phone", expected="+44 …", got="07700900123")  # the hint, when there is one
-    assert not fb.entry(book, "phone").filled and not fb.needs_fill(book, "phone", PHONE)  # tried: not again
-    book = fb.collect(book, info("phone", "+447700900123"), ts=2)
-    assert fb.needs_fill(book, "phone", PHONE)  # a new value is filled
-    book, reply = fb.read_back(book, "phone", PHONE, "+44770", "")
+    assert not fieldbook.entry(book, "phone").filled and not fieldbook.needs_fill(
+        book, "phone", PHONE
+    )  # tried: not again
+    book = fieldbook.collect(book, info("phone", "+447700900123"), ts=2)
+    assert fieldbook.needs_fill(book, "phone", PHONE)  # a new value is filled
+    book, reply = fieldbook.read_back(book, "phone", PHONE, "+44770", "")
     assert reply == FillError(field="phone", reason="the page holds '+44770' after entering '+447700900123'")
-    book = fb.collect(book, info("seat", "Windw"), ts=3)
-    book, reply = fb.refused(
+    book = fieldbook.collect(book, info("seat", "Windw"), ts=3)
+    book, reply = fieldbook.refused(
         book, "seat", FillProblem("format", "'Windw' is not one of the choices", "one of: Window, Aisle")
     )
     assert reply == FormatInvalid(field="seat", expected="one of: Window, Aisle", got="Windw")
-    book, reply = fb.refused(book, "seat", FillProblem("error", "the field is no longer on the page"))
+    book, reply = fieldbook.refused(book, "seat", FillProblem("error", "the field is no longer on the page"))
     assert reply == FillError(field="seat", reason="the field is no longer on the page")
-    book = fb.collect(book, info("seat", "window"), ts=4)
-    book, reply = fb.read_back(book, "seat", SEAT, "W", "")  # options compare by value or label
-    assert isinstance(reply, FieldFilled) and fb.entry(book, "seat").done
+    book = fieldbook.collect(book, info("seat", "window"), ts=4)
+    book, reply = fieldbook.read_back(book, "seat", SEAT, "W", "")  # options compare by value or label
+    assert isinstance(reply, FieldFilled) and fieldbook.entry(book, "seat").done
 
 
 def test_after_a_press_each_page_error_for_our_value_is_reported_once():
-    book = fb.collect(named(EMAIL, PHONE), info("email", "taken@example.org"), ts=1)
-    book, _ = fb.read_back(book, "email", EMAIL, "taken@example.org", "")
+    book = fieldbook.collect(named(EMAIL, PHONE), info("email", "taken@example.org"), ts=1)
+    book, _ = fieldbook.read_back(book, "email", EMAIL, "taken@example.org", "")
     shown = replace(EMAIL, value="taken@example.org", error="This address is already registered")
-    book, errors = fb.see(book, page(shown, PHONE))
-    assert errors == () and fb.entry(book, "email").view == shown  # no press, no verdict
-    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    book, errors = fieldbook.see(book, page(shown, PHONE))
+    assert errors == () and fieldbook.entry(book, "email").view == shown  # no press, no verdict
+    book, errors = fieldbook.see(fieldbook.pressed(book), page(shown, PHONE))
     assert errors == (FillError(field="email", reason="This address is already registered"),)
-    e = fb.entry(book, "email")
-    assert not e.filled and not e.confirmed and fb.pending(book, "email", shown)
-    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    e = fieldbook.entry(book, "email")
+    assert not e.filled and not e.confirmed and fieldbook.pending(book, "email", shown)
+    book, errors = fieldbook.see(fieldbook.pressed(book), page(shown, PHONE))
     assert errors == ()  # the same error for the same value: said once
-    book = fb.collect(book, info("email", "new@example.org"), ts=2)
-    book, _ = fb.read_back(book, "email", shown, "new@example.org", "")
-    assert not fb.pending(book, "email", shown)  # the error shown was about the old value
-    book, errors = fb.see(fb.pressed(book), page(shown, PHONE))
+    book = fieldbook.collect(book, info("email", "new@example.org"), ts=2)
+    book, _ = fieldbook.read_back(book, "email", shown, "new@example.org", "")
+    assert not fieldbook.pending(book, "email", shown)  # the error shown was about the old value
+    book, errors = fieldbook.see(fieldbook.pressed(book), page(shown, PHONE))
     assert errors == (FillError(field="email", reason="This address is already registered"),)
 
 
 def test_done_needs_a_non_empty_required_value_and_skipped_optionals_are_done():
-    book = fb.collect(named(EMAIL, NEWS), info("email", ""), ts=1)
-    book, _ = fb.read_back(book, "email", EMAIL, "", "")
-    assert fb.entry(book, "email").filled and not fb.entry(book, "email").done
-    book = fb.collect(book, info("news", False), ts=2)
-    assert not fb.entry(book, "news").skipped  # a box left unticked is a value
-    book, reply = fb.read_back(book, "news", NEWS, False, "")
-    assert isinstance(reply, FieldFilled) and fb.entry(book, "news").done
+    book = fieldbook.collect(named(EMAIL, NEWS), info("email", ""), ts=1)
+    book, _ = fieldbook.read_back(book, "email", EMAIL, "", "")
+    assert fieldbook.entry(book, "email").filled and not fieldbook.entry(book, "email").done
+    book = fieldbook.collect(book, info("news", False), ts=2)
+    assert not fieldbook.entry(book, "news").skipped  # a box left unticked is a value
+    book, reply = fieldbook.read_back(book, "news", NEWS, False, "")
+    assert isinstance(reply, FieldFilled) and fieldbook.entry(book, "news").done
     optional = field("notes", "Notes", required=False)
-    book = fb.collect(named(optional), info("notes", ""), ts=3)
-    assert fb.entry(book, "notes").skipped
+    book = fieldbook.collect(named(optional), info("notes", ""), ts=3)
+    assert fieldbook.entry(book, "notes").skipped
 
 
 def test_summary_and_unknown_fields():
-    book = fb.collect(named(EMAIL, NEWS, SEAT), info("email", "ada@example.org"), ts=1)
-    book = fb.collect(book, info("news", True), ts=2)
-    assert fb.summary(book) == "Email: ada@example.org; Newsletter: yes"
-    assert fb.get(book, "nope") is None
-    with pytest.raises(fb.FieldBookError, match="no field named 'nope'"):
-        fb.collect(book, info("nope", "x"), ts=3)
-    with pytest.raises(fb.FieldBookError):
-        fb.read_back(book, "nope", EMAIL, "", "")
+    book = fieldbook.collect(named(EMAIL, NEWS, SEAT), info("email", "ada@example.org"), ts=1)
+    book = fieldbook.collect(book, info("news", True), ts=2)
+    assert fieldbook.summary(book) == "Email: ada@example.org; Newsletter: yes"
+    assert fieldbook.get(book, "nope") is None
+    with pytest.raises(fieldbook.FieldBookError, match="no field named 'nope'"):
+        fieldbook.collect(book, info("nope", "x"), ts=3)
+    with pytest.raises(fieldbook.FieldBookError):
+        fieldbook.read_back(book, "nope", EMAIL, "", "")
 
 
 def test_close_matches_go_back_as_candidates_and_a_handed_over_field_waits_for_the_person():
     town = field("town", "Town or city", widget="autocomplete")
-    book = fb.collect(named(town, EMAIL), info("town", "Manchester"), ts=1)
-    book, reply = fb.refused(book, "town", FillProblem("format", "fits several", "A or B", ("A", "B")))
+    book = fieldbook.collect(named(town, EMAIL), info("town", "Manchester"), ts=1)
+    book, reply = fieldbook.refused(book, "town", FillProblem("format", "fits several", "A or B", ("A", "B")))
     assert reply == FormatInvalid(field="town", expected="A or B", got="Manchester", candidates=("A", "B"))
-    book = fb.hand_over(book, "town", "the list did not open")
-    assert fb.entry(book, "town").handed_over == "the list did not open"
-    assert not fb.needs_fill(book, "town", town)  # never retried by the agent on its own
-    assert fb.pending(book, "town", town)  # required and empty: the person has to set it
-    assert not fb.pending(book, "town", replace(town, value="Manchester, United Kingdom"))  # set in the preview
-    book = fb.collect(book, info("town", "Manchester, United Kingdom"), ts=2)  # typed on the page
-    assert fb.entry(book, "town").handed_over == "" and fb.needs_fill(book, "town", town)
-    with pytest.raises(fb.FieldBookError):
-        fb.hand_over(book, "nope", "why")
+    book = fieldbook.hand_over(book, "town", "the list did not open")
+    assert fieldbook.entry(book, "town").handed_over == "the list did not open"
+    assert not fieldbook.needs_fill(book, "town", town)  # never retried by the agent on its own
+    assert fieldbook.pending(book, "town", town)  # required and empty: the person has to set it
+    assert not fieldbook.pending(book, "town", replace(town, value="Manchester, United Kingdom"))  # set in the preview
+    book = fieldbook.collect(book, info("town", "Manchester, United Kingdom"), ts=2)  # typed on the page
+    assert fieldbook.entry(book, "town").handed_over == "" and fieldbook.needs_fill(book, "town", town)
+    with pytest.raises(fieldbook.FieldBookError):
+        fieldbook.hand_over(book, "nope", "why")
 
 
 def test_a_refused_value_the_person_confirms_again_is_judged_by_the_page_again_then_given_up():
@@ -192,43 +196,43 @@ def test_a_refused_value_the_person_confirms_again_is_judged_by_the_page_again_t
     (the phone agent has none to give) but press again; a second refusal of the same value is
     no longer the person's to fix."""
     out = field("check_out", "Check-out", "date")
-    book = fb.collect(named(out), info("check_out", "2027-06-09"), ts=1)
-    book, _ = fb.read_back(book, "check_out", out, "2027-06-09", "")
+    book = fieldbook.collect(named(out), info("check_out", "2027-06-09"), ts=1)
+    book, _ = fieldbook.read_back(book, "check_out", out, "2027-06-09", "")
     shown = replace(out, value="2027-06-09", error="Check-out must be after check-in.")
-    book, errors = fb.see(fb.pressed(book), page(shown))
+    book, errors = fieldbook.see(fieldbook.pressed(book), page(shown))
     assert errors == (FillError(field="check_out", reason="Check-out must be after check-in."),)
-    assert fb.pending(book, "check_out", shown) and not fb.refused_again(book, [shown])
-    book = fb.collect(book, info("check_out", "2027-06-09"), ts=2)  # confirmed again, unchanged
-    book, _ = fb.read_back(book, "check_out", shown, "2027-06-09", "")
-    assert not fb.pending(book, "check_out", shown)  # the page judges it again
-    book, errors = fb.see(fb.pressed(book), page(shown))
-    assert errors == () and fb.refused_again(book, [shown])  # same words for the same value: give up
+    assert fieldbook.pending(book, "check_out", shown) and not fieldbook.refused_again(book, [shown])
+    book = fieldbook.collect(book, info("check_out", "2027-06-09"), ts=2)  # confirmed again, unchanged
+    book, _ = fieldbook.read_back(book, "check_out", shown, "2027-06-09", "")
+    assert not fieldbook.pending(book, "check_out", shown)  # the page judges it again
+    book, errors = fieldbook.see(fieldbook.pressed(book), page(shown))
+    assert errors == () and fieldbook.refused_again(book, [shown])  # same words for the same value: give up
 
 
 def test_a_reopened_form_keeps_names_and_values_and_puts_every_value_in_again():
     book = named(EMAIL, PHONE, SEAT)
-    book = fb.collect(book, info("email", "ada@example.org"), ts=5)
-    book = fb.collect(book, info("seat", "Window", confirmed=False), ts=6)
-    book, _ = fb.read_back(book, "email", EMAIL, "ada@example.org", "")
-    book, _ = fb.read_back(book, "seat", SEAT, "W", "")
-    book = fb.pressed(book)
-    assert not fb.needs_fill(book, "email", field("email", "Email", "email", value="ada@example.org"))
-    book = fb.reopened(book)
+    book = fieldbook.collect(book, info("email", "ada@example.org"), ts=5)
+    book = fieldbook.collect(book, info("seat", "Window", confirmed=False), ts=6)
+    book, _ = fieldbook.read_back(book, "email", EMAIL, "ada@example.org", "")
+    book, _ = fieldbook.read_back(book, "seat", SEAT, "W", "")
+    book = fieldbook.pressed(book)
+    assert not fieldbook.needs_fill(book, "email", field("email", "Email", "email", value="ada@example.org"))
+    book = fieldbook.reopened(book)
     fresh = field("email", "Email", "email")  # the new browser's page: empty
-    assert fb.name_of(book, fresh) == "email" and fb.unnamed(book, [fresh, PHONE, SEAT]) == ()
-    assert fb.needs_fill(book, "email", fresh) and fb.needs_fill(book, "seat", SEAT)
-    assert not fb.needs_fill(book, "phone", PHONE)  # no value was ever sent for it
-    e = fb.entry(book, "email")
+    assert fieldbook.name_of(book, fresh) == "email" and fieldbook.unnamed(book, [fresh, PHONE, SEAT]) == ()
+    assert fieldbook.needs_fill(book, "email", fresh) and fieldbook.needs_fill(book, "seat", SEAT)
+    assert not fieldbook.needs_fill(book, "phone", PHONE)  # no value was ever sent for it
+    e = fieldbook.entry(book, "email")
     assert (e.value, e.confirmed, e.confirmed_ts, e.filled) == ("ada@example.org", True, 5, False)
-    assert fb.entry(book, "seat").confirmed is False and not book.verdict_due
+    assert fieldbook.entry(book, "seat").confirmed is False and not book.verdict_due
 
 
 def test_a_national_number_a_mask_turned_into_plus_zero_is_format_invalid():
     masked = field("phone", "Phone number", "tel", hint="", widget="masked")
-    book = fb.collect(named(masked), info("phone", "07700900123"), ts=1)
-    book, reply = fb.read_back(book, "phone", masked, "+07 7009 00123", "")  # the page took it, masked
+    book = fieldbook.collect(named(masked), info("phone", "07700900123"), ts=1)
+    book, reply = fieldbook.read_back(book, "phone", masked, "+07 7009 00123", "")  # the page took it, masked
     assert isinstance(reply, FormatInvalid) and reply.got == "07700900123"
-    assert "country code" in reply.expected and not fb.entry(book, "phone").filled
-    book = fb.collect(book, info("phone", "+447700900123"), ts=2)
-    book, reply = fb.read_back(book, "phone", masked, "+44 7700 900123", "")
+    assert "country code" in reply.expected and not fieldbook.entry(book, "phone").filled
+    book = fieldbook.collect(book, info("phone", "+447700900123"), ts=2)
+    book, reply = fieldbook.read_back(book, "phone", masked, "+44 7700 900123", "")
     assert isinstance(reply, FieldFilled)

@@ -3,7 +3,7 @@ give-up, on hand-made page readings: no browser."""
 
 from dataclasses import replace
 
-from appliance.computer_agent import verdict as vd
+from appliance.computer_agent import verdict
 from appliance.computer_agent.page import ButtonView, FieldView, PageView
 
 
@@ -44,52 +44,57 @@ FORM = page(NAME, ID)
 
 
 def test_a_result_is_the_form_gone_never_the_click():
-    assert vd.after_press(FORM, FORM) == vd.Verdict("none")
+    assert verdict.after_press(FORM, FORM) == verdict.Verdict("none")
     done = page(url="http://127.0.0.1/done", headings=("Thank you",), text="Thank you. We got it.")
-    assert vd.after_press(FORM, done) == vd.Verdict("result", "Thank you. We got it.")
+    assert verdict.after_press(FORM, done) == verdict.Verdict("result", "Thank you. We got it.")
     view = page(headings=("Application sent",), text="Your card is ready.")  # a confirmation view, same URL
-    assert vd.after_press(FORM, view) == vd.Verdict("result", "Application sent. Your card is ready.")
+    assert verdict.after_press(FORM, view) == verdict.Verdict("result", "Application sent. Your card is ready.")
     survey = page(field("rate", "How was it?", required=False), text="Booked.")  # only optional new fields
-    assert vd.after_press(FORM, survey).kind == "result"
+    assert verdict.after_press(FORM, survey).kind == "result"
 
 
 def test_new_required_fields_are_a_next_step_and_a_field_missing_from_a_reading_is_nothing_yet():
     step2 = page(field("street", "Street"), field("city", "City"))
-    assert vd.after_press(FORM, step2) == vd.Verdict("moved")
-    assert vd.after_press(FORM, page(NAME)) == vd.Verdict("none")  # an iframe reloading: wait
+    assert verdict.after_press(FORM, step2) == verdict.Verdict("moved")
+    assert verdict.after_press(FORM, page(NAME)) == verdict.Verdict("none")  # an iframe reloading: wait
 
 
 def test_refusals_are_the_pages_own_words_new_since_the_press():
     refused = page(NAME, replace(ID, error="An ID number has 9 digits."), document="d2")
-    assert vd.after_press(FORM, refused) == vd.Verdict("refused", "An ID number has 9 digits.")
+    assert verdict.after_press(FORM, refused) == verdict.Verdict("refused", "An ID number has 9 digits.")
     same_error = page(NAME, replace(ID, error="An ID number has 9 digits."))
-    assert vd.after_press(same_error, same_error) == vd.Verdict("none")  # shown before, same document
-    assert vd.after_press(same_error, replace(same_error, document="d3")).kind == "refused"  # reloaded: new
+    assert verdict.after_press(same_error, same_error) == verdict.Verdict("none")  # shown before, same document
+    assert verdict.after_press(same_error, replace(same_error, document="d3")).kind == "refused"  # reloaded: new
     alert = page(NAME, ID, alerts=("We could not check your ID right now.",))
-    assert vd.after_press(FORM, alert) == vd.Verdict("refused", "We could not check your ID right now.")
+    assert verdict.after_press(FORM, alert) == verdict.Verdict("refused", "We could not check your ID right now.")
 
 
 def test_obstacles_only_the_person_can_pass():
-    assert vd.obstacle(FORM) is None
-    assert vd.obstacle(page(NAME, captcha=True)) == vd.Obstacle("captcha")
-    assert vd.obstacle(page(NAME, frame_urls=("https://www.google.com/recaptcha/api2/anchor",))).problem == "captcha"
+    assert verdict.obstacle(FORM) is None
+    assert verdict.obstacle(page(NAME, captcha=True)) == verdict.Obstacle("captcha")
+    assert (
+        verdict.obstacle(page(NAME, frame_urls=("https://www.google.com/recaptcha/api2/anchor",))).problem == "captcha"
+    )
     password = field("pw", "Password", "password")
     sign_in = page(field("user", "Email"), password, buttons=(ButtonView("b", "Sign in", "submit", True, "", False),))
-    assert vd.obstacle(sign_in) == vd.Obstacle("login", sign_in=True)
+    assert verdict.obstacle(sign_in) == verdict.Obstacle("login", sign_in=True)
     signup = page(NAME, ID, field("mail", "Email"), password)
-    assert vd.obstacle(signup) == vd.Obstacle("login", sign_in=False)
-    assert vd.obstacle(page(NAME, replace(password, value="secret"))) is None  # typed by the person
-    assert vd.secret(password) and not vd.secret(NAME)
+    assert verdict.obstacle(signup) == verdict.Obstacle("login", sign_in=False)
+    assert verdict.obstacle(page(NAME, replace(password, value="secret"))) is None  # typed by the person
+    assert verdict.secret(password) and not verdict.secret(NAME)
 
 
 def test_every_give_up_says_what_is_wrong_and_what_the_person_can_do():
     steps = [
-        vd.widget_failed("town", "Town or city:", "the list did not open"),
-        vd.no_control(FORM),
-        vd.no_control(page()),
-        vd.no_result("Send"),
-        vd.page_error("x" * 500),
-        *(vd.obstacle_step(o) for o in (vd.Obstacle("captcha"), vd.Obstacle("login", True), vd.Obstacle("login"))),
+        verdict.widget_failed("town", "Town or city:", "the list did not open"),
+        verdict.no_control(FORM),
+        verdict.no_control(page()),
+        verdict.no_result("Send"),
+        verdict.page_error("x" * 500),
+        *(
+            verdict.obstacle_step(o)
+            for o in (verdict.Obstacle("captcha"), verdict.Obstacle("login", True), verdict.Obstacle("login"))
+        ),
     ]
     assert [s.problem for s in steps] == [
         "widget",

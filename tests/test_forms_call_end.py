@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from appliance.computer_agent.agent import Outcome
-from appliance.forms import mode as form_mode
+from appliance.forms import mode
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import PhoneOutcome
@@ -27,7 +27,7 @@ async def test_the_call_closes_itself_when_the_task_is_done(forms_cfg, forms_run
             Outcome("submitted", "Booking confirmed"), PhoneOutcome("submitted", 0), "fixed", folder=folder
         )
 
-    monkeypatch.setattr(form_mode, "run_session", session_stub)
+    monkeypatch.setattr(mode, "run_session", session_stub)
     cfg = forms_cfg.for_simulation()
     server = VoiceServer(cfg, forms_runtime)
     feature = FormFeature(demo_site)

@@ -11,12 +11,12 @@ import asyncio
 import time
 
 import pytest
-from fakes import FakeBrowser, FakePage, ScriptedLine, ScriptedLLM, names_from_labels, text_field
+from fakes import FakeBrowser, FakePage, FakePageDriver, ScriptedLine, ScriptedLLM, names_from_labels, text_field
 
 from appliance import config
 from appliance.bus import Envelope, InProcBus
-from appliance.computer_agent import page as pg
 from appliance.computer_agent.agent import ComputerAgent
+from appliance.computer_agent.page import ButtonView, FieldView, PageView
 from appliance.phone_agent.agent import REOPENING, PhoneAgent
 from appliance.protocol import InfoCollected, StatusUpdate, SubmitAuthorized, Terminate
 
@@ -34,7 +34,6 @@ async def run_both(
     """Both agents on ``page`` (in ``browser``; default: a browser holding it); ``until(events)``
     ends the session (terminate). Returns (computer outcome, phone outcome, line, events as
     (monotonic s, event, fields))."""
-    FakePage.patch(monkeypatch)
     cfg = config.Config().loopback()
     events: list[tuple[float, str, dict]] = []
 
@@ -53,6 +52,7 @@ async def run_both(
             emit=emit,
             task=task,
             browser=browser or FakeBrowser(page),
+            driver=FakePageDriver(),
         )
         phone = PhoneAgent(
             bus, line, ScriptedLLM(), task_id="t", purpose="the address form", emit=emit, answer_timeout_s=30.0
@@ -123,10 +123,9 @@ async def test_a_page_with_nothing_to_press_is_explained_and_not_repeated(monkey
 
 
 async def test_a_give_up_the_person_does_not_act_on_ends_the_call_unsent_after_the_reminders(monkeypatch):
-    from appliance.phone_agent import agent as phone_agent
 
-    monkeypatch.setattr(phone_agent, "HOLD_S", 0.1)
-    monkeypatch.setattr(phone_agent, "HANDS_REMINDERS", 2)
+    monkeypatch.setattr("appliance.phone_agent.agent.HOLD_S", 0.1)
+    monkeypatch.setattr("appliance.phone_agent.agent.HANDS_REMINDERS", 2)
     page = FakePage([text_field("f2", "given_name", "First name")], buttons=())
 
     def over(events):
@@ -207,8 +206,8 @@ async def test_close_matches_are_asked_as_a_choice_and_the_pick_is_sent(answer, 
 
 
 async def test_a_sign_in_page_is_the_persons_and_no_password_is_ever_asked(monkeypatch):
-    password = pg.FieldView(**{**text_field("f3", "password", "Password").__dict__, "kind": "password"})
-    sign_in = pg.ButtonView(ref="b2", text="Sign in", type="submit", in_form=True, name="", formnovalidate=False)
+    password = FieldView(**{**text_field("f3", "password", "Password").__dict__, "kind": "password"})
+    sign_in = ButtonView(ref="b2", text="Sign in", type="submit", in_form=True, name="", formnovalidate=False)
     page = FakePage([text_field("f1", "email", "Email"), password], buttons=(sign_in,))
 
     def over(events):
@@ -238,7 +237,7 @@ class _MortalPage(FakePage):
     async def wait_for_load_state(self, *a, **k) -> None:
         self._alive()
 
-    async def perceive(self, page) -> pg.PageView:
+    async def perceive(self, page) -> PageView:
         self._alive()
         return await super().perceive(page)
 
@@ -299,7 +298,6 @@ async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_aske
 
 async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_review(monkeypatch):
     page = FakePage([text_field("f1", "given_name", "First name")])
-    FakePage.patch(monkeypatch)
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
         forms = config.Config().loopback().forms.model_copy(update={"poll_ms": 50})
@@ -311,6 +309,7 @@ async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_rev
             task_id="t",
             emit=lambda ev, **kw: events.append((ev, kw)),
             browser=FakeBrowser(page),
+            driver=FakePageDriver(),
         )
         run = asyncio.create_task(agent.run())
         t0 = time.monotonic()

@@ -18,7 +18,7 @@ from server_helpers import eventually
 from appliance import config
 from appliance.bus import InProcBus
 from appliance.computer_agent.agent import Outcome
-from appliance.forms import mode as form_mode
+from appliance.forms import mode
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import PhoneOutcome
@@ -68,7 +68,7 @@ async def running(monkeypatch):
             page_side.bind(None)
         return SessionResult(Outcome("not_submitted", "left for review", actions={"fill": 3}), None, "fixed")
 
-    monkeypatch.setattr(form_mode, "run_session", run_session)
+    monkeypatch.setattr(mode, "run_session", run_session)
     server = FakeServer()
     feature = FormFeature(site=SimpleNamespace(urls={"flight": "http://127.0.0.1:9/flight"}))
     await feature.install(server)
@@ -158,7 +158,7 @@ async def test_a_finished_task_ends_the_call_with_its_status(monkeypatch):
     async def session_stub(cfg, url, **kw):
         return SessionResult(Outcome("submitted", "Booking confirmed"), PhoneOutcome("submitted", 0), "fixed")
 
-    monkeypatch.setattr(form_mode, "run_session", session_stub)
+    monkeypatch.setattr(mode, "run_session", session_stub)
     srv = FakeServer()
     feature = FormFeature(site=SimpleNamespace(urls={"flight": "http://127.0.0.1:9/flight"}))
     await feature.install(srv)
@@ -173,7 +173,7 @@ async def test_a_failed_form_session_also_ends_the_call(monkeypatch):
     async def failing(cfg, url, **kw):
         raise RuntimeError("the browser crashed")
 
-    monkeypatch.setattr(form_mode, "run_session", failing)
+    monkeypatch.setattr(mode, "run_session", failing)
     srv = FakeServer()
     feature = FormFeature(site=SimpleNamespace(urls={"flight": "http://127.0.0.1:9/flight"}))
     await feature.install(srv)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import fields, spelling
-from appliance.phone_agent import normalise as n
+from appliance.phone_agent import fields, normalise, spelling
 from appliance.protocol import FieldSpec
 from appliance.simulate import hearing
 from appliance.simulate.call import asks
@@ -35,7 +34,7 @@ from appliance.simulate.person import mouth
     ],
 )
 def test_clean_collapses_asr_repetition_only(said, want):
-    assert n.clean(said) == want
+    assert normalise.clean(said) == want
 
 
 @pytest.mark.parametrize(
@@ -49,7 +48,7 @@ def test_clean_collapses_asr_repetition_only(said, want):
     ],
 )
 def test_phone(said, want):
-    assert n.phone(said) == want
+    assert normalise.phone(said) == want
 
 
 @pytest.mark.parametrize(
@@ -66,7 +65,7 @@ def test_phone(said, want):
     ],
 )
 def test_email(said, want):
-    assert n.email(said) == want
+    assert normalise.email(said) == want
 
 
 @pytest.mark.parametrize(
@@ -85,11 +84,11 @@ def test_email(said, want):
     ],
 )
 def test_date(said, want):
-    assert n.date(said) == want
+    assert normalise.date(said) == want
 
 
 def test_numeric_date_order():
-    assert n.date("03/04/1990", "MDY") == "1990-03-04" and n.date("03/04/1990", "DMY") == "1990-04-03"
+    assert normalise.date("03/04/1990", "MDY") == "1990-03-04" and normalise.date("03/04/1990", "DMY") == "1990-04-03"
 
 
 @pytest.mark.parametrize(
@@ -105,7 +104,7 @@ def test_numeric_date_order():
     ],
 )
 def test_name(said, want):
-    assert n.name(said) == want
+    assert normalise.name(said) == want
 
 
 @pytest.mark.parametrize(
@@ -122,16 +121,16 @@ def test_name(said, want):
     ],
 )
 def test_code(said, want):
-    assert n.code(said) == want
+    assert normalise.code(said) == want
 
 
 def test_spelled_code_reads_back_and_parses_again():
     said = spelling.say("M11AE", "code")
     assert said == "Mike, one one, Alpha, Echo"
-    assert n.code(said) == "M11AE"
+    assert normalise.code(said) == "M11AE"
     spoken = mouth("No, it's M1 1AE.", spell=True)
     assert spoken == "No, it's Mike, one, one, Alpha, Echo."
-    assert n.code(spoken) == "M11AE"
+    assert normalise.code(spoken) == "M11AE"
     assert mouth("My postal code is M1 1AE.") == "My postal code is M, one one, A E."
 
 
@@ -172,7 +171,7 @@ def test_simulated_person_answers_only_questions(heard, want):
     "said, want", [("My username is D Miller 84.", "dmiller84"), ("emma underscore j eighty five", "emma_j85")]
 )
 def test_username(said, want):
-    assert n.username(said) == want
+    assert normalise.username(said) == want
 
 
 @pytest.mark.parametrize(
@@ -189,17 +188,17 @@ def test_username(said, want):
     ],
 )
 def test_yes_no(said, want):
-    assert n.yes_no(said) == want
+    assert normalise.yes_no(said) == want
 
 
 def test_choice():
     seats = ("Window", "Aisle", "Middle")
-    assert n.choice("A window seat, please.", seats) == "Window"
-    assert n.choice("I'd like to fly to New York.", ("York", "New York", "Paris")) == "New York"
-    assert n.choice("I'm British.", ("United Kingdom", "Ireland")) == "United Kingdom"
-    assert n.choice("Somewhere warm.", ("United Kingdom", "Ireland")) is None
-    assert n.choice("I'd like to fly to roam.", ("Lisbon", "Madrid", "Paris", "Rome")) == "Rome"  # by sound
-    assert n.soundex("Robert") == n.soundex("Rupert") == "R163"
+    assert normalise.choice("A window seat, please.", seats) == "Window"
+    assert normalise.choice("I'd like to fly to New York.", ("York", "New York", "Paris")) == "New York"
+    assert normalise.choice("I'm British.", ("United Kingdom", "Ireland")) == "United Kingdom"
+    assert normalise.choice("Somewhere warm.", ("United Kingdom", "Ireland")) is None
+    assert normalise.choice("I'd like to fly to roam.", ("Lisbon", "Madrid", "Paris", "Rome")) == "Rome"  # by sound
+    assert normalise.soundex("Robert") == normalise.soundex("Rupert") == "R163"
 
 
 def test_a_read_back_without_its_question_yet_is_unfinished():
@@ -211,7 +210,7 @@ def test_a_read_back_without_its_question_yet_is_unfinished():
 
 
 def test_a_code_after_asrs_lead_in():
-    assert n.code("my passport numbers px. 4.7.2. 9183") == "PX4729183"
+    assert normalise.code("my passport numbers px. 4.7.2. 9183") == "PX4729183"
 
 
 @pytest.mark.parametrize(

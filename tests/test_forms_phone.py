@@ -14,8 +14,7 @@ from playwright.async_api import Error as PlaywrightError
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.llm.client import LLMError
-from appliance.phone_agent import agent as phone_agent
-from appliance.phone_agent import fields as fl
+from appliance.phone_agent import fields
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import (
     FieldSpec,
@@ -661,14 +660,14 @@ async def test_a_full_name_not_understood_is_spelled_part_by_part_with_the_spell
         "What is your full name?",
         "Sorry, I didn't get that. Could you spell your given name for me, letter by letter?",
     ]
-    assert line.hints[0] == (2, fl.SPELLING_CONTEXT)
+    assert line.hints[0] == (2, fields.SPELLING_CONTEXT)
     assert dict(info_collected(seen, confirmed=True)) == {"given_name": "Siobhan", "family_name": "O'Neill"}
 
 
 async def test_a_code_is_spelled_with_the_digits_in_words_as_asr_context_too():
     answers = ["My passport number is...", "Lima, Kilo, zero, eight, three, nine, two, one, five.", "Yes.", "No."]
     _, line, seen, _ = await run_phone([PASSPORT], answers, authorise_when_confirmed)
-    assert line.hints[0] == (2, f"{fl.SPELLING_CONTEXT} {fl.DIGITS_CONTEXT}")
+    assert line.hints[0] == (2, f"{fields.SPELLING_CONTEXT} {fields.DIGITS_CONTEXT}")
     assert info_collected(seen, confirmed=True) == [("passport_number", "LK0839215")]
 
 
@@ -887,8 +886,8 @@ async def test_a_choice_whose_read_backs_lead_nowhere_is_spelled_then_offered_to
 
 
 async def test_a_computer_agent_that_goes_silent_ends_the_call_unsent(monkeypatch):
-    monkeypatch.setattr(phone_agent, "HOLD_S", 0.05)
-    monkeypatch.setattr(phone_agent, "SILENT_S", 0.3)
+    monkeypatch.setattr("appliance.phone_agent.agent.HOLD_S", 0.05)
+    monkeypatch.setattr("appliance.phone_agent.agent.SILENT_S", 0.3)
 
     async def gone(env, publish):  # e.g. its process was killed: nothing more comes
         pass

@@ -3,9 +3,8 @@
 import pytest
 from judge_helpers import ROLES_8, S, V, W, X, beliefs, scripted
 
-from appliance.judge import beliefs as bl
 from appliance.judge import views
-from appliance.judge.beliefs import beliefs_of
+from appliance.judge.beliefs import CAUGHT, VOTE, assess, beliefs_of
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Vote, WitchAct
 
 # P1 villager, P2 seer, P3 villager, P4 werewolf, P5 witch, P6 werewolf, P7, P8 villagers
@@ -40,7 +39,7 @@ VOTE_1 = (
 
 def test_claims_and_counter_claims_give_the_expected_suspicion_order():
     s = scripted(*NIGHT_1, *DAY_1, roles=ROLES)
-    a = bl.assess(beliefs(s, "P8"))
+    a = assess(beliefs(s, "P8"))
     # the first claimant's wolf, then the counter-claimant, then the first claimant
     # (whom the counter-claim names), then the seats nobody's claim is about
     assert a.ranked(a.score)[:3] == ["P4", "P6", "P2"]
@@ -72,12 +71,12 @@ def test_votes_for_a_credible_seer_raise_suspicion():
         ("P8", Vote("P4")),
     )
     s = scripted(*NIGHT_1, *day, *votes, roles=ROLES)
-    before = bl.assess(beliefs(scripted(*NIGHT_1, *day, roles=ROLES), "P7"))
-    after = bl.assess(beliefs(s, "P7"))
+    before = assess(beliefs(scripted(*NIGHT_1, *day, roles=ROLES), "P7"))
+    after = assess(beliefs(s, "P7"))
     assert after.score["P3"] > before.score["P3"] and after.score["P6"] > before.score["P6"]
     assert after.score["P3"] > after.score["P1"]  # P1 voted with the seer, P3 against her
     assert after.score["P2"] < 0.2
-    assert any(ev.kind == bl.VOTE and ev.target == "P2" for w, ev in after.reasons["P3"] if w > 0)
+    assert any(ev.kind == VOTE and ev.target == "P2" for w, ev in after.reasons["P3"] if w > 0)
 
 
 def test_a_seat_catches_a_claimant_who_names_it():
@@ -89,11 +88,11 @@ def test_a_seat_catches_a_claimant_who_names_it():
         ("P4", "I am the seer. My check found P5 is a werewolf."),
         roles=ROLES,
     )
-    witch = bl.assess(beliefs(s, "P5"))
-    villager = bl.assess(beliefs(s, "P3"))
+    witch = assess(beliefs(s, "P5"))
+    villager = assess(beliefs(s, "P3"))
     assert witch.credibility["P4"] < 0.01 and villager.credibility["P4"] == pytest.approx(0.85)
     assert witch.score["P4"] >= 0.85
-    assert witch.reasons["P4"][0][1].kind == bl.CAUGHT
+    assert witch.reasons["P4"][0][1].kind == CAUGHT
 
 
 def test_facts_of_each_role():
@@ -115,7 +114,7 @@ def test_facts_of_each_role():
 
 def test_seer_knows_she_is_the_seer_and_the_other_claimant_lies():
     s = scripted(*NIGHT_1, *DAY_1, roles=ROLES)
-    a = bl.assess(beliefs(s, "P2"))
+    a = assess(beliefs(s, "P2"))
     assert a.credibility["P2"] > 0.99 and a.score["P4"] == 1.0 and a.score["P6"] >= 0.85
 
 

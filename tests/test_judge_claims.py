@@ -2,12 +2,12 @@
 
 import pytest
 
-from appliance.judge import claims as cl
+from appliance.judge import claims
 from appliance.judge.claims import CLEAR, SEER, SUSPECT, TRUST, WOLF
 
 
 def said(text, speaker="P1"):
-    return [(c.kind, c.target, c.checked) for c in cl.read(speaker, text, 1)]
+    return [(c.kind, c.target, c.checked) for c in claims.read(speaker, text, 1)]
 
 
 @pytest.mark.parametrize(
@@ -64,5 +64,5 @@ def test_the_speaker_claims_nothing_about_itself_but_the_seer():
 
 
 def test_claims_carry_speaker_and_day():
-    (c,) = cl.read("P6", "I suspect P2.", 3)
+    (c,) = claims.read("P6", "I suspect P2.", 3)
     assert (c.speaker, c.round, c.kind, c.target) == ("P6", 3, SUSPECT, "P2")

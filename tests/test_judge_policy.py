@@ -5,8 +5,7 @@ import json
 import pytest
 from judge_helpers import beliefs, code_games, gbnf_regex, scripted
 
-from appliance.judge import claims as cl
-from appliance.judge import policy, tools
+from appliance.judge import claims, policy, tools
 from appliance.judge.policy import ACCUSE, CLAIM_SEER, COUNTER_CLAIM, DEFEND
 from appliance.judge.rules import next_turn
 from appliance.judge.state import IllegalAction, NightKill, Role, SeerCheck, Vote, WitchAct
@@ -37,8 +36,8 @@ def test_seer_with_a_found_wolf_claims_accuses_and_votes_it_the_next_day():
     s = scripted(*NIGHT_1, ("P1", "I suspect P6."), ("P2", "I suspect P6."))
     pos, action = speak(s, "P3")
     assert (pos.stance, pos.target, pos.checks) == (CLAIM_SEER, "P2", (("P2", True),))
-    said = cl.read("P3", action.text, 1)
-    assert cl.Claim(1, "P3", cl.SEER) in said and cl.Claim(1, "P3", cl.WOLF, "P2", True) in said
+    said = claims.read("P3", action.text, 1)
+    assert claims.Claim(1, "P3", claims.SEER) in said and claims.Claim(1, "P3", claims.WOLF, "P2", True) in said
     s = scripted(*NIGHT_1, *[(f"P{i}", "Hmm.") for i in range(1, 9)])
     vote = ToolSpec(tools.VOTE, targets=("P1", "P2", "P4", "P5", "P6", "P7", "P8"), can_abstain=True)
     assert policy.choose(beliefs(s, "P3"), vote, 7) == Vote("P2")
@@ -75,8 +74,8 @@ def test_seer_reveals_her_earlier_checks_with_the_wolf():
     )
     pos, action = speak(s, "P3")
     assert pos.stance == CLAIM_SEER and pos.target == "P2" and pos.checks == (("P7", False), ("P2", True))
-    said = cl.read("P3", action.text, 2)
-    assert {(c.kind, c.target) for c in said} >= {(cl.SEER, None), (cl.WOLF, "P2"), (cl.CLEAR, "P7")}
+    said = claims.read("P3", action.text, 2)
+    assert {(c.kind, c.target) for c in said} >= {(claims.SEER, None), (claims.WOLF, "P2"), (claims.CLEAR, "P7")}
 
 
 def test_seer_without_a_find_keeps_quiet_until_accused():
@@ -88,7 +87,7 @@ def test_seer_without_a_find_keeps_quiet_until_accused():
     )
     quiet = scripted(*night, ("P1", "Hmm."), ("P2", "Hmm."))
     pos, action = speak(quiet, "P3")
-    assert pos.stance == ACCUSE and not any(c.kind == cl.SEER for c in cl.read("P3", action.text, 1))
+    assert pos.stance == ACCUSE and not any(c.kind == claims.SEER for c in claims.read("P3", action.text, 1))
     pressed = scripted(*night, ("P1", "I suspect P3."), ("P2", "P3 is a werewolf."))
     pos, _ = speak(pressed, "P3")
     assert pos.stance == CLAIM_SEER and pos.checks == (("P7", False),)
@@ -116,8 +115,8 @@ def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
     b = beliefs(s, "P1")
     pos = policy.position(b, ToolSpec(tools.SPEAK, targets=("P2", "P3", "P4", "P5", "P6", "P7", "P8")), 7)
     assert (pos.stance, pos.target) == (COUNTER_CLAIM, "P3")
-    said = cl.read("P1", policy.template(pos), 2)
-    assert {(c.kind, c.target) for c in said} >= {(cl.SEER, None), (cl.WOLF, "P3")}
+    said = claims.read("P1", policy.template(pos), 2)
+    assert {(c.kind, c.target) for c in said} >= {(claims.SEER, None), (claims.WOLF, "P3")}
     assert not any(c.target == "P2" for c in said)
 
 
@@ -248,7 +247,9 @@ def test_brief_states_the_position_without_private_words_about_others():
     assert "Your reads" not in short and "I am the seer" in policy.brief(pos, b)
     s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "Hmm."), ("P4", "I suspect P6 because they hid."))
     b = beliefs(s, "P5")
-    pos = policy.Position(ACCUSE, "P6", (policy.Evidence("claim", 1, "P4", "P6", cl.Claim(1, "P4", cl.SUSPECT, "P6")),))
+    pos = policy.Position(
+        ACCUSE, "P6", (policy.Evidence("claim", 1, "P4", "P6", claims.Claim(1, "P4", claims.SUSPECT, "P6")),)
+    )
     assert "Evidence: on day 1 P4 accused P6." in policy.brief(pos, b, reads=False, short_quotes=True)
 
 
@@ -264,8 +265,11 @@ def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games(
                 votes += 1
                 assert e.data["target"] not in wolves, (final.seed, e)
             if e.kind == "speech" and e.data["seat"] in wolves:
-                said = cl.read(e.data["seat"], e.data["text"], e.round)
-                assert not any(c.target in wolves and c.kind in (cl.WOLF, cl.SUSPECT) for c in said), (final.seed, e)
+                said = claims.read(e.data["seat"], e.data["text"], e.round)
+                assert not any(c.target in wolves and c.kind in (claims.WOLF, claims.SUSPECT) for c in said), (
+                    final.seed,
+                    e,
+                )
         proposals = {}
         for e in final.events:
             if e.kind == "wolf_proposal":
@@ -290,13 +294,15 @@ def test_the_witch_never_poisons_without_evidence_over_1000_games():
                 c
                 for x in final.events[:i]
                 if x.kind == "speech"
-                for c in cl.read(x.data["seat"], x.data["text"], x.round)
+                for c in claims.read(x.data["seat"], x.data["text"], x.round)
             ]
-            claimants = {c.speaker for c in said if c.kind == cl.SEER}
+            claimants = {c.speaker for c in said if c.kind == claims.SEER}
             clear = {witch} | {x.data["victim"] for x in final.events[:i] if x.kind == "witch_info"}
-            named_by_claimant = any(c.kind == cl.WOLF and c.target == target and c.speaker in claimants for c in said)
+            named_by_claimant = any(
+                c.kind == claims.WOLF and c.target == target and c.speaker in claimants for c in said
+            )
             counter = target in claimants and len(claimants) > 1
-            caught = any(c.speaker == target and c.kind == cl.WOLF and c.target in clear for c in said)
+            caught = any(c.speaker == target and c.kind == claims.WOLF and c.target in clear for c in said)
             assert named_by_claimant or counter or caught, (final.seed, target)
     assert poisons > 20
 

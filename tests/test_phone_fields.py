@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import fields as fl
+from appliance.phone_agent import fields
 from appliance.protocol import FieldSpec
 
 GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
@@ -77,15 +77,15 @@ YEAR = FieldSpec(
     ],
 )
 def test_read_backs_spell_only_what_is_ambiguous(spec, value, heard, spelled, said):
-    assert fl.read_back(spec, value, heard, spelled) == said
+    assert fields.read_back(spec, value, heard, spelled) == said
 
 
 def test_spellable_kinds_and_the_spelling_question():
-    assert [fl.spellable(s) for s in (GIVEN, PASSPORT, EMAIL, DOB, SEAT)] == [True, True, True, False, False]
-    assert fl.spell_question(FAMILY) == "Could you spell your family name for me, letter by letter?"
-    assert fl.spell_question(EMAIL, or_type=True).endswith("Or type it in the box on your screen.")
-    assert fl.parse_spelled(PASSPORT, "Kilo, four seven one, one eight six, three nine") == "K47118639"
-    assert fl.parse(FAMILY, "It's O'Neill, spelled O apostrophe N E I double L.") == "O'Neill"
+    assert [fields.spellable(s) for s in (GIVEN, PASSPORT, EMAIL, DOB, SEAT)] == [True, True, True, False, False]
+    assert fields.spell_question(FAMILY) == "Could you spell your family name for me, letter by letter?"
+    assert fields.spell_question(EMAIL, or_type=True).endswith("Or type it in the box on your screen.")
+    assert fields.parse_spelled(PASSPORT, "Kilo, four seven one, one eight six, three nine") == "K47118639"
+    assert fields.parse(FAMILY, "It's O'Neill, spelled O apostrophe N E I double L.") == "O'Neill"
 
 
 @pytest.mark.parametrize(
@@ -99,19 +99,19 @@ def test_spellable_kinds_and_the_spelling_question():
     ],
 )
 def test_split_name(full, parts):
-    assert fl.split_name(full) == parts
+    assert fields.split_name(full) == parts
 
 
 def test_fields_asked_together():
-    assert fl.question_together("name", (GIVEN, FAMILY)) == "What is your full name?"
-    assert fl.parse_together("name", (GIVEN, FAMILY), "My name is Siobhan O'Neill.") == ("Siobhan", "O'Neill")
-    assert fl.stated_together("name", (GIVEN, FAMILY), ("David", "Miller")) == "I have David Miller."
+    assert fields.question_together("name", (GIVEN, FAMILY)) == "What is your full name?"
+    assert fields.parse_together("name", (GIVEN, FAMILY), "My name is Siobhan O'Neill.") == ("Siobhan", "O'Neill")
+    assert fields.stated_together("name", (GIVEN, FAMILY), ("David", "Miller")) == "I have David Miller."
     parts = (DAY, MONTH, YEAR)
-    assert fl.question_together("date", parts) == "What is your companion's date of birth?"
-    values = fl.parse_together("date", parts, "the fourteenth of March, nineteen ninety")
+    assert fields.question_together("date", parts) == "What is your companion's date of birth?"
+    values = fields.parse_together("date", parts, "the fourteenth of March, nineteen ninety")
     assert values == ("14", "March", "1990")  # as the options are labelled
-    assert fl.stated_together("date", parts, values) == "I have the fourteenth of March, nineteen ninety."
-    assert fl.parse_together("date", parts, "next Tuesday") is None
+    assert fields.stated_together("date", parts, values) == "I have the fourteenth of March, nineteen ninety."
+    assert fields.parse_together("date", parts, "next Tuesday") is None
 
 
 def test_summary_before_submit():
@@ -125,48 +125,51 @@ def test_summary_before_submit():
         "seat": "Window",
         "consent": True,
     }
-    assert fl.summary(specs, values) == (
+    assert fields.summary(specs, values) == (
         "Here is what I'll submit: David Miller; the fourteenth of March, nineteen ninety; Window; and your "
         "passport number and email as you confirmed them."
     )
-    assert fl.summary({}, {}) == "All the fields are filled in."
+    assert fields.summary({}, {}) == "All the fields are filled in."
 
 
 def test_the_pages_answer():
-    assert fl.page_answer("Booking confirmed\nYour booking reference is SKY4F2A1B.\nThank you, David.") == (
+    assert fields.page_answer("Booking confirmed\nYour booking reference is SKY4F2A1B.\nThank you, David.") == (
         "The page says: Your booking reference is Sierra, Kilo, Yankee, four, Foxtrot, two, Alpha, one, Bravo. "
     )
-    assert fl.page_answer("Account created\nWelcome, emma! Your account is ready.") == (
+    assert fields.page_answer("Account created\nWelcome, emma! Your account is ready.") == (
         "The page says: Account created. Welcome, emma! Your account is ready. "
     )
-    assert fl.page_answer("") == ""
+    assert fields.page_answer("") == ""
 
 
 def test_typed_values():
-    assert fl.typed_value(DOB, "14/03/1990") == "1990-03-14"
-    assert fl.typed_value(DOB, "1990-03-14") == "1990-03-14"
-    assert fl.typed_value(SEAT, "aisle") == "Aisle"
-    assert fl.typed_value(CONSENT, "yes") is True
-    assert fl.typed_value(FAMILY, "  Siobhán ") == "Siobhán"
+    assert fields.typed_value(DOB, "14/03/1990") == "1990-03-14"
+    assert fields.typed_value(DOB, "1990-03-14") == "1990-03-14"
+    assert fields.typed_value(SEAT, "aisle") == "Aisle"
+    assert fields.typed_value(CONSENT, "yes") is True
+    assert fields.typed_value(FAMILY, "  Siobhán ") == "Siobhán"
 
 
 def test_a_dates_question_says_date_where_its_label_does_not():
-    assert fl.question(DOB) == "What is your date of birth?"
+    assert fields.question(DOB) == "What is your date of birth?"
     check_in = FieldSpec(
         name="date_of_birth", label="Check-in", type="date", required=True
     )  # as the 0.5B model named it
-    assert fl.question(check_in) == "What is your check-in date?"
-    assert fl.question(FieldSpec(name="when", label="When do you travel?", type="date", required=True)) == (
+    assert fields.question(check_in) == "What is your check-in date?"
+    assert fields.question(FieldSpec(name="when", label="When do you travel?", type="date", required=True)) == (
         "When do you travel?"
     )
-    assert fl.question(FieldSpec(name="note", label="Check-in", type="text", required=True)) == "What is your check-in?"
+    assert (
+        fields.question(FieldSpec(name="note", label="Check-in", type="text", required=True))
+        == "What is your check-in?"
+    )
 
 
 def test_questions_leave_out_optional_and_agree_with_a_plural():
     """Bench, text person: "What is your how can we help? (optional)?" and "What is your notes for the crew (optional)?"."""
 
     def q(label, type_="text"):
-        return fl.question(FieldSpec(name="x", label=label, type=type_, required=False))
+        return fields.question(FieldSpec(name="x", label=label, type=type_, required=False))
 
     assert q("How can we help? (optional)") == "How can we help?"
     assert q("Notes for the crew (optional)") == "What are your notes for the crew?"
@@ -178,18 +181,18 @@ def test_questions_leave_out_optional_and_agree_with_a_plural():
 def test_a_free_text_answer_keeps_the_persons_own_words():
     """Bench, text person: "Please call me after 5 pm." was read back as "call me after 5 pm"."""
     assert (
-        fl.parse(
+        fields.parse(
             FieldSpec(name="notes", label="Notes", type="text", required=False),
             "My message is Please call me after 5 pm..",
         )
         == "Please call me after 5 pm."
     )
     assert (
-        fl.parse(FieldSpec(name="company", label="Company", type="text", required=False), "Um, it's Acme Ltd.")
+        fields.parse(FieldSpec(name="company", label="Company", type="text", required=False), "Um, it's Acme Ltd.")
         == "Acme Ltd"
     )  # a short value: no full stop
     assert (
-        fl.parse(
+        fields.parse(
             FieldSpec(name="q", label="Question", type="text", required=False), "Is there parking near the office?"
         )
         == "Is there parking near the office?"
@@ -198,11 +201,11 @@ def test_a_free_text_answer_keeps_the_persons_own_words():
 
 def test_a_pages_numbers_are_said_digit_by_digit():
     """Bench: the page's "e.g. +447700900123" was read as one huge number (a 14 s refusal)."""
-    assert fl.spoken_text("International format: + and country code, digits only, e.g. +447700900123") == (
+    assert fields.spoken_text("International format: + and country code, digits only, e.g. +447700900123") == (
         "International format: + and country code, digits only, for example plus four four seven, seven zero zero, "
         "nine zero zero, one two three"
     )
-    assert fl.spoken_text("A national ID number has 9 digits; you entered 8.") == (
+    assert fields.spoken_text("A national ID number has 9 digits; you entered 8.") == (
         "A national ID number has 9 digits; you entered 8."
     )  # short numbers are said as numbers
 
@@ -213,9 +216,9 @@ def test_the_asr_context_is_the_persons_names_in_page_order():
     email = FieldSpec(name="email", label="Email", type="email", required=True)
     specs = {s.name: s for s in (GIVEN, FAMILY, city, email)}
     values = {"family_name": "O'Neill", "city": "Cork", "email": "s@example.com", "given_name": "Siobhan"}
-    assert fl.asr_context(specs, values) == "Siobhan O'Neill"  # not the city, not the e-mail
-    assert fl.asr_context(specs, {"city": "Cork"}) == ""
-    assert fl.asr_context({"full_name": full}, {"full_name": "Ana de la Cruz"}) == "Ana de la Cruz"
+    assert fields.asr_context(specs, values) == "Siobhan O'Neill"  # not the city, not the e-mail
+    assert fields.asr_context(specs, {"city": "Cork"}) == ""
+    assert fields.asr_context({"full_name": full}, {"full_name": "Ana de la Cruz"}) == "Ana de la Cruz"
 
 
 def test_the_asr_context_of_a_choice_holds_its_options_after_the_names():
@@ -227,24 +230,24 @@ def test_the_asr_context_of_a_choice_holds_its_options_after_the_names():
         label="Country",
         type="select",
         required=True,
-        options=[f"Country {i}" for i in range(fl.CONTEXT_OPTIONS + 1)],
+        options=[f"Country {i}" for i in range(fields.CONTEXT_OPTIONS + 1)],
     )
     specs = {s.name: s for s in (GIVEN, FAMILY, meal, country)}
     names = {"given_name": "Oluwaseun", "family_name": "Oyelaran"}
-    assert fl.asr_context(specs, names, meal) == "Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."
-    assert fl.asr_context(specs, {}, meal) == "Standard, Vegetarian, Halal, Kosher."
-    assert fl.asr_context(specs, names, country) == "Oluwaseun Oyelaran"  # too many: the names would be cut off
-    assert fl.asr_context(specs, names, GIVEN) == "Oluwaseun Oyelaran"
+    assert fields.asr_context(specs, names, meal) == "Oluwaseun Oyelaran. Standard, Vegetarian, Halal, Kosher."
+    assert fields.asr_context(specs, {}, meal) == "Standard, Vegetarian, Halal, Kosher."
+    assert fields.asr_context(specs, names, country) == "Oluwaseun Oyelaran"  # too many: the names would be cut off
+    assert fields.asr_context(specs, names, GIVEN) == "Oluwaseun Oyelaran"
 
 
 def test_a_full_name_said_for_one_part_of_it_keeps_that_part():
     specs = {s.name: s for s in (GIVEN, FAMILY)}
-    assert fl.own_part(GIVEN, "David Miller", specs, {"family_name": "Miller"}) == "David"
-    assert fl.own_part(FAMILY, "David Miller.", specs, {"given_name": "David"}) == "Miller."
-    assert fl.own_part(GIVEN, "Mary Ann Smith", specs, {"family_name": "smith"}) == "Mary Ann"
-    assert fl.own_part(FAMILY, "de la Cruz", specs, {"given_name": "Ana"}) == "de la Cruz"  # no given name in it
-    assert fl.own_part(GIVEN, "Miller", specs, {"family_name": "Miller"}) == "Miller"  # nothing would be left
-    assert fl.own_part(GIVEN, "David Miller", specs, {}) == "David Miller"  # the family name is not known yet
+    assert fields.own_part(GIVEN, "David Miller", specs, {"family_name": "Miller"}) == "David"
+    assert fields.own_part(FAMILY, "David Miller.", specs, {"given_name": "David"}) == "Miller."
+    assert fields.own_part(GIVEN, "Mary Ann Smith", specs, {"family_name": "smith"}) == "Mary Ann"
+    assert fields.own_part(FAMILY, "de la Cruz", specs, {"given_name": "Ana"}) == "de la Cruz"  # no given name in it
+    assert fields.own_part(GIVEN, "Miller", specs, {"family_name": "Miller"}) == "Miller"  # nothing would be left
+    assert fields.own_part(GIVEN, "David Miller", specs, {}) == "David Miller"  # the family name is not known yet
 
 
 @pytest.mark.parametrize(
@@ -264,7 +267,7 @@ def test_an_answer_that_names_another_field_is_told_apart(text, asked, named):
     email = FieldSpec(name="email", label="Email address", type="email", required=True)
     postcode = FieldSpec(name="postcode", label="Postcode", type="text", required=True)
     specs = {s.name: s for s in (GIVEN, FAMILY, username, email, postcode)}
-    got = fl.named_field(text, specs[asked], specs)
+    got = fields.named_field(text, specs[asked], specs)
     assert (got.name if got else None) == named
 
 
@@ -273,20 +276,20 @@ def test_a_code_said_twice_is_one_value_where_only_one_copy_fits_the_pattern():
     decoded as PX4729183PX4729183 and read back so."""
     passport = PASSPORT.model_copy(update={"pattern": "[A-Z0-9]{9}"})
     spelled = "Papa, X-ray, 472, 9183, P for Papa, X-ray, 4, 7, 2, 9, 1, 8, 3."
-    assert fl.parse_spelled(passport, spelled) == "PX4729183"
-    assert fl.parse(passport, "My passport number is PX4729183 PX4729183.") == "PX4729183"
-    assert fl.once(passport, "PX4729183") == "PX4729183"
+    assert fields.parse_spelled(passport, spelled) == "PX4729183"
+    assert fields.parse(passport, "My passport number is PX4729183 PX4729183.") == "PX4729183"
+    assert fields.once(passport, "PX4729183") == "PX4729183"
     long_code = passport.model_copy(update={"pattern": "[A-Z0-9]{18}"})  # the doubled value fits: as it is
-    assert fl.parse_spelled(long_code, spelled) == "PX4729183PX4729183"
+    assert fields.parse_spelled(long_code, spelled) == "PX4729183PX4729183"
     no_pattern = passport.model_copy(update={"pattern": None})  # nothing tells a doubled value from a long one
-    assert fl.parse_spelled(no_pattern, spelled) == "PX4729183PX4729183"
-    assert fl.once(passport, "PX47PX47") == "PX47PX47"  # one copy does not fit either
+    assert fields.parse_spelled(no_pattern, spelled) == "PX4729183PX4729183"
+    assert fields.once(passport, "PX47PX47") == "PX47PX47"  # one copy does not fit either
 
 
 def test_the_field_a_correction_names():
     specs = {s.name: s for s in (GIVEN, FAMILY, DOB, EMAIL)}
-    assert fl.field_named("No, my family name is Millar.", specs) == FAMILY
-    assert fl.field_named("No, my surname is Millar.", specs) == FAMILY
-    assert fl.field_named("No, my date of birth is the 2nd of June.", specs) == DOB
-    assert fl.field_named("My name is David Millar.", specs) is None  # names both parts of the name
-    assert fl.field_named("No.", specs) is None
+    assert fields.field_named("No, my family name is Millar.", specs) == FAMILY
+    assert fields.field_named("No, my surname is Millar.", specs) == FAMILY
+    assert fields.field_named("No, my date of birth is the 2nd of June.", specs) == DOB
+    assert fields.field_named("My name is David Millar.", specs) is None  # names both parts of the name
+    assert fields.field_named("No.", specs) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.phone_agent import spelling as sp
+from appliance.phone_agent import spelling
 from appliance.simulate import hearing
 
 
@@ -56,7 +56,7 @@ from appliance.simulate import hearing
     ],
 )
 def test_names(said, want):
-    assert sp.decode(said, "name") == want
+    assert spelling.decode(said, "name") == want
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,7 @@ def test_names(said, want):
     ],
 )
 def test_codes(said, want):
-    assert sp.decode(said, "code") == want
+    assert spelling.decode(said, "code") == want
 
 
 @pytest.mark.parametrize(
@@ -102,13 +102,13 @@ def test_codes(said, want):
     ],
 )
 def test_emails(said, want):
-    assert sp.decode(said, "email") == want
+    assert spelling.decode(said, "email") == want
 
 
 def test_usernames_and_addresses():
-    assert sp.decode("Sierra, underscore, Oscar, November, one, two", "username") == "s_on12"
-    assert sp.decode("oh, n, e, i, l, l", "username") == "oneill"  # a letter here, not a zero
-    assert sp.decode("one two, space, R U E, space, D U, space, L A C", "address") == "12 Rue Du Lac"
+    assert spelling.decode("Sierra, underscore, Oscar, November, one, two", "username") == "s_on12"
+    assert spelling.decode("oh, n, e, i, l, l", "username") == "oneill"  # a letter here, not a zero
+    assert spelling.decode("one two, space, R U E, space, D U, space, L A C", "address") == "12 Rue Du Lac"
 
 
 @pytest.mark.parametrize(
@@ -123,14 +123,14 @@ def test_usernames_and_addresses():
     ],
 )
 def test_words_that_are_not_spelling(said):
-    assert not sp.looks_spelled(said)
-    assert sp.decode(said, "name") is None or said.startswith("My first name is Victor")
+    assert not spelling.looks_spelled(said)
+    assert spelling.decode(said, "name") is None or said.startswith("My first name is Victor")
 
 
 def test_spelling_is_recognised():
-    assert sp.looks_spelled("S, I, O, B, H, A, N.")
-    assert sp.looks_spelled("Sierra, India, Oscar")
-    assert sp.looks_spelled("It's spelled Miller")
+    assert spelling.looks_spelled("S, I, O, B, H, A, N.")
+    assert spelling.looks_spelled("Sierra, India, Oscar")
+    assert spelling.looks_spelled("It's spelled Miller")
 
 
 @pytest.mark.parametrize(
@@ -147,11 +147,11 @@ def test_spelling_is_recognised():
     ],
 )
 def test_spelled_read_back(value, kind, said):
-    assert sp.say(value, kind) == said
-    assert sp.decode(said, kind) == value  # the agent would read its own read-back back
+    assert spelling.say(value, kind) == said
+    assert spelling.decode(said, kind) == value  # the agent would read its own read-back back
     # and the simulated person's own ear hears exactly its value in it
     assert hearing.states(f"I have {said}. Is that right?", value)
-    assert not hearing.states(f"I have {sp.say(value[:-1] + 'x', kind)}. Is that right?", value)
+    assert not hearing.states(f"I have {spelling.say(value[:-1] + 'x', kind)}. Is that right?", value)
 
 
 @pytest.mark.parametrize(
@@ -171,12 +171,12 @@ def test_spelled_read_back(value, kind, said):
     ],
 )
 def test_spelling_as_the_pipeline_writes_it(said, kind, want):
-    assert sp.decode(said, kind) == want
+    assert spelling.decode(said, kind) == want
 
 
 def test_a_letter_and_its_word_run_together():
-    assert sp.decode("S. Fursière, India, Oscar, Rhevo, Hotel, Alpha, November.", "name") == "Siobhan"
-    assert sp.decode("Foxtrot, India, Oscar, November, Alpha", "name") == "Fiona"  # a spelling word stays one
+    assert spelling.decode("S. Fursière, India, Oscar, Rhevo, Hotel, Alpha, November.", "name") == "Siobhan"
+    assert spelling.decode("Foxtrot, India, Oscar, November, Alpha", "name") == "Fiona"  # a spelling word stays one
 
 
 @pytest.mark.parametrize(
@@ -198,4 +198,4 @@ def test_a_letter_and_its_word_run_together():
     ],
 )
 def test_a_value_said_then_spelled_is_the_spelling(said, kind, want):
-    assert sp.decode(said, kind) == want
+    assert spelling.decode(said, kind) == want

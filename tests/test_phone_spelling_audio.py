@@ -19,7 +19,7 @@ from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate
 from appliance.simulate.call import asks
 from appliance.simulate.person import SimulatedPerson, mouth
 from appliance.voice.asr.base import Transcript
-from appliance.voice.tts import VoiceStyle, resample
+from appliance.voice.piper_synth import VoiceStyle, resample
 
 pytestmark = pytest.mark.e2e
 

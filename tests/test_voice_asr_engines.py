@@ -10,7 +10,7 @@ from helpers import read_16k
 from appliance import config, models
 from appliance.bench.wer import normalise, wer
 from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
-from appliance.voice.tts import PiperSynth, resample
+from appliance.voice.piper_synth import PiperSynth, resample
 
 pytestmark = pytest.mark.e2e  # the engines' model files, Piper, the ARCTIC clips
 

@@ -17,8 +17,8 @@ from helpers import loopback_only_network, make_wav, word_recall
 
 from appliance import models
 from appliance.simulate.page_client import open_page, talk
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
 pytestmark = [
     pytest.mark.e2e,

@@ -176,12 +176,10 @@ async def test_the_person_is_speaking_while_their_turn_is_held_after_the_vad_sto
 async def test_the_persons_answer_is_on_its_way_from_the_vad_stop_until_its_transcript(monkeypatch):
     """Bench (oluwaseun): the turn starts with its transcript; after a 15.8 s spelled e-mail the
     agent asked "Are you still there?" 12 ms after the VAD stop, 1.2 s before the transcript."""
-    from appliance.voice import line as line_mod
-
     gap = SleepFrame(0.03)
     stopped = [VADUserStartedSpeakingFrame(), gap, VADUserStoppedSpeakingFrame(), gap]
     line = LineProcessor(config.load().turn)
     await run_test(line, frames_to_send=stopped)
     assert line.person_speaking  # no turn yet, no transcript yet: the answer is on its way
-    monkeypatch.setattr(line_mod, "ANSWER_PENDING_S", 0.01)
+    monkeypatch.setattr("appliance.voice.line.ANSWER_PENDING_S", 0.01)
     assert not line.person_speaking  # nothing came of it (noise): silence again

@@ -14,8 +14,8 @@ from helpers import loopback_only_network
 
 from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice.apology import APOLOGY
+from appliance.voice.piper_synth import PiperSynth
 from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth
 
 pytestmark = [
     pytest.mark.e2e,

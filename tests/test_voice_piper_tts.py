@@ -15,8 +15,8 @@ from pipecat.tests.utils import run_test
 
 from appliance import config
 from appliance.voice.markers import EMOTIONS, SpeechStyle, StyledClauseFrame
+from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.piper_tts import PIPER_EMOTIONS, PiperClauseTTSService
-from appliance.voice.tts import VoiceStyle
 
 RATE_HZ = 24_000  # the pipeline's output rate in run_test: no resampling
 

@@ -8,7 +8,7 @@ from helpers import read_16k, word_recall
 
 from appliance import config, models
 from appliance.voice.asr import WhisperASR
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 
 pytestmark = pytest.mark.e2e  # Whisper, Piper, the ARCTIC clips
 

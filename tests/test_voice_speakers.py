@@ -10,8 +10,8 @@ from pipecat.tests.utils import run_test
 
 from appliance import config
 from appliance.voice.markers import ClauseChunker, SpeakableTextProcessor, VoiceFrame
+from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.piper_tts import PiperClauseTTSService
-from appliance.voice.tts import VoiceStyle
 
 SEAT = VoiceStyle(length_scale=1.2, pitch_semitones=-5.0, noise_scale=0.4, noise_w_scale=0.6)
 

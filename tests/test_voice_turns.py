@@ -184,7 +184,7 @@ async def _run(frames: list[Frame], turn: dict | None = None, complete=lambda _s
     )
     llm, probe = FakeLLMService(), Probe()
     aggregator = LLMUserAggregator(LLMContext(), params=LLMUserAggregatorParams(user_turn_strategies=strategies))
-    stt = STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.0)  # as StreamingWhisperSTTService says
+    stt = STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.0)  # as StreamingSTTService says
     await run_test(Pipeline([aggregator, llm, probe]), frames_to_send=[stt, *frames, SleepFrame(0.3)])
     return probe, llm, reports
 

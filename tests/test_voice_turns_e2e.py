@@ -18,9 +18,9 @@ import soundfile as sf
 from helpers import word_recall
 
 from appliance.voice.pipeline import build_task, run_task
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 from appliance.voice.session import open_session
 from appliance.voice.transports import WavFileTransport
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 from appliance.voice.turns import spoken_words
 
 pytestmark = pytest.mark.e2e

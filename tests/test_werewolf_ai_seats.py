@@ -12,8 +12,7 @@ from fakes import ScriptedLLM
 from judge_helpers import ROLES_8, scripted
 
 from appliance import config
-from appliance.judge import claims as cl
-from appliance.judge import isolation, views
+from appliance.judge import claims, isolation, views
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Vote, WitchAct
 from appliance.llm.client import LLMError, Reply
@@ -84,8 +83,8 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
     llm = WordingLLM("Vote them out today.")
     seat = ai_seat("P3", Role.SEER, llm)
     args = await seat.answer(payload(s))
-    said = cl.read("P3", args["text"], 1)
-    assert cl.Claim(1, "P3", cl.SEER) in said and cl.Claim(1, "P3", cl.WOLF, "P2", True) in said, args
+    said = claims.read("P3", args["text"], 1)
+    assert claims.Claim(1, "P3", claims.SEER) in said and claims.Claim(1, "P3", claims.WOLF, "P2", True) in said, args
     assert args["text"].endswith("Vote them out today.") and seat.templates == 0
     ((user, _),) = llm.calls
     brief = user.splitlines()[-2]  # the position, just before the instruction
@@ -95,8 +94,8 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
     # the LLM fails: the counted template says the same claim
     again = ai_seat("P3", Role.SEER, ScriptedLLM(json=[LLMError("server down")]))
     args = await again.answer(payload(s))
-    said = cl.read("P3", args["text"], 1)
-    assert cl.Claim(1, "P3", cl.WOLF, "P2", True) in said and again.templates == 1
+    said = claims.read("P3", args["text"], 1)
+    assert claims.Claim(1, "P3", claims.WOLF, "P2", True) in said and again.templates == 1
     assert again.speeches[0].template == "P3: server down"
 
     # and she votes for it, without asking the LLM

@@ -22,10 +22,9 @@ from helpers import loopback_only_network, words
 from appliance import config
 from appliance.judge.state import Role, deal
 from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle
 from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth, VoiceStyle
-from appliance.werewolf import mode as page_mode
-from appliance.werewolf import voices
+from appliance.werewolf import mode, voices
 from appliance.werewolf.table_voice import TableVoice, spoken
 
 e2e = [
@@ -120,12 +119,12 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     line = FakeLine(emitted, spoken_answer)
     emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
     table = TableVoice(line, BOOK, emit)
-    human = page_mode.HumanSeat(user, line, emit, table)
+    human = mode.HumanSeat(user, line, emit, table)
     agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
         outs: list[list[str]] = []
         judge = await asyncio.wait_for(
-            page_mode.run_table(bus, state, agents, human.emit, "g", 2, 30, on_user_out=outs.append, table=table), 60
+            mode.run_table(bus, state, agents, human.emit, "g", 2, 30, on_user_out=outs.append, table=table), 60
         )
     await table.close()
     final = judge.state
@@ -175,9 +174,9 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
     line = FakeLine(emitted, spoken_answer)
     emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
     table = TableVoice(line, BOOK, emit)
-    agents = {s: (page_mode.HumanSeat(s, line, emit, table) if s == user else ScriptedAI(s)) for s in state.seats}
+    agents = {s: (mode.HumanSeat(s, line, emit, table) if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
-        judge = await asyncio.wait_for(page_mode.run_table(bus, state, agents, emit, "g", 2, 30, table=table), 60)
+        judge = await asyncio.wait_for(mode.run_table(bus, state, agents, emit, "g", 2, 30, table=table), 60)
     await table.close()
     speeches = [e for e in judge.state.events if e.kind == "speech" and e.data["seat"] != user]
     assert speeches
@@ -205,9 +204,9 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
 def test_question_names_the_choices():
     from appliance.judge.tools import ToolSpec
 
-    q = page_mode.question(ToolSpec("seer_check", targets=("P2", "P3", "P5")), 1)
+    q = mode.question(ToolSpec("seer_check", targets=("P2", "P3", "P5")), 1)
     assert q == "Night 1. Choose a player to check: P2, P3 or P5."
-    assert "abstain" in page_mode.question(ToolSpec("vote", targets=("P1", "P2"), can_abstain=True), 2)
+    assert "abstain" in mode.question(ToolSpec("vote", targets=("P1", "P2"), can_abstain=True), 2)
 
 
 async def _event(session, name: str, timeout_s: float, **match) -> dict:
@@ -250,7 +249,7 @@ def werewolf_runtime(voice_cfg):
 async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(werewolf_runtime):
     runtime = werewolf_runtime
     server = VoiceServer(runtime.cfg, runtime=runtime)
-    await page_mode.install(server)
+    await mode.install(server)
     await server.start()
     client = WebRTCClient(server.url)
     synth = PiperSynth()
@@ -306,7 +305,7 @@ async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_p
     line = FakeLine(emitted, spoken_answer)
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf_page()
     over = await asyncio.wait_for(
-        page_mode.play_on_line(
+        mode.play_on_line(
             cfg,
             FakeRuntime(),
             line,

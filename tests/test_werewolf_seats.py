@@ -88,7 +88,7 @@ def test_voice_library_gives_every_seat_its_own_voice():
 
 @pytest.mark.e2e  # Piper
 def test_two_seats_sound_different():
-    from appliance.voice.tts import PiperSynth
+    from appliance.voice.piper_synth import PiperSynth
 
     synth = PiperSynth()
     book = voices.load(config.Config().werewolf.voices)
@@ -105,7 +105,7 @@ def test_two_seats_sound_different():
 def test_human_user_serves_the_page_with_the_werewolf_mode(monkeypatch, capsys):
     import types
 
-    from appliance.voice import server as voice_server
+    from appliance.voice import server
 
     seen = {}
 
@@ -115,7 +115,7 @@ def test_human_user_serves_the_page_with_the_werewolf_mode(monkeypatch, capsys):
             await install(srv)
         seen.update(cfg=cfg, srv=srv)
 
-    monkeypatch.setattr(voice_server, "serve_forever", fake_serve)
+    monkeypatch.setattr(server, "serve_forever", fake_serve)
     assert cli.main(["werewolf", "--user", "human", "--seats", "6", "--seed", "5"]) == 0
     srv = seen["srv"]
     assert "werewolf" in srv.modes and srv.info["werewolf"] == {"seats": 6, "seed": 5}

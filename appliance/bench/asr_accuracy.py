@@ -32,7 +32,7 @@ import numpy as np
 import soundfile as sf
 
 from appliance.voice.asr.base import SAMPLE_RATE_HZ
-from appliance.voice.tts import VoiceStyle, resample
+from appliance.voice.piper_synth import VoiceStyle, resample
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def build(folder: Path | None = None, progress: Callable[[str], None] = log.info
     folder = folder or default_folder()
     if (clips := load(folder)) is not None:
         return folder, clips
-    from appliance.voice.tts import PiperSynth
+    from appliance.voice.piper_synth import PiperSynth
 
     folder.mkdir(parents=True, exist_ok=True)
     items = plan()

@@ -49,7 +49,7 @@ from aiortc.mediastreams import AudioStreamTrack
 from appliance.chromium import alive, descendants
 from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice import ice
-from appliance.voice.tts import PiperSynth
+from appliance.voice.piper_synth import PiperSynth
 
 log = logging.getLogger(__name__)
 
@@ -103,11 +103,11 @@ def figures(pid: int) -> dict:
 class _Server:
     """``appliance serve`` as a child process; its output goes to files (a full pipe would stall it)."""
 
-    def __init__(self, config: str | None, folder: Path) -> None:
-        from appliance import config as config_mod
+    def __init__(self, operator_config: str | None, folder: Path) -> None:
+        from appliance import config
 
-        cfg = config_mod.load(
-            config,
+        cfg = config.load(
+            operator_config,
             {
                 "server": {"port": 0, "connect_timeout_ms": ABANDON_TIMEOUT_MS},
                 "transport": {"loopback_only": True},

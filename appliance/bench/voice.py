@@ -61,8 +61,8 @@ from appliance.bench.replay import asr_rtf
 from appliance.config import Config
 from appliance.simulate.page_client import open_page, talk
 from appliance.voice.events import STAGES
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 from appliance.voice.server import VoiceServer
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 
 log = logging.getLogger(__name__)
 

@@ -127,7 +127,7 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
     import asyncio
 
     from appliance.voice.server import serve_forever
-    from appliance.werewolf import mode as page_mode
+    from appliance.werewolf import mode
 
     if cfg.transport.kind != "webrtc":
         print("error: --user human needs transport.kind: webrtc (the page)", file=sys.stderr)
@@ -136,7 +136,7 @@ def _serve_human(cfg: config.Config, args: argparse.Namespace) -> int:
     cfg = cfg.for_werewolf_page()
 
     async def install(server):
-        await page_mode.install(server)
+        await mode.install(server)
         if args.seed is not None:
             server.info["werewolf"]["seed"] = args.seed
         return None

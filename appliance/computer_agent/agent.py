@@ -55,13 +55,11 @@ from dataclasses import dataclass, field
 
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.computer_agent import fieldbook as fb
-from appliance.computer_agent import mapper, widgets
-from appliance.computer_agent import page as pg
-from appliance.computer_agent import verdict as vd
+from appliance.computer_agent import fieldbook, mapper, verdict, widgets
 from appliance.computer_agent.actions import Actions
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
+from appliance.computer_agent.page import ButtonView, FieldView, FillProblem, PageDriver, PageView, PlaywrightDriver
 from appliance.computer_agent.preview import Preview
 from appliance.computer_agent.task import read_task
 from appliance.config import BrowserConfig, FormsConfig
@@ -118,7 +116,7 @@ class _State:
 
 @dataclass
 class _Review:
-    view: pg.PageView  # the page as the person is to review it
+    view: PageView  # the page as the person is to review it
     until: float  # monotonic deadline
 
 
@@ -139,6 +137,8 @@ class ComputerAgent:
         browser_cfg: the ``browser`` section (Chromium path, network); none given: loopback only.
         browser: the browser to drive (tests pass a stand-in); by default a headless Chromium
             as ``browser_cfg`` says.
+        driver: reads and operates the browser's page (tests pass a stand-in);
+            by default Playwright's.
         preview: the person's live picture of the page (attached once the browser starts).
     """
 
@@ -158,6 +158,7 @@ class ComputerAgent:
         map_max_tokens: int | None = None,
         browser_cfg: BrowserConfig | None = None,
         browser: Browser | None = None,
+        driver: PageDriver | None = None,
         preview: Preview | None = None,
     ):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
@@ -167,9 +168,10 @@ class ComputerAgent:
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
         self.browser = browser or Browser(browser_cfg or BrowserConfig(network="loopback"))
+        self.driver = driver or PlaywrightDriver()
         self.preview = preview
         self.actions = Actions()
-        self.book = fb.FieldBook()
+        self.book = fieldbook.FieldBook()
         self._wake = asyncio.Event()
         self._inbox = AgentInbox(self.id, emit, self._wake)
         self._state = _State()
@@ -264,7 +266,7 @@ class ComputerAgent:
         if self.preview is not None:
             await self.preview.detach()
         await self.browser.close()
-        self.book = fb.reopened(self.book)
+        self.book = fieldbook.reopened(self.book)
         self._state = _State()
         self._authorized = self._ready_sent = False
         self._review = None
@@ -286,17 +288,17 @@ class ComputerAgent:
             if self._outcome is None:
                 await self._wait()
 
-    async def _perceive(self, page) -> pg.PageView:
+    async def _perceive(self, page) -> PageView:
         """Read the page; a read that races a navigation is retried once it has loaded."""
         from playwright.async_api import Error as PlaywrightError
 
         for _ in range(20):
             try:
-                return await pg.perceive(page)
+                return await self.driver.perceive(page)
             except PlaywrightError as e:  # "Execution context was destroyed": the page is changing
                 log.debug("perceive retry: %s", str(e).splitlines()[0])
                 await page.wait_for_load_state("load", timeout=self.cfg.page_load_timeout_ms)
-        return await pg.perceive(page)
+        return await self.driver.perceive(page)
 
     async def _wait(self) -> None:
         if self._review is None and time.monotonic() - self._state.since > self.cfg.step_deadline_s:
@@ -330,33 +332,33 @@ class ComputerAgent:
     # ---- perceive ----------------------------------------------------------------------------------
 
     @staticmethod
-    def _fields(view: pg.PageView) -> list[pg.FieldView]:
+    def _fields(view: PageView) -> list[FieldView]:
         """The live fields the agent works on (never a password: :func:`verdict.secret`)."""
-        return [f for f in view.live_fields if not vd.secret(f)]
+        return [f for f in view.live_fields if not verdict.secret(f)]
 
-    async def _on_view(self, view: pg.PageView) -> None:
+    async def _on_view(self, view: PageView) -> None:
         if view.signature != self._state.signature:
             self._state = _State(view.signature)
             self._ready_sent = False
             self.emit(
                 "page_state", agent=self.id, url=view.url, title=view.title, fields=[f.ident for f in view.live_fields]
             )
-        obstacle = vd.obstacle(view)
+        obstacle = verdict.obstacle(view)
         if obstacle is not None:
-            await self._give_up(vd.obstacle_step(obstacle))
+            await self._give_up(verdict.obstacle_step(obstacle))
             if obstacle.sign_in:
                 return  # the person signs in first: nothing here is ours to name or fill
-        unnamed = fb.unnamed(self.book, self._fields(view))
+        unnamed = fieldbook.unnamed(self.book, self._fields(view))
         if unnamed and (self._naming is None or self._naming.done()):
-            self.book = fb.start_naming(self.book, unnamed)
+            self.book = fieldbook.start_naming(self.book, unnamed)
             self._naming = asyncio.create_task(self._name(view, list(unnamed)))
             await self._status("working", f"reading the page: {len(unnamed)} new field(s)")
         # after a button press, the page's verdict (e.g. server-side validation): errors for our values
-        self.book, errors = fb.see(self.book, view)
+        self.book, errors = fieldbook.see(self.book, view)
         for err in errors:
             await self._send(err)
 
-    async def _name(self, view: pg.PageView, fields: list[pg.FieldView]) -> None:
+    async def _name(self, view: PageView, fields: list[FieldView]) -> None:
         """Background task: name ``fields`` (page names at once, the LLM's as they stream) and
         announce them in page order as soon as every field before them is named."""
         t0 = time.monotonic()
@@ -365,7 +367,7 @@ class ComputerAgent:
 
         def on_name(i: int, name: str, source: str) -> None:
             f = fields[i]
-            self.book, named[i] = fb.name(self.book, f, name, instead=mapper.slug(f.label) if f.label else "")
+            self.book, named[i] = fieldbook.name(self.book, f, name, instead=mapper.slug(f.label) if f.label else "")
             self.emit(
                 "field_named",
                 agent=self.id,
@@ -378,16 +380,16 @@ class ComputerAgent:
             while len(specs) in named:
                 specs.append(named[len(specs)])
                 if self._phone_started:
-                    self.book = fb.queue_announcement(self.book, specs[-1])
+                    self.book = fieldbook.queue_announcement(self.book, specs[-1])
             self._wake.set()
 
         await mapper.name_fields(self.llm, fields, self.max_tokens, on_name)
-        self.book = fb.done_naming(self.book)
+        self.book = fieldbook.done_naming(self.book)
         if not self._phone_started:
             await self._launch(view, fields, specs)
         self._wake.set()
 
-    async def _launch(self, view: pg.PageView, fields: list[pg.FieldView], specs: list[FieldSpec]) -> None:
+    async def _launch(self, view: PageView, fields: list[FieldView], specs: list[FieldSpec]) -> None:
         """Autonomous launch: the LLM decides whether to call the phone agent."""
         try:
             d = await decide(self.llm, self.task, {}, view, fields)
@@ -405,13 +407,13 @@ class ComputerAgent:
             await self._status("completed", self._outcome.detail)
 
     async def _publish_announcements(self) -> None:
-        self.book, specs = fb.take_announcements(self.book)
+        self.book, specs = fieldbook.take_announcements(self.book)
         if specs:
             await self._send(NeedInfo(fields=specs))
 
     # ---- act on messages ---------------------------------------------------------------------------
 
-    async def _take_messages(self, page, view: pg.PageView) -> None:
+    async def _take_messages(self, page, view: PageView) -> None:
         while self._inbox.items and self._outcome is None:
             env = self._inbox.items.pop(0)
             match env.payload:
@@ -443,24 +445,24 @@ class ComputerAgent:
                 case _:
                     pass  # anything else (need_info echoes, acks, broadcasts) is not for this agent to act on
 
-    async def _on_info(self, page, view: pg.PageView, env: Envelope) -> None:
+    async def _on_info(self, page, view: PageView, env: Envelope) -> None:
         p = env.payload
-        if fb.get(self.book, p.field) is None:
+        if fieldbook.get(self.book, p.field) is None:
             await self._send(FillError(field=p.field, reason="the form has no such field"))
             return
-        self.book = fb.collect(self.book, p, env.ts)
+        self.book = fieldbook.collect(self.book, p, env.ts)
         self._ready_sent = False
         self._state.presses = 0
         self._state.tries += 1
         live = {f.ident: f for f in view.live_fields}
-        f = live.get(fb.entry(self.book, p.field).view.ident)
+        f = live.get(fieldbook.entry(self.book, p.field).view.ident)
         if f is None:
             self.emit("fill_deferred", agent=self.id, field=p.field, why="not on the page now")
             return
         await self._fill(page, p.field, f)
 
-    async def _fill(self, page, name: str, f: pg.FieldView) -> None:
-        e = fb.entry(self.book, name)
+    async def _fill(self, page, name: str, f: FieldView) -> None:
+        e = fieldbook.entry(self.book, name)
         value = e.value
         if value is None:
             return
@@ -474,7 +476,7 @@ class ComputerAgent:
             got, msg, f = read
         read_ms = now_ms()
         self._wake.set()  # re-read the page now: filling may reveal fields
-        self.book, reply = fb.read_back(self.book, name, f, got, msg)
+        self.book, reply = fieldbook.read_back(self.book, name, f, got, msg)
         match reply:
             case FormatInvalid():
                 self.emit("fill", agent=self.id, field=name, value=value, read_back=got, invalid=msg)
@@ -495,14 +497,14 @@ class ComputerAgent:
         if reply is not None:
             await self._send(reply)
 
-    async def _operate(self, page, name: str, f: pg.FieldView, value) -> tuple[object, str, pg.FieldView] | None:
+    async def _operate(self, page, name: str, f: FieldView, value) -> tuple[object, str, FieldView] | None:
         """Put ``value`` into ``f`` with each strategy of its widget's ladder in turn (each
         retry on a fresh reading of the field) until one operates it. Returns ``(read back,
         validation message, the field's view)``, or None when the page refused the value
         (sent as ``format_invalid``/``fill_error``) or no strategy could operate the widget
         (the field is handed over to the person: ``step_failed``)."""
         ladder = widgets.LADDERS.get(f.widget, ())
-        problem: pg.FillProblem | None = None
+        problem: FillProblem | None = None
         for attempt, strategy in enumerate(ladder):
             if attempt:
                 fresh = await self._fresh(page, f)
@@ -519,15 +521,15 @@ class ComputerAgent:
                     after=problem.reason if problem else "",
                 )
             if self.preview is not None:
-                await self.preview.show_focus(f.label, pg.locate(page, f))
+                await self.preview.show_focus(f.label, self.driver.locate(page, f))
                 self.emit("preview_focus", agent=self.id, field=name, label=f.label, box=self.preview.focus)
             try:
-                got, msg = await pg.fill(
+                got, msg = await self.driver.fill(
                     page, f, value, self.cfg.action_timeout_ms, strategy=strategy, actions=self.actions
                 )
                 await self._snap()
                 return got, msg, f
-            except pg.FillProblem as p:
+            except FillProblem as p:
                 await self._snap()
                 self.emit(
                     "fill",
@@ -539,25 +541,25 @@ class ComputerAgent:
                     strategy=strategy.__name__,
                 )
                 if p.kind == "format":  # the value does not fit: the person is asked again
-                    self.book, reply = fb.refused(self.book, name, p)
+                    self.book, reply = fieldbook.refused(self.book, name, p)
                     await self._send(reply)
                     return None
                 problem = p
         if problem is None:  # no strategy for this widget at all
-            self.book, reply = fb.refused(
-                self.book, name, pg.FillProblem("error", f"no way to operate a {f.widget!r} field")
+            self.book, reply = fieldbook.refused(
+                self.book, name, FillProblem("error", f"no way to operate a {f.widget!r} field")
             )
             await self._send(reply)
             return None
         reason = problem.reason
-        self.book = fb.hand_over(self.book, name, reason)
-        await self._give_up(vd.widget_failed(name, f.label, reason))
+        self.book = fieldbook.hand_over(self.book, name, reason)
+        await self._give_up(verdict.widget_failed(name, f.label, reason))
         return None
 
-    async def _fresh(self, page, f: pg.FieldView) -> pg.FieldView | None:
+    async def _fresh(self, page, f: FieldView) -> FieldView | None:
         """``f`` read again (its key), or None when it is not on the page any more."""
         view = await self._perceive(page)
-        return next((g for g in view.live_fields if fb.key(g) == fb.key(f)), None)
+        return next((g for g in view.live_fields if fieldbook.key(g) == fieldbook.key(f)), None)
 
     async def _snap(self) -> None:
         if self.preview is not None:
@@ -565,24 +567,24 @@ class ComputerAgent:
 
     # ---- advance -----------------------------------------------------------------------------------
 
-    async def _advance(self, page, view: pg.PageView) -> None:
+    async def _advance(self, page, view: PageView) -> None:
         if self._naming is not None and not self._naming.done():
             return
         if self._review is not None:
             await self._in_review(page, view)
             return
-        obstacle = vd.obstacle(view)
+        obstacle = verdict.obstacle(view)
         if obstacle is not None and obstacle.sign_in:
             return  # told once (_on_view); the page changes when the person has signed in
         pending = False
         for f in self._fields(view):
-            name = fb.name_of(self.book, f)
+            name = fieldbook.name_of(self.book, f)
             if name is None:
                 return  # not named yet
-            if fb.needs_fill(self.book, name, f):
+            if fieldbook.needs_fill(self.book, name, f):
                 await self._fill(page, name, f)
-            pending = fb.pending(self.book, name, f) or pending
-        pending = pending or any(vd.secret(f) and f.required and f.empty for f in view.live_fields)
+            pending = fieldbook.pending(self.book, name, f) or pending
+        pending = pending or any(verdict.secret(f) and f.required and f.empty for f in view.live_fields)
         if pending or self.book.announce:
             return
         buttons = [b for b in view.buttons if b.role != "avoid"]
@@ -590,7 +592,7 @@ class ComputerAgent:
         final = next((b for b in buttons if b.role == "final"), None)
         if step is not None:
             if self._state.presses >= MAX_STEP_PRESSES:
-                await self._give_up(vd.page_error(view.alerts[0]) if view.alerts else vd.no_result(step.text))
+                await self._give_up(verdict.page_error(view.alerts[0]) if view.alerts else verdict.no_result(step.text))
                 return
             self._state.presses += 1
             self.emit("decision", agent=self.id, what="press_step_button", button=step.text)
@@ -603,11 +605,11 @@ class ComputerAgent:
         elif final is not None and not self._ready_sent:
             self._ready_sent = True
             self.emit("decision", agent=self.id, what="await_authorisation", button=final.text)
-            await self._status("auth-required", f"ready to submit ({final.text}). {fb.summary(self.book)}")
+            await self._status("auth-required", f"ready to submit ({final.text}). {fieldbook.summary(self.book)}")
         elif final is None and time.monotonic() - self._state.since >= SETTLE_S:
-            await self._give_up(vd.no_control(view))
+            await self._give_up(verdict.no_control(view))
 
-    async def _submit(self, page, view: pg.PageView, final: pg.ButtonView, *, by: str) -> None:
+    async def _submit(self, page, view: PageView, final: ButtonView, *, by: str) -> None:
         """Press the final submit and read the page's answer: ``submitted`` only on a result."""
         self.emit("decision", agent=self.id, what="press_final_submit", button=final.text, by=by)
         await self._status("working", f"submitting the form ({final.text!r})")
@@ -623,38 +625,38 @@ class ComputerAgent:
                 await self._status("completed", "the form was submitted")
             case "refused" if not self._ours(after):
                 self._ready_sent = True  # not asked again until the page or a value changes
-                await self._give_up(vd.page_error(v.text))
-            case "refused" if fb.refused_again(self.book, self._ours(after)):
+                await self._give_up(verdict.page_error(v.text))
+            case "refused" if fieldbook.refused_again(self.book, self._ours(after)):
                 self._ready_sent = True  # the person confirmed the refused value again: say the page's words
-                await self._give_up(vd.page_error(v.text))
+                await self._give_up(verdict.page_error(v.text))
             case "refused":
                 pass  # each error on a value of ours goes back to the phone agent (fieldbook.see), asked again
             case "moved":
                 pass  # another step: filled like the first
             case _:
                 self._ready_sent = True
-                await self._give_up(vd.no_result(final.text))
+                await self._give_up(verdict.no_result(final.text))
 
-    def _ours(self, view: pg.PageView) -> list[pg.FieldView]:
+    def _ours(self, view: PageView) -> list[FieldView]:
         """The fields showing an error about a value the agent put in."""
         out = []
         for f in view.live_fields:
-            name = fb.name_of(self.book, f) if f.error else None
-            if name is not None and fb.entry(self.book, name).value is not None:
+            name = fieldbook.name_of(self.book, f) if f.error else None
+            if name is not None and fieldbook.entry(self.book, name).value is not None:
                 out.append(f)
         return out
 
-    async def _answer(self, page, before: pg.PageView) -> tuple[vd.Verdict, pg.PageView]:
+    async def _answer(self, page, before: PageView) -> tuple[verdict.Verdict, PageView]:
         """Read the page until it answers a press (``forms.page_load_timeout_ms`` at most)."""
         deadline = time.monotonic() + self.cfg.page_load_timeout_ms / 1000
         while True:
             after = await self._perceive(page)
-            v = vd.after_press(before, after)
+            v = verdict.after_press(before, after)
             if v.kind != "none" or time.monotonic() > deadline:
                 return v, after
             await asyncio.sleep(0.1)
 
-    async def _start_review(self, view: pg.PageView, final: pg.ButtonView | None) -> None:
+    async def _start_review(self, view: PageView, final: ButtonView | None) -> None:
         """A "don't submit" task with every field done: leave it for the person's review."""
         self._review = _Review(view, time.monotonic() + self.cfg.review_timeout_s)
         self.emit(
@@ -664,11 +666,11 @@ class ComputerAgent:
             task_words=self.intent.why,
             button=final.text if final else None,
             timeout_s=self.cfg.review_timeout_s,
-            summary=fb.summary(self.book),
+            summary=fieldbook.summary(self.book),
         )
         await self._status("review", "The form is filled in and waiting for your review")
 
-    async def _in_review(self, page, view: pg.PageView) -> None:
+    async def _in_review(self, page, view: PageView) -> None:
         """Waiting for the person: their submit (in the preview, or authorised from their page), or the time."""
         r = self._review
         final = next((b for b in view.buttons if b.role == "final"), None)
@@ -679,9 +681,9 @@ class ComputerAgent:
             return
         if self._authorized:  # the person's Submit, but this page has nothing to press
             self._authorized = False
-            await self._give_up(vd.no_control(view))
+            await self._give_up(verdict.no_control(view))
         if view.signature != r.view.signature:
-            v = vd.after_press(r.view, view)
+            v = verdict.after_press(r.view, view)
             if v.kind == "result":
                 self.emit("decision", agent=self.id, what="review_ended", how="submitted_by_person", text=v.text)
                 self._outcome = Outcome("submitted", f"submitted by the person: {v.text}", now_ms())
@@ -698,11 +700,11 @@ class ComputerAgent:
             )
             await self._status("canceled", self._outcome.detail)
 
-    async def _press(self, page, button: pg.ButtonView) -> None:
+    async def _press(self, page, button: ButtonView) -> None:
         from playwright.async_api import Error as PlaywrightError
 
-        loc = pg.locate(page, button)
-        self.book = fb.pressed(self.book)
+        loc = self.driver.locate(page, button)
+        self.book = fieldbook.pressed(self.book)
         if self.preview is not None:
             await self.preview.show_focus(button.text, loc)
             self.emit("preview_focus", agent=self.id, field=None, label=button.text, box=self.preview.focus)

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from appliance.computer_agent import page as pg
+from appliance.computer_agent import page
 from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
 
 Key = tuple[str, str]  # (ident, label) of a field on the page
@@ -64,7 +64,7 @@ class Entry:
     left the field to the person ('' = it did not)."""
 
     spec: FieldSpec
-    view: pg.FieldView
+    view: page.FieldView
     value: FieldValue | None = None
     confirmed: bool = False
     confirmed_ts: int | None = None
@@ -103,7 +103,7 @@ class FieldBook:
     verdict_due: bool = False
 
 
-def key(f: pg.FieldView) -> Key:
+def key(f: page.FieldView) -> Key:
     """A field's key on the page."""
     return (f.ident, f.label)
 
@@ -125,28 +125,28 @@ def entry(book: FieldBook, name: str) -> Entry:
     return e
 
 
-def name_of(book: FieldBook, f: pg.FieldView) -> str | None:
+def name_of(book: FieldBook, f: page.FieldView) -> str | None:
     """The spec name of page field ``f``, or None while it is not named."""
     k = key(f)
     return next((e.spec.name for e in book.entries if e.key == k), None)
 
 
-def unnamed(book: FieldBook, fields: Iterable[pg.FieldView]) -> tuple[pg.FieldView, ...]:
+def unnamed(book: FieldBook, fields: Iterable[page.FieldView]) -> tuple[page.FieldView, ...]:
     """The ``fields`` neither named nor being named, one per key (two controls with the same
     key are one field to the book)."""
-    out: dict[Key, pg.FieldView] = {}
+    out: dict[Key, page.FieldView] = {}
     for f in fields:
         if name_of(book, f) is None and key(f) not in book.naming:
             out.setdefault(key(f), f)
     return tuple(out.values())
 
 
-def start_naming(book: FieldBook, fields: Iterable[pg.FieldView]) -> FieldBook:
+def start_naming(book: FieldBook, fields: Iterable[page.FieldView]) -> FieldBook:
     """``fields`` are being named (by one task; they are not offered for naming again)."""
     return replace(book, naming=frozenset(key(f) for f in fields))
 
 
-def name(book: FieldBook, f: pg.FieldView, wanted: str, instead: str = "") -> tuple[FieldBook, FieldSpec]:
+def name(book: FieldBook, f: page.FieldView, wanted: str, instead: str = "") -> tuple[FieldBook, FieldSpec]:
     """Name page field ``f`` ``wanted`` and return its spec. When another field has that name
     already, ``f`` is named ``instead`` (its label's own name: one page never holds two copies
     of one detail, "Check-in" and "Check-out" both ``date_of_birth``), else ``wanted_2``,
@@ -181,7 +181,7 @@ def take_announcements(book: FieldBook) -> tuple[FieldBook, tuple[FieldSpec, ...
     return replace(book, announce=()), book.announce
 
 
-def see(book: FieldBook, view: pg.PageView) -> tuple[FieldBook, tuple[FillError, ...]]:
+def see(book: FieldBook, view: page.PageView) -> tuple[FieldBook, tuple[FillError, ...]]:
     """A new reading of the page: each named field's view is updated; when a verdict is due
     (a button was pressed), every error the page shows for a value we entered goes back to
     the phone agent once per (error, value) as ``fill_error``, and that field is neither
@@ -223,7 +223,7 @@ def collect(book: FieldBook, p: InfoCollected, ts: int) -> FieldBook:
     )
 
 
-def refused(book: FieldBook, name: str, problem: pg.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
+def refused(book: FieldBook, name: str, problem: page.FillProblem) -> tuple[FieldBook, FormatInvalid | FillError]:
     """The value of ``name`` could not be put in (:class:`~appliance.computer_agent.page.FillProblem`):
     ``format_invalid`` (a value of the wrong shape; ``expected`` from the problem) or ``fill_error``.
 
@@ -250,7 +250,7 @@ def hand_over(book: FieldBook, name: str, reason: str) -> FieldBook:
 
 
 def read_back(
-    book: FieldBook, name: str, f: pg.FieldView, got: object, invalid: str
+    book: FieldBook, name: str, f: page.FieldView, got: object, invalid: str
 ) -> tuple[FieldBook, FieldFilled | FormatInvalid | FillError | None]:
     """The value of ``name`` was put into page field ``f``, which now holds ``got`` with the
     browser's validation message ``invalid`` ('' = valid). Returns the book and the message
@@ -269,7 +269,7 @@ def read_back(
             _put(book, name, tried=value, filled=False),
             FormatInvalid(field=name, expected=e.spec.format_hint or invalid, got=str(value)),
         )
-    if not pg.same_value(f, value, got):
+    if not page.same_value(f, value, got):
         return (
             _put(book, name, tried=value, filled=False),
             FillError(field=name, reason=f"the page holds {got!r} after entering {value!r}"),
@@ -297,7 +297,7 @@ def pressed(book: FieldBook) -> FieldBook:
     return replace(book, verdict_due=True)
 
 
-def needs_fill(book: FieldBook, name: str, f: pg.FieldView) -> bool:
+def needs_fill(book: FieldBook, name: str, f: page.FieldView) -> bool:
     """Whether ``name``'s value must be put into ``f`` (again): it arrived while the field
     was hidden, or a re-rendered page lost it.
 
@@ -305,10 +305,10 @@ def needs_fill(book: FieldBook, name: str, f: pg.FieldView) -> bool:
         FieldBookError: ``name`` is not a named field.
     """
     e = entry(book, name)
-    return e.value is not None and (e.value != e.tried or (e.filled and not pg.same_value(f, e.value, f.value)))
+    return e.value is not None and (e.value != e.tried or (e.filled and not page.same_value(f, e.value, f.value)))
 
 
-def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
+def pending(book: FieldBook, name: str, f: page.FieldView) -> bool:
     """Whether ``name`` keeps the agent on this page: not done, or ``f`` shows the error
     reported for its current value; a field handed over to the person, while it is required
     and empty on the page.
@@ -322,7 +322,7 @@ def pending(book: FieldBook, name: str, f: pg.FieldView) -> bool:
     return not e.done or bool(f.error and e.value == e.error_for and e.value != e.insisted)
 
 
-def refused_again(book: FieldBook, fields: list[pg.FieldView]) -> bool:
+def refused_again(book: FieldBook, fields: list[page.FieldView]) -> bool:
     """Whether every error on ``fields`` is one the page already gave for a value the person
     insisted on (nothing new to ask: the page and the person disagree)."""
     entries = [get(book, n) for n in (name_of(book, f) for f in fields) if n]
@@ -337,7 +337,7 @@ def summary(book: FieldBook) -> str:
     return "; ".join(f"{e.spec.label}: {spoken(e.value)}" for e in book.entries if e.value not in (None, "", ()))
 
 
-def spec_for(name: str, f: pg.FieldView) -> FieldSpec:
+def spec_for(name: str, f: page.FieldView) -> FieldSpec:
     """The spec announced for page field ``f`` named ``name`` (a date's hint says its range)."""
     hint = f.hint
     if not hint and f.kind == "date":

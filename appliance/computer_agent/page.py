@@ -52,6 +52,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from appliance.computer_agent import widgets
@@ -377,3 +378,50 @@ async def fill(
         raise FillProblem("error", f"the page did not take the value within {timeout_ms / 1000:g} s") from None
     except PlaywrightError as e:
         raise FillProblem("error", f"the page did not take the value: {str(e).splitlines()[0]}") from None
+
+
+class PageDriver(Protocol):
+    """How the computer agent reads and operates a form page: :func:`perceive`,
+    :func:`locate`, :func:`fill`, each on the ``page`` its browser holds. The real one is
+    :class:`PlaywrightDriver`; the tests' stand-in page (``tests/fakes.py`` ``FakePage``)
+    is its own driver."""
+
+    async def perceive(self, page) -> PageView:
+        """The page as a person sees it (see :func:`perceive`)."""
+
+    def locate(self, page, item: FieldView | ButtonView):
+        """The Playwright locator of a field or a button (see :func:`locate`)."""
+
+    async def fill(
+        self,
+        page,
+        f: FieldView,
+        value: str | bool | tuple[str, ...],
+        timeout_ms: int,
+        *,
+        strategy: widgets.Strategy | None = None,
+        actions=None,
+    ) -> tuple[object, str]:
+        """Put ``value`` into ``f`` and read it back (see :func:`fill`; raises :class:`FillProblem`)."""
+
+
+class PlaywrightDriver:
+    """The :class:`PageDriver` of a Playwright ``Page``: this module's functions."""
+
+    async def perceive(self, page) -> PageView:
+        return await perceive(page)
+
+    def locate(self, page, item: FieldView | ButtonView):
+        return locate(page, item)
+
+    async def fill(
+        self,
+        page,
+        f: FieldView,
+        value: str | bool | tuple[str, ...],
+        timeout_ms: int,
+        *,
+        strategy: widgets.Strategy | None = None,
+        actions=None,
+    ) -> tuple[object, str]:
+        return await fill(page, f, value, timeout_ms, strategy=strategy, actions=actions)

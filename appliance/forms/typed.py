@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from appliance.phone_agent import fields as fl
+from appliance.phone_agent import fields
 from appliance.protocol import FieldSpec, InfoCollected
 
 #: the longest value a person may type for one field (a long message fits; a 900 KB paste kept the
@@ -73,7 +73,7 @@ class TypedValues:
                 raise ValueError(
                     f"the typed value has {len(value):,} characters; a field takes at most {MAX_TYPED_CHARS:,} here"
                 )
-            value = fl.typed_value(spec, value, self.date_order)
+            value = fields.typed_value(spec, value, self.date_order)
         elif isinstance(value, (list, tuple)):
             value = tuple(v.strip() if isinstance(v, str) else v for v in value)
             if not value or any(v == "" for v in value):

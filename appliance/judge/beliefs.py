@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from types import MappingProxyType, SimpleNamespace
 
-from appliance.judge import claims as cl
+from appliance.judge import claims
 from appliance.judge.claims import Claim
 from appliance.judge.state import Event, Phase, Role
 from appliance.judge.views import SeatView
@@ -117,7 +117,7 @@ class Beliefs:
         """Seats that claimed to be the seer, in the order they first did."""
         out: list[str] = []
         for c in self.claims:
-            if c.kind == cl.SEER and c.speaker not in out:
+            if c.kind == claims.SEER and c.speaker not in out:
                 out.append(c.speaker)
         return tuple(out)
 
@@ -179,7 +179,7 @@ def _changes(b: Beliefs, e: Event) -> dict:
         return {
             "speeches": b.speeches + ((e.round, d["seat"], d["text"]),),
             "claims": b.claims
-            + tuple(c for c in cl.read(d["seat"], d["text"], e.round) if c.target is None or c.target in b.seats),
+            + tuple(c for c in claims.read(d["seat"], d["text"], e.round) if c.target is None or c.target in b.seats),
         }
     if k == "votes":
         return {"ballots": b.ballots + tuple((e.round, v, t) for v, t in d["votes"].items())}
@@ -257,7 +257,7 @@ def credibility(b: Beliefs, public: bool = False) -> dict[str, float]:
         if x in night_dead:
             lo += 1.5  # werewolves attack seers
         for c in b.claims:  # a seat killed at night was (nearly always) no werewolf
-            if c.speaker == x and c.kind == cl.WOLF and c.target in night_dead:
+            if c.speaker == x and c.kind == claims.WOLF and c.target in night_dead:
                 lo -= 1.5
         if not public:
             if b.role is Role.SEER:
@@ -280,7 +280,9 @@ def _caught(b: Beliefs, x: str, known: dict[str, bool]) -> Claim | None:
     for c in b.claims:
         if c.speaker != x or c.target not in known:
             continue
-        if (c.kind == cl.WOLF and not known[c.target]) or (c.kind == cl.CLEAR and c.checked and known[c.target]):
+        if (c.kind == claims.WOLF and not known[c.target]) or (
+            c.kind == claims.CLEAR and c.checked and known[c.target]
+        ):
             return c
     return None
 
@@ -302,11 +304,11 @@ def assess(b: Beliefs, public: bool = False) -> Assessment:
     for c in b.claims:
         if c.speaker == b.seat and not public:
             continue
-        if not (c.kind in (cl.SUSPECT, cl.TRUST) or (c.kind == cl.WOLF and c.speaker not in cred)):
+        if not (c.kind in (claims.SUSPECT, claims.TRUST) or (c.kind == claims.WOLF and c.speaker not in cred)):
             continue
         ev = Evidence(CLAIM, c.round, c.speaker, c.target, c)
-        sign = -1 if c.kind == cl.TRUST else 1
-        weight = 1.5 * W_SUSPECT if c.kind == cl.WOLF else W_SUSPECT
+        sign = -1 if c.kind == claims.TRUST else 1
+        weight = 1.5 * W_SUSPECT if c.kind == claims.WOLF else W_SUSPECT
         if c.target in soft:
             soft[c.target].append((sign * weight * (1.5 - 2 * p1[c.speaker]), ev))
         # accusing a likely villager or defending a likely werewolf says something
@@ -347,8 +349,8 @@ def _mixture(
     per seat, how each seer claim moved it, as evidence."""
     reports: dict[str, dict[str, tuple[bool, Claim]]] = {x: {} for x in cred}
     for c in b.claims:
-        if c.speaker in cred and c.kind in (cl.WOLF, cl.CLEAR) and c.target is not None:
-            reports[c.speaker][c.target] = (c.kind == cl.WOLF, c)  # the latest report stands
+        if c.speaker in cred and c.kind in (claims.WOLF, claims.CLEAR) and c.target is not None:
+            reports[c.speaker][c.target] = (c.kind == claims.WOLF, c)  # the latest report stands
     hypotheses = list(cred.items()) + [(None, max(0.0, 1.0 - sum(cred.values())))]
     p: dict[str, float] = {}
     hard: dict[str, list[tuple[float, Evidence]]] = {s: [] for s in b.seats}
@@ -369,7 +371,7 @@ def _mixture(
             total += w * q
         p[s] = total
         if s in cred:
-            first = next(c for c in b.claims if c.speaker == s and c.kind == cl.SEER)
+            first = next(c for c in b.claims if c.speaker == s and c.kind == claims.SEER)
             caught = None if public else _caught(b, s, known)
             kind = CAUGHT if caught or cred[s] < LIAR else CLAIM
             hard[s].append((total - base[s], Evidence(kind, first.round, s, None, caught or first)))

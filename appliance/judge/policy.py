@@ -48,8 +48,7 @@ import re
 import zlib
 from dataclasses import dataclass, replace
 
-from appliance.judge import claims as cl
-from appliance.judge import tools
+from appliance.judge import claims, tools
 from appliance.judge.beliefs import CAUGHT, CHECK, CLAIM, TEAM, VOTE, Assessment, Beliefs, Evidence, assess
 from appliance.judge.state import Action, IllegalAction, NightKill, Role, SeerCheck, Speak, Vote, WitchAct
 from appliance.judge.tools import ToolSpec
@@ -134,7 +133,9 @@ def wolf_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
 
 def _danger(b: Beliefs, seat: str) -> float:
     """How much ``seat`` spoke and voted against the werewolf team."""
-    said = sum(1 for c in b.claims if c.speaker == seat and c.target in b.team and c.kind in (cl.WOLF, cl.SUSPECT))
+    said = sum(
+        1 for c in b.claims if c.speaker == seat and c.target in b.team and c.kind in (claims.WOLF, claims.SUSPECT)
+    )
     voted = sum(1 for _, v, t in b.ballots if v == seat and t in b.team)
     return said + voted
 
@@ -166,7 +167,7 @@ def _hard_evidence(a: Assessment, seat: str) -> Evidence | None:
         if (
             ev.kind == CLAIM
             and ev.claim is not None
-            and ev.claim.kind == cl.WOLF
+            and ev.claim.kind == claims.WOLF
             and a.credibility.get(ev.seat, 0.0) >= CREDIBLE
         ):
             return ev
@@ -224,7 +225,9 @@ def _seer_position(b: Beliefs, legal: list[str], salt: int) -> Position:
 def _under_pressure(b: Beliefs) -> bool:
     """Today at least :data:`PRESSURE` seats accused this seat and the table suspects it most."""
     accusers = {
-        c.speaker for c in b.claims if c.round == b.round and c.target == b.seat and c.kind in (cl.WOLF, cl.SUSPECT)
+        c.speaker
+        for c in b.claims
+        if c.round == b.round and c.target == b.seat and c.kind in (claims.WOLF, claims.SUSPECT)
     }
     if len(accusers) < PRESSURE:
         return False
@@ -246,7 +249,7 @@ def _wolf_position(b: Beliefs, legal: list[str], salt: int) -> Position:
     accusers = [
         s
         for s in b.seer_claimants()
-        if s not in b.team and any(c.speaker == s and c.kind == cl.WOLF and c.target in b.team for c in b.claims)
+        if s not in b.team and any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims)
     ]
     mine = b.seat in b.seer_claimants()
     partner_claimed = any(p in b.seer_claimants() for p in b.partners)
@@ -263,7 +266,7 @@ def _wolf_position(b: Beliefs, legal: list[str], salt: int) -> Position:
 
 
 def _counter_claimer(b: Beliefs, accusers: list[str]) -> str:
-    named = {c.target for c in b.claims if c.speaker in accusers and c.kind == cl.WOLF}
+    named = {c.target for c in b.claims if c.speaker in accusers and c.kind == claims.WOLF}
     living = [s for s in b.team if s not in b.dead]
     free = [s for s in living if s not in named]
     return (free or living)[0]
@@ -275,7 +278,7 @@ def _wolf_focus(b: Beliefs, legal: list[str], salt: int) -> str | None:
     if not legal:
         return None
     for s in b.seer_claimants():
-        if s in legal and any(c.speaker == s and c.kind == cl.WOLF and c.target in b.team for c in b.claims):
+        if s in legal and any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims):
             return s
     public = assess(b, public=True)
     return _top(legal, public.score, _key(salt, b.round, *b.team))
@@ -309,11 +312,11 @@ def _cited(a: Assessment, target: str) -> bool:
 
 
 def _attacked_by(b: Beliefs, seat: str) -> bool:
-    return any(c.target == seat and c.kind in (cl.WOLF, cl.SUSPECT) for c in b.claims if c.speaker != b.seat)
+    return any(c.target == seat and c.kind in (claims.WOLF, claims.SUSPECT) for c in b.claims if c.speaker != b.seat)
 
 
 def _claim_of(b: Beliefs, seat: str) -> Evidence:
-    c = next(c for c in b.claims if c.speaker == seat and c.kind == cl.SEER)
+    c = next(c for c in b.claims if c.speaker == seat and c.kind == claims.SEER)
     return Evidence(CLAIM, c.round, seat, None, c)
 
 
@@ -439,20 +442,20 @@ def _reason(ev: Evidence, target: str) -> str:
         return "lied about being the seer"
     if ev.kind == CLAIM and c is not None:
         if ev.seat == target:
-            if c.kind == cl.SEER:
+            if c.kind == claims.SEER:
                 return "claimed the seer"
-            if c.kind == cl.WOLF:
+            if c.kind == claims.WOLF:
                 return f"called {c.target} a wolf" if c.target else "accused others"
-            if c.kind == cl.SUSPECT:
+            if c.kind == claims.SUSPECT:
                 return f"accused {c.target}"
-            if c.kind == cl.TRUST:
+            if c.kind == claims.TRUST:
                 return f"defended {c.target}"
             return f"vouched for {c.target}"
-        if c.kind == cl.WOLF:
+        if c.kind == claims.WOLF:
             return f"were named a wolf by {ev.seat}"
-        if c.kind == cl.SUSPECT:
+        if c.kind == claims.SUSPECT:
             return f"are suspected by {ev.seat} too"
-        if c.kind == cl.TRUST:
+        if c.kind == claims.TRUST:
             return f"are defended by {ev.seat}"
     return "sound like a werewolf"
 
@@ -497,8 +500,8 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
     a werewolf — never a partner (named in any words) nor a seat cleared (it knows who
     is no werewolf).
     """
-    said = cl.read(b.seat, text, b.round)
-    plain = cl.normalise(text)
+    said = claims.read(b.seat, text, b.round)
+    plain = claims.normalise(text)
     named = {f"P{n}" for n in re.findall(r"\bp([1-9])\b", plain)}
     if named - set(b.seats):
         return f"names a seat not at the table: {', '.join(sorted(named - set(b.seats)))}"
@@ -512,15 +515,15 @@ def conforms(text: str, p: Position, b: Beliefs, tool: ToolSpec) -> str | None:
         tool.check(Speak(text))
     except IllegalAction as e:
         return str(e)
-    claims_seer = any(c.kind == cl.SEER for c in said)
+    claims_seer = any(c.kind == claims.SEER for c in said)
     if p.stance in (CLAIM_SEER, COUNTER_CLAIM) and not claims_seer:
         return "does not claim the seer"
     if p.stance not in (CLAIM_SEER, COUNTER_CLAIM) and claims_seer:
         return "claims the seer without that stance"
-    if b.role is Role.WEREWOLF and (any(c.kind == cl.CLEAR for c in said) or _CLEARS.search(plain)):
+    if b.role is Role.WEREWOLF and (any(c.kind == claims.CLEAR for c in said) or _CLEARS.search(plain)):
         return "clears a seat (a werewolf knows who is none)"
     if p.target:
-        kinds = {cl.TRUST, cl.CLEAR} if p.stance == DEFEND else {cl.WOLF, cl.SUSPECT}
+        kinds = {claims.TRUST, claims.CLEAR} if p.stance == DEFEND else {claims.WOLF, claims.SUSPECT}
         if not any(c.target == p.target and c.kind in kinds for c in said):
             return f"does not {'defend' if p.stance == DEFEND else 'accuse'} {p.target}"
     return None
@@ -556,19 +559,20 @@ def _evidence_line(ev: Evidence, b: Beliefs, short: bool = False) -> str | None:
         return f"Your check: {ev.target} is {'' if ev.wolf else 'not '}a werewolf."
     if ev.kind == VOTE:
         return f"Evidence: on day {ev.round} {ev.seat} voted for {ev.target}."
-    if short and ev.kind == CLAIM and ev.claim is not None and ev.claim.kind in (cl.SUSPECT, cl.TRUST):
-        did = "accused" if ev.claim.kind == cl.SUSPECT else "defended"  # not quoted: it would only be repeated
+    if short and ev.kind == CLAIM and ev.claim is not None and ev.claim.kind in (claims.SUSPECT, claims.TRUST):
+        did = "accused" if ev.claim.kind == claims.SUSPECT else "defended"  # not quoted: it would only be repeated
         return f"Evidence: on day {ev.round} {ev.seat} {did} {ev.claim.target}."
     if ev.kind in (CLAIM, CAUGHT) and ev.claim is not None:
         said = next(
-            (t for r, s, t in b.speeches if s == ev.seat and r == ev.round and ev.claim in cl.read(s, t, r)), None
+            (t for r, s, t in b.speeches if s == ev.seat and r == ev.round and ev.claim in claims.read(s, t, r)), None
         )
         if said and short:
             said = next(
                 (
                     x
                     for x in re.split(r"(?<=[.!?;])\s+|\n", said)
-                    if (ev.claim.kind, ev.claim.target) in {(c.kind, c.target) for c in cl.read(ev.seat, x, ev.round)}
+                    if (ev.claim.kind, ev.claim.target)
+                    in {(c.kind, c.target) for c in claims.read(ev.seat, x, ev.round)}
                 ),
                 said,
             )

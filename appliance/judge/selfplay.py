@@ -33,8 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from appliance.judge import claims as cl
-from appliance.judge import policy, tools
+from appliance.judge import claims, policy, tools
 from appliance.judge.beliefs import Beliefs, beliefs_of
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import (
@@ -128,9 +127,9 @@ def stats(final: GameState) -> GameStats:
         )
         if speech is not None:
             found_ok = True
-            said = cl.read(seer, speech.data["text"], day)
-            revealed = any(c.kind == cl.SEER for c in said) and any(
-                c.kind == cl.WOLF and c.target == wolf for c in said
+            said = claims.read(seer, speech.data["text"], day)
+            revealed = any(c.kind == claims.SEER for c in said) and any(
+                c.kind == claims.WOLF and c.target == wolf for c in said
             )
     exiled = False
     for e in final.events:

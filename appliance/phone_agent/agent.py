@@ -70,11 +70,7 @@ from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.client import LLM, LLMError
 from appliance.llm.decision import choices
-from appliance.phone_agent import candidates as cands
-from appliance.phone_agent import fields as fl
-from appliance.phone_agent import interview as iv
-from appliance.phone_agent import normalise as nz
-from appliance.phone_agent import spelling
+from appliance.phone_agent import candidates, fields, interview, normalise, spelling
 from appliance.protocol import (
     Emit,
     FieldSpec,
@@ -99,7 +95,7 @@ REOPENING = (
 )
 #: said before a request to spell a name the ASR was unsure of (:meth:`PhoneAgent._unsure`), instead of a read-back
 UNSURE = "I'm not sure I heard that right."
-FILLERS: dict[iv.Filler, str] = {"opening": "I'm opening the form now.", "working": "One moment, please."}
+FILLERS: dict[interview.Filler, str] = {"opening": "I'm opening the form now.", "working": "One moment, please."}
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
@@ -274,7 +270,7 @@ class PhoneAgent:
         self.date_order, self.id, self.computer_id = date_order, agent_id, computer_id
         self.answer_timeout_s, self.consent, self.submit_grace_s = answer_timeout_s, consent, submit_grace_s
         self.spell_below_prob = spell_below_prob
-        self.state = iv.start(fields)
+        self.state = interview.start(fields)
         self._context: deque[str] = deque(maxlen=8)  # recent bus messages, labelled by sender
         self._asr_context = ""  # what the line was last hinted (fields.asr_context)
         self._sent: dict[str, FieldValue] = {}  # the last value sent per field (info_collected)
@@ -318,52 +314,52 @@ class PhoneAgent:
             await self._say(f"{GREETING} {self.consent}".strip())
             while True:
                 self._take_messages()
-                step = iv.next_step(self.state)
-                if not isinstance(step, iv.Hold):
+                step = interview.next_step(self.state)
+                if not isinstance(step, interview.Hold):
                     self._silent_since = None  # talking with the person: the computer agent may be quiet
                 match step:
-                    case iv.Failed(reason=reason):
+                    case interview.Failed(reason=reason):
                         self.stats.explained_failures += 1
                         await self._say(f"I'm sorry, I couldn't complete the form: {reason}")
                         await self._finish(f"not submitted: {reason}")
                         return self._outcome("failed", reason)
-                    case iv.Finished(confirmation=confirmation):
+                    case interview.Finished(confirmation=confirmation):
                         await self._say(
-                            f"Done! The form has been submitted. {fl.page_answer(confirmation)}"
+                            f"Done! The form has been submitted. {fields.page_answer(confirmation)}"
                             "Thank you, goodbye.".replace("  ", " ")
                         )
                         await self._finish(f"submitted: {confirmation}")
                         return self._outcome("submitted", confirmation)
-                    case iv.Reopening():
-                        self.state = iv.told_reopening(self.state)
+                    case interview.Reopening():
+                        self.state = interview.told_reopening(self.state)
                         await self._say(REOPENING)
-                    case iv.Explain() as ex:
+                    case interview.Explain() as ex:
                         await self._explain(ex)
-                    case iv.AskTogether() as together:
-                        self.state = iv.begin(self.state, together)
+                    case interview.AskTogether() as together:
+                        self.state = interview.begin(self.state, together)
                         try:
                             carry = await self._interview_together(together)
                         except _GaveUp:  # asked again after the explanation (those fields it leaves)
-                            self.state = iv.requeue(self.state, together)
+                            self.state = interview.requeue(self.state, together)
                             carry = None
                         await self._carry_on(carry)
-                    case iv.Ask() as ask:
-                        self.state = iv.begin(self.state, ask)
+                    case interview.Ask() as ask:
+                        self.state = interview.begin(self.state, ask)
                         await self._carry_on((ask, None))
-                    case iv.Authorise():
+                    case interview.Authorise():
                         try:
                             if not await self._authorise():
                                 return self._outcome("not_submitted", "the person did not authorise")
                         except _GaveUp:
                             pass  # still requested: asked again after the explanation
-                    case iv.Review(message=message):
+                    case interview.Review(message=message):
                         await self._say(
                             f"{message.rstrip('. ')}. I have not submitted it: you can check it in the "
                             "preview on your page, then submit it there yourself, or cancel. Goodbye."
                         )
                         await self._finish("not submitted: filled in, waiting for the person's review")
                         return self._outcome("review", message)
-                    case iv.Hold(boundary=boundary):
+                    case interview.Hold(boundary=boundary):
                         if (advice := await self._hold(boundary)) is not None:
                             await self._say(
                                 f"I'll stop here: nothing has changed, and the form is not submitted. {advice} Goodbye."
@@ -404,7 +400,7 @@ class PhoneAgent:
             env = self._inbox.items.pop(0)
             self._context.append(f"[{env.sender}] {env.type}: {env.payload.model_dump_json(exclude_none=True)[:200]}")
             before = self.state.typed
-            self.state = iv.apply(self.state, env.payload, env.ts)
+            self.state = interview.apply(self.state, env.payload, env.ts)
             for name in set(self.state.typed) - set(before):
                 self.emit(
                     "decision",
@@ -420,7 +416,7 @@ class PhoneAgent:
         the advice the person has not acted on after :data:`HANDS_REMINDERS` reminders (the
         call ends), else None. Raises :class:`_Unresponsive` when the computer agent has said
         nothing for :data:`SILENT_S`."""
-        self.state, filler = iv.hold(self.state)
+        self.state, filler = interview.hold(self.state)
         if self._silent_since is None:
             self._silent_since = time.monotonic()
         if filler is not None:
@@ -444,9 +440,9 @@ class PhoneAgent:
                 await self._say(f"I'm waiting for you: {advice}")
         return None
 
-    async def _explain(self, ex: iv.Explain) -> None:
+    async def _explain(self, ex: interview.Explain) -> None:
         """Tell the person what the computer agent could not do and what they can do."""
-        self.state = iv.explained(self.state)
+        self.state = interview.explained(self.state)
         self.stats.explained_failures += 1
         self.emit(
             "failure_explained",
@@ -455,27 +451,27 @@ class PhoneAgent:
             field=ex.field,
             delay_ms=now_ms() - ex.since_ms if ex.since_ms else None,
         )
-        await self._say(fl.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
+        await self._say(fields.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
 
     # ---- the interview -----------------------------------------------------------------------------
 
-    def _prompt(self, spec: FieldSpec, mode: iv.AskMode, reason: str = "") -> str:
+    def _prompt(self, spec: FieldSpec, mode: interview.AskMode, reason: str = "") -> str:
         """The question for ``spec`` in ``mode``, after the page's reason for a refusal if any."""
         if mode == "words":
-            q = fl.question(spec)
+            q = fields.question(spec)
         elif mode == "words_or_type":
-            q = f"{fl.question(spec)} {fl.TYPE_OFFER}"
+            q = f"{fields.question(spec)} {fields.TYPE_OFFER}"
         else:
-            q = fl.spell_question(spec, or_type=mode == "spell_or_type")
+            q = fields.spell_question(spec, or_type=mode == "spell_or_type")
         if reason:
             self.stats.explained_failures += 1
-            return f"Sorry, the form did not accept that: {fl.spoken_text(reason).rstrip('. ')}. {q}"
+            return f"Sorry, the form did not accept that: {fields.spoken_text(reason).rstrip('. ')}. {q}"
         return q
 
-    def _offer(self, spec: FieldSpec, mode: iv.AskMode) -> None:
+    def _offer(self, spec: FieldSpec, mode: interview.AskMode) -> None:
         """Record how ``spec`` is asked beyond plain words: a spelling requested, the page's box offered."""
         if mode.startswith("spell"):
-            self.state = iv.spell_asked(self.state, spec.name)
+            self.state = interview.spell_asked(self.state, spec.name)
             self.emit(
                 "spelling_requested",
                 agent=self.id,
@@ -486,7 +482,7 @@ class PhoneAgent:
         if mode.endswith("_or_type"):  # the page shows a box for this field
             self.emit("type_requested", agent=self.id, field=spec.name, label=spec.label)
 
-    async def _carry_on(self, carry: tuple[iv.Ask, str | None] | None) -> None:
+    async def _carry_on(self, carry: tuple[interview.Ask, str | None] | None) -> None:
         """Interview ``carry``'s ask (begun) with its answer if heard already, then each next
         field whose question its read-back carried."""
         while carry is not None:
@@ -494,10 +490,10 @@ class PhoneAgent:
             try:
                 carry = await self._interview(ask, answer)
             except _GaveUp:  # asked again after the explanation, unless it is about this field
-                self.state = iv.requeue(self.state, ask)
+                self.state = interview.requeue(self.state, ask)
                 carry = None
 
-    async def _interview(self, ask: iv.Ask, answer: str | None = None) -> tuple[iv.Ask, str] | None:
+    async def _interview(self, ask: interview.Ask, answer: str | None = None) -> tuple[interview.Ask, str] | None:
         """Ask ``ask`` (begun) until its value is confirmed, refused or given up. ``answer``:
         the person's answer to its question, already heard (it was asked with the previous
         field's read-back). Returns the next field's ask (begun) and the person's answer to it
@@ -512,7 +508,7 @@ class PhoneAgent:
         for _ in range(ATTEMPTS):
             if spec.name in self.state.typed:
                 return None
-            mode = iv.ask_mode(self.state, spec)
+            mode = interview.ask_mode(self.state, spec)
             if say is None and answer is None:
                 say = self._prompt(spec, mode, reason)
                 self._offer(spec, mode)
@@ -528,7 +524,7 @@ class PhoneAgent:
                 if _is_question(text):  # a side question, not an answer: answer it, then ask again
                     say = f"{await self._answer_side_question(spec, text)} {self._prompt(spec, mode)}"
                     continue
-                other = fl.named_field(text, spec, self.state.specs)
+                other = fields.named_field(text, spec, self.state.specs)
                 if other is not None:  # "My username is …" to "What is your first name?": out of step
                     self.emit(
                         "decision",
@@ -538,28 +534,28 @@ class PhoneAgent:
                         named=other.name,
                         heard=text,
                     )
-                    say = f"That sounds like your {fl.spoken_label(other)}. {self._prompt(spec, mode)}"
+                    say = f"That sounds like your {fields.spoken_label(other)}. {self._prompt(spec, mode)}"
                     continue
                 value, spelled = self._parse(spec, text, mode)
-                needs_read_back = fl.kind(spec) not in ("yesno", "choice") or (
-                    isinstance(value, str) and nz.choice(text, (value,), by_sound=False) is None
+                needs_read_back = fields.kind(spec) not in ("yesno", "choice") or (
+                    isinstance(value, str) and normalise.choice(text, (value,), by_sound=False) is None
                 )  # matched by sound
-                if value is None and fl.kind(spec) == "choice":
+                if value is None and fields.kind(spec) == "choice":
                     value = await self._pick_option(spec, text)
                     needs_read_back = value is not None
                 if value is None:
-                    self.state = iv.not_understood(self.state, spec.name)
-                    mode = iv.ask_mode(self.state, spec)
-                    hint = "" if mode.startswith("spell") else fl.hint(spec)
+                    self.state = interview.not_understood(self.state, spec.name)
+                    mode = interview.ask_mode(self.state, spec)
+                    hint = "" if mode.startswith("spell") else fields.hint(spec)
                     say = f"Sorry, I didn't get that. {hint} {self._prompt(spec, mode)}".replace("  ", " ")
                     self._offer(spec, mode)
                     continue
                 if not needs_read_back:
                     await self._info(spec, value, confirmed=True)
                     return None
-                if fl.kind(spec) == "name" and mode == "words" and not spelled and self._unsure(spec, value):
-                    self.state = iv.not_understood(self.state, spec.name)
-                    mode = iv.ask_mode(self.state, spec)
+                if fields.kind(spec) == "name" and mode == "words" and not spelled and self._unsure(spec, value):
+                    self.state = interview.not_understood(self.state, spec.name)
+                    mode = interview.ask_mode(self.state, spec)
                     say = f"{UNSURE} {self._prompt(spec, mode)}"
                     self._offer(spec, mode)
                     continue
@@ -578,19 +574,19 @@ class PhoneAgent:
             if any(a.spec.name == spec.name and a.choices for a in self.state.queue):
                 return None  # the page offers close matches: that ask, with its choices, comes next
             if result.how == "refused":  # the page refused it: ask again right here, with its reason
-                self.state, why = iv.reask(self.state, spec.name)
+                self.state, why = interview.reask(self.state, spec.name)
                 reason = why or result.reason
             elif result.how == "rejected":
                 if not result.more:
                     break
                 self._prefix = "Sorry about that. "
             else:
-                if not fl.spellable(spec):  # a choice, date or number misheard: spelled or typed next (ask_mode)
-                    self.state = iv.not_understood(self.state, spec.name)
-                mode = iv.ask_mode(self.state, spec)
+                if not fields.spellable(spec):  # a choice, date or number misheard: spelled or typed next (ask_mode)
+                    self.state = interview.not_understood(self.state, spec.name)
+                mode = interview.ask_mode(self.state, spec)
                 say = f"Let's try again. {self._prompt(spec, mode)}"
                 self._offer(spec, mode)
-        self.state = iv.give_up(self.state, spec.name)  # back of the queue, or the form fails
+        self.state = interview.give_up(self.state, spec.name)  # back of the queue, or the form fails
         self.emit(
             "decision", agent=self.id, what="field_given_up", field=spec.name, times=self.state.given_up[spec.name]
         )
@@ -624,16 +620,16 @@ class PhoneAgent:
         groups; bench: "My passport number is PX472, [pause] 9183." was cut in two turns) that
         :func:`~appliance.phone_agent.fields.fits` its pattern, else None. Emits ``decision {what:
         answer_resumed}``."""
-        if not self.line.heard_resumes or fl.kind(spec) not in _STRICT_KINDS or nz.yes_no(text) is not None:
+        if not self.line.heard_resumes or fields.kind(spec) not in _STRICT_KINDS or normalise.yes_no(text) is not None:
             return None
         whole = f"{heard.rstrip('. ')} {text}"
         again, spelled = self._parse(spec, whole, "words")
-        if again is None or again == value or not fl.fits(spec, again):
+        if again is None or again == value or not fields.fits(spec, again):
             return None
         self.emit("decision", agent=self.id, what="answer_resumed", field=spec.name, heard=text, value=again)
         return again, whole, spelled
 
-    def _implicit_next(self, spec: FieldSpec | None) -> iv.Ask | None:
+    def _implicit_next(self, spec: FieldSpec | None) -> interview.Ask | None:
         """The next field's ask when the read-back of ``spec`` (None: of fields asked together)
         may go with its question ("I have Miller. What is your date of birth?"): the next step
         is a plain question in words, not a yes/no (a "no" to it would read as an objection),
@@ -641,21 +637,21 @@ class PhoneAgent:
         if spec is not None and (self.state.rejections.get(spec.name) or spec.name in self.state.spell_asks):
             return None
         self._take_messages()  # a safe point: the next step as it stands now
-        nxt = iv.next_step(self.state)
+        nxt = interview.next_step(self.state)
         if (
-            not isinstance(nxt, iv.Ask)
+            not isinstance(nxt, interview.Ask)
             or nxt.choices
             or nxt.reason
-            or fl.kind(nxt.spec) == "yesno"
+            or fields.kind(nxt.spec) == "yesno"
             or nxt.spec.name in self.state.typed
-            or iv.ask_mode(self.state, nxt.spec) != "words"
+            or interview.ask_mode(self.state, nxt.spec) != "words"
         ):
             return None
         return nxt
 
     async def _confirm_implicitly(
-        self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool, nxt: iv.Ask
-    ) -> tuple[_Result | None, tuple[iv.Ask, str] | None]:
+        self, spec: FieldSpec, value: FieldValue, heard: str, spelled: bool, nxt: interview.Ask
+    ) -> tuple[_Result | None, tuple[interview.Ask, str] | None]:
         """Read ``value`` back with the next field's question (*implicit confirmation*): an
         answer that does not object ("no …") confirms it and is the next field's answer,
         returned with its ask (begun) as the carry; an objection is the read-back's "no" (the
@@ -664,28 +660,28 @@ class PhoneAgent:
         reason) and the answer still goes to the next field. Returns (how the read-back
         ended, None: the carry came back instead; or None: nothing more to do here)."""
         await self._info(spec, value, confirmed=False)
-        text = await self._ask_with_next(fl.stated(spec, value, heard, spelled), nxt)
+        text = await self._ask_with_next(fields.stated(spec, value, heard, spelled), nxt)
         if text is None:  # the next field typed; this one was not objected to
             await self._info(spec, value, confirmed=True)
             await self._say("Thanks, I have what you typed.")
             return None, None
         resumed = self._resumed(spec, value, heard, text)
         if resumed is not None:  # more of the answer, not one to the next question: read the whole back
-            self.state = iv.requeue(self.state, nxt)
+            self.state = interview.requeue(self.state, nxt)
             return await self._confirm(spec, *resumed), None
         if self._objected(text, nxt, spec):
             self.emit("decision", agent=self.id, what="implicit_read_back_rejected", field=spec.name)
             return await self._confirm(spec, value, heard, spelled, answer=text, rejected=True), None
-        if not iv.refused(self.state, spec.name, value):
+        if not interview.refused(self.state, spec.name, value):
             await self._info(spec, value, confirmed=True)
         return None, self._carried(text, nxt)
 
-    async def _ask_with_next(self, stated: str, nxt: iv.Ask) -> str | None:
+    async def _ask_with_next(self, stated: str, nxt: interview.Ask) -> str | None:
         """Say the read-back ``stated`` with ``nxt``'s question (``nxt`` is begun) and return the
         answer, the messages that came meanwhile applied; None when the person typed ``nxt``'s
         value instead. Raises :class:`_GaveUp` (``nxt`` back in the queue)."""
         self.stats.read_backs += 1
-        self.state = iv.begin(self.state, nxt)
+        self.state = interview.begin(self.state, nxt)
         say = f"{stated} {self._prompt(nxt.spec, 'words')}"
         try:
             text = await self._ask(say, field=nxt.spec.name)
@@ -694,12 +690,12 @@ class PhoneAgent:
         except _Typed:
             return None
         except _GaveUp:
-            self.state = iv.requeue(self.state, nxt)
+            self.state = interview.requeue(self.state, nxt)
             raise
         self._take_messages()
         return text
 
-    def _objected(self, text: str, nxt: iv.Ask, about: FieldSpec | None = None) -> bool:
+    def _objected(self, text: str, nxt: interview.Ask, about: FieldSpec | None = None) -> bool:
         """Whether ``text``, the answer to a read-back of ``about`` said with ``nxt``'s question,
         objects to the read-back: a "no …" (not one of ``nxt``'s options that starts with no),
         or a value of ``about``'s strict kinds (a date, number, phone, e-mail, code) that fits
@@ -707,52 +703,52 @@ class PhoneAgent:
         it's …", and the correction became the seat; bench: "My nationality desires." was read as
         the passport number NATIONALITYDESIRES and taken for an objection to a right one). Then
         ``nxt`` goes back to the front of the queue."""
-        says_next = bool(nxt.spec.options and nz.choice(text, nxt.spec.options, by_sound=False))
-        objected = nz.yes_no(text) is False and not says_next
-        if about is not None and fl.named_field(text, nxt.spec, self.state.specs) == about:
+        says_next = bool(nxt.spec.options and normalise.choice(text, nxt.spec.options, by_sound=False))
+        objected = normalise.yes_no(text) is False and not says_next
+        if about is not None and fields.named_field(text, nxt.spec, self.state.specs) == about:
             objected = True  # "My first name is David." to "I have David Miller. What is your last name?"
-        if not objected and about is not None and fl.kind(about) in _STRICT_KINDS and not says_next:
-            value = fl.parse(about, text, self.date_order)
+        if not objected and about is not None and fields.kind(about) in _STRICT_KINDS and not says_next:
+            value = fields.parse(about, text, self.date_order)
             objected = (
                 value is not None
-                and fl.fits(about, value)
-                and (bool(nxt.spec.options) or fl.parse(nxt.spec, text, self.date_order) is None)
+                and fields.fits(about, value)
+                and (bool(nxt.spec.options) or fields.parse(nxt.spec, text, self.date_order) is None)
             )
         if objected:
-            self.state = iv.requeue(self.state, nxt)
+            self.state = interview.requeue(self.state, nxt)
         return objected
 
-    def _carried(self, text: str, nxt: iv.Ask) -> tuple[iv.Ask, str] | None:
+    def _carried(self, text: str, nxt: interview.Ask) -> tuple[interview.Ask, str] | None:
         """The answer to ``nxt``'s question, with its ask, for :meth:`_interview`; None when it
         only said yes to the read-back ("Yes, that's right."): ``nxt`` is asked again."""
-        if nz.yes_no(text) and len(text.split()) <= 4:
-            self.state = iv.requeue(self.state, nxt)
+        if normalise.yes_no(text) and len(text.split()) <= 4:
+            self.state = interview.requeue(self.state, nxt)
             return None
         return nxt, text
 
-    def _parse(self, spec: FieldSpec, text: str, mode: iv.AskMode) -> tuple[FieldValue | None, bool]:
+    def _parse(self, spec: FieldSpec, text: str, mode: interview.AskMode) -> tuple[FieldValue | None, bool]:
         """The value in an answer, and whether the person spelled it."""
-        kind = fl.kind(spec) if fl.spellable(spec) else "name"
+        kind = fields.kind(spec) if fields.spellable(spec) else "name"
         by_letter = mode.startswith("spell")
         spelled = spelling.looks_spelled(text, kind) or (by_letter and spelling.letters(text, kind) is not None)
-        if by_letter or (fl.spellable(spec) and spelled):
-            value = fl.parse_spelled(spec, text)
+        if by_letter or (fields.spellable(spec) and spelled):
+            value = fields.parse_spelled(spec, text)
             if value is not None:
                 return value, True
             if spelled:  # a spelling that did not decode: its words are no answer ("India, Romelo, …")
                 return None, False
-        value = fl.parse(spec, text, self.date_order)
-        return fl.own_part(spec, value, self.state.specs, self._held()), False
+        value = fields.parse(spec, text, self.date_order)
+        return fields.own_part(spec, value, self.state.specs, self._held()), False
 
     def _held(self) -> dict[str, FieldValue]:
         """Each field's value as the interview holds it: confirmed, else the last one sent."""
         return {**self._sent, **self.state.confirmed}
 
-    async def _choose(self, ask: iv.Ask) -> None:
+    async def _choose(self, ask: interview.Ask) -> None:
         """The page offers several close matches for the person's value: they pick one (no
         read-back: it is said as the page lists it); an answer that names none is taken as a
         new value for the field."""
-        spec, q = ask.spec, cands.question(ask.spec.label, ask.choices)
+        spec, q = ask.spec, candidates.question(ask.spec.label, ask.choices)
         say = q
         for _ in range(3):
             try:
@@ -762,7 +758,7 @@ class PhoneAgent:
                 return
             if _REPEAT.search(text):
                 continue
-            pick = cands.pick(text, ask.choices)
+            pick = candidates.pick(text, ask.choices)
             if pick is None and not _is_question(text):
                 pick = await self._pick_option(spec.model_copy(update={"type": "select", "options": ask.choices}), text)
             if pick is not None:
@@ -770,7 +766,7 @@ class PhoneAgent:
                 await self._info(spec, pick, confirmed=True)
                 return
             say = f"Sorry, I didn't get which one. {q}"
-        self.state = iv.give_up(self.state, spec.name)
+        self.state = interview.give_up(self.state, spec.name)
         self.emit(
             "decision", agent=self.id, what="field_given_up", field=spec.name, times=self.state.given_up[spec.name]
         )
@@ -795,24 +791,24 @@ class PhoneAgent:
             else:
                 await self._info(spec, value, confirmed=False)
                 self.stats.read_backs += 1
-                text = await self._ask(fl.read_back(spec, value, heard, spelled), field=spec.name)
+                text = await self._ask(fields.read_back(spec, value, heard, spelled), field=spec.name)
             self._take_messages()
-            if iv.refused(self.state, spec.name, value):
+            if interview.refused(self.state, spec.name, value):
                 return _Result("refused", reason=self.state.refusals[spec.name].reason)
             resumed = None if rejected else self._resumed(spec, value, heard, text)
             if resumed is not None:
                 value, heard, spelled = resumed
                 continue
-            yes = False if rejected else nz.yes_no(text)
+            yes = False if rejected else normalise.yes_no(text)
             rejected = False
             if yes:
                 await self._info(spec, value, confirmed=True)
                 return _Result("confirmed", value)
             correction = _correction(text)
-            if fl.spellable(spec):
-                if yes is None and not spelling.looks_spelled(correction, fl.kind(spec)):
+            if fields.spellable(spec):
+                if yes is None and not spelling.looks_spelled(correction, fields.kind(spec)):
                     return _Result("unclear")
-                self.state, more = iv.rejected(self.state, spec.name)
+                self.state, more = interview.rejected(self.state, spec.name)
                 self.emit(
                     "decision",
                     agent=self.id,
@@ -821,7 +817,9 @@ class PhoneAgent:
                     times=self.state.rejections[spec.name],
                 )
                 again = (
-                    fl.parse_spelled(spec, correction) if spelling.looks_spelled(correction, fl.kind(spec)) else None
+                    fields.parse_spelled(spec, correction)
+                    if spelling.looks_spelled(correction, fields.kind(spec))
+                    else None
                 )
                 # spelled in the first correction: read that back at once; from the second "no" on, the
                 # field is asked again (a spelling, then the box on the screen) rather than read back
@@ -829,21 +827,21 @@ class PhoneAgent:
                     return _Result("rejected", more=more)
                 value, heard, spelled = again, correction, True
                 continue
-            corrected = fl.parse(spec, correction, self.date_order)
+            corrected = fields.parse(spec, correction, self.date_order)
             if yes is False and corrected is not None:  # "No, it's …": read that back (the same value
                 value = corrected  # again when the person misheard the read-back)
                 continue
             return _Result("unclear")
         return _Result("unclear")
 
-    async def _interview_together(self, together: iv.AskTogether) -> tuple[iv.Ask, str] | None:
+    async def _interview_together(self, together: interview.AskTogether) -> tuple[interview.Ask, str] | None:
         """Fields a person answers together, in one question and one read-back (said with the
         next field's question when it may be: :meth:`_implicit_next`; then the carry, as
         :meth:`_interview` returns it). A rejected name read-back sends each field back to be
         asked (and spelled) on its own; a date's "no, it's …" is read back; anything else that
         fails asks each field on its own."""
         specs = tuple(a.spec for a in together.asks)
-        q = fl.question_together(together.what, specs)
+        q = fields.question_together(together.what, specs)
         say, values, unheard = q, None, 0
         for _ in range(3):
             if values is None:
@@ -854,25 +852,25 @@ class PhoneAgent:
                 if _is_question(text):
                     say = f"{await self._answer_side_question(specs[0], text)} {q}"
                     continue
-                values = fl.parse_together(together.what, specs, text, self.date_order)
+                values = fields.parse_together(together.what, specs, text, self.date_order)
                 if (
                     together.what == "name"
                     and values is not None
                     and any(self._unsure(s, v) for s, v in zip(specs, values))
                 ):  # each on its own, spelled
                     self._prefix = f"{UNSURE} "
-                    self.state = iv.split(self.state, together, rejected=False, unheard=1)
+                    self.state = interview.split(self.state, together, rejected=False, unheard=1)
                     return None
                 if values is None:
                     unheard += 1
-                    if together.what == "name" or unheard == 2:  # each on its own (a name: spelled, iv.ask_mode)
+                    if together.what == "name" or unheard == 2:  # each on its own (a name: spelled, interview.ask_mode)
                         self._prefix = "Sorry, I didn't get that. "
                         break
                     say = f"Sorry, I didn't get that. {q}"
                     continue
             for spec, v in zip(specs, values):
                 await self._info(spec, v, confirmed=False)
-            stated = fl.stated_together(together.what, specs, values)
+            stated = fields.stated_together(together.what, specs, values)
             nxt = self._implicit_next(None)
             if nxt is None:
                 self.stats.read_backs += 1
@@ -880,8 +878,8 @@ class PhoneAgent:
                 self._take_messages()
             else:
                 answer = await self._ask_with_next(stated, nxt)
-            refused = {s.name for s, v in zip(specs, values) if iv.refused(self.state, s.name, v)}
-            yes = nz.yes_no(answer) if answer is not None else True  # None: the next field typed, no objection
+            refused = {s.name for s, v in zip(specs, values) if interview.refused(self.state, s.name, v)}
+            yes = normalise.yes_no(answer) if answer is not None else True  # None: the next field typed, no objection
             if yes or (nxt is not None and not self._objected(answer, nxt)):  # refused ones: queued with the reason
                 for spec, v in zip(specs, values):
                     if spec.name not in refused:
@@ -891,13 +889,13 @@ class PhoneAgent:
                     return None
                 return None if nxt is None else self._carried(answer, nxt)
             if together.what == "date" and yes is False and not refused:
-                values = fl.parse_together(together.what, specs, _correction(answer), self.date_order)
+                values = fields.parse_together(together.what, specs, _correction(answer), self.date_order)
                 say = f"Sorry about that. {q}"
                 continue
             self._prefix = "Sorry about that. " if yes is False else ""
-            self.state = iv.split(self.state, together, rejected=yes is False)
+            self.state = interview.split(self.state, together, rejected=yes is False)
             return None
-        self.state = iv.split(self.state, together, rejected=False, unheard=unheard)
+        self.state = interview.split(self.state, together, rejected=False, unheard=unheard)
         return None
 
     async def _authorise(self) -> bool:
@@ -908,20 +906,20 @@ class PhoneAgent:
         again once the computer agent has the new value in and asks again."""
         if self._t_authorise is None:
             self._t_authorise = time.monotonic()
-        question = f"{fl.summary(self.state.specs, self.state.confirmed)} Shall I submit the form now?"
+        question = f"{fields.summary(self.state.specs, self.state.confirmed)} Shall I submit the form now?"
         for _ in range(3):
             text = await self._ask(question, counted=False)
             question = "Shall I submit the form now?"
             self._take_messages()
             if self.state.queue:  # the page wants something else first
                 return True
-            yes = nz.yes_no(text)
-            named = None if yes else fl.field_named(text, {n: self.state.specs[n] for n in self.state.confirmed})
+            yes = normalise.yes_no(text)
+            named = None if yes else fields.field_named(text, {n: self.state.specs[n] for n in self.state.confirmed})
             if named is not None:  # "No, my town is Leeds.": that field again, its answer given
                 self.emit("decision", agent=self.id, what="summary_corrected", field=named.name, heard=text)
-                self.state = iv.reopen(self.state, named.name)
+                self.state = interview.reopen(self.state, named.name)
                 ask = self.state.queue[0]
-                self.state = iv.begin(self.state, ask)
+                self.state = interview.begin(self.state, ask)
                 await self._carry_on((ask, _correction(text)))
                 return True
             if yes:
@@ -930,7 +928,7 @@ class PhoneAgent:
                     await self._say("All right, I've stopped. Nothing has been sent.")
                     question = "Shall I submit the form now, or leave it unsent?"
                     continue
-                self.state = iv.authorised(self.state)
+                self.state = interview.authorised(self.state)
                 await self._send(SubmitAuthorized())
                 self.emit("decision", agent=self.id, what="submit_authorized")
                 await self._watch_submit()
@@ -952,7 +950,7 @@ class PhoneAgent:
         await self._say("Okay, submitting.")
         while (left := deadline - time.monotonic()) > 0:
             try:
-                heard = nz.clean(await asyncio.wait_for(self.line.hear(), left))
+                heard = normalise.clean(await asyncio.wait_for(self.line.hear(), left))
             except TimeoutError:
                 return False
             self.emit("heard", agent=self.id, text=heard)
@@ -972,18 +970,18 @@ class PhoneAgent:
                 if not done:
                     return
                 if hearing in done:
-                    heard = nz.clean(hearing.result())
+                    heard = normalise.clean(hearing.result())
                     self.emit("heard", agent=self.id, text=heard)
                     if _STOP.search(heard):
                         await self._send(Interrupt(reason="the person said stop before the page answered"))
                         self.emit("decision", agent=self.id, what="submit_interrupted")
-                        self.state = iv.withdrawn(self.state)
+                        self.state = interview.withdrawn(self.state)
                         await self._say("Stopping. If it was not too late, nothing has been sent.")
                         return
                     hearing = asyncio.ensure_future(self.line.hear())
                     continue
                 self._take_messages()
-                if not isinstance(iv.next_step(self.state), iv.Hold):
+                if not isinstance(interview.next_step(self.state), interview.Hold):
                     return
         finally:
             if not hearing.done():
@@ -998,7 +996,7 @@ class PhoneAgent:
                 'Pick the option the person means. Answer with the option, or "none of them" when the person '
                 'named none of them. Example: options Germany, France, Spain; the person said "I\'m French" → '
                 '{"option":"France"}.',
-                f'Options: {", ".join(opts)}\nQuestion: {fl.question(spec)}\nThe person said: "{text}"',
+                f'Options: {", ".join(opts)}\nQuestion: {fields.question(spec)}\nThe person said: "{text}"',
                 choices("OptionPick", option=(*opts, none)),
                 max_tokens=30,
             )
@@ -1036,7 +1034,9 @@ class PhoneAgent:
         spelling alphabet when ``spelling`` is expected."""
         text, self._prefix = self._prefix + text, ""
         spec = self.state.specs.get(field or "")
-        context = fl.spelling_context(spec) if spelling else fl.asr_context(self.state.specs, self._held(), spec)
+        context = (
+            fields.spelling_context(spec) if spelling else fields.asr_context(self.state.specs, self._held(), spec)
+        )
         if context != self._asr_context:  # before the question whose answer may repeat them
             self._asr_context = context
             await self.line.hint(context)
@@ -1054,7 +1054,7 @@ class PhoneAgent:
         prompted = False
         while True:
             try:
-                heard = nz.clean(await self._hear(field))
+                heard = normalise.clean(await self._hear(field))
             except TimeoutError:
                 if not prompts:
                     raise _HungUp() from None
@@ -1113,7 +1113,7 @@ class PhoneAgent:
     async def _info(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
         self._sent[spec.name] = value
         if confirmed:
-            self.state = iv.confirm(self.state, spec.name, value)
+            self.state = interview.confirm(self.state, spec.name, value)
         await self._send(InfoCollected(field=spec.name, value=value, confirmed=confirmed))
 
     async def _send(self, payload: Payload) -> None:

@@ -22,8 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from appliance.phone_agent import normalise as nz
-from appliance.phone_agent import spelling, words
+from appliance.phone_agent import normalise, spelling, words
 from appliance.protocol import FieldSpec, FieldValue
 
 _CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference")
@@ -321,7 +320,7 @@ def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue | N
     is read first — a turn may hold several transcripts ("My postal code is M. 1-1. A E.")
     —, then its first sentence alone (ASR may add a garbled repeat after it)."""
     value = _parse(spec, text, date_order)
-    first = nz.first_sentence(text)
+    first = normalise.first_sentence(text)
     if value is None and first != text.strip():
         value = _parse(spec, first, date_order)
     return value
@@ -330,26 +329,26 @@ def parse(spec: FieldSpec, text: str, date_order: str = "DMY") -> FieldValue | N
 def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
     k = kind(spec)
     if k == "yesno":
-        return nz.yes_no(text)
+        return normalise.yes_no(text)
     if k == "choice":
-        return nz.choice(text, spec.options or ())
+        return normalise.choice(text, spec.options or ())
     if k == "choices":
-        picked = tuple(o for o in spec.options or () if nz.choice(text, (o,)))
+        picked = tuple(o for o in spec.options or () if normalise.choice(text, (o,)))
         return picked or None
     if k in ("name", "email", "username") and spelling.looks_spelled(text, k):
         value = spelling.decode(text, k)  # "O'Neill, spelled O apostrophe N E I double L"
         if value is not None:
             return value
     return {
-        "email": nz.email,
-        "phone": nz.phone,
-        "date": lambda t: nz.date(t, date_order),
-        "username": nz.username,
-        "code": lambda t: once(spec, nz.code(t)),
-        "name": nz.name,
-        "number": lambda t: nz.digits(t) or None,
-        "address": lambda t: nz.strip_lead_in(t) or None,
-        "text": nz.own_words,
+        "email": normalise.email,
+        "phone": normalise.phone,
+        "date": lambda t: normalise.date(t, date_order),
+        "username": normalise.username,
+        "code": lambda t: once(spec, normalise.code(t)),
+        "name": normalise.name,
+        "number": lambda t: normalise.digits(t) or None,
+        "address": lambda t: normalise.strip_lead_in(t) or None,
+        "text": normalise.own_words,
     }[k](text)
 
 
@@ -363,10 +362,10 @@ def parse_spelled(spec: FieldSpec, text: str) -> str | None:
     ("India, Romeo, India, Sierra, Hotel" → "Ireland")."""
     if kind(spec) == "choice":
         word = spelling.decode(text, "name")
-        return nz.choice(word, spec.options or ()) if word else None
+        return normalise.choice(word, spec.options or ()) if word else None
     value = spelling.decode(text, _spelling_kind(spec))
     if value is None and kind(spec) == "code":
-        value = nz.code(text) if spelling.looks_spelled(text, "code") else None
+        value = normalise.code(text) if spelling.looks_spelled(text, "code") else None
     return once(spec, value)
 
 
@@ -423,7 +422,7 @@ def _lower_first(label: str) -> str:
 def _as_heard(heard: str, value: str, parse) -> str | None:
     """The person's own words for ``value`` ("David Miller 84" for ``davidmiller84``), when
     they give exactly that value; else None."""
-    said = re.split(r"\bat\b|@", nz.strip_lead_in(nz.first_sentence(heard)))[0].strip()
+    said = re.split(r"\bat\b|@", normalise.strip_lead_in(normalise.first_sentence(heard)))[0].strip()
     return said if said and parse(said) == value else None
 
 
@@ -443,12 +442,12 @@ def spoken(spec: FieldSpec, value: FieldValue, heard: str = "", spelled: bool = 
         return value
     if k == "email":
         local, _, domain = value.partition("@")
-        own = _as_heard(heard, local, nz.username)
+        own = _as_heard(heard, local, normalise.username)
         return f"{own.lower() if own else spelling.say(local, 'username')}, at {domain.replace('.', ' dot ')}"
     if k in ("phone", "number") or (k == "code" and value.isdigit()):
         return ("plus " if value.startswith("+") else "") + words.digit_groups(value.lstrip("+"))
     if k == "username":
-        own = _as_heard(heard, value, nz.username)
+        own = _as_heard(heard, value, normalise.username)
         return f"{own.lower()}, as one word" if own and " " in own else own or spelling.say(value, "username")
     if k == "code":
         return spelling.say(value, "code")
@@ -542,10 +541,10 @@ def parse_together(
 ) -> tuple[FieldValue, ...] | None:
     """The values of fields asked together, in the order of ``specs``, or None."""
     if what == "name":
-        full = nz.name(text)
+        full = normalise.name(text)
         parts = split_name(full) if full else None
         return parts
-    iso = nz.date(text, date_order)
+    iso = normalise.date(text, date_order)
     if iso is None:
         return None
     day = _dt.date.fromisoformat(iso)
@@ -575,7 +574,7 @@ def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) 
     """The ISO date that a date's part values say."""
     parts = {date_part(s): str(v) for s, v in zip(specs, values)}
     month = parts["month"]
-    m = int(month) if month.isdigit() else nz.MONTHS[month.casefold()[:3]]
+    m = int(month) if month.isdigit() else normalise.MONTHS[month.casefold()[:3]]
     return _dt.date(int(parts["year"]), m, int(parts["day"])).isoformat()
 
 

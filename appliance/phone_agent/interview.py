@@ -84,7 +84,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
-from appliance.phone_agent import fields as fl
+from appliance.phone_agent import fields
 from appliance.protocol import (
     FieldSpec,
     FieldValue,
@@ -341,13 +341,13 @@ def begin(state: Interview, ask: Ask | AskTogether) -> Interview:
 
 def ask_mode(state: Interview, spec: FieldSpec) -> AskMode:
     """How to ask ``spec`` now (see the module docstring)."""
-    if fl.spellable(spec):
+    if fields.spellable(spec):
         due = bool(
             state.rejections.get(spec.name)
             or state.unheard.get(spec.name)
             or state.page_refusals.get(spec.name, 0) >= 2
         )
-    elif fl.kind(spec) == "choice":
+    elif fields.kind(spec) == "choice":
         due = state.unheard.get(spec.name, 0) >= 2
     else:  # a date, number or phone: nothing to spell, but the person may type it
         return "words_or_type" if state.unheard.get(spec.name) else "words"
@@ -563,14 +563,14 @@ def _together(state: Interview) -> AskTogether | None:
     q = state.queue
     if (
         len(q) >= 2
-        and fl.name_part(q[0].spec) == "given"
-        and fl.name_part(q[1].spec) == "family"
+        and fields.name_part(q[0].spec) == "given"
+        and fields.name_part(q[1].spec) == "family"
         and all(_fresh(state, a) for a in q[:2])
     ):
         return AskTogether(q[:2], "name")
     if (
         len(q) >= 3
-        and {fl.date_part(a.spec) for a in q[:3]} == {"day", "month", "year"}
+        and {fields.date_part(a.spec) for a in q[:3]} == {"day", "month", "year"}
         and all(_fresh(state, a) for a in q[:3])
     ):
         return AskTogether(q[:3], "date")

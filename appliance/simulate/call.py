@@ -3,7 +3,7 @@
 The person is an aiortc client (:class:`~appliance.simulate.webrtc_client.WebRTCClient`) of
 the appliance's voice server. It hears the bot only through Whisper transcripts of the
 audio that comes back on the call, and answers only with Piper audio in its own voice (a
-:class:`~appliance.voice.tts.VoiceStyle` that differs from the bot's), sent in real time
+:class:`~appliance.voice.piper_synth.VoiceStyle` that differs from the bot's), sent in real time
 over the Opus track into the phone agent's real pipeline: Silero VAD, streaming Whisper,
 end of turn, barge-in. No text crosses the line unspoken.
 
@@ -37,7 +37,7 @@ from appliance.simulate.hearing import clean, sentences
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
 from appliance.simulate.webrtc_client import WebRTCClient
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.wav import write_wav
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.stages import stages
 from appliance.simulate.webrtc_client import WebRTCClient
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ import numpy as np
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
-from appliance.voice.tts import resample
+from appliance.voice.piper_synth import resample
 
 log = logging.getLogger(__name__)
 

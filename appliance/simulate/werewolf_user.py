@@ -33,8 +33,8 @@ from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
 from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.voice.asr import SAMPLE_RATE_HZ, WhisperASR
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle, resample
 from appliance.voice.runtime import VoiceRuntime
-from appliance.voice.tts import PiperSynth, VoiceStyle, resample
 from appliance.voice.wav import write_wav
 from appliance.werewolf import voices
 from appliance.werewolf.game import GameResult, GameState, SeatAgent, play_game

@@ -4,7 +4,7 @@ Models and the session:
 
 - :mod:`~appliance.voice.runtime` — ``VoiceRuntime``: ASR, TTS voice and LLM clients by slot name, loaded once.
 - :mod:`~appliance.voice.asr` — faster-whisper fed only the audio there is; the silence rule.
-- :mod:`~appliance.voice.tts` — Piper synthesis, voice styles (length, noise, pitch), resampling.
+- :mod:`~appliance.voice.piper_synth` — Piper synthesis, voice styles (length, noise, pitch), resampling.
 - :mod:`~appliance.voice.session` — one conversation: event log, recording folder, LLM context.
 - :mod:`~appliance.voice.events` — ``EventLog`` and ``TurnObserver`` (per-turn latency events).
 - :mod:`~appliance.voice.wav` — writing mono 16-bit WAV files.
@@ -14,7 +14,7 @@ pipecat extensions (each a processor or service):
 - :mod:`~appliance.voice.pipeline` — the flat processor list (``build_task``).
 - :mod:`~appliance.voice.turns` — the user-turn strategies: Smart Turn + words (or the pause rule), speculation,
   barge-in that knows a backchannel.
-- :mod:`~appliance.voice.whisper_stt` — streaming Whisper STT: interims, the early final.
+- :mod:`~appliance.voice.stt` — streaming Whisper STT: interims, the early final.
 - :mod:`~appliance.voice.markers` — control markers and the clause chunker (``SpeakableTextProcessor``).
 - :mod:`~appliance.voice.clause_tts`, :mod:`~appliance.voice.piper_tts`, :mod:`~appliance.voice.fish_tts` —
   clause-level TTS with per-clause style; Piper (embedded) and Fish Audio (cloud).

@@ -40,9 +40,9 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from appliance.config import TurnConfig
 from appliance.voice.markers import VoiceFrame
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
+from appliance.voice.stt import ASRContextFrame
 from appliance.voice.turns import ReplyClock
-from appliance.voice.whisper_stt import ASRContextFrame
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ class LineProcessor(FrameProcessor):
 
     async def hint(self, context: str) -> None:
         """Words the person may say again (their names as heard): the STT transcribes after
-        them from now on (an :class:`~appliance.voice.whisper_stt.ASRContextFrame` upstream)."""
+        them from now on (an :class:`~appliance.voice.stt.ASRContextFrame` upstream)."""
         await self.push_frame(ASRContextFrame(context=context), FrameDirection.UPSTREAM)
 
 

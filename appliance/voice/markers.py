@@ -28,7 +28,7 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.utils.text.base_text_aggregator import TextType
 
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 
 MARKER_RE = re.compile(r"\[(THINKING|EMO:[A-Za-z_]+|SPEED:\d+(?:\.\d+)?)\]")
 _PARTIAL_MARKER_RE = re.compile(r"\[[A-Z:._a-z0-9]{0,16}$")

@@ -43,9 +43,9 @@ from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.playout import ListeningSileroVAD, Playout
 from appliance.voice.runtime import VoiceRuntime
 from appliance.voice.session import Session
+from appliance.voice.stt import StreamingSTTService
 from appliance.voice.turns import turn_strategies
 from appliance.voice.wav import write_wav
-from appliance.voice.whisper_stt import StreamingWhisperSTTService
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def build_task(
         )
 
     agent = line is not None
-    stt = StreamingWhisperSTTService(
+    stt = StreamingSTTService(
         runtime.asr,
         cfg.turn.interim_every_ms,
         on_final=on_final,

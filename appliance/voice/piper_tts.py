@@ -13,7 +13,7 @@ from pipecat.frames.frames import ErrorFrame, Frame
 from appliance.config import TTSConfig
 from appliance.voice.clause_tts import ClauseTTSService, silence
 from appliance.voice.markers import SpeechStyle
-from appliance.voice.tts import PiperSynth, VoiceStyle
+from appliance.voice.piper_synth import PiperSynth, VoiceStyle
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from appliance.config import Config
 from appliance.llm.client import LLM
 from appliance.llm.runtime import LLMRuntime
 from appliance.voice.asr import ASREngine, load_asr
-from appliance.voice.tts import PiperSynth
+from appliance.voice.piper_synth import PiperSynth
 
 log = logging.getLogger(__name__)
 

@@ -276,7 +276,7 @@ def read_wav_16k(path: Path) -> bytes:
     import numpy as np
     import soundfile as sf
 
-    from appliance.voice.tts import resample
+    from appliance.voice.piper_synth import resample
 
     try:
         audio, rate = sf.read(str(path), dtype="float32", always_2d=True)

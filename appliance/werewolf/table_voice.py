@@ -17,7 +17,7 @@ import logging
 import re
 
 from appliance.protocol import Emit
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 from appliance.werewolf.voices import VoiceBook
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from appliance.config import DEFAULT_CONFIG, ConfigError
-from appliance.voice.tts import VoiceStyle
+from appliance.voice.piper_synth import VoiceStyle
 
 REPO_ROOT = DEFAULT_CONFIG.parent.parent
 

@@ -1,6 +1,7 @@
-"""Whisper as a pipecat STT service: interim transcripts while the person speaks, the final
-one at the VAD stop, and that final often ready *at* the VAD stop — announced even before
-it as pipecat's eager end of turn, so the LLM can start on it (``voice/turns.py``).
+"""A local ASR engine (Whisper, or Moonshine by config: ``asr.engine``) as a pipecat STT
+service: interim transcripts while the person speaks, the final one at the VAD stop, and
+that final often ready *at* the VAD stop — announced even before it as pipecat's eager end
+of turn, so the LLM can start on it (``voice/turns.py``).
 
 Pure helpers on 16 kHz s16 mono PCM (how loud each 20 ms window is; whether the person has
 probably stopped) under one ``SegmentedSTTService`` subclass, which only schedules
@@ -48,7 +49,7 @@ WORD_END_MS = 100
 @dataclass
 class ASRContextFrame(SystemFrame):
     """Words the person may say again (an agent's line pushes it upstream: their names as
-    heard): :class:`StreamingWhisperSTTService` transcribes after them from now on (the ASR's
+    heard): :class:`StreamingSTTService` transcribes after them from now on (the ASR's
     ``context``); ``''`` clears it."""
 
     context: str
@@ -86,9 +87,9 @@ def quiet_after(pcm: bytes, offset: int) -> bool:
     return len(before) > 0 and (len(after) == 0 or bool(after.max() < before.max() * QUIET_RATIO))
 
 
-class StreamingWhisperSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
-    """Whisper STT with interim transcripts while the person speaks and a final one at
-    the VAD stop. Input audio: 16 kHz mono s16.
+class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
+    """STT over a local ASR engine (Whisper or Moonshine) with interim transcripts while
+    the person speaks and a final one at the VAD stop. Input audio: 16 kHz mono s16.
 
     Interims: while the bot speaks (they decide a barge-in) the utterance so far is
     re-transcribed as soon as a word ends (:data:`WORD_END_MS` of quiet after speech not yet

@@ -1,4 +1,4 @@
-"""StreamingWhisperSTTService by pushing frames (pipecat's run_test), Whisper replaced by a stub."""
+"""StreamingSTTService by pushing frames (pipecat's run_test), Whisper replaced by a stub."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 from appliance import config
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 from appliance.voice.line import LineProcessor
-from appliance.voice.whisper_stt import StreamingWhisperSTTService, quiet_after, trailing_silence
+from appliance.voice.stt import StreamingSTTService, quiet_after, trailing_silence
 
 
 class StopProbe(FrameProcessor):
@@ -57,9 +57,7 @@ def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
 
 async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
-    stt = StreamingWhisperSTTService(
-        asr, interim_every_ms=100, on_final=finals.append, eager=eager, interims_while_quiet=True
-    )
+    stt = StreamingSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager, interims_while_quiet=True)
     probe = StopProbe(asr)
     down, _ = await run_test(
         Pipeline([stt, probe]),
@@ -138,7 +136,7 @@ async def test_an_early_final_on_the_trailing_quiet_is_the_final():
 
 async def test_no_interims_while_the_bot_is_quiet_unless_asked():
     asr, finals = FakeASR(), []
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    stt = StreamingSTTService(asr, interim_every_ms=100, on_final=finals.append)
     down, _ = await run_test(
         stt,
         frames_to_send=[
@@ -157,7 +155,7 @@ async def test_while_the_bot_speaks_a_word_is_transcribed_once_in_its_own_pause(
     """A barge-in's "Stop." is decided at the word's end, not at the next interim tick, and
     by one ASR call: no early final of the same pause queues beside it."""
     asr = FakeASR()
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=5000, eager=True)  # no tick in this test's time
+    stt = StreamingSTTService(asr, interim_every_ms=5000, eager=True)  # no tick in this test's time
     probe = StopProbe(asr)
     down, _ = await run_test(
         Pipeline([stt, probe]),
@@ -191,7 +189,7 @@ async def test_the_asr_transcribes_after_the_context_an_agents_line_sends_upstre
     """The phone agent's line hints the person's confirmed names (``ASRContextFrame``, pushed
     upstream): every later transcription, interim or final, is decoded after them."""
     asr = FakeASR()
-    stt = StreamingWhisperSTTService(asr, interim_every_ms=100, interims_while_quiet=True)
+    stt = StreamingSTTService(asr, interim_every_ms=100, interims_while_quiet=True)
     line = LineProcessor(config.load().turn)
     task = asyncio.create_task(
         run_test(
