@@ -398,6 +398,36 @@ class Config(_Section):
         simulations run under, whatever the operator's file says."""
         return self._derive(browser={"network": "loopback"})
 
+    def for_voice_bench(self, max_tokens: int) -> "Config":
+        """For ``bench voice``'s own server: on a free port, loopback ICE candidates only, no
+        recording, no "never silent" acknowledgements (the bench measures the replies) and
+        replies of at most ``max_tokens`` tokens (``llm.max_tokens``).
+
+        Raises:
+            ConfigError: the derived settings are not valid.
+        """
+        return self._derive(
+            server={"port": 0},
+            transport={"loopback_only": True},
+            recording={"enabled": False},
+            llm={"max_tokens": max_tokens},
+            turn={"ack": "off"},
+        )
+
+    def with_reply_tokens(self, max_tokens: int) -> "Config":
+        """With ``llm.max_tokens`` = ``max_tokens`` (``bench voice``'s barge-in trials need
+        replies long enough to interrupt).
+
+        Raises:
+            ConfigError: ``max_tokens`` is not valid.
+        """
+        return self._derive(llm={"max_tokens": max_tokens})
+
+    def with_bus_log_dir(self, folder: str | Path) -> "Config":
+        """With ``bus.log_dir`` = ``folder``: a Werewolf game logs its envelopes into its own
+        recording folder."""
+        return self._derive(bus={"log_dir": str(folder)})
+
     def for_asr_engine(self, engine: str) -> "Config":
         """With ``asr.engine`` set to ``engine`` (``bench asr`` runs each engine on one config).
 

@@ -74,3 +74,19 @@ def test_form_sessions_keep_a_spellings_pauses_in_one_vad_segment_and_wait_no_lo
     assert slow.vad.stop_ms == 700 and getattr(slow.turn, wait) == getattr(cfg.turn, wait)
     short = config.load(overrides={"turn": {wait: 100}}).for_forms()
     assert getattr(short.turn, wait) == 0  # never below nothing
+
+
+def test_the_voice_bench_runs_on_its_own_port_unrecorded_without_acks_and_with_short_replies():
+    cfg = config.load()
+    bench = cfg.for_voice_bench(60)
+    assert (bench.server.port, bench.transport.loopback_only, bench.recording.enabled) == (0, True, False)
+    assert (bench.llm.max_tokens, bench.turn.ack) == (60, "off")
+    assert bench.with_reply_tokens(160).llm.max_tokens == 160 and bench.with_reply_tokens(160).turn.ack == "off"
+    with pytest.raises(config.ConfigError, match="max_tokens"):
+        cfg.with_reply_tokens(0)
+
+
+def test_a_game_logs_its_envelopes_into_its_own_folder(tmp_path):
+    cfg = config.load()
+    assert cfg.with_bus_log_dir(tmp_path).bus.log_dir == str(tmp_path)
+    assert cfg.with_bus_log_dir(tmp_path).bus.backend == cfg.bus.backend

@@ -52,7 +52,7 @@ async def replay(cfg: Config, folder: str | Path) -> dict:
     wav = folder if folder.is_file() else folder / "input.wav"
     if not wav.is_file():
         raise TransportError(f"{folder}: no input.wav (not a session recording folder or a WAV file?)")
-    cfg = cfg.model_copy(update={"recording": cfg.recording.model_copy(update={"enabled": False})})
+    cfg = cfg.without_recording()
     runtime = VoiceRuntime(cfg).start(lambda _stage: None)
     try:
         session = open_session(cfg, "replay")

@@ -45,6 +45,7 @@ under ``unshare -n sh -c 'ip link set lo up; …'`` (``scripts/bench_voice.sh`` 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import statistics
 import subprocess
@@ -393,8 +394,9 @@ async def _measure_turns(server: VoiceServer, wav: Path, listen_s: float):
     return run, events
 
 
-def stock_pipeline(runtime, transport, session):
-    """pipecat 1.14's defaults with our models (see the module docstring)."""
+def stock_pipeline(runtime, transport, session, cfg: Config | None = None):
+    """pipecat 1.14's defaults with our models (see the module docstring); ``cfg``: as
+    :func:`~appliance.voice.pipeline.build_task` takes it."""
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.pipeline.pipeline import Pipeline
     from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -406,7 +408,7 @@ def stock_pipeline(runtime, transport, session):
 
     from appliance.voice.events import TurnObserver
 
-    cfg = runtime.cfg
+    cfg = cfg or runtime.cfg
     stt = WhisperSTTService(
         settings=WhisperSTTService.Settings(model=str(models.path("whisper-tiny.en"))),
         device="cpu",
@@ -469,15 +471,8 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
     """
     if not 10 <= turns <= len(QUESTIONS) + len(models.ARCTIC_TEXT):
         raise ValueError(f"--turns must be between 10 and {len(QUESTIONS) + len(models.ARCTIC_TEXT)}")
-    cfg = cfg.model_copy(
-        update={
-            "server": cfg.server.model_copy(update={"port": 0}),
-            "transport": cfg.transport.model_copy(update={"loopback_only": True}),
-            "recording": cfg.recording.model_copy(update={"enabled": False}),
-            "llm": cfg.llm.model_copy(update={"max_tokens": BENCH_MAX_TOKENS}),
-            "turn": cfg.turn.model_copy(update={"ack": "off"}),
-        }
-    )
+    cfg = cfg.for_voice_bench(BENCH_MAX_TOKENS)
+    barge_cfg = cfg.with_reply_tokens(BARGE_IN_MAX_TOKENS)
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         synth = PiperSynth()
@@ -504,11 +499,8 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
                 run, events = await _measure_turns(server, tmp / "turns.wav", turns_s)
                 v2v, missing = v2v_from_run(run.audible("mic"), run.audible("bot"), GAP_S * 1000)
                 log.info("bench: %s barge-in and false barge-in trials", name)
-                server.runtime.cfg = cfg.model_copy(
-                    update={"llm": cfg.llm.model_copy(update={"max_tokens": BARGE_IN_MAX_TOKENS})}
-                )
+                server.pipeline_builder = functools.partial(builder, cfg=barge_cfg)
                 brun, trials, falses, bevents = await _barge_session(server, clips)
-                server.runtime.cfg = cfg
                 stages = stage_medians(events)
                 v2v_pct = _pct(v2v)
                 stages["heard_ms"] = v2v_pct["p50"]

@@ -33,6 +33,7 @@ from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
 
+from appliance.config import Config
 from appliance.voice.acks import Acknowledger
 from appliance.voice.apology import LLMApology
 from appliance.voice.events import TurnObserver
@@ -70,15 +71,18 @@ def build_task(
     session: Session,
     system_prompt: str | None = None,
     line: LineProcessor | None = None,
+    cfg: Config | None = None,
 ) -> PipelineWorker:
     """The pipeline for one session on ``transport``; run it with :func:`run_task`.
 
     ``system_prompt`` overrides ``llm.system_prompt``. ``line``: an agent speaks and
     listens through this :class:`~appliance.voice.line.LineProcessor` instead of the LLM.
+    ``cfg``: this session's settings (default: the runtime's; ``bench voice`` gives its
+    barge-in trials longer replies, :meth:`~appliance.config.Config.with_reply_tokens`).
     Recording (when the session has a folder): ``input.wav`` and ``output.wav`` (16 kHz
     mono) are written when the pipeline ends.
     """
-    cfg = runtime.cfg
+    cfg = cfg or runtime.cfg
     asr_stats = []
 
     def on_final(result):

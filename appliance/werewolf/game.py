@@ -330,7 +330,7 @@ async def play_game(
             agents[seat] = user.agent(seat, llm, seed, audio)
         else:
             agents[seat] = AISeat(seat, llm, (runtime.synth, book.seats[seat], audio) if ai_voices else None)
-    bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)})
+    bus_cfg = cfg.with_bus_log_dir(folder).bus
     t_play = time.monotonic()
     try:
         with open(folder / "events.jsonl", "w", encoding="utf-8") as events_out:

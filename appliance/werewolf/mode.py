@@ -260,7 +260,7 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     def user_out(lines: list[str]) -> None:
         table.announce("You are out of the game. It goes on without you: follow it on the page.")
 
-    bus_cfg = cfg.bus.model_copy(update={"log_dir": str(folder)}) if folder is not None else cfg.bus
+    bus_cfg = cfg.with_bus_log_dir(folder).bus if folder is not None else cfg.bus
     if folder is not None:
         (folder / "werewolf.json").write_text(
             json.dumps({"seed": seed, "seats": seats, "user": "human", "game_id": game_id})
