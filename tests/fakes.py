@@ -1,8 +1,8 @@
 """Stand-ins for the models and the person, so agent logic is tested in milliseconds.
 
-- :class:`ScriptedLLM` — the interface of :class:`appliance.llm.client.LLM` (``decide``,
-  ``json``, ``complete``, ``text``, ``warm``) answering from a script and recording every prompt.
-- :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.agent.Line`:
+- :class:`ScriptedLLM` — an :class:`appliance.llm.base.LLM` (``decide``, ``json``,
+  ``complete``, ``text``, ``warm``) answering from a script and recording every prompt.
+- :class:`ScriptedLine` — the phone agent's :class:`~appliance.phone_agent.line.Line`:
   answers each question with the next scripted line; records what the agent said.
 - :func:`names_from_labels` — a scripted answer to the computer agent's field-naming
   request: each label's slug, as a model would name it.
@@ -18,6 +18,7 @@ import asyncio
 import json as jsonlib
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,12 +35,14 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from appliance import config
 from appliance.computer_agent.page import ButtonView, FieldView, FillProblem, PageView
-from appliance.llm.client import LLMError, Reply
-from appliance.phone_agent.agent import QueueLine
+from appliance.llm import decision
+from appliance.llm.base import D, LLMError, Reply
+from appliance.phone_agent.line import QueueLine
+from appliance.protocol.line import SayOutcome
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 from appliance.voice.piper_synth import VoiceStyle
 
@@ -68,15 +71,19 @@ class _Script:
 
 
 class ScriptedLLM:
-    """Answers ``json`` and ``text`` requests in order from two scripts; ``warm`` answers nothing.
+    """An :class:`~appliance.llm.base.LLM` answering ``json`` and ``text`` requests in order
+    from two scripts; ``warm`` answers nothing.
 
-    Keyword arguments are recorded, not checked, so the fake follows the client's options.
-    ``json`` answers are returned as given (``on_text`` first receives the answer's JSON text,
-    as a stream would end); ``text`` answers are strings. An exception in a script is raised
-    instead of answering. A request beyond the end of its script fails the test
+    ``decide``, ``json`` and ``complete`` take their answers from the ``json`` script, ``text``
+    from the ``text`` script (strings). ``json`` answers are returned as given (``on_text``
+    first receives the answer's JSON text, as a stream would end); ``decide`` derives the
+    model's grammar and schema as the client does (``TypeError``/``ValueError`` for a model
+    no grammar can be made of) and validates its answer (``LLMError`` when it is not a valid
+    instance of the model);
+    ``complete`` returns it as the raw text a server streams. An exception in a script is
+    raised instead of answering. A request beyond the end of its script fails the test
     (``AssertionError`` naming the prompt) — nothing is made up. ``calls`` records every
-    request. ``decide`` takes its answer from the ``json`` script and validates it as the
-    client does (``LLMError`` when it is not a valid instance); so does ``complete``.
+    request with its keyword arguments but ``on_text``.
     """
 
     def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *, slot: int | None = 0):
@@ -92,34 +99,66 @@ class ScriptedLLM:
         """What is left of the scripts (a test may assert it is all used)."""
         return {"json": self._script.json, "text": self._script.text}
 
-    async def decide(self, system: str, user: str, model_cls: type[BaseModel], **options: Any) -> BaseModel:
-        answer = await self.json(system, user, **options)
+    async def decide(
+        self,
+        system: str,
+        user: str,
+        model_cls: type[D],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        on_text: Callable[[str], None] | None = None,
+    ) -> D:
+        options = {"grammar": decision.grammar(model_cls), "schema": decision.json_schema(model_cls)}
+        answer = self._next("json", system, user, {**options, "max_tokens": max_tokens, "temperature": temperature})
+        if on_text is not None:
+            on_text(jsonlib.dumps(answer))
         try:
             return model_cls.model_validate(answer)
         except ValidationError as e:
             raise LLMError(f"scripted answer is not a valid {model_cls.__name__}: {answer!r}") from e
 
     async def json(
-        self, system: str, user: str, *, on_text: Callable[[str], None] | None = None, **options: Any
+        self,
+        system: str,
+        user: str,
+        *,
+        grammar: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> Any:
-        answer = self._next("json", system, user, options)
+        options = {"grammar": grammar, "schema": schema, "max_tokens": max_tokens, "temperature": temperature}
+        answer = self._next("json", system, user, {**options, "seed": seed})
         if on_text is not None:
             on_text(jsonlib.dumps(answer))
         return answer
 
     async def complete(
-        self, system: str, user: str, *, on_text: Callable[[str], None] | None = None, **options: Any
+        self,
+        system: str,
+        user: str,
+        *,
+        grammar: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> Reply:
         """The next ``json`` answer as the raw text a server streams (a string answer is
         that text as is: a cut-off or malformed answer)."""
-        answer = self._next("json", system, user, options)
+        options = {"grammar": grammar, "schema": schema, "max_tokens": max_tokens, "temperature": temperature}
+        answer = self._next("json", system, user, {**options, "seed": seed})
         text = answer if isinstance(answer, str) else jsonlib.dumps(answer, separators=(",", ":"))
         if on_text is not None:
             on_text(text)
         return Reply(text, None, None, None, 0)
 
-    async def text(self, system: str, user: str, **options: Any) -> str:
-        return self._next("text", system, user, options)
+    async def text(self, system: str, user: str, *, max_tokens: int, temperature: float = 0.3) -> str:
+        return self._next("text", system, user, {"max_tokens": max_tokens, "temperature": temperature})
 
     async def warm(self, system: str) -> None:
         self._script.calls.append(Call("warm", system, "", self.slot, {}))
@@ -145,8 +184,9 @@ class ScriptedLine(QueueLine):
         self.said: list[str] = []
         self.hints: list[tuple[int, str]] = []  # (how many lines were said before it, the context)
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
+        return SayOutcome(interrupted=False, heard=text)
 
     async def hint(self, context: str) -> None:
         self.hints.append((len(self.said), context))
@@ -199,8 +239,9 @@ class FakeSynth:
     """Piper's shape (``sample_rate_hz``; ``synthesize(text, VoiceStyle) -> int16 samples``):
     0.1 s of a constant for any text, at ``sample_rate_hz``.
 
-    ``calls``: each call's ``(text, style)``. ``fail``: raise instead. ``hold_from``: the
-    ``hold_from``-th call (1-based) and later ones block until :meth:`release` (at most 10 s).
+    ``calls``: each call's ``(text, style)``; ``times``: when each began (``time.monotonic()``).
+    ``fail``: raise instead. ``hold_from``: the ``hold_from``-th call (1-based) and later ones
+    block until :meth:`release` (at most 10 s).
     """
 
     def __init__(self, sample_rate_hz: int = 24_000, fail: bool = False, hold_from: int | None = None):
@@ -208,6 +249,7 @@ class FakeSynth:
         self.fail = fail
         self.hold_from = hold_from
         self.calls: list[tuple[str, VoiceStyle]] = []
+        self.times: list[float] = []
         self._released = threading.Event()
 
     def release(self) -> None:
@@ -217,6 +259,7 @@ class FakeSynth:
         if self.fail:
             raise RuntimeError("voice file unreadable")
         self.calls.append((text, style))
+        self.times.append(time.monotonic())
         if self.hold_from is not None and len(self.calls) >= self.hold_from:
             self._released.wait(10)
         return np.full(self.sample_rate_hz // 10, 1000, np.int16)

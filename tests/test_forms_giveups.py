@@ -17,7 +17,8 @@ from appliance import config
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.computer_agent.page import ButtonView, FieldView, PageView
-from appliance.phone_agent.agent import REOPENING, PhoneAgent
+from appliance.phone_agent.agent import PhoneAgent
+from appliance.phone_agent.sayings import REOPENING
 from appliance.protocol import InfoCollected, StatusUpdate, SubmitAuthorized, Terminate
 
 

@@ -13,7 +13,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
-from appliance.llm.client import LLMError
+from appliance.llm.base import LLMError
 from appliance.phone_agent import fields
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import (
@@ -27,6 +27,7 @@ from appliance.protocol import (
     Submitted,
     TaskCompleted,
 )
+from appliance.protocol.line import SayOutcome
 
 PHONE = FieldSpec(
     name="phone",
@@ -354,7 +355,7 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
 
 class HeardLine(ScriptedLine):
     """Answers with the ASR's word probabilities: ``probs`` maps a word to its probability (1.0
-    for any other), as :attr:`~appliance.phone_agent.agent.Line.heard_words` gives them."""
+    for any other), as :attr:`~appliance.phone_agent.line.Line.heard_words` gives them."""
 
     def __init__(self, answers, probs: dict[str, float]):
         super().__init__(answers)
@@ -506,13 +507,14 @@ class TypingLine(ScriptedLine):
         self.typed, self.field = typed, field
 
     async def say(self, text):
-        await super().say(text)
+        outcome = await super().say(text)
         if "type it in the box" in text:
             await self.bus.publish(
                 Envelope.new(
                     InfoCollected(field=self.field, value=self.typed, confirmed=True), sender="page", recipient="*"
                 )
             )
+        return outcome
 
 
 async def test_the_second_spelling_request_offers_the_box_and_a_typed_value_is_taken_as_confirmed():
@@ -766,7 +768,7 @@ async def test_a_misheard_answer_to_the_next_question_is_no_objection_to_a_code_
 
 class ResumingLine(ScriptedLine):
     """A scripted line whose answers given as ``(text, True)`` resumed the answer before
-    (:attr:`~appliance.phone_agent.agent.Line.heard_resumes`), as the voice line marks speech
+    (:attr:`~appliance.phone_agent.line.Line.heard_resumes`), as the voice line marks speech
     begun as the bot began its reply."""
 
     def __init__(self, answers):
@@ -939,3 +941,38 @@ async def test_a_late_answer_to_are_you_still_there_answers_nothing_else():
         "Yes, I'm here."
     ]
     assert info_collected(seen, confirmed=True) == [("family_name", "Miller"), ("seat_preference", "Window")]
+
+
+class CutLine(ScriptedLine):
+    """Barges in on the first read-back: the line reports only its first words played."""
+
+    cut = False
+
+    async def say(self, text):
+        outcome = await super().say(text)
+        if text.startswith("I have") and not self.cut:
+            self.cut = True
+            return SayOutcome(interrupted=True, heard="I have")
+        return outcome
+
+
+async def test_a_yes_to_a_read_back_cut_off_by_barge_in_is_not_taken_and_the_read_back_is_said_again():
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    events = []
+    line = CutLine(["Miller.", "Yes.", "Yes.", "No."])
+    outcome, line, seen, _ = await run_phone([NAME], None, computer, line=line, events=events)
+    assert line.said[1:4] == [
+        "What is your family name?",
+        "I have Miller. Is that right?",
+        "I have Miller. Is that right?",
+    ]
+    assert info_collected(seen) == [("family_name", "Miller")] * 3  # sent, sent again with the read-back, confirmed
+    assert info_collected(seen, confirmed=True) == [("family_name", "Miller")]
+    assert (
+        "decision",
+        {"agent": "phone", "what": "read_back_cut", "field": "family_name", "heard": "I have"},
+    ) in events
+    assert outcome.status == "not_submitted"

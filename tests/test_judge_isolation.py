@@ -10,6 +10,7 @@ from judge_helpers import code_games
 
 from appliance.judge import isolation, tools, views
 from appliance.judge.beliefs import beliefs_of
+from appliance.judge.events import RoleAssigned, SeerResult, WitchAction, WitchInfo, WolfProposal, WolfTeam
 from appliance.judge.rules import act, advance, check_win, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct
 
@@ -78,7 +79,8 @@ def test_no_private_fact_reaches_another_seat_in_1000_games():
 def _state_with_everything():
     final, _ = random_game(11)
     while not (
-        any(e.kind == "seer_result" for e in final.events) and any(e.kind == "witch_info" for e in final.events)
+        any(isinstance(e.what, SeerResult) for e in final.events)
+        and any(isinstance(e.what, WitchInfo) for e in final.events)
     ):
         final, _ = random_game(final.seed + 1000)
     return final
@@ -88,8 +90,12 @@ def test_checker_catches_each_kind_of_leak():
     final = _state_with_everything()
     villagers = final.seats_with(Role.VILLAGER)
     wolf = final.seats_with(Role.WEREWOLF)[0]
-    for kind in ("seer_result", "wolf_team", "wolf_proposal", "witch_info", "witch_action", "role"):
-        ev = next(e for e in final.events if e.kind == kind and (kind != "role" or e.data["seat"] != villagers[0]))
+    for kind in (SeerResult, WolfTeam, WolfProposal, WitchInfo, WitchAction, RoleAssigned):
+        ev = next(
+            e
+            for e in final.events
+            if isinstance(e.what, kind) and not (isinstance(e.what, RoleAssigned) and e.what.seat == villagers[0])
+        )
         leaked = "\n".join(views.view(final, villagers[0]).lines() + [views.render_event(ev)])
         assert isolation.scan(leaked, villagers[0], final), kind
     # a werewolf must not learn the Seer's or the Witch's role either
@@ -126,10 +132,11 @@ def _entitled_facts(final, seat):
     if role is Role.WEREWOLF:
         facts.update({s: final.role(s) is Role.WEREWOLF for s in final.seats})
     for e in final.events:
-        if role is Role.SEER and e.kind == "seer_result":
-            facts[e.data["target"]] = final.role(e.data["target"]) is Role.WEREWOLF
-        if role is Role.WITCH and e.kind == "witch_info":
-            facts[e.data["victim"]] = False
+        match e.what:
+            case SeerResult(target=target) if role is Role.SEER:
+                facts[target] = final.role(target) is Role.WEREWOLF
+            case WitchInfo(victim=victim) if role is Role.WITCH:
+                facts[victim] = False
     return facts
 
 
@@ -148,7 +155,7 @@ def test_beliefs_hold_no_other_seats_private_fact_in_1000_games():
             assert b.known() == _entitled_facts(final, seat), (seed, seat)
             assert b.team == (wolves if role is Role.WEREWOLF else ())
             assert bool(b.proposals) == (role is Role.WEREWOLF)
-            assert bool(b.checks) == (role is Role.SEER and any(e.kind == "seer_result" for e in final.events))
+            assert bool(b.checks) == (role is Role.SEER and any(isinstance(e.what, SeerResult) for e in final.events))
             if role is not Role.WITCH:
                 assert (b.antidote, b.poison, b.saved, b.poisoned) == (None, None, (), ())
             if role not in (Role.WEREWOLF, Role.WITCH):

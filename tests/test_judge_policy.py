@@ -6,6 +6,7 @@ import pytest
 from judge_helpers import beliefs, code_games, gbnf_regex, scripted
 
 from appliance.judge import claims, policy, tools
+from appliance.judge.events import Speech, VoteCast, WitchAction, WitchInfo, WolfProposal
 from appliance.judge.policy import ACCUSE, CLAIM_SEER, COUNTER_CLAIM, DEFEND
 from appliance.judge.rules import next_turn
 from appliance.judge.state import IllegalAction, NightKill, Role, SeerCheck, Vote, WitchAct
@@ -261,19 +262,20 @@ def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games(
     for final, *_ in code_games():
         wolves = set(final.seats_with(Role.WEREWOLF))
         for e in final.events:
-            if e.kind == "vote_cast" and e.data["seat"] in wolves:
-                votes += 1
-                assert e.data["target"] not in wolves, (final.seed, e)
-            if e.kind == "speech" and e.data["seat"] in wolves:
-                said = claims.read(e.data["seat"], e.data["text"], e.round)
-                assert not any(c.target in wolves and c.kind in (claims.WOLF, claims.SUSPECT) for c in said), (
-                    final.seed,
-                    e,
-                )
+            match e.what:
+                case VoteCast(seat=seat, target=target) if seat in wolves:
+                    votes += 1
+                    assert target not in wolves, (final.seed, e)
+                case Speech(seat=seat, text=text) if seat in wolves:
+                    said = claims.read(seat, text, e.round)
+                    assert not any(c.target in wolves and c.kind in (claims.WOLF, claims.SUSPECT) for c in said), (
+                        final.seed,
+                        e,
+                    )
         proposals = {}
         for e in final.events:
-            if e.kind == "wolf_proposal":
-                proposals.setdefault(e.round, set()).add(e.data["target"])
+            if isinstance(e.what, WolfProposal):
+                proposals.setdefault(e.round, set()).add(e.what.target)
         assert all(len(t) == 1 for t in proposals.values()), final.seed  # the pack agrees every night
     assert votes > 3000
 
@@ -286,18 +288,18 @@ def test_the_witch_never_poisons_without_evidence_over_1000_games():
     for final, *_ in code_games():
         witch = final.seats_with(Role.WITCH)[0]
         for i, e in enumerate(final.events):
-            if e.kind != "witch_action" or not e.data["poison"]:
+            if not isinstance(e.what, WitchAction) or not e.what.poison:
                 continue
             poisons += 1
-            target = e.data["poison"]
+            target = e.what.poison
             said = [
                 c
                 for x in final.events[:i]
-                if x.kind == "speech"
-                for c in claims.read(x.data["seat"], x.data["text"], x.round)
+                if isinstance(x.what, Speech)
+                for c in claims.read(x.what.seat, x.what.text, x.round)
             ]
             claimants = {c.speaker for c in said if c.kind == claims.SEER}
-            clear = {witch} | {x.data["victim"] for x in final.events[:i] if x.kind == "witch_info"}
+            clear = {witch} | {x.what.victim for x in final.events[:i] if isinstance(x.what, WitchInfo)}
             named_by_claimant = any(
                 c.kind == claims.WOLF and c.target == target and c.speaker in claimants for c in said
             )

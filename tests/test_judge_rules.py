@@ -3,6 +3,7 @@
 import pytest
 
 from appliance.judge import rules, tools
+from appliance.judge.events import Deaths, Eliminated, GameOver, SeerResult, VoteCast, Votes, WitchInfo
 from appliance.judge.rules import act, advance, check_win, new_game, next_turn
 from appliance.judge.state import Faction, IllegalAction, NightKill, Phase, Role, SeerCheck, Speak, Vote, WitchAct
 
@@ -43,7 +44,8 @@ def day_and_vote(state, votes):
 
 
 def kinds(state, kind):
-    return [e for e in state.events if e.kind == kind]
+    """The events of ``kind`` (an event class) in ``state``'s log, oldest first."""
+    return [e for e in state.events if isinstance(e.what, kind)]
 
 
 def test_deal_is_seeded_and_user_role_varies():
@@ -66,11 +68,11 @@ def test_wolves_disagree_and_witch_poisons_same_night():
         ("P3", SeerCheck("P2")),
         ("P4", WitchAct(save=False, poison="P7")),
     )
-    assert kinds(s, "witch_info")[0].data == {"victim": "P5"}
-    assert kinds(s, "seer_result")[0].data == {"target": "P2", "werewolf": True}
+    assert kinds(s, WitchInfo)[0].what == WitchInfo(victim="P5")
+    assert kinds(s, SeerResult)[0].what == SeerResult(target="P2", werewolf=True)
     s = finish_phase(s)
     assert s.phase is Phase.DAY
-    assert kinds(s, "deaths")[-1].data["seats"] == ["P5", "P7"]
+    assert kinds(s, Deaths)[-1].what.seats == ("P5", "P7")
     assert s.alive == frozenset({"P1", "P2", "P3", "P4", "P6", "P8"})
     assert not s.poison and s.antidote
 
@@ -97,17 +99,17 @@ def test_witch_save_then_antidote_is_gone():
     assert turn.seat == "P4" and turn.tool.victim == "P6"
     assert turn.tool.schema()["required"] == ["save", "poison"]
     s = finish_phase(act(s, "P4", WitchAct(save=True, poison=None)))
-    assert kinds(s, "deaths")[-1].data["seats"] == []
+    assert kinds(s, Deaths)[-1].what.seats == ()
     assert "P6" in s.alive and not s.antidote and s.poison
     s = day_and_vote(s, {})
     s = play(s, ("P1", NightKill("P6")), ("P2", NightKill("P6")), ("P3", SeerCheck("P2")))
     turn = next_turn(s)
     assert turn.tool.victim is None and list(turn.tool.schema()["properties"]) == ["poison"]
-    assert len(kinds(s, "witch_info")) == 1  # she no longer learns the victim
+    assert len(kinds(s, WitchInfo)) == 1  # she no longer learns the victim
     with pytest.raises(IllegalAction):
         act(s, "P4", WitchAct(save=True, poison=None))
     s = finish_phase(act(s, "P4", WitchAct(save=False, poison=None)))
-    assert kinds(s, "deaths")[-1].data["seats"] == ["P6"]
+    assert kinds(s, Deaths)[-1].what.seats == ("P6",)
 
 
 def test_tie_vote_and_all_abstain_eliminate_nobody():
@@ -122,7 +124,7 @@ def test_tie_vote_and_all_abstain_eliminate_nobody():
     )
     before = s.alive
     s = day_and_vote(s, {"P1": "P3", "P2": "P3", "P3": "P1", "P4": "P1"})  # 2–2, others abstain
-    assert kinds(s, "eliminated")[-1].data == {"seat": None, "reason": "tie", "tally": {"P1": 2, "P3": 2}}
+    assert kinds(s, Eliminated)[-1].what == Eliminated(seat=None, reason="tie", tally={"P1": 2, "P3": 2})
     assert s.alive == before and s.complete_rounds == 1 and s.round == 2
     s = finish_phase(
         play(
@@ -134,7 +136,7 @@ def test_tie_vote_and_all_abstain_eliminate_nobody():
         )
     )
     s = day_and_vote(s, {})
-    assert kinds(s, "eliminated")[-1].data["reason"] == "no votes"
+    assert kinds(s, Eliminated)[-1].what.reason == "no votes"
     assert s.complete_rounds == 2
 
 
@@ -152,9 +154,9 @@ def test_ballots_are_secret_until_all_are_in():
         s = act(s, t.seat, Speak("hello"))
     s = finish_phase(s)
     s = act(s, "P1", Vote("P3"))
-    ev = kinds(s, "vote_cast")[-1]
+    ev = kinds(s, VoteCast)[-1]
     assert ev.audience == ("P1",)
-    assert not kinds(s, "votes")
+    assert not kinds(s, Votes)
 
 
 def test_villagers_win_when_no_werewolf_lives():
@@ -170,7 +172,7 @@ def test_villagers_win_when_no_werewolf_lives():
     s = day_and_vote(s, {seat: "P2" for seat in ("P3", "P4", "P5", "P6", "P7", "P8")})
     assert s.phase is Phase.OVER and s.winner is Faction.VILLAGERS
     assert s.complete_rounds == 1
-    assert kinds(s, "game_over")[-1].data == {"winner": "villagers"}
+    assert kinds(s, GameOver)[-1].what == GameOver(winner=Faction.VILLAGERS)
     with pytest.raises(IllegalAction):
         advance(s)
 

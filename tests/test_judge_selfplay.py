@@ -6,6 +6,7 @@ import pytest
 from judge_helpers import S, V, W, X, scripted
 
 from appliance.judge import selfplay, tools
+from appliance.judge.events import Speech
 from appliance.judge.rules import check_win
 from appliance.judge.state import NightKill, Phase, SeerCheck, Vote, WitchAct
 from appliance.judge.tools import ToolSpec
@@ -15,7 +16,7 @@ def test_random_baseline_plays_legal_seeded_games():
     finals = [selfplay.play(seed, 6 + seed % 3, selfplay.RANDOM) for seed in range(1, 301)]
     for final in finals:
         assert final.phase is Phase.OVER and final.winner == check_win(final)
-        speeches = [e.data["text"] for e in final.events if e.kind == "speech"]
+        speeches = [e.what.text for e in final.events if isinstance(e.what, Speech)]
         assert set(speeches) <= {selfplay.EMPTY_SPEECH}
     assert selfplay.play(5, 7, selfplay.RANDOM) == selfplay.play(5, 7, selfplay.RANDOM)
     assert len({f.winner for f in finals}) == 2 and max(f.complete_rounds for f in finals) >= 3

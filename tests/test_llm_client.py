@@ -10,18 +10,21 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from appliance import config
-from appliance.llm.client import LLM, LLMError
+from appliance.llm.base import LLMError
+from appliance.llm.client import OpenAICompatibleClient
 from appliance.llm.runtime import LLMRuntime
 
 GRAMMAR = 'root ::= "{\\"a\\":" ("1" | "2") "}"'
 SCHEMA = {"type": "object", "properties": {"a": {"enum": [1, 2]}}, "required": ["a"]}
 
 
-def client(base_url: str, *, slot: int | None = 0, retries: int = 2, timeout_s: float = 5.0) -> LLM:
-    return LLM(base_url, "m", slot=slot, api_key="none", timeout_s=timeout_s, max_retries=retries, retry_backoff_ms=10)
+def client(base_url: str, *, slot: int | None = 0, retries: int = 2, timeout_s: float = 5.0) -> OpenAICompatibleClient:
+    return OpenAICompatibleClient(
+        base_url, "m", slot=slot, api_key="none", timeout_s=timeout_s, max_retries=retries, retry_backoff_ms=10
+    )
 
 
-async def ask(llm: LLM, **kw):
+async def ask(llm: OpenAICompatibleClient, **kw):
     return await llm.json("system", "user", grammar=GRAMMAR, schema=SCHEMA, max_tokens=8, **kw)
 
 

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from appliance.computer_agent import decide, mapper
 from appliance.computer_agent.page import FieldView, Option
-from appliance.llm.client import LLM, LLMError
+from appliance.llm.base import LLMError
+from appliance.llm.client import OpenAICompatibleClient
 from appliance.llm.decision import choices, grammar, json_schema
 
 TEXT = r'[^"\\\x00-\x1f]'  # a character of a grammar-bounded string
@@ -152,8 +153,10 @@ def test_nested_models_are_refused():
         json_schema(Outer)
 
 
-def llm(base_url: str, slot: int | None = 0) -> LLM:
-    return LLM(base_url, "m", slot=slot, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0)
+def llm(base_url: str, slot: int | None = 0) -> OpenAICompatibleClient:
+    return OpenAICompatibleClient(
+        base_url, "m", slot=slot, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0
+    )
 
 
 async def test_decide_validates_the_answer_into_the_model():

@@ -16,6 +16,7 @@ from appliance.demo.profile import load_profile
 from appliance.phone_agent import spelling
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate
+from appliance.protocol.line import SayOutcome
 from appliance.simulate.call import asks
 from appliance.simulate.person import SimulatedPerson, mouth
 from appliance.voice.asr.base import Transcript
@@ -103,11 +104,11 @@ class AudioLine:
         self.heard_words: tuple[tuple[str, float], ...] = ()
         self.context = ""
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
         heard = await asyncio.to_thread(hear, self.runtime, text, BOT)
         if not asks(heard):
-            return
+            return SayOutcome(interrupted=False, heard=text)
         reply = await self.person.respond(heard)
         if reply:
             spoken = mouth(reply, self.vocabulary, spell=self.person.repeat >= 1 or reply.startswith("No"))
@@ -116,6 +117,7 @@ class AudioLine:
             )
             self.turns.append((heard, reply))
             self._heard.put_nowait(await asyncio.to_thread(transcribe, self.runtime, spoken, style, self.context))
+        return SayOutcome(interrupted=False, heard=text)
 
     async def hear(self) -> str:
         heard = await self._heard.get()

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fakes import ScriptedLLM
 
 from appliance.demo.profile import load_profile
 from appliance.simulate import hearing, speech
@@ -365,24 +366,24 @@ def test_the_person_understands_the_phone_agents_read_backs(who, key, value):
             assert not hearing.states(read_back(spec, miss), value), read_back(spec, miss)
 
 
-class AgreeingLLM:
-    """The persona's LLM at its seam: names the topic it is told to and, asked whether two
-    values mean the same, always says yes (the most lenient judge there is)."""
+class AgreeingLLM(ScriptedLLM):
+    """The persona's LLM at its seam: names the topic it is told to (``topic``, asked with
+    ``said: <question>``), picks ``option`` from the choices it is given (``Options: …``)
+    and, asked whether two values mean the same, always says yes (the most lenient judge
+    there is). :meth:`asked` counts the requests of each kind."""
 
-    def __init__(self, topic: str):
-        self.topic, self.asked_same = topic, 0
+    def __init__(self, topic: str, option: str = "none"):
+        super().__init__(json=[self._answer] * 50)
+        self.topic, self.option = topic, option
 
-    async def json(self, system: str, user: str, **kw) -> dict:
-        if "topic" in kw["schema"]["properties"]:
+    def _answer(self, system: str, user: str) -> dict:
+        if user.startswith("said: "):
             return {"topic": self.topic}
-        self.asked_same += 1
-        return {"same": True}
+        return {"option": self.option} if user.startswith("Options: ") else {"same": True}
 
-    async def decide(self, system: str, user: str, model_cls, **kw):
-        """As :meth:`appliance.llm.client.LLM.decide`: the answer to the decision's schema, validated."""
-        from appliance.llm import decision
-
-        return model_cls.model_validate(await self.json(system, user, schema=decision.json_schema(model_cls), **kw))
+    def asked(self, key: str) -> int:
+        """Requests whose answer is an object with ``key`` (``topic``, ``option`` or ``same``)."""
+        return sum(key in c.options["schema"]["properties"] for c in self.calls)
 
 
 async def _check(facts: dict, topic: str, question: str, read_back: str) -> tuple[str, int]:
@@ -392,7 +393,7 @@ async def _check(facts: dict, topic: str, question: str, read_back: str) -> tupl
     llm = AgreeingLLM(topic)
     person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
     await person.respond(question)
-    return await person.respond(read_back), llm.asked_same
+    return await person.respond(read_back), llm.asked("same")
 
 
 @pytest.mark.parametrize(
@@ -689,21 +690,12 @@ async def test_the_persona_asks_its_llm_about_the_question_alone_and_ends_with_o
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    class Recording(AgreeingLLM):
-        def __init__(self, topic):
-            super().__init__(topic)
-            self.prompts = []
-
-        async def json(self, system, user, **kw):
-            self.prompts.append(user)
-            return await super().json(system, user, **kw)
-
-    llm = Recording("message")
+    llm = AgreeingLLM("message")
     person = SimulatedPerson(Profile("p", {"message": "Please call me after 5 pm."}), llm, emit=lambda *a, **k: None)
     said = await person.respond(
         "Let's try again. What are your notes for the crew? Or type it in the box on your screen."
     )
-    assert llm.prompts == ["said: What are your notes for the crew?"]
+    assert [c.user for c in llm.calls] == ["said: What are your notes for the crew?"]
     assert said == "My message is Please call me after 5 pm."
     # the page's reason before the question is not the question (bench: "national" was taken for the nationality)
     await person.respond(
@@ -711,7 +703,7 @@ async def test_the_persona_asks_its_llm_about_the_question_alone_and_ends_with_o
         "you entered 8. What is your national ID number?"
     )
     await person.respond("Thanks. What is your seat preference: Window, Aisle or Middle?")
-    assert llm.prompts[1:] == [
+    assert [c.user for c in llm.calls][1:] == [
         "said: What is your national ID number?",
         "said: What is your seat preference: Window, Aisle or Middle?",
     ]
@@ -729,16 +721,7 @@ async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    class CountingLLM(AgreeingLLM):
-        def __init__(self, topic):
-            super().__init__(topic)
-            self.topics = 0
-
-        async def json(self, system, user, **kw):
-            self.topics += "topic" in kw["schema"]["properties"]
-            return await super().json(system, user, **kw)
-
-    llm = CountingLLM("contact_method")
+    llm = AgreeingLLM("contact_method")
     facts = {
         "date_of_birth": "1990-03-14",
         "passport_number": "512873946",
@@ -757,10 +740,10 @@ async def test_a_question_that_names_a_detail_is_understood_without_the_llm():
         await person.respond("What is your seat preference: Window, Aisle or Middle?")
         == "My seat preference is window."
     )
-    assert llm.topics == 0
+    assert llm.asked("topic") == 0
     # a question that names two details, or none word for word, goes to the LLM
     assert await person.respond("How should we contact you? Email, Phone or Post?") == "Please contact me by email."
-    assert llm.topics == 1
+    assert llm.asked("topic") == 1
 
 
 async def test_a_read_back_after_thanks_is_judged_too():
@@ -940,16 +923,7 @@ async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(f
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    class PickingLLM(AgreeingLLM):
-        picks = 0
-
-        async def json(self, system: str, user: str, **kw) -> dict:
-            if "option" in kw["schema"]["properties"]:
-                self.picks += 1
-                return {"option": "Telephone"}
-            return await super().json(system, user, **kw)
-
-    llm = PickingLLM(next(iter(facts)))
+    llm = AgreeingLLM(next(iter(facts)), option="Telephone")
     person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
     assert await person.respond(heard) == want
-    assert llm.picks == asked
+    assert llm.asked("option") == asked

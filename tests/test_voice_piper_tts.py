@@ -3,17 +3,25 @@ replaced by a fake synth."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from fakes import FakeSynth
 from pipecat.frames.frames import (
     ErrorFrame,
+    Frame,
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
+    StartFrame,
     TTSAudioRawFrame,
     TTSTextFrame,
 )
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import run_test
 
 from appliance import config
+from appliance.voice.decisions import PlayoutAheadFrame
 from appliance.voice.markers import EMOTIONS, SpeechStyle, StyledClauseFrame
 from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.piper_tts import PIPER_EMOTIONS, PiperClauseTTSService
@@ -64,21 +72,14 @@ def test_every_marker_emotion_has_piper_settings():
 
 
 async def test_a_clause_waits_until_less_than_max_ahead_ms_of_audio_waits_to_be_played():
-    """Piper keeps pace with playback: the second clause is synthesised only once the audio
-    ahead of the listener (the playout's ``ahead_s``) is under ``tts.max_ahead_ms``."""
-    import time
-
-    synth, first_at, looks = FakeSynth(RATE_HZ), [], []
-
-    def ahead_s() -> float:  # nothing waits before the first clause; then 5 s for 0.3 s, then 0.5 s
-        if synth.calls and not first_at:
-            first_at.append(time.monotonic())
-        looks.append(len(synth.calls))
-        return 5.0 if first_at and time.monotonic() - first_at[0] < 0.3 else 0.5
-
-    tts = PiperClauseTTSService(synth, config.load(overrides={"tts": {"max_ahead_ms": 3000}}).tts, ahead_s=ahead_s)
-    await run_test(
-        tts,
+    """Piper keeps pace with playback: a clause is synthesised only once the audio the playout
+    tells it holds (its ``PlayoutAheadFrame``: queued audio stays, audio sent on runs down with
+    time) is under ``tts.max_ahead_ms``; the frame ends at the TTS."""
+    synth = FakeSynth(RATE_HZ)
+    playout = FakePlayout([(0.0, PlayoutAheadFrame(sent_s=0.0, queued_s=5.0)), (0.3, PlayoutAheadFrame(3.2, 0.0))])
+    tts = PiperClauseTTSService(synth, config.load(overrides={"tts": {"max_ahead_ms": 3000}}).tts)
+    _down, up = await run_test(
+        Pipeline([tts, playout]),
         frames_to_send=[
             LLMFullResponseStartFrame(),
             StyledClauseFrame(text="Once upon a time.", text_type="sentence", style=SpeechStyle()),
@@ -87,4 +88,28 @@ async def test_a_clause_waits_until_less_than_max_ahead_ms_of_audio_waits_to_be_
         ],
     )
     assert [c for c, _ in synth.calls] == ["Once upon a time.", "A knight rode out."]
-    assert looks.count(0) == 1 and looks.count(1) >= 5  # the second clause looked again every 50 ms for 0.3 s
+    waited = synth.times[0] - playout.started
+    assert 0.5 <= waited < 0.65  # 5 s queued for 0.3 s, then 3.2 s sent on ran down to 3 s in 0.2 s
+    assert not [f for f in up if isinstance(f, PlayoutAheadFrame)]
+
+
+class FakePlayout(FrameProcessor):
+    """After the TTS: from the pipeline's start (``started``, monotonic s) pushes each
+    ``(at_s, frame)`` upstream at ``at_s``, as a playout tells what it holds."""
+
+    def __init__(self, script: list[tuple[float, PlayoutAheadFrame]]):
+        super().__init__()
+        self._script = script
+        self.started = 0.0
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+        if isinstance(frame, StartFrame):
+            self.started = time.monotonic()
+            self.create_task(self._tell(), "fake-playout")
+
+    async def _tell(self) -> None:
+        for at_s, frame in self._script:
+            await asyncio.sleep(max(0.0, self.started + at_s - time.monotonic()))
+            await self.push_frame(frame, FrameDirection.UPSTREAM)

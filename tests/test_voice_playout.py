@@ -173,14 +173,12 @@ async def test_with_barge_in_off_a_duck_is_released_at_once():
 
 
 # --- with pipecat's user aggregator and our strategies in front ----------------------------
-def _aggregator(playout: Playout, cfg) -> LLMUserAggregator:
-    def report(event: str, **fields) -> None:
-        playout.on_report(event, **fields)
-
+def _aggregator(_playout: Playout, cfg) -> LLMUserAggregator:
+    """The user aggregator right before the playout: its start strategy's verdicts reach it as frames."""
     return LLMUserAggregator(
         LLMContext(),
         params=LLMUserAggregatorParams(
-            user_turn_strategies=turn_strategies(cfg.turn, agent=False, report=report, analyzer=ScriptedSmartTurn())
+            user_turn_strategies=turn_strategies(cfg.turn, agent=False, analyzer=ScriptedSmartTurn())
         ),
     )
 

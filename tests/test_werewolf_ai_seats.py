@@ -13,9 +13,10 @@ from judge_helpers import ROLES_8, scripted
 
 from appliance import config
 from appliance.judge import claims, isolation, views
+from appliance.judge.events import Speech, VoteCast
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Vote, WitchAct
-from appliance.llm.client import LLMError, Reply
+from appliance.llm.base import LLMError, Reply
 from appliance.protocol.werewolf import TurnPayload
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
 from appliance.werewolf.trace import Tracer
@@ -63,18 +64,17 @@ def opening_of(grammar: str) -> str:
     return json.loads(m.group(1)) if m else ""
 
 
-class WordingLLM:
+class WordingLLM(ScriptedLLM):
     """A seat's LLM that words every position the same way: the grammar's forced
-    opening, then ``tail``. ``calls``: (user prompt, grammar) of each request."""
-
-    slot = 0
+    opening, then ``tail``. ``requests``: (user prompt, grammar) of each request."""
 
     def __init__(self, tail: str):
+        super().__init__()
         self.tail = tail
-        self.calls: list[tuple[str, str]] = []
+        self.requests: list[tuple[str, str]] = []
 
     async def complete(self, system: str, user: str, *, grammar: str, **options) -> Reply:
-        self.calls.append((user, grammar))
+        self.requests.append((user, grammar))
         return Reply(json.dumps({"text": opening_of(grammar) + self.tail}), None, None, None, 0)
 
 
@@ -86,7 +86,7 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
     said = claims.read("P3", args["text"], 1)
     assert claims.Claim(1, "P3", claims.SEER) in said and claims.Claim(1, "P3", claims.WOLF, "P2", True) in said, args
     assert args["text"].endswith("Vote them out today.") and seat.templates == 0
-    ((user, _),) = llm.calls
+    ((user, _),) = llm.requests
     brief = user.splitlines()[-2]  # the position, just before the instruction
     assert brief.startswith("Your position today: say you are the seer") and "Your check: P2 is a werewolf." in brief
     assert user.splitlines()[-1].startswith("Day 1: your turn to speak")
@@ -136,7 +136,7 @@ async def test_a_seats_beliefs_come_from_its_own_log_only():
 # --- 1,000 seeded games with an adversarial LLM ----------------------------------------
 
 
-class LeakyLLM:
+class LeakyLLM(ScriptedLLM):
     """A seat's LLM that tries to leak what its seat knows — all of its log, even the
     private lines its prompt leaves out (``log[0]``, set before each turn): a werewolf names its
     partner ("player two"), clears a seat, tells the night's attack; the Witch tells the
@@ -144,9 +144,8 @@ class LeakyLLM:
     seat that is not at the table. Every third speech is an honest wording of the
     position, so the LLM's words are also said. Votes and night actions never reach it."""
 
-    slot = 0
-
     def __init__(self, counter: list[int], log: list[tuple[str, ...]], prompts: list[tuple[str, str]] | None = None):
+        super().__init__()
         self.counter = counter
         self.log = log
         self.prompts = prompts
@@ -217,15 +216,15 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
         n, found = isolation.count_violations(prompts, final)  # what the seats' LLMs were told
         assert n == 0, (seed, found)
         n_seats = sum(len(a.speeches) for a in seats.values())
-        assert n_seats == sum(1 for e in final.events if e.kind == "speech")
+        assert n_seats == sum(1 for e in final.events if isinstance(e.what, Speech))
         speeches += n_seats
         templates += sum(a.templates for a in seats.values())
         reasons |= {sp.template for a in seats.values() for sp in a.speeches if sp.template}
         wolves = set(final.seats_with(Role.WEREWOLF))
         for e in final.events:  # a wolf never votes for its partner
-            if e.kind == "vote_cast" and e.data["seat"] in wolves:
+            if isinstance(e.what, VoteCast) and e.what.seat in wolves:
                 wolf_votes += 1
-                assert e.data["target"] not in wolves, (seed, e)
+                assert e.what.target not in wolves, (seed, e)
     assert speeches < counter[0] < 2 * speeches and speeches > 10_000  # every speech went to the LLM, leaks twice
     assert 0.2 * speeches < templates < 0.6 * speeches  # leaked twice: the template; an honest wording was said
     assert {

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import re
 
+from fakes import ScriptedLLM
+
 from appliance import cli, config
 from appliance.bench import werewolf
-from appliance.llm.client import Reply
+from appliance.judge.events import Speech
+from appliance.llm.base import Reply
 from appliance.simulate.werewolf_user import SimulatedUser
 from appliance.werewolf.game import play_game
 
@@ -34,11 +37,9 @@ def test_distinct_speeches_ignore_seat_ids_numbers_and_case():
     assert werewolf.token_distance([], []) == 0.0 and werewolf.token_distance(["a"], []) == 1.0
 
 
-class FirstChoiceLLM:
+class FirstChoiceLLM(ScriptedLLM):
     """Answers every request with the first legal value of its schema; a speech is the
     grammar's forced opening and a few words (or a fixed sentence for the simulated user)."""
-
-    slot = 0
 
     async def complete(self, system, user, *, grammar, schema, **options):
         props = schema["properties"]
@@ -75,7 +76,7 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         assert run.result.status == "finished" and run.result.isolation_violations == 0
         assert run.speeches and all(sp.seat != run.final.user_seat for sp in run.speeches)
         said = [
-            e.data["text"] for e in run.final.events if e.kind == "speech" and e.data["seat"] != run.final.user_seat
+            e.what.text for e in run.final.events if isinstance(e.what, Speech) and e.what.seat != run.final.user_seat
         ]
         assert [sp.text for sp in run.speeches] == said
         assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()

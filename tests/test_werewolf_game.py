@@ -13,6 +13,7 @@ import pytest
 from appliance import config
 from appliance.bus import read_envelopes
 from appliance.judge import isolation
+from appliance.judge.events import Speech
 from appliance.protocol.werewolf import ACTION
 from appliance.simulate.werewolf_user import run_game
 from appliance.werewolf.trace import read_prompts
@@ -76,9 +77,9 @@ def test_user_seat_acted_only_through_real_audio_transcripts(game):
     assert len(replies) == result.asr_checks.matched + result.asr_checks.mismatched
     assert all(e.payload.transcript is not None and e.payload.utterance for e in replies)
     assert len(list((folder / "audio").glob(f"{result.user_seat}-*.wav"))) == len(replies)
-    spoken = [e for e in final.events if e.kind == "speech" and e.data["seat"] == result.user_seat]
+    spoken = [e.what for e in final.events if isinstance(e.what, Speech) and e.what.seat == result.user_seat]
     heard = {" ".join(e.payload.transcript.split()) for e in replies}
-    assert spoken and all(e.data["text"] in heard for e in spoken)
+    assert spoken and all(sp.text in heard for sp in spoken)
 
 
 def test_trace_prompts_leak_nothing(game):

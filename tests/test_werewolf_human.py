@@ -20,6 +20,7 @@ import pytest
 from helpers import loopback_only_network, words
 
 from appliance import config
+from appliance.judge.events import Speech
 from appliance.judge.state import Role, deal
 from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice.piper_synth import PiperSynth, VoiceStyle
@@ -149,7 +150,7 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     assert {(t["seat"], t["role"]) for t in tables} == {(user, final.role(user).value)}
     assert tables[-1]["alive"] == list(final.living()) and tables[-1]["phase"] == "over"
     captions = [(e["seat"], e["text"]) for e in emitted if e["event"] == "ww_caption"]
-    assert captions == [(e.data["seat"], e.data["text"]) for e in final.events if e.kind == "speech"]
+    assert captions == [(e.what.seat, e.what.text) for e in final.events if isinstance(e.what, Speech)]
     shown = json.dumps([e for e in emitted if e["event"] not in ("ww_over", "ww_started", "said")] + line.said)
     for s in final.seats:
         if s != user:
@@ -157,10 +158,12 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
     # what the person heard: every line of its own view, each AI speech in its seat's voice
     heard = [(e["text"], e["voice"]) for e in emitted if e["event"] == "said"]
     for e in final.events:
-        if e.kind == "speech" and e.data["seat"] != user:
-            assert (e.data["text"], BOOK.seats[e.data["seat"]]) in heard
-        elif e.visible_to(user) and e.kind != "speech" and (text := views.render_event(e)):
-            assert (spoken(text), BOOK.narrator) in heard, text
+        match e.what:
+            case Speech(seat=seat, text=text):
+                assert seat == user or (text, BOOK.seats[seat]) in heard
+            case _ if e.visible_to(user):
+                text = views.render_event(e)
+                assert (spoken(text), BOOK.narrator) in heard, text
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 7])
@@ -178,24 +181,24 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
         judge = await asyncio.wait_for(mode.run_table(bus, state, agents, emit, "g", 2, 30, table=table), 60)
     await table.close()
-    speeches = [e for e in judge.state.events if e.kind == "speech" and e.data["seat"] != user]
+    speeches = [e.what for e in judge.state.events if isinstance(e.what, Speech) and e.what.seat != user]
     assert speeches
     for sp in speeches:
         made = next(
             i
             for i, e in enumerate(emitted)
-            if e["event"] == "ww_caption" and e["text"] == sp.data["text"] and e["seat"] == sp.data["seat"]
+            if e["event"] == "ww_caption" and e["text"] == sp.text and e["seat"] == sp.seat
         )
-        said = [i for i, e in enumerate(emitted) if e["event"] == "said" and e["text"] == sp.data["text"]]
-        assert len(said) == 1 and emitted[said[0]]["voice"] == BOOK.seats[sp.data["seat"]]  # one utterance, its voice
+        said = [i for i, e in enumerate(emitted) if e["event"] == "said" and e["text"] == sp.text]
+        assert len(said) == 1 and emitted[said[0]]["voice"] == BOOK.seats[sp.seat]  # one utterance, its voice
         playing = said[0] - 1
-        assert emitted[playing]["event"] == "ww_playing" and emitted[playing]["seat"] == sp.data["seat"]
+        assert emitted[playing]["event"] == "ww_playing" and emitted[playing]["seat"] == sp.seat
         asks = [i for i, e in enumerate(emitted) if e["event"] == "ww_ask" and i > made]
         if asks:  # the person's next turn comes after the speech was heard
             assert said[0] < asks[0]
     # heard as they were made: in the order of the game, never batched into one utterance
     order = [e["text"] for e in emitted if e["event"] == "said" and e["voice"] in BOOK.seats.values()]
-    assert order == [sp.data["text"] for sp in speeches]
+    assert order == [sp.text for sp in speeches]
     assert all(
         e["voice"] == BOOK.narrator for e in emitted if e["event"] == "said" and e["voice"] not in BOOK.seats.values()
     )

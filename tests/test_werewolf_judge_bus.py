@@ -7,6 +7,7 @@ import pytest
 
 from appliance.bus import InProcBus, read_envelopes
 from appliance.judge import isolation, tools
+from appliance.judge.events import Votes, WolfProposal
 from appliance.judge.rules import new_game
 from appliance.judge.state import IllegalAction, Phase, Role
 from appliance.judge.tools import ToolSpec
@@ -69,7 +70,7 @@ async def test_disagreeing_transcript_is_never_applied_and_fails_closed(tmp_path
     assert judge.status == "failed_closed"
     assert (judge.checks.matched, judge.checks.mismatched, judge.checks.failed_closed) == (0, 3, 1)
     assert final.pending == () and final.phase is Phase.NIGHT
-    assert not any(e.kind == "wolf_proposal" for e in final.events)
+    assert not any(isinstance(e.what, WolfProposal) for e in final.events)
 
 
 @pytest.mark.parametrize("transcript", ["P1 is not", "um, the quiet one", "Attack player two.", "", "nobody"])
@@ -78,7 +79,7 @@ async def test_unparseable_or_illegal_transcripts_are_never_applied(tmp_path, tr
     script = [({"target": "P5"}, transcript)] * 3
     judge, final, _ = await play(tmp_path, list(script))
     assert judge.status == "failed_closed" and judge.checks.failed_closed == 1
-    assert not any(e.kind == "wolf_proposal" for e in final.events)
+    assert not any(isinstance(e.what, WolfProposal) for e in final.events)
 
 
 async def test_dead_seat_in_transcript_is_rejected_then_a_match_is_applied(tmp_path):
@@ -86,7 +87,7 @@ async def test_dead_seat_in_transcript_is_rejected_then_a_match_is_applied(tmp_p
     script += [({"text": "hi"}, "I trust everyone.")]  # day 1
     script += [({"target": "P3"}, "I vote for player five."), ({"target": "P3"}, "I vote for player 3.")]
     judge, final, _ = await play(tmp_path, script, retry_limit=1)
-    votes = next(e for e in final.events if e.kind == "votes").data["votes"]
+    votes = next(e.what.votes for e in final.events if isinstance(e.what, Votes))
     assert votes["P1"] == "P3"
     assert judge.checks.mismatched == 1 and judge.checks.failed_closed == 0
     assert judge.checks.matched >= 3
@@ -121,4 +122,4 @@ async def test_a_seat_that_answers_its_turn_with_another_message_stops_the_game(
         with pytest.raises(IllegalAction, match="P1 answered its .* turn with ack, not werewolf_action"):
             await judge.play()
         seat.cancel()
-    assert not any(e.kind == "wolf_proposal" for e in judge.state.events)
+    assert not any(isinstance(e.what, WolfProposal) for e in judge.state.events)

@@ -126,7 +126,7 @@ def test_human_user_serves_the_page_with_the_werewolf_mode(monkeypatch, capsys):
 async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tmp_path):
     from fake_openai import FakeOpenAI
 
-    from appliance.llm.client import LLM
+    from appliance.llm.client import OpenAICompatibleClient
     from appliance.werewolf.seats import SeatLLM
     from appliance.werewolf.trace import Tracer
 
@@ -134,7 +134,9 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
     speak = ToolSpec(tools.SPEAK, targets=("P2", "P3"))
     script = ['{"target":"P3"}', '{"target":"P3"}', '{"text":"I suspect P2 because they were quiet. I tr', "nope"]
     async with FakeOpenAI(script) as fake:
-        llm = LLM(fake.base_url, "m", slot=4, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0)
+        llm = OpenAICompatibleClient(
+            fake.base_url, "m", slot=4, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0
+        )
         tracer = Tracer(tmp_path)
         seat = SeatLLM(
             llm=llm, seat="P5", role=Role.SEER, system="sys", cfg=config.Config().werewolf, tracer=tracer, seed=7

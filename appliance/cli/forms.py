@@ -36,7 +36,8 @@ from appliance.errors import ApplianceError
 from appliance.forms.session import AGENTS, PageSide, check_split, run_session
 from appliance.forms.typed import is_typed_line
 from appliance.llm.runtime import LLMRuntime
-from appliance.phone_agent.agent import QueueLine
+from appliance.phone_agent.line import QueueLine
+from appliance.protocol.line import SayOutcome
 from appliance.voice.session import open_session
 
 
@@ -83,8 +84,9 @@ def _demo(args) -> int:
 class TerminalLine(QueueLine):
     """The person on this terminal: the assistant's words printed, answers typed."""
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str) -> SayOutcome:
         print(f"assistant: {text}", flush=True)
+        return SayOutcome(interrupted=False, heard=text)
 
 
 def _form(args) -> int:

@@ -63,7 +63,7 @@ from appliance.computer_agent.page import ButtonView, FieldView, FillProblem, Pa
 from appliance.computer_agent.preview import Preview
 from appliance.computer_agent.task import read_task
 from appliance.config import BrowserConfig, FormsConfig
-from appliance.llm.client import LLM, LLMError
+from appliance.llm.base import LLM, LLMError
 from appliance.protocol import (
     Emit,
     FieldSpec,
@@ -80,6 +80,7 @@ from appliance.protocol import (
     Submitted,
     TaskCompleted,
 )
+from appliance.protocol.events import ComputerStatus
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class Outcome:
     ``terminated`` or ``failed``; ``detail`` says why or what the page confirmed;
     ``actions``: browser actions performed, by kind."""
 
-    status: str
+    status: ComputerStatus
     detail: str = ""
     submitted_at_ms: int | None = None
     actions: dict[str, int] = field(default_factory=dict)

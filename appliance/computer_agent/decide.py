@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from appliance.computer_agent.page import FieldView, PageView
-from appliance.llm.client import LLM
+from appliance.llm.base import LLM
 
 log = logging.getLogger(__name__)
 

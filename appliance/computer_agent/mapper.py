@@ -24,7 +24,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, create_model
 
 from appliance.computer_agent.page import FieldView
-from appliance.llm.client import LLM, LLMError
+from appliance.llm.base import LLM, LLMError
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """Werewolf's judge: pure game logic over a frozen state, no I/O.
 
-- :mod:`~appliance.judge.state` — roles, phases, actions, events, the frozen ``GameState``.
+- :mod:`~appliance.judge.state` — roles, phases, actions, the frozen ``GameState``.
+- :mod:`~appliance.judge.events` — the event log: one frozen dataclass per kind, dispatched with ``match``.
 - :mod:`~appliance.judge.rules` — the rules: ``new_game``, ``next_turn``, ``act``, ``advance``.
 - :mod:`~appliance.judge.tools` — the turn tool's JSON schema / GBNF and argument checks.
 - :mod:`~appliance.judge.views` — what each seat may know, rendered as its prompt text (and back).

@@ -45,7 +45,25 @@ from types import MappingProxyType, SimpleNamespace
 
 from appliance.judge import claims
 from appliance.judge.claims import Claim
-from appliance.judge.state import Event, Phase, Role
+from appliance.judge.events import (
+    Deaths,
+    Eliminated,
+    Event,
+    GameOver,
+    PhaseBegan,
+    RoleAssigned,
+    SeerResult,
+    Speech,
+    Table,
+    VoteCast,
+    Votes,
+    WitchAction,
+    WitchInfo,
+    WolfProposal,
+    WolfTeam,
+    WolfVictim,
+)
+from appliance.judge.state import Faction, Phase, Role
 from appliance.judge.views import SeatView
 
 # evidence kinds
@@ -101,7 +119,7 @@ class Beliefs:
     ballots: tuple[tuple[int, str, str | None], ...] = ()  # (round, voter, target or None)
     night_deaths: tuple[tuple[int, str], ...] = ()
     exiled: tuple[tuple[int, str], ...] = ()
-    winner: str | None = None
+    winner: Faction | None = None
     seen: int = 0
 
     @property
@@ -144,52 +162,54 @@ def update(b: Beliefs, e: Event) -> Beliefs:
 
 
 def _changes(b: Beliefs, e: Event) -> dict:
-    d, k = e.data, e.kind
-    if k == "table":
-        return {"seats": tuple(d["seats"]), "wolves_in_play": d["roles_in_play"].get(Role.WEREWOLF.value, 0)}
-    if k == "role":
-        return {"role": Role(d["role"])} if d["seat"] == b.seat else {}
-    if k == "wolf_team":
-        return {"team": tuple(d["seats"])}
-    if k == "phase":
-        return {"phase": Phase(d["phase"])}
-    if k == "wolf_proposal":
-        return {"proposals": b.proposals + ((e.round, d["seat"], d["target"]),)}
-    if k == "wolf_victim":
-        return {"attacked": b.attacked + ((e.round, d["target"]),)}
-    if k == "witch_info":
-        return {
-            "attacked": b.attacked + ((e.round, d["victim"]),),
-            "antidote": True if b.antidote is None else b.antidote,
-            "poison": True if b.poison is None else b.poison,
-        }
-    if k == "seer_result":
-        return {"checks": b.checks + ((e.round, d["target"], bool(d["werewolf"])),)}
-    if k == "witch_action":
-        return {
-            "antidote": (b.antidote is not False) and not d["save"],
-            "poison": (b.poison is not False) and d["poison"] is None,
-            "saved": b.saved + (((e.round, d["victim"]),) if d["save"] else ()),
-            "poisoned": b.poisoned + (((e.round, d["poison"]),) if d["poison"] else ()),
-        }
-    if k == "deaths":
-        dead = tuple(d["seats"])
-        return {"dead": b.dead + dead, "night_deaths": b.night_deaths + tuple((e.round, s) for s in dead)}
-    if k == "speech":
-        return {
-            "speeches": b.speeches + ((e.round, d["seat"], d["text"]),),
-            "claims": b.claims
-            + tuple(c for c in claims.read(d["seat"], d["text"], e.round) if c.target is None or c.target in b.seats),
-        }
-    if k == "votes":
-        return {"ballots": b.ballots + tuple((e.round, v, t) for v, t in d["votes"].items())}
-    if k == "eliminated":
-        if d["seat"] is None:
+    """The fields of ``b`` that event ``e`` changes (raises ``TypeError`` for a non-event)."""
+    match e.what:
+        case Table(seats=seats, roles_in_play=counts):
+            return {"seats": seats, "wolves_in_play": counts.get(Role.WEREWOLF, 0)}
+        case RoleAssigned(seat=seat, role=role):
+            return {"role": role} if seat == b.seat else {}
+        case WolfTeam(seats=seats):
+            return {"team": seats}
+        case PhaseBegan(phase=phase):
+            return {"phase": phase}
+        case WolfProposal(seat=seat, target=target):
+            return {"proposals": b.proposals + ((e.round, seat, target),)}
+        case WolfVictim(target=target):
+            return {"attacked": b.attacked + ((e.round, target),)}
+        case WitchInfo(victim=victim):
+            return {
+                "attacked": b.attacked + ((e.round, victim),),
+                "antidote": True if b.antidote is None else b.antidote,
+                "poison": True if b.poison is None else b.poison,
+            }
+        case SeerResult(target=target, werewolf=werewolf):
+            return {"checks": b.checks + ((e.round, target, werewolf),)}
+        case WitchAction(save=save, victim=victim, poison=poison):
+            return {
+                "antidote": (b.antidote is not False) and not save,
+                "poison": (b.poison is not False) and poison is None,
+                "saved": b.saved + (((e.round, victim),) if save else ()),
+                "poisoned": b.poisoned + (((e.round, poison),) if poison else ()),
+            }
+        case Deaths(seats=dead):
+            return {"dead": b.dead + dead, "night_deaths": b.night_deaths + tuple((e.round, s) for s in dead)}
+        case Speech(seat=seat, text=text):
+            said = claims.read(seat, text, e.round)
+            return {
+                "speeches": b.speeches + ((e.round, seat, text),),
+                "claims": b.claims + tuple(c for c in said if c.target is None or c.target in b.seats),
+            }
+        case VoteCast():
+            return {}  # the Votes event reveals it with all the others
+        case Votes(votes=votes):
+            return {"ballots": b.ballots + tuple((e.round, v, t) for v, t in votes.items())}
+        case Eliminated(seat=None):
             return {}
-        return {"dead": b.dead + (d["seat"],), "exiled": b.exiled + ((e.round, d["seat"]),)}
-    if k == "game_over":
-        return {"winner": d["winner"]}
-    return {}  # vote_cast: the ballots event reveals it with all the others
+        case Eliminated(seat=seat):
+            return {"dead": b.dead + (seat,), "exiled": b.exiled + ((e.round, seat),)}
+        case GameOver(winner=winner):
+            return {"winner": winner}
+    raise TypeError(f"not a judge event: {e.what!r}")
 
 
 def beliefs_of(view: SeatView, prior: Beliefs | None = None) -> Beliefs:

@@ -31,6 +31,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from appliance.judge.events import (
+    RoleAssigned,
+    SeerResult,
+    Speech,
+    WitchAction,
+    WitchInfo,
+    WolfProposal,
+    WolfTeam,
+    WolfVictim,
+)
 from appliance.judge.state import GameState, Role
 from appliance.judge.views import render_event
 
@@ -64,20 +74,24 @@ def entitled(truth: GameState, seat: str) -> set[str]:
     """Sentences naming other seats with private vocabulary that ``seat`` may receive,
     derived from the roles in ``truth`` (normally the final state of the game)."""
     role = truth.role(seat)
-    kinds = {"role"}
-    if role is Role.WEREWOLF:
-        kinds |= {"wolf_team", "wolf_proposal", "wolf_victim"}
-    elif role is Role.SEER:
-        kinds |= {"seer_result"}
-    elif role is Role.WITCH:
-        kinds |= {"witch_action"}
-    saved_round = next((e.round for e in truth.events if e.kind == "witch_action" and e.data["save"]), None)
+    saved_round = next((e.round for e in truth.events if isinstance(e.what, WitchAction) and e.what.save), None)
     out: set[str] = set()
     for e in truth.events:
-        mine = e.kind != "role" or e.data["seat"] == seat
-        info_ok = e.kind == "witch_info" and role is Role.WITCH and (saved_round is None or e.round <= saved_round)
-        if (e.kind in kinds and mine) or info_ok:
-            out.update(sentences(render_event(e) or ""))
+        match e.what:
+            case RoleAssigned(seat=whose):
+                mine = whose == seat
+            case WolfTeam() | WolfProposal() | WolfVictim():
+                mine = role is Role.WEREWOLF
+            case SeerResult():
+                mine = role is Role.SEER
+            case WitchAction():
+                mine = role is Role.WITCH
+            case WitchInfo():
+                mine = role is Role.WITCH and (saved_round is None or e.round <= saved_round)
+            case _:
+                mine = False  # public events entitle no seat to a private fact
+        if mine:
+            out.update(sentences(render_event(e)))
     return out
 
 
@@ -141,9 +155,9 @@ def speech_leaks(truth: GameState, seats: Iterable[str] | None = None) -> list[t
     wolves = set(truth.seats_with(Role.WEREWOLF))
     out = []
     for e in truth.events:
-        if e.kind != "speech" or e.data["seat"] not in audited:
+        if not isinstance(e.what, Speech) or e.what.seat not in audited:
             continue
-        seat, text = e.data["seat"], e.data["text"]
+        seat, text = e.what.seat, e.what.text
         role = truth.role(seat)
         why = None
         if role is Role.WEREWOLF and said_seats(text) & (wolves - {seat}):

@@ -45,10 +45,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from appliance.judge import tools
+from appliance.judge.events import (
+    Deaths,
+    Eliminated,
+    Event,
+    GameOver,
+    JudgeEvent,
+    PhaseBegan,
+    RoleAssigned,
+    SeerResult,
+    Speech,
+    Table,
+    VoteCast,
+    Votes,
+    WitchAction,
+    WitchInfo,
+    WolfProposal,
+    WolfTeam,
+    WolfVictim,
+)
 from appliance.judge.state import (
     PUBLIC,
     Action,
-    Event,
     Faction,
     GameState,
     IllegalAction,
@@ -84,12 +102,12 @@ def new_game(seed: int, n_seats: int, user_seat: str | None = None, roles: Seque
         IllegalAction: as :func:`appliance.judge.state.deal`.
     """
     s = deal(seed, n_seats, user_seat, roles)
-    counts = {r.value: s.roles.count(r) for r in Role if r in s.roles}  # fixed order: no hint of who is what
+    counts = {r: s.roles.count(r) for r in Role if r in s.roles}  # fixed order: no hint of who is what
     wolves = s.seats_with(Role.WEREWOLF)
-    events = [Event(1, Phase.NIGHT, "table", PUBLIC, {"seats": list(s.seats), "roles_in_play": dict(counts)})]
-    events += [Event(1, Phase.NIGHT, "role", (seat,), {"seat": seat, "role": s.role(seat).value}) for seat in s.seats]
-    events.append(Event(1, Phase.NIGHT, "wolf_team", wolves, {"seats": list(wolves)}))
-    events.append(Event(1, Phase.NIGHT, "phase", PUBLIC, {"phase": Phase.NIGHT.value}))
+    events = [Event(1, Phase.NIGHT, PUBLIC, Table(s.seats, counts))]
+    events += [Event(1, Phase.NIGHT, (seat,), RoleAssigned(seat, s.role(seat))) for seat in s.seats]
+    events.append(Event(1, Phase.NIGHT, wolves, WolfTeam(wolves)))
+    events.append(Event(1, Phase.NIGHT, PUBLIC, PhaseBegan(Phase.NIGHT)))
     return replace(s, events=tuple(events))
 
 
@@ -116,7 +134,7 @@ def night_victim(state: GameState) -> str | None:
 
 def checked_by_seer(state: GameState) -> tuple[str, ...]:
     """Seats the Seer has checked so far, in order."""
-    return tuple(e.data["target"] for e in state.events if e.kind == "seer_result")
+    return tuple(e.what.target for e in state.events if isinstance(e.what, SeerResult))
 
 
 def next_turn(state: GameState) -> Turn | None:
@@ -146,35 +164,23 @@ def act(state: GameState, seat: str, action: Action) -> GameState:
     ev = _event_maker(s)
     if isinstance(action, NightKill):
         wolves = state.seats_with(Role.WEREWOLF)
-        out = [ev("wolf_proposal", wolves, {"seat": seat, "target": action.target})]
+        out = [ev(wolves, WolfProposal(seat, action.target))]
         victim = night_victim(s)
         if victim is not None:
-            out.append(ev("wolf_victim", wolves, {"target": victim}))
+            out.append(ev(wolves, WolfVictim(victim)))
             witch = s.seats_with(Role.WITCH, living=True)
             if witch and s.antidote:
-                out.append(ev("witch_info", witch, {"victim": victim}))
+                out.append(ev(witch, WitchInfo(victim)))
     elif isinstance(action, SeerCheck):
-        out = [
-            ev(
-                "seer_result",
-                (seat,),
-                {"target": action.target, "werewolf": state.role(action.target) is Role.WEREWOLF},
-            )
-        ]
+        out = [ev((seat,), SeerResult(action.target, werewolf=state.role(action.target) is Role.WEREWOLF))]
     elif isinstance(action, WitchAct):
         victim = night_victim(s)
-        out = [
-            ev(
-                "witch_action",
-                (seat,),
-                {"save": action.save, "victim": victim if action.save else None, "poison": action.poison},
-            )
-        ]
+        out = [ev((seat,), WitchAction(action.save, victim if action.save else None, action.poison))]
         s = replace(s, antidote=s.antidote and not action.save, poison=s.poison and action.poison is None)
     elif isinstance(action, Speak):
-        out = [ev("speech", PUBLIC, {"seat": seat, "text": action.text})]
+        out = [ev(PUBLIC, Speech(seat, action.text))]
     else:
-        out = [ev("vote_cast", (seat,), {"seat": seat, "target": action.target})]
+        out = [ev((seat,), VoteCast(seat, action.target))]
     return replace(s, events=s.events + tuple(out))
 
 
@@ -200,15 +206,15 @@ def advance(state: GameState) -> GameState:
         if witch and witch.poison:
             dead.add(witch.poison)
         s = replace(state, alive=state.alive - dead)
-        return _after_deaths(s, [ev("deaths", PUBLIC, {"seats": _in_seat_order(state, dead)})], Phase.DAY)
+        return _after_deaths(s, [ev(PUBLIC, Deaths(_in_seat_order(state, dead)))], Phase.DAY)
     if state.phase is Phase.DAY:
         return _open(state, Phase.DAY, [], Phase.VOTE)
     if state.phase is Phase.VOTE:
         votes = {seat: a.target for seat, a in state.pending if isinstance(a, Vote)}
         ordered = {seat: votes[seat] for seat in state.seats if seat in votes}
-        return _open(state, Phase.VOTE, [ev("votes", PUBLIC, {"votes": ordered})], Phase.RESOLUTION)
+        return _open(state, Phase.VOTE, [ev(PUBLIC, Votes(ordered))], Phase.RESOLUTION)
     # Resolution
-    votes = next(e.data["votes"] for e in reversed(state.events) if e.kind == "votes")
+    votes = next(e.what.votes for e in reversed(state.events) if isinstance(e.what, Votes))
     tally = Counter(t for t in votes.values() if t is not None)
     top = tally.most_common()
     eliminated = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
@@ -218,13 +224,7 @@ def advance(state: GameState) -> GameState:
         alive=state.alive - {eliminated} if eliminated else state.alive,
         complete_rounds=state.complete_rounds + 1,
     )
-    out = [
-        ev(
-            "eliminated",
-            PUBLIC,
-            {"seat": eliminated, "reason": reason, "tally": {k: tally[k] for k in state.seats if k in tally}},
-        )
-    ]
+    out = [ev(PUBLIC, Eliminated(eliminated, reason, {k: tally[k] for k in state.seats if k in tally}))]
     return _after_deaths(s, out, Phase.NIGHT)
 
 
@@ -232,27 +232,27 @@ def advance(state: GameState) -> GameState:
 
 
 def _event_maker(state: GameState):
-    def ev(kind: str, audience: tuple[str, ...] | str, data: dict) -> Event:
-        return Event(state.round, state.phase, kind, audience, data)
+    def ev(audience: tuple[str, ...] | str, what: JudgeEvent) -> Event:
+        return Event(state.round, state.phase, audience, what)
 
     return ev
 
 
-def _in_seat_order(state: GameState, seats: set[str]) -> list[str]:
-    return [s for s in state.seats if s in seats]
+def _in_seat_order(state: GameState, seats: set[str]) -> tuple[str, ...]:
+    return tuple(s for s in state.seats if s in seats)
 
 
 def _after_deaths(state: GameState, events: list[Event], next_phase: Phase) -> GameState:
     winner = check_win(state)
     if winner is not None:
-        over = Event(state.round, state.phase, "game_over", PUBLIC, {"winner": winner.value})
+        over = Event(state.round, state.phase, PUBLIC, GameOver(winner))
         return replace(state, phase=Phase.OVER, winner=winner, pending=(), events=state.events + (*events, over))
     return _open(state, state.phase, events, next_phase)
 
 
 def _open(state: GameState, closing: Phase, events: list[Event], phase: Phase) -> GameState:
     rnd = state.round + 1 if phase is Phase.NIGHT and closing is Phase.RESOLUTION else state.round
-    start = Event(rnd, phase, "phase", PUBLIC, {"phase": phase.value})
+    start = Event(rnd, phase, PUBLIC, PhaseBegan(phase))
     return replace(state, phase=phase, round=rnd, pending=(), events=state.events + (*events, start))
 
 

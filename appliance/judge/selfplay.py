@@ -35,6 +35,7 @@ from typing import Any
 
 from appliance.judge import claims, policy, tools
 from appliance.judge.beliefs import Beliefs, beliefs_of
+from appliance.judge.events import Eliminated, SeerResult, Speech, Votes
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import (
     Action,
@@ -117,24 +118,24 @@ class GameStats:
 def stats(final: GameState) -> GameStats:
     """The benchmark's counts for one final state (see the module docstring)."""
     seer = final.seats_with(Role.SEER)[0]
-    found = [e for e in final.events if e.kind == "seer_result" and e.data["werewolf"]]
+    found = [(e.round, e.what.target) for e in final.events if isinstance(e.what, SeerResult) and e.what.werewolf]
     found_ok = revealed = False
     if found:
-        first = found[0]
-        wolf, day = first.data["target"], first.round
+        day, wolf = found[0]
         speech = next(
-            (e for e in final.events if e.kind == "speech" and e.round == day and e.data["seat"] == seer), None
+            (e.what for e in final.events if isinstance(e.what, Speech) and e.round == day and e.what.seat == seer),
+            None,
         )
         if speech is not None:
             found_ok = True
-            said = claims.read(seer, speech.data["text"], day)
+            said = claims.read(seer, speech.text, day)
             revealed = any(c.kind == claims.SEER for c in said) and any(
                 c.kind == claims.WOLF and c.target == wolf for c in said
             )
     exiled = False
     for e in final.events:
-        if e.kind == "eliminated" and e.data["seat"] == seer:
-            votes = next(v for v in final.events if v.kind == "votes" and v.round == e.round).data["votes"]
+        if isinstance(e.what, Eliminated) and e.what.seat == seer:
+            votes = next(v.what.votes for v in final.events if isinstance(v.what, Votes) and v.round == e.round)
             against = [v for v, t in votes.items() if t == seer]
             village = sum(1 for v in against if faction_of(final.role(v)) is Faction.VILLAGERS)
             exiled = village * 2 > len(against)

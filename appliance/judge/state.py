@@ -1,4 +1,5 @@
-"""The game's data: roles, phases, actions, events and the frozen :class:`GameState`.
+"""The game's data: roles, phases, actions and the frozen :class:`GameState` (its event
+log's entries are :mod:`appliance.judge.events`).
 
 Everything here is immutable; :mod:`appliance.judge.rules` makes new states from old ones.
 Seat ids are ``"P1"`` … ``"PN"`` (6 ≤ N ≤ 8).
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Union
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from appliance.judge.events import Event
 
 MIN_SEATS = 6
 MAX_SEATS = 8
@@ -95,33 +99,6 @@ class Vote:
 
 
 Action = Union[NightKill, SeerCheck, WitchAct, Speak, Vote]
-
-
-@dataclass(frozen=True)
-class Event:
-    """One entry of the event log.
-
-    ``audience`` is :data:`PUBLIC` or the tuple of seats that may learn this event;
-    ``data`` holds JSON-able values (seat ids, bools, text).
-    """
-
-    round: int
-    phase: Phase
-    kind: str
-    audience: tuple[str, ...] | str
-    data: dict[str, Any] = field(default_factory=dict, hash=False)
-
-    def visible_to(self, seat: str) -> bool:
-        return self.audience == PUBLIC or seat in self.audience
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "round": self.round,
-            "phase": self.phase.value,
-            "kind": self.kind,
-            "audience": self.audience if self.audience == PUBLIC else list(self.audience),
-            "data": self.data,
-        }
 
 
 @dataclass(frozen=True)

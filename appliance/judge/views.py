@@ -11,19 +11,40 @@ checker relies on that to tell the seats' own words from the judge's statements.
 
 :func:`from_lines` is the inverse of :meth:`SeatView.lines`: a seat that receives only
 its log (a ``werewolf_turn``'s ``view``) rebuilds its :class:`SeatView` from it. Lines
-keep what a seat needs; an ``eliminated`` event comes back without the full tally.
+keep what a seat needs; an :class:`~appliance.judge.events.Eliminated` comes back with
+only the exiled seat's votes in its tally.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from appliance.judge import tools
+from appliance.judge.events import (
+    Deaths,
+    Eliminated,
+    Event,
+    GameOver,
+    JudgeEvent,
+    PhaseBegan,
+    RoleAssigned,
+    SeerResult,
+    Speech,
+    Table,
+    VoteCast,
+    Votes,
+    WitchAction,
+    WitchInfo,
+    WolfProposal,
+    WolfTeam,
+    WolfVictim,
+)
 from appliance.judge.rules import Turn
-from appliance.judge.state import PUBLIC, Event, GameState, Phase, Role
+from appliance.judge.state import PUBLIC, Faction, GameState, Phase, Role
 
 
 @dataclass(frozen=True)
@@ -40,7 +61,7 @@ class SeatView:
 
     def lines(self) -> list[str]:
         """The seat's event log as text, one line per event, oldest first."""
-        return [line for e in self.events if (line := render_event(e)) is not None]
+        return [render_event(e) for e in self.events]
 
     def status(self) -> str:
         """One line of public state, e.g. ``Day 2. Alive: P1, P3, P4. Dead: P2.``"""
@@ -72,53 +93,55 @@ def view(state: GameState, seat: str) -> SeatView:
     )
 
 
-_PLURAL = {"werewolf": "werewolves"}
+_PLURAL = {Role.WEREWOLF: "werewolves"}
 
 
-def render_event(e: Event) -> str | None:
-    """One event as one line of text (``None`` for events with nothing to say)."""
-    d = e.data
-    k = e.kind
-    if k == "table":
-        counts = ", ".join(
-            f"{n} {_PLURAL.get(role, role + 's') if n > 1 else role}" for role, n in d["roles_in_play"].items()
-        )
-        return f"Table: {', '.join(d['seats'])}. Roles in play: {counts}."
-    if k == "role":
-        return f"You are {d['seat']}, the {d['role']}."
-    if k == "wolf_team":
-        return f"Werewolf team: {', '.join(d['seats'])}."
-    if k == "phase":
-        return f"== {d['phase'].capitalize()} {e.round} =="
-    if k == "wolf_proposal":
-        return f"Werewolf {d['seat']} proposes to attack {d['target']}."
-    if k == "wolf_victim":
-        return f"The werewolves attack {d['target']} tonight."
-    if k == "witch_info":
-        return f"The werewolves attacked {d['victim']} tonight."
-    if k == "seer_result":
-        return f"Your check: {d['target']} is {'' if d['werewolf'] else 'not '}a werewolf."
-    if k == "witch_action":
-        parts = [f"You saved {d['victim']} with your antidote." if d["save"] else "You kept your antidote."]
-        parts.append(f"You poisoned {d['poison']}." if d["poison"] else "You poisoned nobody.")
-        return " ".join(parts)
-    if k == "deaths":
-        who = " and ".join(d["seats"]) if d["seats"] else "nobody"
-        return f"Dawn: {who} died during the night."
-    if k == "speech":
-        return f"{d['seat']} said: {json.dumps(d['text'], ensure_ascii=False)}"
-    if k == "vote_cast":
-        return f"You voted for {d['target']}." if d["target"] else "You abstained."
-    if k == "votes":
-        ballots = ", ".join(f"{s} for {t}" if t else f"{s} abstained" for s, t in d["votes"].items())
-        return f"Ballots: {ballots}."
-    if k == "eliminated":
-        if d["seat"]:
-            return f"{d['seat']} was voted out with {d['tally'][d['seat']]} votes."
-        return "Tie: nobody was voted out." if d["reason"] == "tie" else "Everyone abstained: nobody was voted out."
-    if k == "game_over":
-        return f"Game over: the {d['winner']} win."
-    raise ValueError(f"unknown event kind {k!r}")
+def render_event(e: Event) -> str:
+    """One event as one line of text.
+
+    Raises:
+        TypeError: ``e.what`` is not one of the judge's event kinds.
+    """
+    match e.what:
+        case Table(seats=seats, roles_in_play=counts):
+            roles = ", ".join(
+                f"{n} {_PLURAL.get(role, role.value + 's') if n > 1 else role.value}" for role, n in counts.items()
+            )
+            return f"Table: {', '.join(seats)}. Roles in play: {roles}."
+        case RoleAssigned(seat=seat, role=role):
+            return f"You are {seat}, the {role.value}."
+        case WolfTeam(seats=seats):
+            return f"Werewolf team: {', '.join(seats)}."
+        case PhaseBegan(phase=phase):
+            return f"== {phase.value.capitalize()} {e.round} =="
+        case WolfProposal(seat=seat, target=target):
+            return f"Werewolf {seat} proposes to attack {target}."
+        case WolfVictim(target=target):
+            return f"The werewolves attack {target} tonight."
+        case WitchInfo(victim=victim):
+            return f"The werewolves attacked {victim} tonight."
+        case SeerResult(target=target, werewolf=werewolf):
+            return f"Your check: {target} is {'' if werewolf else 'not '}a werewolf."
+        case WitchAction(save=save, victim=victim, poison=poison):
+            kept = f"You saved {victim} with your antidote." if save else "You kept your antidote."
+            poisoned = f"You poisoned {poison}." if poison else "You poisoned nobody."
+            return f"{kept} {poisoned}"
+        case Deaths(seats=seats):
+            return f"Dawn: {' and '.join(seats) if seats else 'nobody'} died during the night."
+        case Speech(seat=seat, text=text):
+            return f"{seat} said: {json.dumps(text, ensure_ascii=False)}"
+        case VoteCast(target=target):
+            return f"You voted for {target}." if target else "You abstained."
+        case Votes(votes=votes):
+            ballots = ", ".join(f"{s} for {t}" if t else f"{s} abstained" for s, t in votes.items())
+            return f"Ballots: {ballots}."
+        case Eliminated(seat=seat, reason=reason, tally=tally):
+            if seat:
+                return f"{seat} was voted out with {tally[seat]} votes."
+            return "Tie: nobody was voted out." if reason == "tie" else "Everyone abstained: nobody was voted out."
+        case GameOver(winner=winner):
+            return f"Game over: the {winner.value} win."
+    raise TypeError(f"not a judge event: {e.what!r}")
 
 
 def instruction(turn: Turn, round_: int) -> str:
@@ -143,31 +166,81 @@ def instruction(turn: Turn, round_: int) -> str:
 
 # --- lines → events (the inverse of render_event) ----------------------------------------
 
+_SINGULAR = {v: k for k, v in _PLURAL.items()}
+
+
+def _roles_in_play(counts: str) -> dict[Role, int]:
+    out = {}
+    for part in counts.split(", "):
+        n, name = part.split(" ", 1)
+        out[_SINGULAR.get(name) or Role(name[:-1] if int(n) > 1 else name)] = int(n)
+    return out
+
+
+def _ballots(ballots: str) -> dict[str, str | None]:
+    votes: dict[str, str | None] = {}
+    for ballot in ballots.split(", "):
+        voter, _, rest = ballot.partition(" ")
+        votes[voter] = None if rest == "abstained" else rest.removeprefix("for ")
+    return votes
+
+
+def _eliminated(g: dict[str, str]) -> Eliminated:
+    if g.get("seat"):
+        return Eliminated(g["seat"], "most votes", {g["seat"]: int(g["n"])})
+    return Eliminated(None, "tie" if g["tie"].startswith("Tie") else "no votes", {})
+
+
 _SEATS = r"P\d+(?:, P\d+)*"
-_LINES: list[tuple[re.Pattern, str, bool]] = [
-    (re.compile(p), kind, private)
-    for p, kind, private in (
-        (rf"Table: (?P<seats>{_SEATS})\. Roles in play: (?P<counts>.*)\.", "table", False),
-        (r"You are (?P<seat>P\d+), the (?P<role>\w+)\.", "role", True),
-        (rf"Werewolf team: (?P<seats>{_SEATS})\.", "wolf_team", True),
-        (r"== (?P<phase>\w+) (?P<round>\d+) ==", "phase", False),
-        (r"Werewolf (?P<seat>P\d+) proposes to attack (?P<target>P\d+)\.", "wolf_proposal", True),
-        (r"The werewolves attack (?P<target>P\d+) tonight\.", "wolf_victim", True),
-        (r"The werewolves attacked (?P<victim>P\d+) tonight\.", "witch_info", True),
-        (r"Your check: (?P<target>P\d+) is (?P<not>not )?a werewolf\.", "seer_result", True),
+#: (the line's pattern, its event from the match's groups and the log's seat, private?)
+_LINES: list[tuple[re.Pattern, Callable[[dict[str, str], str], JudgeEvent], bool]] = [
+    (re.compile(p), what, private)
+    for p, what, private in (
+        (
+            rf"Table: (?P<seats>{_SEATS})\. Roles in play: (?P<counts>.*)\.",
+            lambda g, _: Table(tuple(g["seats"].split(", ")), _roles_in_play(g["counts"])),
+            False,
+        ),
+        (r"You are (?P<seat>P\d+), the (?P<role>\w+)\.", lambda g, _: RoleAssigned(g["seat"], Role(g["role"])), True),
+        (rf"Werewolf team: (?P<seats>{_SEATS})\.", lambda g, _: WolfTeam(tuple(g["seats"].split(", "))), True),
+        (r"== (?P<phase>\w+) (?P<round>\d+) ==", lambda g, _: PhaseBegan(Phase(g["phase"].lower())), False),
+        (
+            r"Werewolf (?P<seat>P\d+) proposes to attack (?P<target>P\d+)\.",
+            lambda g, _: WolfProposal(g["seat"], g["target"]),
+            True,
+        ),
+        (r"The werewolves attack (?P<target>P\d+) tonight\.", lambda g, _: WolfVictim(g["target"]), True),
+        (r"The werewolves attacked (?P<victim>P\d+) tonight\.", lambda g, _: WitchInfo(g["victim"]), True),
+        (
+            r"Your check: (?P<target>P\d+) is (?P<not>not )?a werewolf\.",
+            lambda g, _: SeerResult(g["target"], werewolf=g["not"] is None),
+            True,
+        ),
         (
             r"(?:You saved (?P<victim>P\d+) with your antidote|You kept your antidote)\. "
             r"(?:You poisoned (?P<poison>P\d+)|You poisoned nobody)\.",
-            "witch_action",
+            lambda g, _: WitchAction(g["victim"] is not None, g["victim"], g["poison"]),
             True,
         ),
-        (r"Dawn: (?P<who>.+) died during the night\.", "deaths", False),
-        (r'(?P<seat>P\d+) said: (?P<text>".*")', "speech", False),
-        (r"(?:You voted for (?P<target>P\d+)|You abstained)\.", "vote_cast", True),
-        (r"Ballots: (?P<ballots>.*)\.", "votes", False),
-        (r"(?P<seat>P\d+) was voted out with (?P<n>\d+) votes\.", "eliminated", False),
-        (r"(?P<tie>Tie: nobody was voted out|Everyone abstained: nobody was voted out)\.", "eliminated", False),
-        (r"Game over: the (?P<winner>\w+) win\.", "game_over", False),
+        (
+            r"Dawn: (?P<who>.+) died during the night\.",
+            lambda g, _: Deaths(() if g["who"] == "nobody" else tuple(g["who"].split(" and "))),
+            False,
+        ),
+        (r'(?P<seat>P\d+) said: (?P<text>".*")', lambda g, _: Speech(g["seat"], json.loads(g["text"])), False),
+        (
+            r"(?:You voted for (?P<target>P\d+)|You abstained)\.",
+            lambda g, seat: VoteCast(seat, g["target"]),
+            True,
+        ),
+        (r"Ballots: (?P<ballots>.*)\.", lambda g, _: Votes(_ballots(g["ballots"])), False),
+        (r"(?P<seat>P\d+) was voted out with (?P<n>\d+) votes\.", lambda g, _: _eliminated(g), False),
+        (
+            r"(?P<tie>Tie: nobody was voted out|Everyone abstained: nobody was voted out)\.",
+            lambda g, _: _eliminated(g),
+            False,
+        ),
+        (r"Game over: the (?P<winner>\w+) win\.", lambda g, _: GameOver(Faction(g["winner"])), False),
     )
 ]
 
@@ -180,16 +253,13 @@ def parse_line(line: str, seat: str, round_: int, phase: Phase) -> Event:
     Raises:
         ValueError: a line :func:`render_event` does not write.
     """
-    for pattern, kind, private in _LINES:
+    for pattern, what, private in _LINES:
         m = pattern.fullmatch(line)
         if m:
-            g = m.groupdict()
-            data = _data(kind, g)
-            if kind == "phase":
-                round_, phase = int(g["round"]), Phase(data["phase"])
-            elif kind == "vote_cast":
-                data["seat"] = seat
-            return Event(round_, phase, kind, (seat,) if private else PUBLIC, data)
+            event = what(m.groupdict(), seat)
+            if isinstance(event, PhaseBegan):
+                round_, phase = int(m["round"]), event.phase
+            return Event(round_, phase, (seat,) if private else PUBLIC, event)
     raise ValueError(f"not a line of a seat's view: {line!r}")
 
 
@@ -219,22 +289,23 @@ def from_lines(seat: str, lines: list[str] | tuple[str, ...], prior: SeatView | 
         lines = lines[len(prior.events) :]
     for line in lines:
         e = parse_line(line, seat, round_, phase)
-        if e.kind == "phase":
-            round_, phase = e.round, e.phase
-        elif e.kind == "table":
-            seats = e.data["seats"]
-        elif e.kind == "role":
-            if e.data["seat"] != seat:
-                raise ValueError(f"not {seat}'s log: it is {e.data['seat']}'s ({line!r})")
-            role = Role(e.data["role"])
-        elif e.kind == "deaths":
-            dead += e.data["seats"]
-        elif e.kind == "eliminated" and e.data["seat"]:
-            dead.append(e.data["seat"])
+        match e.what:
+            case PhaseBegan():
+                round_, phase = e.round, e.phase
+            case Table(seats=table):
+                seats = list(table)
+            case RoleAssigned(seat=whose) if whose != seat:
+                raise ValueError(f"not {seat}'s log: it is {whose}'s ({line!r})")
+            case RoleAssigned(role=own):
+                role = own
+            case Deaths(seats=died):
+                dead += died
+            case Eliminated(seat=str() as out):
+                dead.append(out)
         events.append(e)
     if role is None:
         raise ValueError(f"{seat}'s log does not say its role")
-    over = any(e.kind == "game_over" for e in events)
+    over = any(isinstance(e.what, GameOver) for e in events)
     return SeatView(
         seat=seat,
         role=role,
@@ -244,48 +315,3 @@ def from_lines(seat: str, lines: list[str] | tuple[str, ...], prior: SeatView | 
         dead=tuple(s for s in seats if s in dead),
         events=tuple(events),
     )
-
-
-_SINGULAR = {v: k for k, v in _PLURAL.items()}
-
-
-def _data(kind: str, g: dict) -> dict:
-    if kind == "table":
-        counts = {}
-        for part in g["counts"].split(", "):
-            n, name = part.split(" ", 1)
-            counts[_SINGULAR.get(name, name[:-1] if int(n) > 1 else name)] = int(n)
-        return {"seats": g["seats"].split(", "), "roles_in_play": counts}
-    if kind == "role":
-        return {"seat": g["seat"], "role": g["role"]}
-    if kind == "wolf_team":
-        return {"seats": g["seats"].split(", ")}
-    if kind == "phase":
-        return {"phase": g["phase"].lower()}
-    if kind == "wolf_proposal":
-        return {"seat": g["seat"], "target": g["target"]}
-    if kind == "wolf_victim":
-        return {"target": g["target"]}
-    if kind == "witch_info":
-        return {"victim": g["victim"]}
-    if kind == "seer_result":
-        return {"target": g["target"], "werewolf": g["not"] is None}
-    if kind == "witch_action":
-        return {"save": g["victim"] is not None, "victim": g["victim"], "poison": g["poison"]}
-    if kind == "deaths":
-        return {"seats": [] if g["who"] == "nobody" else g["who"].split(" and ")}
-    if kind == "speech":
-        return {"seat": g["seat"], "text": json.loads(g["text"])}
-    if kind == "vote_cast":
-        return {"seat": None, "target": g["target"]}
-    if kind == "votes":
-        votes: dict[str, str | None] = {}
-        for ballot in g["ballots"].split(", "):
-            voter, _, rest = ballot.partition(" ")
-            votes[voter] = None if rest == "abstained" else rest.removeprefix("for ")
-        return {"votes": votes}
-    if kind == "eliminated":
-        if g.get("seat"):
-            return {"seat": g["seat"], "reason": "most votes", "tally": {g["seat"]: int(g["n"])}}
-        return {"seat": None, "reason": "tie" if g["tie"].startswith("Tie") else "no votes", "tally": {}}
-    return {"winner": g["winner"]}

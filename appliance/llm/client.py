@@ -1,12 +1,13 @@
-"""One small constrained LLM call, shared by every agent, seat and simulated person.
+"""The :class:`~appliance.llm.base.LLM` of an OpenAI-compatible chat endpoint:
+:class:`OpenAICompatibleClient`, shared by every agent, seat and simulated person.
 
 Each caller owns a fixed system prompt and, on the embedded llama-server, a slot of its
 own (``slot``), so its prompt prefix stays cached (one KV cache per slot; llama-server
 otherwise reuses the slot with the longest common prefix). Output is constrained: a GBNF
 grammar on the embedded server (no free whitespace, so the 0.5B model wastes no tokens),
-the equivalent JSON schema on any other OpenAI-compatible server. :meth:`LLM.decide` takes
-both from one pydantic model (:mod:`appliance.llm.decision`); :meth:`LLM.json` takes a
-grammar and a schema its caller already owns (a Werewolf turn tool).
+the equivalent JSON schema on any other OpenAI-compatible server. ``decide`` takes
+both from one pydantic model (:mod:`appliance.llm.decision`); ``json`` and ``complete``
+take a grammar and a schema their caller already owns (a Werewolf turn tool).
 
 **Retries.** A transient failure — no connection, a timeout, HTTP 5xx or 429 — is tried
 again up to ``max_retries`` times, after ``retry_backoff_ms``, then twice that, and so on.
@@ -30,16 +31,13 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from appliance.errors import ApplianceError
 from appliance.llm import decision
-
-# re-exported: simulate/person.py writes its own grammars with it
-from appliance.llm.decision import gbnf_alternatives  # noqa: F401
+from appliance.llm.base import D, LLMError, Reply
 
 log = logging.getLogger(__name__)
 for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at INFO: one line per LLM call
@@ -49,28 +47,11 @@ for _noisy in ("httpx", "httpx2"):  # the OpenAI client logs every request at IN
 # belongs to one loop; tests and tools may run several loops one after another)
 _LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = weakref.WeakKeyDictionary()
 
-D = TypeVar("D", bound=BaseModel)
-
-
-class LLMError(ApplianceError, RuntimeError):
-    """The LLM gave no usable answer (unreachable, timed out, refused, or not the constrained JSON)."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One answer: its raw text, token counts (None where the server does not report
-    them; ``cached_tokens``: prompt tokens reused from the slot's cache) and wall time in ms."""
-
-    text: str
-    prompt_tokens: int | None
-    cached_tokens: int | None
-    completion_tokens: int | None
-    ms: int
-
 
 @dataclass
-class LLM:
-    """An OpenAI-compatible chat endpoint (see the module docstring).
+class OpenAICompatibleClient:
+    """The :class:`~appliance.llm.base.LLM` of an OpenAI-compatible chat endpoint (see the
+    module docstring; each method's contract is the protocol's).
 
     ``slot``: the llama-server slot to pin (embedded server; enables GBNF grammars) or None
     (any other server: JSON schema). ``timeout_s``: longest wait for one try.
@@ -104,16 +85,8 @@ class LLM:
         temperature: float = 0.0,
         on_text: Callable[[str], None] | None = None,
     ) -> D:
-        """One decision: the answer constrained by ``model_cls``'s grammar (embedded) or
-        schema (other servers), validated into an instance of it.
-
-        ``on_text`` (optional) receives the growing raw text while it streams.
-
-        Raises:
-            LLMError: request failed, the text is not JSON (e.g. cut off by ``max_tokens``),
-                or it does not validate as ``model_cls``.
-            TypeError, ValueError: ``model_cls`` is not a supported decision model.
-        """
+        """See :meth:`LLM.decide <appliance.llm.base.LLM.decide>`: ``model_cls``'s grammar
+        (embedded) or schema (other servers) constrains the answer."""
         ans = await self.json(
             system,
             user,
@@ -143,11 +116,7 @@ class LLM:
         seed: int | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> Any:
-        """Ask for one constrained JSON answer and return it decoded.
-
-        Raises:
-            LLMError: request failed, or the text is not JSON (e.g. cut off by ``max_tokens``).
-        """
+        """See :meth:`LLM.json <appliance.llm.base.LLM.json>`."""
         reply = await self.complete(
             system,
             user,
@@ -177,13 +146,8 @@ class LLM:
         seed: int | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> Reply:
-        """One constrained answer as raw text, for a caller that decodes it itself.
-
-        ``seed``: the sampling seed (None: the server's); ``on_text``: the growing text.
-
-        Raises:
-            LLMError: request failed.
-        """
+        """See :meth:`LLM.complete <appliance.llm.base.LLM.complete>`: ``grammar`` on the
+        embedded server (a pinned ``slot``), ``schema`` on any other."""
         if self.slot is not None:
             extra: dict[str, Any] = {"grammar": grammar}
         else:
@@ -193,20 +157,12 @@ class LLM:
         )
 
     async def text(self, system: str, user: str, *, max_tokens: int, temperature: float = 0.3) -> str:
-        """One short free-text answer (no grammar), stripped.
-
-        Raises:
-            LLMError: request failed.
-        """
+        """See :meth:`LLM.text <appliance.llm.base.LLM.text>`."""
         reply = await self._request(system, user, {}, max_tokens=max_tokens, temperature=temperature)
         return reply.text.strip()
 
     async def warm(self, system: str) -> None:
-        """Evaluate ``system`` once so this slot holds its prefix (later calls start fast).
-
-        Raises:
-            LLMError: request failed.
-        """
+        """See :meth:`LLM.warm <appliance.llm.base.LLM.warm>`; then ``on_warm(system, slot)``."""
         await self.text(system, "Hello.", max_tokens=1)
         if self.on_warm is not None:
             self.on_warm(system, self.slot)

@@ -2,9 +2,9 @@
 
 :class:`LLMRuntime` is the one place that decides "embedded or remote, slot N": it starts
 the embedded llama-server (or resolves the ``openai_compatible`` endpoint and its key) and
-hands out :class:`~appliance.llm.client.LLM` clients by the name of the prompt they serve
-(:data:`appliance.config.LLM_SLOTS`: ``"computer"``, ``"phone"``, ``"person"``,
-``"P1"``…``"P8"``), pinned to that name's slot on the embedded server.
+hands out clients (:class:`~appliance.llm.client.OpenAICompatibleClient`) by the name of
+the prompt they serve (:data:`appliance.config.LLM_SLOTS`: ``"computer"``, ``"phone"``,
+``"person"``, ``"P1"``…``"P8"``), pinned to that name's slot on the embedded server.
 :class:`appliance.voice.runtime.VoiceRuntime` holds one beside the ASR and TTS models.
 
 Two endpoints at most: ``llm`` for every prompt, and — when ``werewolf.llm`` is set and
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from appliance.config import LLM_SLOTS, MAX_SEATS, Config, LLMConfig
-from appliance.llm.client import LLM
+from appliance.llm.client import OpenAICompatibleClient
 from appliance.llm.server import EmbeddedLLMServer, endpoint, warm
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class LLMRuntime:
         e = self.endpoint(name)
         return {"config": e.key, **e.describe()}
 
-    def llm(self, name: str) -> LLM:
+    def llm(self, name: str) -> OpenAICompatibleClient:
         """A client for the prompt ``name`` (a key of :data:`~appliance.config.LLM_SLOTS`),
         pinned to its slot on an embedded server; unpinned (JSON schema) on a remote one.
 
@@ -156,7 +156,7 @@ class LLMRuntime:
                     f"LLM slot {name!r} is llama-server slot {slot} but {e.key}.parallel_slots is "
                     f"{e.cfg.parallel_slots}; size the config with Config.for_forms() or for_werewolf()"
                 )
-        return LLM(
+        return OpenAICompatibleClient(
             e.base_url,
             e.model,
             slot=slot,

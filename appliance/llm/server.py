@@ -31,7 +31,7 @@ from pathlib import Path
 
 from appliance import models
 from appliance.config import ConfigError, LLMConfig
-from appliance.llm.client import LLMError
+from appliance.llm.base import LLMError
 
 log = logging.getLogger(__name__)
 

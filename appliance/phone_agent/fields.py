@@ -29,14 +29,20 @@ _CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence
 _NAME_NAMES = ("name", "city", "town", "company", "country_of", "place")
 _ADDRESS_NAMES = ("address", "street", "line1", "line_1")
 #: kinds a person can spell (see :mod:`appliance.phone_agent.spelling`)
-SPELLABLE = ("name", "code", "email", "username", "address")
+SPELLABLE: tuple[FieldKind, ...] = ("name", "code", "email", "username", "address")
 
 
-def kind(spec: FieldSpec) -> str:
+#: What a field holds, as the phone agent asks, parses and reads it back (:func:`kind`).
+FieldKind = Literal[
+    "email", "phone", "date", "choice", "choices", "yesno", "number", "username", "code", "address", "name", "text"
+]
+
+
+def kind(spec: FieldSpec) -> FieldKind:
     """``email``, ``phone``, ``date``, ``choice``, ``choices``, ``yesno``, ``number``,
     ``username``, ``code``, ``address``, ``name`` or ``text``."""
     t, n = spec.type, spec.name
-    by_type = {
+    by_type: dict[str, FieldKind] = {
         "email": "email",
         "tel": "phone",
         "date": "date",

@@ -10,7 +10,8 @@
 - :mod:`~appliance.protocol.werewolf` — judge ⇄ seat: ``werewolf_view``, ``werewolf_turn``,
   ``werewolf_action``.
 - :mod:`~appliance.protocol.events` — ``Emit``, the shape of the callback that writes a
-  session's event log (events go to the log and the page, not over the bus).
+  session's event log (events go to the log and the page, not over the bus), and
+  ``SESSION_EVENTS``, every session event's typed model by name.
 
 Importing this package registers all of them; it imports nothing else of the project.
 """

@@ -5,6 +5,8 @@
 - :mod:`~appliance.simulate.speech` — the person's words for numbers, dates and codes.
 - :mod:`~appliance.simulate.call` — the person on a WebRTC call (Whisper ears, Piper voice).
 - :mod:`~appliance.simulate.form_run` — one simulated form session, end to end.
+- :mod:`~appliance.simulate.report` — its ``simulate form`` JSON: the site's submissions against
+  the spec and profile, the interview's figures from the session's envelopes.
 - :mod:`~appliance.simulate.werewolf_user` — the simulated Werewolf user seat.
 - :mod:`~appliance.cli.simulate` — ``appliance simulate …``.
 

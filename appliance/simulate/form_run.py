@@ -20,9 +20,11 @@ from appliance.demo.profile import Profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
-from appliance.forms.session import SessionResult, fetch_submissions, fields_filled, report, run_session
+from appliance.forms.session import SessionResult, run_session
+from appliance.protocol.line import SayOutcome
 from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
+from appliance.simulate.report import fetch_submissions, fields_filled, report
 from appliance.simulate.stages import stages
 from appliance.simulate.webrtc_client import WebRTCClient
 from appliance.voice.piper_synth import VoiceStyle
@@ -190,13 +192,14 @@ class TypistLine:
         self._read: list[str] = []
         self._answering: set[asyncio.Task] = set()
 
-    async def say(self, text: str) -> None:
+    async def say(self, text: str) -> SayOutcome:
         self._read.append(text)
         if asks(text):
             said, self._read = " ".join(self._read), []
             task = asyncio.create_task(self._answer(said))
             self._answering.add(task)
             task.add_done_callback(self._answering.discard)
+        return SayOutcome(interrupted=False, heard=text)  # read whole
 
     async def _answer(self, said: str) -> None:
         self.emit("person_heard", text=said)

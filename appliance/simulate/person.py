@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appliance.demo.profile import Profile
-from appliance.llm.client import LLM, LLMError, gbnf_alternatives
-from appliance.llm.decision import choices
+from appliance.llm.base import LLM, LLMError
+from appliance.llm.decision import choices, gbnf_alternatives
 from appliance.simulate import hearing, speech
 
 log = logging.getLogger(__name__)

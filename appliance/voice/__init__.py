@@ -22,6 +22,7 @@ pipecat extensions (each a processor or service):
 - :mod:`~appliance.voice.acks` — ``Acknowledger``: "One moment." when the answer is slow (``turn.ack``).
 - :mod:`~appliance.voice.apology` — ``LLMApology``: a spoken apology when the LLM fails a reply.
 - :mod:`~appliance.voice.playout` — ``Playout``: paces the bot's audio, pauses it on a duck or the VAD, resumes it.
+- :mod:`~appliance.voice.decisions` — the frames one processor decides and another acts on (backchannel, ahead, ...).
 
 Transports, server and clients:
 

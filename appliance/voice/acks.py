@@ -11,7 +11,7 @@ and the benchmark's v2v ignore it; each one is reported as an ``ack`` event.
 When (``turn.ack``): ``on`` after every turn; ``auto`` (default) after every turn when the
 LLM is remote (``llm.provider`` is not ``embedded``), and in an agent mode whenever the
 agent announces a slow step (:meth:`~appliance.voice.line.LineProcessor.acknowledge`,
-e.g. a tool call); ``off`` never.
+e.g. a tool call, sends an :class:`~appliance.voice.decisions.AcknowledgeFrame`); ``off`` never.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from appliance.voice.decisions import AcknowledgeFrame
+
 _CHUNK_MS = 40
 
 
@@ -41,7 +43,9 @@ class AckAudioRawFrame(TTSAudioRawFrame):
 class Acknowledger(FrameProcessor):
     """Says ``audio`` (s16 mono at ``sample_rate``) when the answer's audio is ``after_ms`` late.
 
-    ``every_turn``: arm after each person's turn (else only on :meth:`now`).
+    ``every_turn``: arm after each person's turn (else only on an
+    :class:`~appliance.voice.decisions.AcknowledgeFrame`: a slow step begins, acknowledge
+    unless the answer comes within ``after_ms`` from then; the frame ends here).
     ``report(event, **fields)`` gets ``ack`` with ``after_ms``.
     """
 
@@ -66,16 +70,14 @@ class Acknowledger(FrameProcessor):
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
         if direction == FrameDirection.DOWNSTREAM:
+            if isinstance(frame, AcknowledgeFrame):
+                self._arm(self._after_s)
+                return
             if isinstance(frame, UserStoppedSpeakingFrame) and self._every_turn:
                 self._arm(self._after_s)
             elif isinstance(frame, (TTSStartedFrame, TTSAudioRawFrame, InterruptionFrame, VADUserStartedSpeakingFrame)):
                 self._disarm()  # the answer is here, or the person talks again
         await self.push_frame(frame, direction)
-
-    def now(self) -> None:
-        """A slow step begins (an agent's tool call): acknowledge unless the answer comes
-        within ``after_ms``... from now."""
-        self._arm(self._after_s)
 
     def _arm(self, delay_s: float) -> None:
         self._disarm()

@@ -27,6 +27,7 @@ from pipecat.metrics.metrics import TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.transports.base_output import BaseOutputTransport
 
+from appliance.protocol.events import check
 from appliance.voice.acks import AckAudioRawFrame
 from appliance.voice.markers import strip_markers
 
@@ -35,6 +36,8 @@ class EventLog:
     """A session's event log: JSONL lines ``{"t_ms", "ts", "event", ...}`` appended and
     flushed per event; ``t_ms`` is ms since the session started (monotonic), ``ts`` ms
     since the Unix epoch. Listeners (the page's event socket) get each event as a dict.
+    Each event is checked against its model in :data:`~appliance.protocol.events.SESSION_EVENTS`
+    before it is written; the record holds the fields as given.
     """
 
     def __init__(self, path: Path | None):
@@ -47,6 +50,12 @@ class EventLog:
         return (time.monotonic() - self._t0) * 1000
 
     def emit(self, event: str, **fields) -> dict:
+        """Write ``event`` with ``fields`` and hand it to the listeners; the record is returned.
+
+        Raises:
+            EventError: ``event`` is not a registered session event, or ``fields`` do not fit its model.
+        """
+        check(event, fields)
         rec = {"t_ms": round(self.now_ms(), 1), "ts": int(time.time() * 1000), "event": event, **fields}
         self.events.append(rec)
         if self._fh:

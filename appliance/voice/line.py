@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -39,25 +38,14 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from appliance.config import TurnConfig
+from appliance.protocol.line import SayOutcome
+from appliance.voice.decisions import AcknowledgeFrame
 from appliance.voice.markers import VoiceFrame
 from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.stt import ASRContextFrame
 from appliance.voice.turns import ReplyClock
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SayOutcome:
-    """What became of one :meth:`LineProcessor.say`.
-
-    ``interrupted``: the person barged in before the end (False: played to the end).
-    ``heard``: the clauses whose audio was played, markers removed, joined by spaces
-    (``''`` when none was).
-    """
-
-    interrupted: bool
-    heard: str
 
 
 #: how long after the VAD's stop the person's speech counts as an answer on its way (s), until its transcript
@@ -96,15 +84,13 @@ class LineProcessor(FrameProcessor):
         #: goes after ``transport.output()``: the output transport lets a clause's text and
         #: the reply's end frame through only after their audio, so what it sees was played.
         self.played = _PlayedProbe(self._done)
-        #: the session's :class:`~appliance.voice.acks.Acknowledger` (``build_task`` sets it), or None
-        self.acknowledger = None
 
-    def acknowledge(self) -> None:
+    async def acknowledge(self) -> None:
         """A slow step begins (a tool call, a wait on another agent): unless something is
-        said within ``turn.ack_after_ms``, the person hears ``turn.ack_text`` (``turn.ack``
-        off: nothing)."""
-        if self.acknowledger is not None:
-            self.acknowledger.now()
+        said within ``turn.ack_after_ms``, the person hears ``turn.ack_text`` (an
+        :class:`~appliance.voice.decisions.AcknowledgeFrame` to the session's
+        :class:`~appliance.voice.acks.Acknowledger`; ``turn.ack`` off: none, nothing)."""
+        await self.push_frame(AcknowledgeFrame())
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)

@@ -17,6 +17,12 @@ aggregator sits after the output transport, which releases each clause's text on
 its audio was sent, so the context keeps only what the person heard (to the clause).
 A reply the LLM fails to give (its server killed, a cloud error after retries) is
 apologised for aloud (:mod:`appliance.voice.apology`).
+
+Decisions one processor makes and another acts on travel as frames
+(:mod:`appliance.voice.decisions`), marked beside the processors in :func:`build_task`
+(↓ downstream, ↑ upstream); the VAD's state, which no frame carries in time, goes through
+the one :class:`~appliance.voice.decisions.VoiceActivity` that ``build_task`` hands to the
+VAD and to the playout.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pipecat.workers.runner import WorkerRunner
 from appliance.config import Config
 from appliance.voice.acks import Acknowledger
 from appliance.voice.apology import LLMApology
+from appliance.voice.decisions import VoiceActivity
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
@@ -83,10 +90,8 @@ def build_task(
     mono) are written when the pipeline ends.
     """
     cfg = cfg or runtime.cfg
-    asr_stats = []
 
     def on_final(result):
-        asr_stats.append(result)
         if line is not None:
             line.transcribed(result.words)
         session.events.emit(
@@ -104,27 +109,22 @@ def build_task(
         early_final_ms=cfg.turn.early_final_ms,
         eager=cfg.turn.speculate and not agent,
     )
+    activity = VoiceActivity()  # what the VAD hears now: written by the VAD, read by the playout
     vad = ListeningSileroVAD(
+        activity,
         params=VADParams(
             confidence=cfg.vad.confidence,
             start_secs=cfg.vad.start_ms / 1000,
             stop_secs=cfg.vad.stop_ms / 1000,
             min_volume=cfg.vad.min_volume,
-        )
+        ),
     )
-    prompt = system_prompt or cfg.llm.system_prompt
-    playout = Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, vad=vad)
-
-    def report(event: str, **fields) -> None:
-        session.events.emit(event, **fields)
-        playout.on_report(event, **fields)
-
     session.context = LLMContext()
     aggregators = LLMContextAggregatorPair(
         session.context,
         user_params=LLMUserAggregatorParams(
             vad_analyzer=vad,
-            user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=report),
+            user_turn_strategies=turn_strategies(cfg.turn, agent=agent, report=session.events.emit),
             user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000,
         ),
     )
@@ -136,48 +136,51 @@ def build_task(
             model=runtime.llm_model,
             max_tokens=cfg.llm.max_tokens,
             temperature=cfg.llm.temperature,
-            system_instruction=prompt,
+            system_instruction=system_prompt or cfg.llm.system_prompt,
         ),
     )
     if cfg.tts.provider == "piper":
-        tts = PiperClauseTTSService(runtime.synth, cfg.tts, ahead_s=playout.ahead_s)
+        tts = PiperClauseTTSService(runtime.synth, cfg.tts)
     else:
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     apology = [] if agent else [LLMApology(llm, session.events.emit)]  # a line is no LLM: nothing to apologise for
+    ack = acknowledger(runtime, agent, session)
     processors = [
         transport.input(),
         stt,
-        aggregators.user(),
+        aggregators.user(),  # its VAD writes `activity`; BargeInStart: BackchannelFrame ↓
         *apology,
-        llm,
+        llm,  # a line: AcknowledgeFrame ↓
         SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),
-        tts,
+        tts,  # PlayoutAheadFrame ↑ ends here: Piper keeps pace with playback
+        *([] if ack is None else [ack]),  # AcknowledgeFrame ↓ ends here
+        # BackchannelFrame ↓ releases a yielding bot; reads `activity`; PlayoutAheadFrame ↑, BargeInFrame ↓
+        Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, activity=activity),
+        transport.output(),  # BargeInFrame → the page; a clause's text only after its audio
+        *([] if line is None else [line.played]),
+        *([] if not session.folder else [_recorder(session)]),
+        aggregators.assistant(),
     ]
-    ack = acknowledger(runtime, agent, session)
-    if ack is not None:
-        processors.append(ack)
-        if line is not None:
-            line.acknowledger = ack
-    processors += [playout, transport.output()]
-    if line is not None:
-        processors.append(line.played)
-    if session.folder:
-        session.recorder = AudioBufferProcessor(sample_rate=16_000, num_channels=1, auto_start_recording=True)
-        folder = session.folder
-
-        @session.recorder.event_handler("on_track_audio_data")
-        async def _save(_proc, user_pcm: bytes, bot_pcm: bytes, sample_rate: int, _channels: int):
-            write_wav(folder / "input.wav", user_pcm, sample_rate)
-            write_wav(folder / "output.wav", bot_pcm, sample_rate)
-
-        processors.append(session.recorder)
-    processors.append(aggregators.assistant())
     task = PipelineWorker(
         Pipeline(processors),
         params=PipelineParams(enable_metrics=True),
         observers=[TurnObserver(session.events, cfg.vad.stop_ms)],
     )
     return task
+
+
+def _recorder(session: Session) -> AudioBufferProcessor:
+    """Records the session into ``session.recorder``: ``input.wav`` and ``output.wav`` in
+    its folder when the pipeline ends."""
+    session.recorder = AudioBufferProcessor(sample_rate=16_000, num_channels=1, auto_start_recording=True)
+    folder = session.folder
+
+    @session.recorder.event_handler("on_track_audio_data")
+    async def _save(_proc, user_pcm: bytes, bot_pcm: bytes, sample_rate: int, _channels: int):
+        write_wav(folder / "input.wav", user_pcm, sample_rate)
+        write_wav(folder / "output.wav", bot_pcm, sample_rate)
+
+    return session.recorder
 
 
 def acknowledger(runtime: VoiceRuntime, agent: bool, session: Session) -> Acknowledger | None:

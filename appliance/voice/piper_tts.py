@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import AsyncGenerator, Callable
+from typing import AsyncGenerator
 
 from pipecat.frames.frames import ErrorFrame, Frame
 
@@ -70,8 +70,9 @@ class PiperClauseTTSService(ClauseTTSService):
     this speaker's own voice; a reply's own voice (``style.voice``) replaces it; markers adjust either. A synthesis failure is
     pushed as an ``ErrorFrame``, never silence.
 
-    ``ahead_s`` (optional): seconds of the bot's audio sent on and not yet played (the
-    :class:`~appliance.voice.playout.Playout`'s). A clause is synthesised only once that is
+    Pacing: a clause is synthesised only once the bot's audio not yet played (what the
+    :class:`~appliance.voice.playout.Playout` tells in its
+    :class:`~appliance.voice.decisions.PlayoutAheadFrame`, :meth:`ahead_s`) is
     under ``tts.max_ahead_ms``: Piper then works at the pace the reply is heard instead of
     taking a core for the whole reply at its start — when the person is most likely to
     interrupt, and their words need the ASR at once — and a cut reply was not synthesised
@@ -83,14 +84,12 @@ class PiperClauseTTSService(ClauseTTSService):
         synth: PiperSynth,
         cfg: TTSConfig,
         voice_style: VoiceStyle = VoiceStyle(),
-        ahead_s: Callable[[], float] | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self._synth = synth
         self._cfg = cfg
         self._voice_style = voice_style
-        self._ahead_s = ahead_s
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts")
 
     def can_generate_metrics(self) -> bool:
@@ -101,8 +100,8 @@ class PiperClauseTTSService(ClauseTTSService):
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
-        if self._ahead_s is not None and self._cfg.max_ahead_ms:
-            while self._ahead_s() * 1000 > self._cfg.max_ahead_ms:
+        if self._cfg.max_ahead_ms:
+            while self.ahead_s() * 1000 > self._cfg.max_ahead_ms:
                 await asyncio.sleep(_PACE_S)
         style = self.next_style()
         rate = self._synth.sample_rate_hz

@@ -15,7 +15,7 @@ Barge-in, decided in two steps:
    recognised, and silencing the bot for that long is what makes a backchannel a stop. If,
    :data:`NOISE_CHECK_MS` after the sound reached the server (the microphone's audio comes
    later than the data channel's message), the VAD is not hearing anything speech-like
-   (:class:`ListeningSileroVAD`: quiet, not even starting), or it goes back to quiet before
+   (:class:`~appliance.voice.decisions.VoiceActivity`: quiet, not even starting), or it goes back to quiet before
    its start (a knock, a cough, a tone, music), the page is told ``released``.
    A page's session is never paused by the VAD (at the page that is a stop): a sound its
    detector missed, or a duck released before the speech was heard, leaves the bot at its
@@ -27,17 +27,20 @@ Barge-in, decided in two steps:
    (:class:`~appliance.voice.turns.BargeInStart`): a transcript that takes the turn
    interrupts (``InterruptionFrame``: the queue is dropped, LLM and TTS cancelled, the
    context trimmed), and the page is told ``confirmed`` (it mutes what is still in flight);
-   a backchannel ("mm-hm", "yeah", from the early final on), or no decision within
+   a backchannel ("mm-hm", "yeah", from the early final on: a
+   :class:`~appliance.voice.decisions.BackchannelFrame`), or no decision within
    ``turn.barge_in_max_pause_ms``, releases: the page is told ``released`` and the bot's
    level comes back (a paused bot resumes where it was).
 
 An acknowledgement (:class:`~appliance.voice.acks.AckAudioRawFrame`) still queued when the
-answer's audio arrives is dropped.
+answer's audio arrives is dropped. At each change of the audio it holds or sent on ahead,
+the playout pushes a :class:`~appliance.voice.decisions.PlayoutAheadFrame` upstream: the
+TTS keeps pace with what is heard.
 
-Messages to the page: ``{"type": "barge_in", "state": "ready" | "confirmed" | "released"}``
-(``OutputTransportMessageUrgentFrame``; dropped by transports without a data channel); the
-page ducks only once it has had ``ready``, so a pipeline without a Playout (the benchmark's
-stock pipecat) is never ducked.
+Messages to the page: :class:`~appliance.voice.decisions.BargeInFrame`
+(``{"type": "barge_in", "state": "ready" | "confirmed" | "released"}``; dropped by
+transports without a data channel); the page ducks only once it has had ``ready``, so a
+pipeline without a Playout (the benchmark's stock pipecat) is never ducked.
 """
 
 from __future__ import annotations
@@ -59,7 +62,6 @@ from pipecat.frames.frames import (
     InputTransportMessageFrame,
     InterruptionFrame,
     OutputAudioRawFrame,
-    OutputTransportMessageUrgentFrame,
     StartFrame,
     SystemFrame,
     UserStartedSpeakingFrame,
@@ -70,6 +72,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from appliance.config import TurnConfig
 from appliance.voice.acks import AckAudioRawFrame
+from appliance.voice.decisions import BackchannelFrame, BargeInFrame, BargeInState, PlayoutAheadFrame, VoiceActivity
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +86,17 @@ _HISTORY_S = 4.0
 
 
 class ListeningSileroVAD(SileroVADAnalyzer):
-    """pipecat's Silero VAD analyzer, telling what it hears right now (``state``: pipecat's
-    ``VADState``, ``STARTING`` while speech-like frames add up to ``start_ms``)."""
+    """pipecat's Silero VAD analyzer, writing what it hears into ``activity`` at each
+    analysis (the playout reads it there; ``kwargs``: ``SileroVADAnalyzer``'s)."""
 
-    @property
-    def state(self) -> VADState:
-        return self._vad_state
+    def __init__(self, activity: VoiceActivity, **kwargs):
+        super().__init__(**kwargs)
+        self._activity = activity
+
+    async def analyze_audio(self, buffer: bytes) -> VADState:
+        state = await super().analyze_audio(buffer)
+        self._activity.state = state
+        return state
 
 
 def _duration_s(frame: OutputAudioRawFrame) -> float:
@@ -100,11 +108,18 @@ class Playout(FrameProcessor):
 
     ``turn``: ``barge_in`` (off: ducks are released at once, the VAD never pauses),
     ``barge_in_max_pause_ms``, ``resume_overlap_ms``. ``vad_start_ms``: the VAD's
-    ``start_ms`` (its start comes that long after the onset). ``vad``: the session's
-    :class:`ListeningSileroVAD` (None: a duck waits ``start_ms`` + :data:`NOISE_CHECK_MS`
+    ``start_ms`` (its start comes that long after the onset). ``activity``: what the
+    session's VAD hears now (:class:`~appliance.voice.decisions.VoiceActivity`, written by
+    :class:`ListeningSileroVAD`; None: a duck waits ``start_ms`` + :data:`NOISE_CHECK_MS`
     for the VAD's start). ``report(event, **fields)``:
     ``duck`` (the page lowered the bot), ``pause`` (the VAD's start stopped it; rewound_ms),
     ``duck_released`` (why, after_ms), ``barge_in_confirmed`` (after_ms).
+
+    Frames in: the bot's audio; ``InputTransportMessageFrame`` ``{"type": "duck"}`` from
+    the page; the VAD's, the turn's and the interruption's frames;
+    :class:`~appliance.voice.decisions.BackchannelFrame` (releases a paused or ducked bot).
+    Frames out: the audio, paced; :class:`~appliance.voice.decisions.BargeInFrame` to the
+    page; :class:`~appliance.voice.decisions.PlayoutAheadFrame` upstream to the TTS.
     """
 
     def __init__(
@@ -113,13 +128,13 @@ class Playout(FrameProcessor):
         vad_start_ms: int,
         report: Callable[..., None] | None = None,
         lead_ms: int = 150,
-        vad: ListeningSileroVAD | None = None,
+        activity: VoiceActivity | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self._turn = turn
         self._vad_start_s = vad_start_ms / 1000
-        self._vad = vad
+        self._activity = activity
         self._report = report or (lambda *_a, **_k: None)
         self._lead_s = lead_ms / 1000
         self._queue: deque[Frame] = deque()
@@ -134,13 +149,6 @@ class Playout(FrameProcessor):
         self._page = False  # a page ducks for this session: the VAD's start never pauses the bot (that is a stop there)
         self._timer: asyncio.Task | None = None
 
-    # --- the arbiter's inputs ---------------------------------------------------------
-    def on_report(self, event: str, **fields) -> None:
-        """A turn strategy's decision (``backchannel``: a transcript that did not take the
-        turn while the bot spoke): a pause waiting for it is released."""
-        if event == "backchannel" and (self.paused or self._ducked_at is not None):
-            self._arm(0.0, "backchannel")
-
     @property
     def paused(self) -> bool:
         return self._paused_at is not None
@@ -148,11 +156,12 @@ class Playout(FrameProcessor):
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
-    def ahead_s(self) -> float:
-        """Seconds of the bot's audio taken in and not yet played by the transport: what is
-        queued here plus what was sent on ahead of real time (call it on the pipeline's loop)."""
+    async def _tell_ahead(self) -> None:
+        """Tell the TTS how much of the bot's audio is taken in and not yet played by the
+        transport: what was sent on ahead of real time, and what is queued here."""
         queued = sum(_duration_s(f) for f in self._queue if isinstance(f, OutputAudioRawFrame))
-        return max(0.0, self._play_end - self._now()) + queued
+        sent = max(0.0, self._play_end - self._now())
+        await self.push_frame(PlayoutAheadFrame(sent_s=sent, queued_s=queued), FrameDirection.UPSTREAM)
 
     def _playing(self) -> bool:
         """Bot audio is going out or about to."""
@@ -190,6 +199,8 @@ class Playout(FrameProcessor):
             self._queue = deque(f for f in self._queue if not isinstance(f, AckAudioRawFrame))
         self._queue.append(frame)
         self._changed.set()
+        if isinstance(frame, OutputAudioRawFrame):
+            await self._tell_ahead()
 
     async def _on_system(self, frame: Frame) -> None:
         if isinstance(frame, InterruptionFrame):
@@ -201,8 +212,12 @@ class Playout(FrameProcessor):
             if heard:
                 await self._confirm()
             self._changed.set()
+            await self._tell_ahead()
         elif isinstance(frame, InputTransportMessageFrame) and _is_duck(frame.message):
             await self._on_duck()
+        elif isinstance(frame, BackchannelFrame):
+            if self.paused or self._ducked_at is not None:  # the words did not take the turn: go on
+                self._arm(0.0, "backchannel")
         elif isinstance(frame, VADUserStartedSpeakingFrame):
             self._speech = True
             if self.paused or self._ducked_at is not None:  # a yielding bot goes on until the words decide
@@ -233,7 +248,7 @@ class Playout(FrameProcessor):
 
     async def _noise_or_speech(self) -> None:
         """Release a duck the VAD does not hear as speech (its start leaves it to the words)."""
-        if self._vad is None:
+        if self._activity is None:
             await asyncio.sleep(self._vad_start_s + NOISE_CHECK_MS / 1000)
         else:
             waited = 0
@@ -242,12 +257,12 @@ class Playout(FrameProcessor):
                 waited += 10
             await asyncio.sleep(NOISE_CHECK_MS / 1000)
             waited = NOISE_CHECK_MS
-            while self._vad.state == VADState.STARTING and waited < NOISE_MAX_MS:
+            while self._activity.state == VADState.STARTING and waited < NOISE_MAX_MS:
                 await asyncio.sleep(0.02)
                 waited += 20
         self._timer = None
         # the VAD's own state too: its start frame reaches this processor only after the pipeline's queues
-        heard = self._speech or (self._vad is not None and self._vad.state != VADState.QUIET)
+        heard = self._speech or (self._activity is not None and self._activity.state != VADState.QUIET)
         if not heard and not self.paused:
             await self._release("no speech")
 
@@ -264,6 +279,7 @@ class Playout(FrameProcessor):
         self._report("pause", rewound_ms=round(sum(_duration_s(f) for f in back) * 1000))
         self._arm(self._turn.barge_in_max_pause_ms / 1000, "no decision")
         self._changed.set()
+        await self._tell_ahead()
 
     async def _release(self, why: str) -> None:
         if not (self.paused or self._ducked_at is not None):
@@ -283,8 +299,8 @@ class Playout(FrameProcessor):
         self._report("barge_in_confirmed", after_ms=after_ms)
         await self._tell_page("confirmed")
 
-    async def _tell_page(self, state: str) -> None:
-        await self.push_frame(OutputTransportMessageUrgentFrame(message={"type": "barge_in", "state": state}))
+    async def _tell_page(self, state: BargeInState) -> None:
+        await self.push_frame(BargeInFrame(state=state))
 
     def _arm(self, delay_s: float, why: str) -> None:
         """Release after ``delay_s`` unless something decides first (replaces the timer)."""
@@ -325,6 +341,8 @@ class Playout(FrameProcessor):
                 while self._history and self._history[0][0] < now - _HISTORY_S:
                     self._history.popleft()
             self._queue.popleft()
+            if isinstance(frame, OutputAudioRawFrame):
+                await self._tell_ahead()
             await self.push_frame(frame)
             if isinstance(frame, EndFrame):
                 return

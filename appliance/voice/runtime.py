@@ -8,7 +8,7 @@ import time
 from typing import Callable
 
 from appliance.config import Config
-from appliance.llm.client import LLM
+from appliance.llm.base import LLM
 from appliance.llm.runtime import LLMRuntime
 from appliance.voice.asr import ASREngine, load_asr
 from appliance.voice.piper_synth import PiperSynth

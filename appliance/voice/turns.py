@@ -63,11 +63,13 @@ from pipecat.turns.user_stop import NormalizedMatch, SpeechTimeoutUserTurnStopSt
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from appliance.config import TurnConfig
+from appliance.voice.decisions import BackchannelFrame
 
 log = logging.getLogger(__name__)
 
-#: ``report(event, **fields)``: how a strategy tells the session what it decided
-#: (``speculation`` with ``state`` started | kept | cancelled, ``turn_held``).
+#: ``report(event, **fields)``: how a strategy tells the session's event log what it decided
+#: (``speculation`` with ``state`` started | kept | cancelled, ``turn_held``, ``backchannel``);
+#: a decision another processor acts on goes as a frame (:mod:`appliance.voice.decisions`).
 Report = Callable[..., None]
 
 # A last word after which an English statement is rarely over ("I can.", "It was." are:
@@ -213,8 +215,9 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
     """pipecat's ``MinWordsUserTurnStartStrategy`` with a rule that knows backchannels: while
     the bot speaks, a transcript (interim or final) starts the turn — and interrupts — only
     when it :func:`interrupts`; otherwise its text is dropped and the bot goes on (a final
-    one, or an early final that is all backchannel, is reported as ``backchannel``, which
-    releases a ducked bot at once). While the bot is quiet, any word starts the turn; so does
+    one, or an early final that is all backchannel, is reported as ``backchannel`` and pushed
+    downstream as a :class:`~appliance.voice.decisions.BackchannelFrame`, which releases a
+    ducked bot at once). While the bot is quiet, any word starts the turn; so does
     one of speech that resumes (begun within ``resumed_speech_ms`` of the bot's reply, see the
     module docstring)."""
 
@@ -226,7 +229,7 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
     async def _decide(self, text: str, final: bool) -> bool:
         """Start the turn when ``text`` takes it (while the bot speaks: it :func:`interrupts`;
         else any word); a final that does not, while the bot speaks, is reported as
-        ``backchannel``. Returns whether it took the turn."""
+        ``backchannel`` and pushed as a :class:`BackchannelFrame`. Returns whether it took the turn."""
         take = (
             interrupts(text, 1 if self._clock.speech_resumes else self._min_words)
             if self._bot_speaking
@@ -236,6 +239,7 @@ class BargeInStart(MinWordsUserTurnStartStrategy):
             await self.trigger_user_turn_started()
         elif final and self._bot_speaking:
             self._report("backchannel", text=text)
+            await self.push_frame(BackchannelFrame(text=text))
         return take
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
@@ -520,7 +524,7 @@ def turn_strategies(
 
     ``agent``: an agent speaks through a :class:`~appliance.voice.line.LineProcessor` (no
     LLM to speculate with; ``timeout`` waits ``agent_speech_timeout_ms``). ``report``
-    receives the strategies' decisions as events. ``analyzer`` replaces Smart Turn (tests).
+    receives the strategies' decisions as session events. ``analyzer`` replaces Smart Turn (tests).
     """
     if turn.barge_in_min_words:
         start = BargeInStart(

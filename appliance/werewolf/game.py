@@ -34,7 +34,7 @@ from typing import IO, Any, Protocol
 
 from appliance.bus import Bus, Envelope, Subscription, open_bus
 from appliance.config import Config
-from appliance.judge import isolation, rules, tools, views
+from appliance.judge import events, isolation, rules, tools, views
 from appliance.judge.state import Action, GameState, IllegalAction, Phase, Role
 from appliance.judge.transcript import TranscriptRejected, parse
 from appliance.protocol.werewolf import ACTION, JUDGE, TURN, ActionPayload, SeatViewPayload, TurnPayload
@@ -389,7 +389,7 @@ def _speech_order(final: GameState, sp: Speech) -> int:
         (
             i
             for i, e in enumerate(final.events)
-            if e.kind == "speech" and e.round == sp.round and e.data["seat"] == sp.seat
+            if isinstance(e.what, events.Speech) and e.round == sp.round and e.what.seat == sp.seat
         ),
         len(final.events),
     )

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config, WerewolfConfig
-from appliance.judge import rules, tools, views
+from appliance.judge import events, rules, tools, views
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
 from appliance.protocol import Emit
@@ -138,15 +138,18 @@ class TableJudge(Judge):
         seat = self.state.user_seat
         mine = [e for e in new if e.visible_to(seat)]
         for e in mine:
-            if e.kind == "speech":
-                self.emit("ww_caption", seat=e.data["seat"], text=e.data["text"])
-                if self.table is not None and e.data["seat"] != seat:
-                    self.table.speech(e.data["seat"], e.data["text"])
-                continue
-            line = views.render_event(e)
-            if line and e.kind not in ("table", "role", "phase"):
-                self.emit("ww_log", text=line)
-            if line and self.table is not None:
+            match e.what:
+                case events.Speech(seat=speaker, text=text):
+                    self.emit("ww_caption", seat=speaker, text=text)
+                    if self.table is not None and speaker != seat:
+                        self.table.speech(speaker, text)
+                    continue
+                case events.Table() | events.RoleAssigned() | events.PhaseBegan():
+                    line = views.render_event(e)  # on the page through ww_table
+                case _:
+                    line = views.render_event(e)
+                    self.emit("ww_log", text=line)
+            if self.table is not None:
                 self.table.announce(spoken(line))
         now = table(self.state)
         if mine and now != self._table:  # only when the seat's table changed
@@ -155,7 +158,9 @@ class TableJudge(Judge):
         if seat not in self.state.alive and not self._out_told and self.state.phase is not Phase.OVER:
             self._out_told = True
             if self.on_user_out is not None:
-                self.on_user_out([views.render_event(e) or "" for e in mine if e.kind in ("deaths", "eliminated")])
+                self.on_user_out(
+                    [views.render_event(e) for e in mine if isinstance(e.what, (events.Deaths, events.Eliminated))]
+                )
 
     async def _ask(self, turn: rules.Turn, attempt: int):
         if turn.tool.name in (tools.SPEAK, tools.VOTE) and turn.seat != self.state.user_seat:

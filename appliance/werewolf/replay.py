@@ -101,12 +101,15 @@ class ReplaySeat:
 
 
 class _NoLLM:
-    """An AI seat's LLM in a replay: never asked (speeches come from the recording)."""
+    """An AI seat's :class:`~appliance.llm.base.LLM` in a replay: never asked (speeches come
+    from the recording); every request raises :class:`SeatError`."""
 
     slot = None
 
-    async def complete(self, *args, **kwargs):
+    async def _not_asked(self, *_args: Any, **_options: Any) -> Any:
         raise SeatError("replay: the LLM is not asked again")
+
+    decide = json = complete = text = warm = _not_asked
 
 
 async def replay(folder: str | Path) -> dict[str, Any]:

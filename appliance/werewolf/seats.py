@@ -41,7 +41,7 @@ from appliance.judge.beliefs import Beliefs, beliefs_of
 from appliance.judge.state import IllegalAction, Role
 from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
-from appliance.llm.client import LLM, LLMError
+from appliance.llm.base import LLM, LLMError
 from appliance.protocol.werewolf import ACTION, ActionPayload, TurnPayload
 from appliance.voice.wav import write_wav
 from appliance.werewolf.trace import Tracer

@@ -1,0 +1,121 @@
+"""The ``simulate form`` JSON of a finished form session: what the demo site recorded
+(:func:`fetch_submissions`) checked against the form's spec and the person's profile, and
+the interview's figures read from the session's envelopes (:func:`report`)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import urllib.request
+
+from appliance.bus import Envelope
+from appliance.demo.profile import Profile
+from appliance.demo.spec import FormSpec, evaluate
+from appliance.forms.session import SessionResult
+from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized
+
+
+def fetch_submissions(url: str) -> list[dict] | None:
+    """What a demo site recorded (``GET <origin>/api/submissions``): its submissions, then its
+    autosaved drafts (``draft: true``); None when the site does not offer it (not a demo site)."""
+    origin = "/".join(url.split("/")[:3])
+    try:
+        with urllib.request.urlopen(origin + "/api/submissions", timeout=5) as r:
+            body = json.load(r)
+        return body["submissions"] + [
+            {"form": a["form"], "data": a["data"], "ts_ms": a["ts_ms"], "draft": True}
+            for a in body["attempts"]
+            if a["outcome"] == "draft"
+        ]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def report(
+    result: SessionResult, spec: FormSpec | None, profile: Profile | None, submissions: list[dict] | None
+) -> dict:
+    """The ``simulate form --json`` object (with the interview's figures) of a session that
+    hosted the computer agent (``result.computer`` set):
+
+    ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
+    else [] and null: what the page last took, or for a spec whose task is not to submit its
+    last autosaved draft); ``accepted`` (the page recorded a submission holding exactly the
+    expected values — for a "don't submit" spec: a draft holding them and no submission;
+    null without a spec); ``submitted``; ``authorised_before_submit``
+    (every submission the site recorded came after a ``submit_authorized``);
+    ``fill_lag_ms`` {p50, max} (each ``field_filled`` − the ``info_collected{confirmed}`` it
+    answers); ``phone_waits_on_browser``; ``seconds_per_field`` (the interview's real time
+    from the first question to the authorisation question ÷ the fields filled: those the
+    computer agent read back after a confirmation); ``exchanges_per_field`` (the person's
+    turns in that time ÷ the fields filled); ``spelled_fields`` (fields the person was asked
+    to spell); ``actions`` (browser actions: fill, click, select, key);
+    ``explained_failures`` (times the person was told a step failed and why);
+    ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
+    """
+    envs = result.envelopes
+    records = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
+    mine = [s for s in records if not s.get("draft")]
+    drafts = [s for s in records if s.get("draft")]
+    submitted = bool(mine) if submissions is not None else result.computer.status == "submitted"
+    auth_ts = [e.ts for e in envs if isinstance(e.payload, SubmitAuthorized)]
+    sub_ts = [s["ts_ms"] for s in mine] or (
+        [result.computer.submitted_at_ms] if result.computer.submitted_at_ms else []
+    )
+    authorised = all(auth_ts and min(auth_ts) <= t for t in sub_ts)
+    lags = _fill_lags(envs)
+    fields, accuracy, accepted = [], None, None
+    if spec is not None and profile is not None:
+        held = mine if spec.submit else drafts
+        res = evaluate(spec, profile, held[-1]["data"] if held else None)
+        fields = [{"field": r.field, "expected": r.expected, "filled": r.filled, "ok": r.ok} for r in res]
+        accuracy = round(sum(r.ok for r in res) / len(res), 3) if res else None
+        accepted = bool(held) and bool(res) and all(r.ok for r in res) and (spec.submit or not mine)
+    filled = fields_filled(envs)
+    stats = result.phone.stats if result.phone else None
+
+    def per_field(x: float | None) -> float | None:
+        return round(x / filled, 2) if filled and x is not None else None
+
+    return {
+        "fields": fields,
+        "field_accuracy": accuracy,
+        "accepted": accepted,
+        "submitted": submitted,
+        "authorised_before_submit": authorised,
+        "fill_lag_ms": {"p50": round(statistics.median(lags)) if lags else None, "max": max(lags) if lags else None},
+        "phone_waits_on_browser": result.phone.waits_on_browser if result.phone else 0,
+        "seconds_per_field": per_field(stats.interview_s if stats else None),
+        "exchanges_per_field": per_field(stats.person_turns if stats else None),
+        "spelled_fields": len(stats.spelled) if stats else 0,
+        "actions": result.actions,
+        "explained_failures": result.explained_failures,
+        "duration_s": round(result.duration_s, 1),
+        "messages": [
+            {
+                "ts": e.ts,
+                "sender": e.sender,
+                "recipient": e.recipient,
+                "type": e.type,
+                "payload": e.payload.model_dump(mode="json"),
+            }
+            for e in envs
+        ],
+    }
+
+
+def fields_filled(envs: list[Envelope]) -> int:
+    """The fields the computer agent read back from the page (``field_filled``), each once."""
+    return len({e.payload.field for e in envs if isinstance(e.payload, FieldFilled)})
+
+
+def _fill_lags(envs: list[Envelope]) -> list[int]:
+    """ms from each confirmed ``info_collected`` to the ``field_filled`` that reads it back."""
+    pending: dict[str, int] = {}
+    lags = []
+    for e in envs:
+        match e.payload:
+            case InfoCollected(field=name, confirmed=True):
+                pending[name] = e.ts
+            case FieldFilled(field=name) if name in pending:
+                lags.append(e.ts - pending.pop(name))
+    return lags

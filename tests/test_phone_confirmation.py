@@ -1,0 +1,175 @@
+"""The confirmation core without audio, LLM or bus: an interview state and a talk in, typed
+steps out; answers fed back as the loop would."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.phone_agent import confirmation, interview
+from appliance.phone_agent.confirmation import Done, Heard, Question, Send, Sync, Synced, Talk
+from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, StatusUpdate, SubmitAuthorized
+from appliance.protocol.line import SayOutcome
+
+NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
+GIVEN = FieldSpec(name="given_name", label="Given name", type="text", required=True)
+DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+
+
+def settle(turn: confirmation.Turn) -> confirmation.Turn:
+    """Carry out a Sync with no messages arrived, as the loop would; the steps before it are kept."""
+    while isinstance(turn.steps[-1], Sync):
+        after = confirmation.carry(turn.state, turn.talk, Synced())
+        turn = confirmation.Turn(after.state, after.talk, turn.steps[:-1] + after.steps)
+    return turn
+
+
+def start(*specs: FieldSpec) -> confirmation.Turn:
+    state = interview.start(specs)
+    return settle(confirmation.begin(state, Talk(), interview.next_step(state)))
+
+
+def answer(turn: confirmation.Turn, text: str, said: SayOutcome | None = None) -> confirmation.Turn:
+    """Answer the turn's question; the next turn, settled."""
+    assert isinstance(turn.steps[-1], Question), turn.steps
+    return settle(confirmation.carry(turn.state, turn.talk, Heard(text, said=said)))
+
+
+def question(turn: confirmation.Turn) -> str:
+    step = turn.steps[-1]
+    assert isinstance(step, Question), turn.steps
+    return step.text
+
+
+def sent(turn: confirmation.Turn) -> list[InfoCollected]:
+    return [s.payload for s in turn.steps if isinstance(s, Send)]
+
+
+def test_a_read_back_said_yes_to_confirms_the_value():
+    turn = start(NAME)
+    assert question(turn) == "What is your family name?"
+    turn = answer(turn, "It's Miller.")
+    assert question(turn) == "I have Miller. Is that right?"
+    assert sent(turn) == [InfoCollected(field="family_name", value="Miller", confirmed=False)]
+    turn = answer(turn, "Yes.")
+    assert sent(turn) == [InfoCollected(field="family_name", value="Miller", confirmed=True)]
+    assert isinstance(turn.steps[-1], Done) and turn.state.confirmed == {"family_name": "Miller"}
+    assert turn.talk.read_backs == 1 and turn.talk.job is None
+
+
+def test_a_rejected_name_read_back_asks_for_a_spelling_and_reads_it_back_spelled():
+    turn = answer(answer(start(NAME), "It's Millar."), "No.")
+    assert question(turn) == "Could you spell your family name for me, letter by letter?"
+    assert turn.state.rejections == {"family_name": 1} and turn.state.spell_asks == {"family_name": 1}
+    turn = answer(turn, "M I L L E R.")
+    assert question(turn) == "For your family name, I have it as Mike, India, Lima, Lima, Echo, Romeo. Is that right?"
+    assert answer(turn, "Yes.").state.confirmed == {"family_name": "Miller"}
+
+
+def test_an_answer_to_the_next_question_confirms_the_value_read_back_with_it():
+    turn = answer(start(NAME, DOB), "Miller.")
+    assert question(turn) == "I have Miller. What is your date of birth?"
+    turn = answer(turn, "The 3rd of May 1990.")
+    assert InfoCollected(field="family_name", value="Miller", confirmed=True) in sent(turn)
+    assert question(turn) == "I have the third of May, nineteen ninety. Is that right?"  # the carried answer, read back
+    assert answer(turn, "Yes.").state.confirmed == {"family_name": "Miller", "date_of_birth": "1990-05-03"}
+
+
+def test_a_no_to_a_value_read_back_with_the_next_question_rejects_it_and_the_question_waits():
+    turn = answer(answer(start(NAME, DOB), "Millar."), "No, it's not.")
+    assert "family_name" not in turn.state.confirmed and turn.state.rejections == {"family_name": 1}
+    assert [a.spec.name for a in turn.state.queue] == ["date_of_birth"]
+    assert "spell" in question(turn).casefold()  # the family name, spelled
+
+
+def test_a_given_and_a_family_name_are_asked_and_read_back_together():
+    turn = start(GIVEN, NAME)
+    assert question(turn) == "What is your full name?"
+    turn = answer(turn, "David Miller.")
+    assert question(turn) == "I have David Miller. Is that right?"
+    turn = answer(turn, "Yes.")
+    assert turn.state.confirmed == {"given_name": "David", "family_name": "Miller"}
+    assert isinstance(turn.steps[-1], Done)
+
+
+def test_a_yes_to_a_read_back_cut_off_before_its_value_was_heard_confirms_nothing():
+    turn = answer(start(NAME), "Miller.")
+    cut = SayOutcome(interrupted=True, heard="I have")
+    turn = answer(turn, "Yes.", said=cut)
+    assert turn.state.confirmed == {}
+    assert "read_back_cut" in [getattr(s, "what", None) for s in turn.steps]
+    assert question(turn) == "I have Miller. Is that right?"  # said again
+    turn = answer(turn, "Yes.", said=SayOutcome(interrupted=True, heard="I have Miller."))  # cut after the value
+    assert turn.state.confirmed == {"family_name": "Miller"}
+
+
+def test_an_answer_to_a_next_question_not_heard_is_no_confirmation():
+    turn = answer(start(NAME, DOB), "Miller.")
+    turn = answer(turn, "The 3rd of May 1990.", said=SayOutcome(interrupted=True, heard=""))
+    assert turn.state.confirmed == {} and [a.spec.name for a in turn.state.queue] == ["date_of_birth"]
+    assert question(turn) == "I have Miller. Is that right?"  # read back on its own
+
+
+def test_heard_fully_needs_the_whole_statement_played():
+    statement = "I have Miller."
+    assert confirmation.heard_fully(None, statement)
+    assert confirmation.heard_fully(SayOutcome(interrupted=False, heard=""), statement)
+    assert confirmation.heard_fully(SayOutcome(interrupted=True, heard="I have Miller. Is"), statement)
+    assert not confirmation.heard_fully(SayOutcome(interrupted=True, heard="I have"), statement)
+
+
+def test_a_no_to_a_value_read_back_cut_off_still_rejects_it():
+    turn = answer(answer(start(NAME), "Millar."), "No.", said=SayOutcome(interrupted=True, heard="I have"))
+    assert turn.state.rejections == {"family_name": 1}
+    assert question(turn) == "Could you spell your family name for me, letter by letter?"
+
+
+def test_a_step_failed_during_a_read_back_puts_the_field_back_in_the_queue():
+    turn = answer(start(NAME), "Miller.")
+    turn = confirmation.carry(turn.state, turn.talk, confirmation.GaveUp())
+    assert isinstance(turn.steps[-1], Done) and [a.spec.name for a in turn.state.queue] == ["family_name"]
+
+
+def test_a_page_candidate_not_named_is_picked_by_the_llm_step():
+    refusal = FormatInvalid(field="family_name", expected="a listed name", got="Mil", candidates=["Miller", "Millar"])
+    state = interview.apply(interview.start([NAME]), refusal)
+    turn = confirmation.begin(state, Talk(), interview.next_step(state))
+    assert question(turn) == "The page offers several for family name: Miller; or Millar. Which one do you mean?"
+    turn = answer(turn, "The one spelled with an a.")
+    assert isinstance(turn.steps[-1], confirmation.PickOption) and turn.steps[-1].spec.options == ("Miller", "Millar")
+    turn = confirmation.carry(turn.state, turn.talk, confirmation.Picked("Millar"))
+    assert sent(turn) == [InfoCollected(field="family_name", value="Millar", confirmed=True)]
+    assert isinstance(turn.steps[-1], Done)
+
+
+def authorising() -> confirmation.Turn:
+    state = interview.start([NAME])
+    state = interview.confirm(interview.begin(state, interview.next_step(state)), "family_name", "Miller")
+    state = interview.apply(state, StatusUpdate(state="auth-required"))
+    return confirmation.authorise(state, Talk())
+
+
+def test_a_yes_to_submit_waits_out_the_grace_then_sends_the_authorisation():
+    turn = authorising()
+    assert question(turn).endswith("Shall I submit the form now?") and not turn.steps[-1].counted
+    turn = answer(turn, "Yes, go ahead.")
+    assert isinstance(turn.steps[-1], confirmation.SubmitGrace)
+    turn = confirmation.carry(turn.state, turn.talk, confirmation.Stopped(False))
+    assert [type(s) for s in turn.steps] == [Send, confirmation.Decision, confirmation.WatchSubmit, Done]
+    assert isinstance(turn.steps[0].payload, SubmitAuthorized) and not turn.state.auth_requested
+
+
+def test_a_stop_in_the_grace_asks_again_and_a_no_ends_the_call_unsent():
+    turn = answer(authorising(), "Yes.")
+    turn = confirmation.carry(turn.state, turn.talk, confirmation.Stopped(True))
+    assert question(turn) == "Shall I submit the form now, or leave it unsent?"
+    turn = answer(turn, "No.")
+    assert turn.steps[-1] == confirmation.EndCall("not submitted: the person did not authorise the submission")
+    assert [s.payload for s in turn.steps if isinstance(s, Send)] == [
+        StatusUpdate(state="canceled", message="the person did not authorise the submission")
+    ]
+
+
+def test_an_answer_fed_back_with_no_exchange_in_progress_is_refused():
+    turn = answer(answer(start(NAME), "Miller."), "Yes.")
+    with pytest.raises(ValueError, match="Heard fed back, but no exchange is in progress"):
+        confirmation.carry(turn.state, turn.talk, Heard("Yes."))
