@@ -90,12 +90,17 @@ async def test_flight_form_filled_and_authorised_with_a_wrong_format_reasked(for
 
 
 def test_registration_by_cli_server_errors_and_revealed_field(forms_cfg, tmp_path):
-    """``appliance simulate form --json`` on the multi-step form: one JSON object (the report keys)."""
+    """``appliance simulate form --person text --json`` on the multi-step form: one JSON object
+    (the report keys). The typist (no audio) is enough here: what this proves is the CLI, the
+    server's refusal and the revealed field; the audio interview is the flight test's."""
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(f"recording:\n  dir: {tmp_path / 'rec'}\n")
     cli = Path(sys.executable).with_name("appliance")
     proc = subprocess.run(
-        [str(cli), "simulate", "form", "--config", str(cfg), "--url", "demo:register", "--profile", "david", "--json"],
+        [
+            *(str(cli), "simulate", "form", "--config", str(cfg), "--url", "demo:register", "--profile", "david"),
+            *("--person", "text", "--json"),
+        ],
         capture_output=True,
         text=True,
         timeout=600,

@@ -1,8 +1,9 @@
 """CLI for simulated persons.
 
-* ``appliance simulate form --url URL --profile P [--json]`` — a simulated person joins the
-  appliance's form mode over WebRTC and is interviewed in real time (``--url demo:flight``
-  serves the bundled demo itself).
+* ``appliance simulate form --url URL --profile P [--json] [--person audio|text]`` — a
+  simulated person joins the appliance's form mode over WebRTC and is interviewed in real
+  time (``--url demo:flight`` serves the bundled demo itself); ``--person text``: a scripted
+  typist instead (no audio: the computer agent alone, as ``bench form --person text``).
 * ``appliance bench form [--json] [--forms F,…] [--profiles P,…] [--person audio|text]`` —
   the simulated person over the demo forms (:mod:`appliance.bench.form`).
 """
@@ -19,7 +20,8 @@ from appliance.bench.form import bench_plan, run_bench
 from appliance.config import add_config_arg
 from appliance.demo.profile import load_profile
 from appliance.demo.site import resolve_url, site_for
-from appliance.simulate.form_run import simulate_form
+from appliance.errors import ApplianceError
+from appliance.simulate.form_run import simulate_form, simulate_form_text
 from appliance.voice.runtime import VoiceRuntime
 
 
@@ -30,6 +32,7 @@ def register(parsers) -> None:
     p.add_argument("--profile", required=True, help="profile name (appliance/demo/profiles/NAME.yaml) or YAML path")
     p.add_argument("--autonomous", action="store_true", help="autonomous launch (see appliance form)")
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    _person_arg(p)
     p.set_defaults(func=_simulate)
 
     p = parsers.bench.add_parser("form", help="field accuracy, time per field, fill lag and waits over the demo forms")
@@ -37,13 +40,17 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
     p.add_argument("--forms", help="comma-separated demo forms (flight, register, flight-injected)")
     p.add_argument("--profiles", help="comma-separated profiles (names in appliance/demo/profiles/)")
+    _person_arg(p)
+    p.set_defaults(func=_bench)
+
+
+def _person_arg(p) -> None:
     p.add_argument(
         "--person",
         choices=("audio", "text"),
         default="audio",
         help="audio: the simulated person over WebRTC (default); text: a scripted typist, no audio",
     )
-    p.set_defaults(func=_bench)
 
 
 def _progress(msg: str) -> None:
@@ -65,13 +72,18 @@ def _with_runtime(args, body: Callable[[config.Config, VoiceRuntime], Awaitable[
 
 def _simulate(args) -> int:
     profile = load_profile(args.profile)
+    if args.autonomous and args.person == "text":
+        raise ApplianceError("--autonomous needs --person audio: the autonomous launch calls the person by voice")
 
     async def run(cfg, runtime) -> dict:
         async with site_for(args.url) as site:
             url = cfg.browser.check_url(resolve_url(args.url, site))
-            out = await simulate_form(
-                cfg, runtime, url, profile, autonomous=args.autonomous, site=site, progress=_progress
-            )
+            if args.person == "text":
+                out = await simulate_form_text(cfg, runtime, url, profile, site=site, progress=_progress)
+            else:
+                out = await simulate_form(
+                    cfg, runtime, url, profile, autonomous=args.autonomous, site=site, progress=_progress
+                )
             return out.report
 
     return _with_runtime(args, run)
