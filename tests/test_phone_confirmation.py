@@ -173,3 +173,50 @@ def test_an_answer_fed_back_with_no_exchange_in_progress_is_refused():
     turn = answer(answer(start(NAME), "Miller."), "Yes.")
     with pytest.raises(ValueError, match="Heard fed back, but no exchange is in progress"):
         confirmation.carry(turn.state, turn.talk, Heard("Yes."))
+
+
+PHONE = FieldSpec(name="phone", label="Mobile number", type="tel", required=True)
+
+
+def test_a_field_the_page_keeps_refusing_is_asked_at_most_four_times_then_handed_over():
+    """Issue 26: a page that regrouped a phone number was taken as refusing it, 11,866 asks in
+    4 minutes. Whatever the page does, one field is asked MAX_ASKS times, then handed over."""
+    state, talk, questions = interview.start([PHONE]), Talk(), 0
+    for _ in range(20):
+        step = interview.next_step(state)
+        if not isinstance(step, interview.Ask):
+            break
+        turn, values = settle(confirmation.begin(state, talk, step)), []
+        while isinstance(turn.steps[-1], Question):
+            questions += not turn.steps[-1].sync  # an ask; a read-back is not one (CONTRACTS "asks")
+            turn = answer(turn, "Yes." if turn.steps[-1].sync else "+44 7700 900123.")
+            values += sent(turn)
+        state, talk = turn.state, turn.talk
+        if values:  # whatever was sent, the page refuses it
+            state = interview.apply(
+                state, FormatInvalid(field="phone", expected="a mobile number", got="+447700900123")
+            )
+    assert questions == interview.MAX_ASKS, questions
+    assert "phone" in state.handed_over and not any(a.spec.name == "phone" for a in state.queue)
+    ex = interview.next_step(state)
+    assert isinstance(ex, interview.Explain) and ex.problem == "asked_out" and "mobile number" in ex.reason
+
+
+IBAN = FieldSpec(name="iban", label="IBAN", type="text", required=True)
+NOTES = FieldSpec(name="notes", label="Notes", type="text", required=False)
+
+
+@pytest.mark.parametrize("unsure", ["I'm not sure.", "Um, I don't know, sorry.", "Skip it.", "No idea."])
+def test_an_answer_that_gives_no_value_is_never_sent_as_one(unsure):
+    turn = answer(start(IBAN), unsure)
+    assert sent(turn) == [] and question(turn) == "The form needs your IBAN to go on. What is your IBAN?"
+    turn = answer(turn, unsure)  # a second time: the person sets it themself
+    assert sent(turn) == [] and "iban" in turn.state.handed_over
+    # an optional field is left empty, said so
+    turn = answer(start(NOTES), unsure)
+    assert sent(turn) == [InfoCollected(field="notes", value="", confirmed=True)]
+
+
+def test_a_value_that_merely_contains_the_words_is_still_a_value():
+    turn = answer(start(NOTES), "Please skip the queue if you can.")
+    assert question(turn).startswith("I have Please skip the queue")

@@ -7,6 +7,7 @@ import asyncio
 
 from appliance.bench.form import BENCH_RUNS, bench_plan, bench_summary, hard_profiles
 from appliance.demo.profile import Profile
+from appliance.demo.site import FORMS
 from appliance.simulate.form_run import TypistLine
 from appliance.simulate.person import SimulatedPerson
 
@@ -21,19 +22,53 @@ def test_the_default_plan_is_the_old_runs_then_each_hard_profile_on_the_flight_f
 
 
 def test_the_summary_is_over_the_audio_runs():
+    def run(person, spf, acc, *, form="flight", accepted=True, failure=None, asks=3, wrong=False, false=False):
+        return {
+            "form": form,
+            "person": person,
+            "seconds_per_field": spf,
+            "field_accuracy": acc,
+            "accepted": accepted,
+            "failure": failure,
+            "asks": asks,
+            "duration_s": 60.0,
+            "wrong_submission": wrong,
+            "false_submitted": false,
+        }
+
     runs = [
-        {"person": "audio", "seconds_per_field": 6.0, "field_accuracy": 1.0},
-        {"person": "audio", "seconds_per_field": 9.0, "field_accuracy": 0.917},
-        {"person": "audio", "seconds_per_field": None, "field_accuracy": 0.0},
-        {"person": "text", "seconds_per_field": 1.0, "field_accuracy": 1.0},
+        run("audio", 6.0, 1.0),
+        run("audio", 9.0, 0.917, form="register", accepted=False, failure="the page refused it", wrong=True),
+        run(
+            "audio",
+            None,
+            0.0,
+            form="wizard",
+            accepted=True,
+            failure="31 asks (more than 30): phone asked 9 times",
+            asks=31,
+        ),
+        run("text", 1.0, 1.0),
     ]
     assert bench_summary(runs) == {
         "seconds_per_field": {"median": 7.5, "max": 9.0},
         "field_accuracy_min": 0.0,
         "person": "audio",
         "runs": 3,
+        "accepted": 1,
+        "failed": ["register", "wizard"],  # a run over the asks bound fails whatever the page says
+        "asks_max": 31,
+        "duration_s_max": 60.0,
+        "wrong_submissions": 1,
+        "false_submitted": 0,
     }
     assert bench_summary(runs[3:])["person"] == "text"
+
+
+def test_forms_all_is_every_bundled_demo_form_with_david():
+    plan = bench_plan(["all"], None)
+    assert [f for f, _ in plan] == list(FORMS) and {p for _, p in plan} == {"david"}
+    assert {"select2-country", "govuk-apply", "flight", "masked-phone"} <= set(FORMS) and len(FORMS) >= 30
 
 
 class TopicLLM:

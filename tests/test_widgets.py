@@ -130,7 +130,14 @@ def test_same_value_by_widget():
     assert same_value(_field(widget="listbox", kind="select", options=(Option("GB", "British"),)), "British", "GB")
     assert same_value(_field(widget="contenteditable", kind="textarea"), "a  b", "a b")
     assert same_value(_field(kind="checkbox", widget="switch"), True, True)
-    assert not same_value(_field(), "David", "david")
+    # a value the page regroups or re-cases means the same (issue 26); another value does not
+    assert same_value(_field(), "GB29NWBK60161331926819", "GB29 NWBK 6016 1331 9268 19")
+    assert same_value(_field(), "601613", "60-16-13") and not same_value(_field(), "601613", "60-16-14")
+    assert same_value(_field(kind="tel"), "+447700900123", "07700 900123")
+    assert not same_value(_field(kind="tel"), "+447700900123", "07700 900124")
+    assert same_value(_field(label="Date of birth (DD/MM/YYYY)"), "1990-03-14", "14/03/1990")
+    assert not same_value(_field(label="Date of birth (DD/MM/YYYY)"), "1990-03-14", "03/14/1990")
+    assert not same_value(_field(), "David", "Davide")
     assert set(STRATEGIES) == {
         "native",
         "autocomplete",
@@ -142,6 +149,7 @@ def test_same_value_by_widget():
         "switch",
         "spinbutton",
         "contenteditable",
+        "segmented",
     }
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 
+from appliance.bench.pages import PagesSite, load_pages
 from appliance.config import Config
 from appliance.demo.profile import PROFILES_DIR, Profile
-from appliance.demo.site import DemoSite
+from appliance.demo.site import FORMS, DemoSite
 from appliance.simulate.form_run import simulate_form, simulate_form_text
 from appliance.voice.runtime import VoiceRuntime
 
@@ -30,15 +32,21 @@ def hard_profiles() -> list[str]:
 
 
 def bench_plan(forms: list[str] | None, profiles: list[str] | None) -> list[tuple[str, str]]:
-    """(form, profile) runs for the selectors (see the module docstring)."""
+    """(form, profile) runs for the selectors (see the module docstring); ``--forms all``:
+    every bundled demo form (today's pages and the widget-library pages), each with
+    ``--profiles`` or else with David, the profile every bundled page is written for."""
     if not forms and not profiles:
         return [*BENCH_RUNS, *(("flight", p) for p in hard_profiles())]
+    if forms == ["all"]:
+        return [(f, p) for f in FORMS for p in (profiles or ["david"])]
     return [(f, p) for f in (forms or ["flight"]) for p in (profiles or list(OLD_PROFILES))]
 
 
 def bench_summary(runs: list[dict]) -> dict:
-    """``{"seconds_per_field": {"median", "max"}, "field_accuracy_min", "person", "runs"}`` over
-    the audio runs (the text runs when there are none)."""
+    """``{"seconds_per_field": {"median", "max"}, "field_accuracy_min", "person", "runs",
+    "accepted", "failed": [form, …], "asks_max", "duration_s_max", "wrong_submissions",
+    "false_submitted"}`` over the audio runs (the text runs when there are none); a run
+    counts as accepted when its ``failure`` is null and the page accepted it."""
     person = "audio" if any(r["person"] == "audio" for r in runs) else "text"
     mine = [r for r in runs if r["person"] == person]
     spf = [r["seconds_per_field"] for r in mine if r["seconds_per_field"] is not None]
@@ -51,6 +59,12 @@ def bench_summary(runs: list[dict]) -> dict:
         "field_accuracy_min": min(acc) if acc else None,
         "person": person,
         "runs": len(mine),
+        "accepted": sum(bool(r["accepted"]) and r["failure"] is None for r in mine),
+        "failed": [r["form"] for r in mine if not (r["accepted"] and r["failure"] is None)],
+        "asks_max": max((r["asks"] for r in mine), default=None),
+        "duration_s_max": max((r["duration_s"] for r in mine), default=None),
+        "wrong_submissions": sum(r["wrong_submission"] for r in mine),
+        "false_submitted": sum(r["false_submitted"] for r in mine),
     }
 
 
@@ -61,14 +75,18 @@ async def run_bench(
     profiles: dict[str, Profile],
     person: str,
     progress: Callable[[str], None],
+    pages: Path | None = None,
 ) -> dict:
     """Each (form, profile) run of ``plan`` on the started ``runtime``; ``person``: ``audio``
-    (the simulated person over WebRTC) or ``text`` (a scripted typist).
+    (the simulated person over WebRTC) or ``text`` (a scripted typist). ``pages``: a folder
+    a user brings (:mod:`appliance.bench.pages`) run instead, each page with the text person.
 
     Raises:
         SystemExit: a form of the plan is not a bundled demo form.
     """
     runs = []
+    if pages is not None:
+        return await _run_pages(cfg, runtime, pages, progress)
     async with DemoSite() as site:
         for form, name in plan:
             progress(f"bench form: {form} with profile {name} ({person} person)")
@@ -78,3 +96,41 @@ async def run_bench(
             out = await simulate(cfg, runtime, site.urls[form], profiles[name], site=site, progress=progress)
             runs.append({"form": form, "profile": name, "person": person, **out.report})
     return {"runs": runs, "summary": bench_summary(runs)}
+
+
+async def _run_pages(cfg: Config, runtime: VoiceRuntime, folder: Path, progress: Callable[[str], None]) -> dict:
+    """Every page of ``folder/pages.json`` with the text person; each run judged by what the
+    page itself recorded (:meth:`PagesSite.verdict`)."""
+    brought = load_pages(folder)
+    runs = []
+    async with PagesSite(folder, brought) as site:
+        for page in brought:
+            progress(f"bench form: {page.id} ({page.file}) with the text person")
+            out = await simulate_form_text(
+                cfg, runtime, site.url(page), page.profile, progress=progress, task=page.task
+            )
+            report, verdict = out.report, site.verdict(page)
+            ok = [f["ok"] for f in verdict["fields"]]
+            report.update(
+                accepted=verdict["accepted"],
+                fields=verdict["fields"],
+                checks=verdict["checks"],
+                field_accuracy=round(sum(ok) / len(ok), 3) if ok else None,
+                wrong_submission=verdict["submitted"] and not all(ok),
+                false_submitted=out.session.computer.status == "submitted" and not verdict["submitted"],
+                asks_per_field=round(report["asks"] / len(ok), 2) if ok else report["asks_per_field"],
+            )
+            if report["failure"] is None and not verdict["accepted"]:
+                report["failure"] = _pages_failure(out.session, verdict)
+            runs.append({"form": page.id, "profile": page.id, "person": "text", **report})
+    return {"runs": runs, "summary": bench_summary(runs)}
+
+
+def _pages_failure(result, verdict: dict) -> str:
+    wrong = [f"{f['field']} ({f['filled']!r}, expected {f['expected']!r})" for f in verdict["fields"] if not f["ok"]]
+    if not verdict["submitted"]:
+        c = result.computer
+        return f"the page recorded no submission; computer agent {c.status}: {c.detail}" if c else "no submission"
+    if wrong:
+        return f"the page took wrong values: {', '.join(wrong)}"
+    return f"checks failed: {[i for i, ok in enumerate(verdict['checks']) if not ok]}"

@@ -14,9 +14,11 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from appliance import config
 from appliance.bench.form import bench_plan, run_bench
+from appliance.bench.pages import load_pages
 from appliance.config import add_config_arg
 from appliance.demo.profile import load_profile
 from appliance.demo.site import resolve_url, site_for
@@ -38,8 +40,15 @@ def register(parsers) -> None:
     p = parsers.bench.add_parser("form", help="field accuracy, time per field, fill lag and waits over the demo forms")
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object on one line")
-    p.add_argument("--forms", help="comma-separated demo forms (flight, register, flight-injected)")
+    p.add_argument(
+        "--forms", help="comma-separated demo forms (flight, register, …), or 'all': every bundled demo form"
+    )
     p.add_argument("--profiles", help="comma-separated profiles (names in appliance/demo/profiles/)")
+    p.add_argument(
+        "--pages",
+        type=Path,
+        help="a folder of form pages you bring, described by its pages.json (CONTRACTS), run with the text person",
+    )
     _person_arg(p)
     p.set_defaults(func=_bench)
 
@@ -94,6 +103,11 @@ def _split(arg: str | None) -> list[str] | None:
 
 
 def _bench(args) -> int:
+    if args.pages is not None:
+        if args.forms or args.profiles or args.person != "text":
+            raise ApplianceError("--pages runs the folder's own pages and profiles with --person text")
+        load_pages(args.pages)  # a bad pages.json fails before any model loads
+        return _with_runtime(args, lambda cfg, runtime: run_bench(cfg, runtime, [], {}, "text", _progress, args.pages))
     plan = bench_plan(_split(args.forms), _split(args.profiles))
     profiles = {name: load_profile(name) for _, name in plan}  # a bad name fails before any model loads
     return _with_runtime(args, lambda cfg, runtime: run_bench(cfg, runtime, plan, profiles, args.person, _progress))

@@ -113,6 +113,7 @@ class _State:
     presses: int = 0  # step presses in this state since the last new value
     gave_up: set = field(default_factory=set)  # give-ups already sent in this state (see ComputerAgent._give_up)
     tries: int = 0  # new values and authorisations in this state: a give-up may be said again after one
+    skipped: tuple = ()  # the elements perception last skipped in this state (logged when it changes)
 
 
 @dataclass
@@ -207,11 +208,12 @@ class ComputerAgent:
         except* TimeoutError:
             self._outcome = Outcome("failed", f"task deadline of {self.cfg.task_deadline_s:g} s passed")
             await self._status("failed", self._outcome.detail)
-        except* Exception as eg:  # a bug or a browser crash: end the task, say why, keep the log
+        except* Exception as eg:  # a bug or a browser crash: end the task; the person hears one plain sentence
             err = eg.exceptions[0]
             log.exception("computer agent failed", exc_info=err)
-            self._outcome = Outcome("failed", f"{type(err).__name__}: {err}")
-            await self._status("failed", self._outcome.detail)
+            self._outcome = Outcome("failed", f"{type(err).__name__}: {err}")  # the log and the recording only
+            self.emit("internal_error", agent=self.id, error=self._outcome.detail)
+            await self._status("failed", verdict.INTERNAL_FAILURE)
         finally:
             if self._naming is not None:
                 self._naming.cancel()
@@ -344,6 +346,10 @@ class ComputerAgent:
             self.emit(
                 "page_state", agent=self.id, url=view.url, title=view.title, fields=[f.ident for f in view.live_fields]
             )
+        if view.skipped and view.skipped != self._state.skipped:  # logged once per page state and set
+            self._state.skipped = view.skipped
+            log.info("perception skipped %d element(s): %s", len(view.skipped), view.skipped[:3])
+            self.emit("perception_skipped", agent=self.id, skipped=[{"what": w, "error": e} for w, e in view.skipped])
         obstacle = verdict.obstacle(view)
         if obstacle is not None:
             await self._give_up(verdict.obstacle_step(obstacle))
@@ -591,6 +597,7 @@ class ComputerAgent:
         buttons = [b for b in view.buttons if b.role != "avoid"]
         step = next((b for b in buttons if b.role == "step"), None)
         final = next((b for b in buttons if b.role == "final"), None)
+        opener = next((b for b in buttons if b.role == "opener"), None)
         if step is not None:
             if self._state.presses >= MAX_STEP_PRESSES:
                 await self._give_up(verdict.page_error(view.alerts[0]) if view.alerts else verdict.no_result(step.text))
@@ -599,6 +606,13 @@ class ComputerAgent:
             self.emit("decision", agent=self.id, what="press_step_button", button=step.text)
             await self._status("working", f"all fields on this page are filled; pressing {step.text!r}")
             await self._press(page, step)
+        elif final is None and opener is not None and self._state.presses < MAX_STEP_PRESSES:
+            # the form is behind a button ("Start now", "Request a callback"): opened as a person would;
+            # an opener never submits (ButtonView.role), and one with a final button in view is not pressed
+            self._state.presses += 1
+            self.emit("decision", agent=self.id, what="press_opener_button", button=opener.text)
+            await self._status("working", f"opening the form: pressing {opener.text!r}")
+            await self._press(page, opener)
         elif not self.intent.submit:
             await self._start_review(view, final)
         elif final is not None and self._authorized:

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from appliance.computer_agent import page
+from appliance.computer_agent import localised, page
 from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
 
 Key = tuple[str, str]  # (ident, label) of a field on the page
@@ -342,15 +342,25 @@ def spec_for(name: str, f: page.FieldView) -> FieldSpec:
     hint = f.hint
     if not hint and f.kind == "date":
         hint = "a date, YYYY-MM-DD" + (f" from {f.min}" if f.min else "") + (f" until {f.max}" if f.max else "")
+    english = localised.is_english(f.lang)
     return FieldSpec(
         name=name,
-        label=f.label or f.key,
+        # a page in another language is asked about from the field's meaning ("Vorname" → "Given name"),
+        # its named options in English (CLDR), never read out in a language the person did not choose
+        label=(f.label or f.key) if english else _meaning_label(name),
         type=f.kind,
         required=f.required,
         pattern=f.pattern,
-        options=tuple(o.label for o in f.options) if f.options else None,
-        format_hint=hint or None,
+        options=tuple(o.english or o.label for o in f.options) if f.options else None,
+        format_hint=(hint or None) if english else None,
+        meaning=name,
     )
+
+
+def _meaning_label(name: str) -> str:
+    """A field's meaning as an English label: ``date_of_birth`` → "Date of birth" (``email_2`` → "Email")."""
+    words = re.sub(r"_\d+$", "", name).replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
 
 
 def spoken(v: FieldValue | None) -> str:

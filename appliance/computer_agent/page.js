@@ -5,12 +5,25 @@
 //   options {ref}               → the visible options of a field's list, tagged data-ap-opt="N" to click
 //   calendar {ref}              → the open date picker: {month, year, days, prev, next, year_select}, tagged data-ap-cal
 // Nothing here knows a site: every rule reads roles, labels, styles and layout.
+// Widgets it names besides the native ones: listbox, autocomplete, date_picker, date_parts, masked,
+// segmented (one value typed over consecutive short boxes: a one-time code, a sort code), aria_radio,
+// switch, spinbutton, contenteditable.
 (arg) => {
   const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
   const SKIP_TYPES = new Set(["hidden", "submit", "button", "reset", "image", "file"]);
   const CONTROL = "input:not([type=hidden]),select,textarea,[role=combobox],[role=listbox],[role=radiogroup]," +
                   "[role=switch],[role=spinbutton],[role=textbox],[role=checkbox],[role=radio],[contenteditable]";
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+  // One element this script cannot read (a page's odd markup, a widget mid-render) is skipped and
+  // reported in `skipped`; it never ends the reading of the rest of the page.
+  const skipped = [];
+  const safe = (what, fn, fallback) => {
+    try { return fn(); } catch (e) {
+      skipped.push({what: String(what).slice(0, 80), error: String((e && e.message) || e).slice(0, 200)});
+      return fallback;
+    }
+  };
+  const nameOf = (el) => el ? `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.name ? "[name=" + el.name + "]" : ""}` : "?";
 
   // ---- the composed tree: the document and every open shadow root, in document order ----
   const all = [];
@@ -152,6 +165,7 @@
       const [d, m, y] = ["day", "month", "year"].map((p, i) => partValue(members[i], p));
       return d && m && y >= 1000 ? `${y}-${pad(m, 2)}-${pad(d, 2)}` : "";
     }
+    if (widget === "segmented") return members.map((m) => m.value).join("");
     if (widget === "listbox") {
       const lb = listboxOf(el), opts = lb ? optionsIn(lb) : [];
       const shown = native(el) ? clean(el.value) : visText(el);
@@ -260,21 +274,62 @@
   }
   const fields = [], used = new Set(), groups = new Set();
   // split dates: day, month and year controls alone in one box
-  for (const el of candidates) {
-    if (used.has(el) || !native(el) || !["SELECT", "INPUT"].includes(el.tagName) || !partOf(el)) continue;
+  for (const el of candidates) safe(nameOf(el), () => {
+    if (used.has(el) || !native(el) || !["SELECT", "INPUT"].includes(el.tagName) || !partOf(el)) return;
     let box = el.closest("fieldset,[role=group]");
     for (let up = el.parentElement, i = 0; !box && up && i < 3; up = up.parentElement, i++)
       if (candidates.filter((c) => up.contains(c)).length >= 3) box = up;
-    if (!box) continue;
+    if (!box) return;
     const inside = candidates.filter((c) => box.contains(c));
     const parts = inside.map(partOf);
-    if (inside.length !== 3 || new Set(parts).size !== 3 || parts.includes("")) continue;
+    if (inside.length !== 3 || new Set(parts).size !== 3 || parts.includes("")) return;
     const members = ["day", "month", "year"].map((p) => inside[parts.indexOf(p)]);
+    const label = groupLabel(box, members[0]);
     members.forEach((m) => used.add(m));
-    fields.push({el: members[0], members, kind: "date", widget: "date_parts", label: groupLabel(box, members[0]), box});
-  }
-  for (const el of candidates) {
-    if (used.has(el) || owned.has(el)) continue;
+    fields.push({el: members[0], members, kind: "date", widget: "date_parts", label, box});
+  });
+  // segmented: one value typed over consecutive short boxes (maxlength 1–4: a one-time code's digits,
+  // a sort code's pairs), next to each other in the candidates (no other control between, nothing a
+  // person reads as words between two boxes: "-", "/", "(" may be) and alone in their common box; at
+  // most one of them has a visible label of its own (two short fields each with its own label, like
+  // "House number" and "Flat", stay two fields), and none is named as a part of a time or a date
+  // (flatpickr's hour and minute boxes; split dates are date_parts). Label: the group's (legend,
+  // aria-labelledby), else the first box's visible <label>, else the text before the boxes.
+  const TIME_PART = /(^|[^a-z])(hours?|minutes?|seconds?|hh|mm|ss|am|pm|day|month|year|dd|yy|yyyy)([^a-z]|$)/;
+  const timePart = (el) => TIME_PART.test([el.name, el.id, el.getAttribute("class"), el.getAttribute("placeholder"),
+                                           el.getAttribute("aria-label")].join(" ").toLowerCase());
+  const wordsBetween = (a, b) => {  // whether a person reads a word (letters, digits) between a and b
+    if (a.getRootNode() !== b.getRootNode()) return true;
+    const r = document.createRange();
+    r.setStartAfter(a);
+    r.setEndBefore(b);
+    const w = document.createTreeWalker(r.commonAncestorContainer, NodeFilter.SHOW_TEXT);
+    for (let n = w.nextNode(); n; n = w.nextNode())
+      if (r.intersectsNode(n) && /[\p{L}\p{N}]/u.test(n.data) && n.parentElement && seen(n.parentElement)) return true;
+    return false;
+  };
+  const segLike = (el) => el.tagName === "INPUT" && !used.has(el) && !owned.has(el) && !el.readOnly &&
+    ["text", "tel", "number", "password"].includes((el.type || "").toLowerCase()) &&
+    el.maxLength >= 1 && el.maxLength <= 4 && !["combobox", "spinbutton"].includes(roleOf(el));
+  for (let i = 0; i < candidates.length; i++) safe(nameOf(candidates[i]), () => {
+    const run = [];
+    for (let j = i; j < candidates.length && segLike(candidates[j]) &&
+                    (j === i || !wordsBetween(candidates[j - 1], candidates[j])); j++) run.push(candidates[j]);
+    if (run.length < 2) return;
+    i += run.length - 1;  // a run is looked at once, whatever comes of it
+    let common = run[0].parentElement;
+    while (common && !run.every((m) => common.contains(m))) common = common.parentElement;
+    if (!common || candidates.some((c) => common.contains(c) && !run.includes(c))) return;
+    if (run.filter((m) => [...(m.labels || [])].some((l) => seen(l) && visText(l))).length > 1 || run.some(timePart)) return;
+    const group = run[0].closest("fieldset,[role=group]");
+    const own = group && !candidates.some((c) => group.contains(c) && !run.includes(c)) ? group : null;
+    const label = (own && groupLabel(own, run[0])) ||
+      [...(run[0].labels || [])].map((l) => seen(l) && visText(l)).find(Boolean) || nearText(common) || labelOf(run[0]);
+    run.forEach((m) => used.add(m));
+    fields.push({el: run[0], members: run, kind: "text", widget: "segmented", label, box: own || common});
+  });
+  for (const el of candidates) safe(nameOf(el), () => {
+    if (used.has(el) || owned.has(el)) return;
     const role = roleOf(el);
     if (native(el)) {
       const t = (el.type || el.tagName).toLowerCase();
@@ -283,13 +338,13 @@
                                                x.getRootNode() === el.getRootNode());
         if (t === "radio" || same.length > 1) {
           const gk = t + ":" + el.name + ":" + (el.form ? el.form.id : "");
-          if (groups.has(gk)) continue;
+          if (groups.has(gk)) return;
           groups.add(gk);
           same.forEach((m) => used.add(m));
           const box = el.closest("fieldset,[role=radiogroup],[role=group]");
           fields.push({el, members: same, kind: t === "radio" ? "radio" : "checkboxes", widget: "native",
                        label: groupLabel(box, el) || el.name});
-          continue;
+          return;
         }
       }
       let kind = t === "select-one" ? "select" : (t === "select-multiple" ? "multiselect" : t);
@@ -307,12 +362,14 @@
           widget = "masked";
         }
       }
+      const label = labelOf(el);
       used.add(el);
-      fields.push({el, members: [el], kind, widget, label: labelOf(el)});
-      continue;
+      fields.push({el, members: [el], kind, widget, label});
+      return;
     }
     if (role === "radiogroup") {
       const members = [...el.querySelectorAll("[role=radio]")];
+      if (!members.length) return;  // a group with no choices yet: nothing to operate
       members.forEach((m) => used.add(m));
       fields.push({el, members, kind: "radio", widget: "aria_radio", label: groupLabel(el, members[0])});
     } else if (role === "switch" || role === "checkbox") {
@@ -328,8 +385,56 @@
       fields.push({el, members: [el], kind: "textarea", widget: "contenteditable", label: labelOf(el)});
     }
     used.add(el);
-  }
+  });
   fields.sort((a, b) => all.indexOf(a.el) - all.indexOf(b.el));
+
+  // The same label on two fields (repeated blocks: passenger 1, passenger 2 …): each one is told apart
+  // by its block's title (a fieldset's legend, a group's name, else the block's first heading), the block
+  // being the largest box round the field that holds none of its namesakes. First, a field whose label
+  // carries screen-reader-only words that its block's title shows too ("<span class=visually-hidden>
+  // Passenger 2 </span>First name" in the block "Passenger 2") gets those words: "Passenger 2: First
+  // name" (hidden words the title does not show stay out: an injection is not a label). Then any field
+  // still sharing its label gets its block's title before it. A unique label never changes.
+  const foldL = (t) => clean(t).toLowerCase();
+  const namesakes = (f) => fields.filter((g) => g !== f && foldL(g.label) === foldL(f.label) && f.label);
+  const blockTitle = (f, others) => {
+    let block = null;
+    for (let c = f.el.parentElement; c && c !== document.body && !others.some((o) => c.contains(o.el)); c = c.parentElement)
+      block = c;
+    if (!block) return "";
+    for (let c = f.el.parentElement; c && block.contains(c); c = c.parentElement) {
+      if (!c.matches("fieldset,[role=group],[role=region],section[aria-labelledby],section[aria-label]")) continue;
+      const t = groupLabel(c, f.el);
+      if (t && foldL(t) !== foldL(f.label)) return t;  // not the field's own group (a radio group's legend)
+    }
+    const head = [...block.querySelectorAll("h1,h2,h3,h4,h5,h6,legend,[role=heading]")]
+      .find((h) => seen(h) && visText(h) && (h.compareDocumentPosition(f.el) & Node.DOCUMENT_POSITION_FOLLOWING));
+    return head ? visText(head) : "";
+  };
+  const hiddenWords = (f) => {  // the words of f's label a person cannot see, when they come before or after the visible ones
+    const src = [...(f.el.labels || [])].find((l) => visText(l)) ||
+      byIds(f.el, "aria-labelledby").find((n) => visText(n));
+    if (!src || f.members.length > 1) return "";
+    const full = anyText(src), vis = visText(src);
+    if (foldL(full) === foldL(vis)) return "";
+    if (foldL(full).endsWith(foldL(vis))) return clean(full.slice(0, full.length - vis.length));
+    if (foldL(full).startsWith(foldL(vis))) return clean(full.slice(vis.length));
+    return "";
+  };
+  safe("repeated labels", () => {
+    const dup = fields.filter((f) => namesakes(f).length);
+    const titles = new Map(dup.map((f) => [f, blockTitle(f, namesakes(f))]));
+    for (const f of dup) {
+      const words = hiddenWords(f).replace(/^\W+|\W+$/g, "");
+      if (words && foldL(titles.get(f)).includes(foldL(words))) f.label = `${words}: ${f.label}`;
+    }
+    const still = fields.filter((g) => namesakes(g).length).map((g) => [g, namesakes(g)]);
+    for (const [f, others] of still) {
+      const t = titles.get(f) || blockTitle(f, others);
+      if (t && others.some((o) => foldL(titles.get(o) || "") !== foldL(t)) && !foldL(f.label).startsWith(foldL(t)))
+        f.label = `${t}: ${f.label}`;
+    }
+  });
 
   // stable refs: an element keeps its tag from one reading to the next
   const keep = new Set();
@@ -337,7 +442,8 @@
   const esc = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const single = new RegExp("^" + esc + "f\\d+$"), member = new RegExp("^(" + esc + "f\\d+)\\.0$");
   for (const f of fields) {
-    const grouped = f.members.length > 1 || ["radio", "checkboxes"].includes(f.kind) || f.widget === "date_parts";
+    const grouped = f.members.length > 1 || ["radio", "checkboxes"].includes(f.kind) ||
+      ["date_parts", "segmented"].includes(f.widget);
     const first = f.members[0].getAttribute("data-ap-ref") || "";
     if (!grouped) {
       f.ref = single.test(first) ? first : newRef("f");
@@ -387,7 +493,8 @@
     return [...new Set(uniq)].join(". ");
   };
   const keyCount = {};
-  const out = fields.map((f) => {
+  const out = fields.flatMap((f) => safe(nameOf(f.el), () => [readField(f)], []));
+  function readField(f) {
     const el = f.el;
     let options = null;
     if (f.widget === "listbox") {
@@ -417,17 +524,28 @@
       max: el.getAttribute("max") ?? el.getAttribute("aria-valuemax"),
       autocomplete: (el.getAttribute("autocomplete") || "").toLowerCase(),
     };
-  });
+  }
+  // while a modal dialog is open (aria-modal, a <dialog> shown modal) a person can press only what is in it
+  const modals = safe("modals", () => all.filter((n) => (n.getAttribute("aria-modal") === "true" ||
+                                                          (n.tagName === "DIALOG" && n.matches(":modal"))) && seen(n)), []);
   const buttons = all.filter((b) => b.matches("button,input[type=submit],input[type=button],[role=button]") &&
-                                    !fieldEls.has(b) && seen(b)).map((b) => {
+                                    !fieldEls.has(b) && seen(b) && (!modals.length || modals.some((m) => m.contains(b))))
+    .flatMap((b) => safe(nameOf(b), () => [readButton(b)], []));
+  function readButton(b) {
     const old = b.getAttribute("data-ap-ref") || "";
     const ref = new RegExp("^" + esc + "b\\d+$").test(old) ? old : newRef("b");
     b.setAttribute("data-ap-ref", ref);
     keep.add(b);
     const type = (b.getAttribute("type") || (b.tagName === "BUTTON" ? "submit" : "")).toLowerCase();
+    // what pressing it reveals, as the page declares it (ButtonView.role: an `opener`): aria-expanded
+    // ("false": something shut it opens; "true": open, pressing shuts it), aria-haspopup ("dialog" …),
+    // aria-controls (the ids it shows or hides), data-bs-toggle / data-toggle (Bootstrap: modal, collapse …)
+    const attr = (n) => clean(b.getAttribute(n)).toLowerCase();
     return {ref, text: visText(b) || clean(b.value || b.getAttribute("aria-label") || ""), type, in_form: !!b.form,
-            name: b.getAttribute("name") || "", formnovalidate: b.hasAttribute("formnovalidate")};
-  });
+            name: b.getAttribute("name") || "", formnovalidate: b.hasAttribute("formnovalidate"),
+            expanded: attr("aria-expanded"), haspopup: attr("aria-haspopup"), controls: clean(b.getAttribute("aria-controls")),
+            toggle: attr("data-bs-toggle") || attr("data-toggle")};
+  }
   for (const el of all) if (el.hasAttribute("data-ap-ref") && !keep.has(el)) el.removeAttribute("data-ap-ref");
   const alerts = all.filter((n) => n.matches("[role=alert],.error-summary") && seen(n)).map(visText).filter(Boolean);
   const headings = all.filter((n) => n.matches("h1,h2,h3,legend") && seen(n)).map(visText).filter(Boolean);
@@ -436,7 +554,8 @@
   const captcha = all.some((n) => seen(n) && [n.id, n.getAttribute("class"), n.getAttribute("name"),
                                               n.getAttribute("src"), n.getAttribute("title")].some((a) => a && CAPTCHA.test(a))) ||
                   /\b(i'?m|i am) not a robot\b|\bverify (that )?you('| a)re (a )?human\b/i.test(document.body ? document.body.innerText : "");
-  return {url: location.href, title: document.title, fields: out, buttons, alerts, headings, captcha,
+  return {url: location.href, title: document.title, fields: out, buttons, alerts, headings, captcha, skipped,
+          lang: (document.documentElement.getAttribute("lang") || "").trim(),
           document: String(performance.timeOrigin),  // a new value for every document loaded
           text: prefix ? "" : clean(document.body ? document.body.innerText : "").slice(0, 1500)};
 }

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from appliance.computer_agent import widgets
+from appliance.computer_agent import localised, widgets
 from appliance.computer_agent.widgets import FillProblem, match_option, same_value
 
 __all__ = [
@@ -77,16 +77,50 @@ log = logging.getLogger(__name__)
 #: The page reader (one ``evaluate`` per frame and entry): see ``page.js`` for its entries.
 PAGE_JS = Path(__file__).with_name("page.js").read_text()
 
-#: Texts of buttons that only move between steps (never the final submit).
-STEP_BUTTON = re.compile(r"^\W*(next|continue|proceed|next step|save and continue|go on)\b", re.I)
-#: Texts of buttons the agent never presses.
-AVOID_BUTTON = re.compile(r"^\W*(back|previous|prev|cancel|reset|clear|delete|remove|close|log ?out|sign ?out)\b", re.I)
+#: Texts of buttons that only move between steps (never the final submit): "Next", "Continue" …;
+#: "Send code" / "Email me a link" / "Get a verification code" (the site sends the person a code
+#: to type on the next step: nothing is submitted for good, the form goes on); anything "… and
+#: continue" ("Verify and continue", "Save and next"). A bare "Verify" stays a final submit: it
+#: is what ends a sign-in, and nothing in its words says a step follows.
+STEP_BUTTON = re.compile(
+    r"^\W*(next|continue|proceed|next step|save and continue|go on)\b"
+    r"|^\W*(send|get|email|e-mail|text|sms) (me )?(a |an |the |my |your )?(new )?"
+    r"(code|otp|pin|passcode|one[- ]time (pass)?code|security code|verification code|confirmation code"
+    r"|login code|sign[- ]in code|magic link|sign[- ]in link|login link|link)\b"
+    r"|\b(and|then|&) (continue|proceed|next)\b",
+    re.I,
+)
+#: Texts of buttons the agent never presses: going back, cancelling, clearing, deleting, closing,
+#: signing out; and "Resend code" / "Send again" / "Get a new code" (one more code texted to the
+#: person: only when they ask; it never moves the form on).
+AVOID_BUTTON = re.compile(
+    r"^\W*(back|previous|prev|cancel|reset|clear|delete|remove|close|log ?out|sign ?out"
+    r"|re-?send|send (it |the code |a code )?again|(send|get) (me )?a new (code|link))\b",
+    re.I,
+)
+#: Texts of buttons that open or reveal the form or more of it: a start page's "Start now",
+#: "Apply", "Request a callback" (a dialog), "Get started", "Open …", "Show …", "Add another
+#: passenger", "Begin". Only ever an ``opener`` for a button that submits nothing (type=button,
+#: or outside any form): see :attr:`ButtonView.role`.
+OPENER_BUTTON = re.compile(
+    r"^\W*(start|get started|begin|apply|request|open|show|expand|view|add (another|more|new|an?|one more)\b"
+    r"|enter|fill in|make an?|create an?|new)\b",
+    re.I,
+)
+#: Words that make a button never an ``opener``, whatever else it says or declares: it submits,
+#: pays, books, orders, confirms, deletes, removes or signs out, or puts goods in a basket.
+NEVER_OPENER = re.compile(
+    r"\b(submit|send|pay|payment|buy|purchase|book|booking|order|checkout|check out|confirm|delete|remove"
+    r"|sign ?out|log ?out|unsubscribe|cancel|basket|cart|bag|trolley|wishlist)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
 class Option:
     value: str
     label: str
+    english: str = ""  # the label's English name when the page is in another language (localised.english)
 
 
 @dataclass(frozen=True)
@@ -118,6 +152,7 @@ class FieldView:
     autocomplete: str = ""  # the HTML autocomplete tokens, lower-case ('' = none)
     widget: str = "native"  # how it is operated: a key of widgets.STRATEGIES
     frame: object = field(default=None, compare=False, repr=False)  # its Playwright Frame (None: the main frame)
+    lang: str = ""  # the page's language (its lang attribute; '' = not given)
 
     @property
     def ident(self) -> str:
@@ -144,17 +179,41 @@ class ButtonView:
     name: str
     formnovalidate: bool
     frame: object = field(default=None, compare=False, repr=False)  # its Playwright Frame (None: the main frame)
+    expanded: str = ""  # aria-expanded, lower-cased ('' = absent)
+    haspopup: str = ""  # aria-haspopup, lower-cased
+    controls: str = ""  # aria-controls (ids)
+    toggle: str = ""  # data-bs-toggle / data-toggle (Bootstrap's dialogs, tabs, collapses)
 
     @property
     def role(self) -> str:
-        """``step`` (moves to the next step), ``avoid`` (back, cancel, …) or ``final``
-        (anything else that submits: treated as the final submit, which needs authorisation)."""
+        """``step`` (moves to the next step: :data:`STEP_BUTTON`), ``avoid`` (back, cancel, …:
+        :data:`AVOID_BUTTON`, a reset, a ``formnovalidate`` button), ``final`` (any other submit
+        of a form: treated as the final submit, which needs authorisation), ``opener`` (a button
+        that submits nothing — type=button, or outside any form — and opens or reveals content:
+        its text says so (:data:`OPENER_BUTTON`: "Start now", "Request a callback", "Add another
+        passenger"), or the page declares it: ``aria-expanded="false"``,
+        ``aria-haspopup="dialog"``, ``aria-controls``, Bootstrap's ``data-bs-toggle`` (a modal,
+        a collapse; never a tooltip or popover); never one whose words submit, pay, book,
+        confirm, delete or sign out (:data:`NEVER_OPENER`), nor one already expanded (pressing
+        it would shut what it shows)); anything else is ``avoid``."""
         if AVOID_BUTTON.search(self.text) or self.type == "reset" or self.formnovalidate:
             return "avoid"
         if STEP_BUTTON.search(self.text):
             return "step"
         if self.type == "submit" and self.in_form:
             return "final"
+        declared = (
+            self.expanded == "false"
+            or self.haspopup == "dialog"
+            or bool(self.controls)
+            or self.toggle not in ("", "tooltip", "popover")
+        )
+        if (
+            (OPENER_BUTTON.search(self.text) or declared)
+            and self.expanded != "true"
+            and not NEVER_OPENER.search(self.text)
+        ):
+            return "opener"
         return "avoid"
 
 
@@ -164,7 +223,8 @@ class PageView:
     ``captcha``: some frame shows a challenge for a person (an element named like a captcha,
     or "I'm not a robot"); ``frame_urls``: the URLs of the iframes a person can see;
     ``document``: a token of the main frame's document (another document was loaded since a
-    reading whose token differs: a reload or a new page)."""
+    reading whose token differs: a reload or a new page); ``skipped``: elements of any frame
+    that ``page.js`` could not read, as ``(element, error)`` — left out, the rest read."""
 
     url: str
     title: str
@@ -176,6 +236,8 @@ class PageView:
     captcha: bool = False
     frame_urls: tuple[str, ...] = ()
     document: str = ""
+    skipped: tuple[tuple[str, str], ...] = ()  # (element, error) the page script could not read
+    lang: str = ""  # the main document's lang attribute ('' = not given)
 
     @property
     def live_fields(self) -> tuple[FieldView, ...]:
@@ -203,8 +265,13 @@ def _shaped(v: object, widget: str, format_hint: str) -> object:
 
 def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
     out = []
+    lang = d.get("lang", "")
     for f in d["fields"]:
-        opts = tuple(Option(o["value"], o["label"]) for o in f["options"]) if f["options"] is not None else None
+        opts = (
+            tuple(Option(o["value"], o["label"], localised.english(o["label"], lang)) for o in f["options"])
+            if f["options"] is not None
+            else None
+        )
         out.append(
             FieldView(
                 ref=f["ref"],
@@ -225,6 +292,7 @@ def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
                 autocomplete=f["autocomplete"],
                 widget=f["widget"],
                 frame=frame,
+                lang=lang,
             )
         )
     return out
@@ -274,6 +342,7 @@ async def perceive(page) -> PageView:
     alerts, headings = list(main["alerts"]), list(main["headings"])
     names: dict[str, int] = {}
     captcha, frame_urls = bool(main.get("captcha")), []
+    skipped: list[tuple[str, str]] = []
     for i, (fr, d) in enumerate(zip(frames, results)):
         if d is None:
             continue
@@ -287,10 +356,21 @@ async def perceive(page) -> PageView:
             headings += d["headings"]
         else:
             prefix = ""
+        skipped += [(prefix + x["what"], x["error"]) for x in d.get("skipped", ())]
         fields += _fields(d, None if i == 0 else fr, prefix)
         buttons += [
             ButtonView(
-                b["ref"], b["text"], b["type"], b["in_form"], b["name"], b["formnovalidate"], None if i == 0 else fr
+                b["ref"],
+                b["text"],
+                b["type"],
+                b["in_form"],
+                b["name"],
+                b["formnovalidate"],
+                None if i == 0 else fr,
+                b.get("expanded", ""),
+                b.get("haspopup", ""),
+                b.get("controls", ""),
+                b.get("toggle", ""),
             )
             for b in d["buttons"]
         ]
@@ -305,6 +385,8 @@ async def perceive(page) -> PageView:
         captcha,
         tuple(frame_urls),
         str(main.get("document", "")),
+        tuple(skipped),
+        str(main.get("lang", "")),
     )
 
 
@@ -369,6 +451,7 @@ async def fill(
     def counted(obj):
         return actions.wrap(obj) if actions is not None else obj
 
+    value = widgets.as_page_date(f, value)  # "(DD/MM/YYYY)": typed as the page asks, never ISO
     target = widgets.Target(
         counted(page), f, counted(locate(page, f)), counted(frame), lambda: read_back(page, f), call
     )
@@ -376,8 +459,9 @@ async def fill(
         return await strategy(target, value, timeout_ms)
     except PlaywrightTimeout:  # said to the person: no "Locator.fill: Timeout 3000ms exceeded"
         raise FillProblem("error", f"the page did not take the value within {timeout_ms / 1000:g} s") from None
-    except PlaywrightError as e:
-        raise FillProblem("error", f"the page did not take the value: {str(e).splitlines()[0]}") from None
+    except PlaywrightError as e:  # its text goes to the log, never to the person
+        log.info("fill %s (%s): %s", f.key or f.ref, f.widget, str(e).splitlines()[0])
+        raise FillProblem("error", "the page did not take the value") from None
 
 
 class PageDriver(Protocol):

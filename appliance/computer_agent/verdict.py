@@ -38,6 +38,9 @@ _SIGN_IN = re.compile(r"\b(sign ?in|log ?in|login)\b", re.I)
 #: the most of the page's own words said in one explanation
 MAX_SAID = 200
 PREVIEW = "in the preview on your page"
+#: what the person hears when the agent itself fails (a bug, a crash): the error goes to the log
+#: and the recording, never into the call (issue 26: a stack trace was read aloud)
+INTERNAL_FAILURE = "Something went wrong on my side with this page; you can finish it in the preview on your page."
 
 
 @dataclass(frozen=True)

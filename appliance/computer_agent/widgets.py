@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from appliance.computer_agent import localised
+
 #: Longest wait for a suggestion list to appear and settle once typing stops (s); pages
 #: debounce their lookups by up to ~1 s.
 SUGGEST_WAIT_S = 1.5
@@ -126,15 +128,23 @@ def _fold(s: str) -> str:
 
 
 def close_options(options, wanted: str) -> list:
-    """The options (anything with ``value`` and ``label``) close to ``wanted``, case and
-    punctuation ignored: the one whose value or label *is* it; else those whose label starts
-    with it; else those whose label contains it or is contained in it."""
+    """The options (anything with ``value`` and ``label``, and maybe ``english``) close to
+    ``wanted``, case and punctuation ignored: the one whose value, label or English name *is*
+    it; else the one that names the same country or language in CLDR (:mod:`localised`:
+    "UK" is "United Kingdom"; an option valued "GB"); else those whose label starts with it;
+    else those whose label contains it or is contained in it."""
     w = _fold(wanted)
     if not w:
         return []
-    exact = [o for o in options if w in (_fold(o.value), _fold(o.label))]
+    exact = [o for o in options if w in (_fold(o.value), _fold(o.label), _fold(getattr(o, "english", "")))]
     if exact:
         return exact[:1]
+    code = localised.code_of(wanted)  # "UK" for "United Kingdom"; a country's code as the option's value
+    if code is not None:
+        named = [o for o in options if localised.code_of(getattr(o, "english", "") or o.label) == code]
+        named = named or [o for o in options if o.value.casefold() == code.split(":")[1].casefold()]
+        if len(named) == 1:
+            return named
     for test in (lambda o: _fold(o.label).startswith(w), lambda o: w in _fold(o.label) or _fold(o.label) in w):
         hits = [o for o in options if test(o)]
         if hits:
@@ -157,9 +167,11 @@ def digits(s: object) -> str:
 
 
 def same_value(f, value: Value, got: object) -> bool:
-    """Whether the page holds what was entered into ``f``: options compare by value or label,
-    a masked input by its digits (the mask adds spaces and brackets), an editable box with
-    its spacing folded, anything else exactly."""
+    """Whether the page holds what was entered into ``f``, meaning the same (issue 26: a page
+    that regroups what is typed has taken it): options compare by value or label, a masked
+    input by its digits (the mask adds spaces and brackets), a phone number as a number
+    (:func:`same_phone`), anything else by :func:`canonical` form (case, spaces and
+    separators aside)."""
     if f.kind == "checkbox":
         return got == value
     if f.options:
@@ -169,9 +181,37 @@ def same_value(f, value: Value, got: object) -> bool:
         return None not in opts and sorted(o.value for o in opts) == sorted(held)
     if f.widget == "masked":
         return bool(digits(value)) and digits(got) == digits(value)
-    if f.widget == "contenteditable":
-        return " ".join(str(got).split()) == " ".join(str(value).split())
-    return str(got) == str(value)
+    if str(got) == str(value) or str(got) == str(as_page_date(f, value)):
+        return True
+    iso = isinstance(value, str) and _ISO.fullmatch(value)
+    if iso and page_date_format(f) is None and read_date(str(got), f"{f.placeholder} {f.hint}") == value:
+        return True
+    if f.kind == "tel" or "tel" in f.autocomplete.split():
+        return same_phone(str(value), str(got))
+    return bool(canonical(value)) and canonical(got) == canonical(value)
+
+
+def canonical(v: object) -> str:
+    """A value as pages regroup it: letters case-folded, digits kept, spaces and separators
+    dropped ("GB29 NWBK 6016 …" is "gb29nwbk6016…", "60-16-13" is "601613")."""
+    return re.sub(r"[\W_]+", "", str(v)).casefold()
+
+
+def same_phone(value: str, got: str) -> bool:
+    """Whether ``got`` (as a page shows a number: "07700 900123", "+44 7700 900123") is the
+    number ``value``: compared as numbers by libphonenumber, ``got`` read in the country of
+    ``value`` (E.164); by digits alone when ``value`` is national or either is no number."""
+    import phonenumbers
+
+    if not value.strip().startswith("+"):  # no country to read the page's number in
+        return bool(digits(value)) and digits(got) == digits(value)
+    try:
+        want = phonenumbers.parse(value, None)
+        region = phonenumbers.region_code_for_country_code(want.country_code)
+        held = phonenumbers.parse(got, region)
+    except phonenumbers.NumberParseException:
+        return bool(digits(value)) and digits(got) == digits(value)
+    return (want.country_code, want.national_number) == (held.country_code, held.national_number)
 
 
 # ---- dates -------------------------------------------------------------------------------------
@@ -221,6 +261,51 @@ def read_date(text: str, hint: str = "") -> str | None:
         return (date(int(c), first, second) if mdy else date(int(c), second, first)).isoformat()
     except ValueError:
         return None
+
+
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: a date format a page names: "(DD/MM/YYYY)", "TT.MM.JJJJ" (German), "mm/dd/yyyy", "YYYY-MM-DD"
+_FORMAT = re.compile(r"\b(dd|tt|mm|yyyy|jjjj)([./ -])(dd|tt|mm)\2(yyyy|jjjj|dd|tt)\b", re.I)
+#: an example date in a hint: "For example, 14/03/1990", "z. B. 14.03.1990"
+_EXAMPLE = re.compile(r"\b(\d{1,2})([./-])(\d{1,2})\2(\d{4})\b")
+#: a pattern attribute for a numeric date: \d{2}\.\d{2}\.\d{4}, [0-9]{2}/[0-9]{2}/[0-9]{4}
+_PATTERN = re.compile(r"(?:\\d|\[0-9\])\{1?,?2\}(\\?[./-])(?:\\d|\[0-9\])\{1?,?2\}\1(?:\\d|\[0-9\])\{4\}")
+
+
+def page_date_format(f) -> tuple[str, str] | None:
+    """The numeric date format field ``f`` asks for, as ``(order, separator)`` with order
+    ``dmy``, ``mdy`` or ``ymd``: from its label, hint, placeholder and error text ("(DD/MM/YYYY)",
+    "TT.MM.JJJJ", "mm/dd/yyyy"), an example date there ("For example, 14/03/1990": day first
+    when the first number is over 12, else month first only if the text says mm/dd), or its
+    ``pattern`` (``\\d{2}\\.\\d{2}\\.\\d{4}``: day first); None when it names none.
+    A ``type=date`` field (kind ``date``) takes ISO and has none."""
+    if f.kind == "date":
+        return None
+    text = " ".join(str(x or "") for x in (f.label, f.hint, f.placeholder, f.error))
+    if m := _FORMAT.search(text):
+        parts = [p.lower()[0] for p in (m.group(1), m.group(3), m.group(4))]
+        order = "".join({"t": "d", "j": "y"}.get(p, p) for p in parts)
+        if sorted(order) == ["d", "m", "y"]:
+            return order, m.group(2)
+    if m := _EXAMPLE.search(text):
+        return ("dmy" if int(m.group(1)) > 12 or not re.search(r"mm\W*dd", text, re.I) else "mdy"), m.group(2)
+    if f.pattern and (m := _PATTERN.search(f.pattern)):
+        return "dmy", m.group(1).lstrip("\\")
+    return None
+
+
+def as_page_date(f, value: Value) -> Value:
+    """An ISO date for a text field that asks for another format, written in that format
+    ("1990-03-14" → "14/03/1990" for "(DD/MM/YYYY)", "14.03.1990" for "TT.MM.JJJJ"); any other
+    value, or a field that names no format, unchanged."""
+    if not isinstance(value, str) or not _ISO.fullmatch(value.strip()) or f.kind not in TEXT_KINDS:
+        return value
+    fmt = page_date_format(f)
+    if fmt is None:
+        return value
+    order, sep = fmt
+    y, m, d = value.strip().split("-")
+    return sep.join({"d": d, "m": m, "y": y}[p] for p in order)
 
 
 def part_option(options: list[tuple[str, str]], part: str, n: int) -> str | None:
@@ -468,6 +553,19 @@ async def masked(t: Target, value: Value, timeout_ms: int) -> Read:
     return await t.state()
 
 
+async def segmented(t: Target, value: Value, timeout_ms: int) -> Read:
+    """Boxes of a few characters each that the page moves between as they fill (a one-time
+    code, a sort code): the first box clicked and the characters typed, as a person does;
+    the page's own auto-advance spreads them (separators the person would not type dropped)."""
+    if not isinstance(value, str) or not canonical(value):
+        raise FillProblem("format", f"expected a code, got {value!r}", "the code's characters")
+    first = t.member(0)
+    await first.click(timeout=timeout_ms)
+    await first.press_sequentially(re.sub(r"[\s-]+", "", value), delay=KEY_DELAY_MS, timeout=timeout_ms)
+    await _blur(first, timeout_ms)
+    return await t.state()
+
+
 async def aria_radio(t: Target, value: Value, timeout_ms: int) -> Read:
     opt = match_option(t.f.options or (), str(value))
     if opt is None:
@@ -634,6 +732,7 @@ STRATEGIES: dict[str, Strategy] = {
     "switch": switch,
     "spinbutton": spinbutton,
     "contenteditable": contenteditable,
+    "segmented": segmented,
 }
 #: widget → the strategies tried in turn while one cannot operate it (the first is :data:`STRATEGIES`'s)
 LADDERS: dict[str, tuple[Strategy, ...]] = {

@@ -57,6 +57,7 @@ from pathlib import Path
 from aiohttp import web
 
 from appliance.chromium import URLRefused
+from appliance.demo import libraries
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ WIDGET_PAGES = (
     "aria-widgets",
     "injected-contact",
 )
+#: pages built on the real code of the widget libraries sites ship (``pages/library/NAME.html``
+#: served at ``/NAME``; each loads its library from ``/lib/…``, see :mod:`~appliance.demo.libraries`)
+LIBRARY_PAGES = tuple(sorted(p.stem for p in (PAGES / "library").glob("*.html")))
 #: demo form name → path of its first page
 FORMS = {
     "flight": "/flight",
@@ -93,6 +97,7 @@ FORMS = {
     "flight-injected": "/flight-injected",
     **{name: f"/{name}" for name in WIDGET_PAGES},
     "id-check": "/id-check",
+    **{name: f"/{name}" for name in LIBRARY_PAGES},
 }
 #: the town list behind ``/city-autocomplete``'s suggestions: id → label
 CITIES = {
@@ -202,6 +207,8 @@ class DemoSite:
                 web.get(r"/register/{step:\d}", self._register_get),
                 web.post(r"/register/{step:\d}", self._register_post),
                 *[web.get(f"/{name}", self._static_page) for name in WIDGET_PAGES],
+                *[web.get(f"/{name}", self._library_page) for name in LIBRARY_PAGES],
+                web.get("/lib/{path:.+}", self._library_file),
                 web.get("/frames/address", self._frame),
                 web.get("/frames/phone", self._frame),
                 web.get("/id-check", self._id_check_get),
@@ -273,6 +280,18 @@ class DemoSite:
             other = "localhost" if request.url.host != "localhost" else "127.0.0.1"
             text = text.replace("$phone_frame", f"http://{other}:{request.url.port}/frames/phone")
         return web.Response(text=text, content_type="text/html")
+
+    async def _library_page(self, request: web.Request) -> web.Response:
+        return web.FileResponse(PAGES / "library" / f"{request.path.strip('/')}.html")
+
+    async def _library_file(self, request: web.Request) -> web.StreamResponse:
+        """``/lib/NAME/PATH``: a file of a pinned widget library (NAME may be ``@scope/name``)."""
+        parts = request.match_info["path"].split("/")
+        cut = 2 if parts[0].startswith("@") else 1
+        try:
+            return web.FileResponse(libraries.file_of("/".join(parts[:cut]), "/".join(parts[cut:])))
+        except libraries.LibraryError as e:
+            return web.Response(status=404, text=str(e))
 
     async def _frame(self, request: web.Request) -> web.Response:
         return web.FileResponse(PAGES / f"frame-{request.path.rsplit('/', 1)[1]}.html")

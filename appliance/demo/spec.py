@@ -29,7 +29,7 @@ class FieldRule:
     name: str
     key: str
     values: dict[str, str] = field(default_factory=dict)
-    compare: Literal["exact", "casefold", "alnum"] = "exact"
+    compare: Literal["exact", "casefold", "alnum", "digits", "number", "phone"] = "exact"
     label: str = ""  # the label a person reads on the page ('' = not checked)
     widget: str = "native"  # the FieldView.widget that operates it
     when: dict[str, str] = field(default_factory=dict)  # profile key → value for the rule to apply
@@ -62,6 +62,7 @@ class FormSpec:
     fields: tuple[FieldRule, ...]
     must_be_empty: tuple[str, ...] = ()
     submit: bool = True
+    empty_labels: tuple[str, ...] = ()  # the labels a person reads on the must_be_empty fields ('' = none)
     task: str = ""
     first_answers: tuple[str, ...] = ()  # profile keys whose first, wrong answer this page is made to refuse
 
@@ -87,11 +88,25 @@ class FieldResult:
 
 
 def _norm(v: str, how: str) -> str:
+    """``v`` as rule ``compare`` reads it: ``casefold``; ``alnum`` (letters and digits only,
+    case-folded); ``digits``; ``number`` ("03" is "3"); ``phone`` (E.164 by libphonenumber, a
+    number without + read as British, the demo profiles' country); else exact."""
     v = str(v).strip()
     if how == "casefold":
         return v.casefold()
     if how == "alnum":
         return re.sub(r"[\W_]+", "", v).casefold()
+    if how == "digits":
+        return re.sub(r"\D", "", v)
+    if how == "number":
+        return str(int(v)) if v.isdigit() else v
+    if how == "phone":
+        import phonenumbers
+
+        try:
+            return phonenumbers.format_number(phonenumbers.parse(v, "GB"), phonenumbers.PhoneNumberFormat.E164)
+        except phonenumbers.NumberParseException:
+            return v
     return v
 
 
@@ -121,8 +136,10 @@ def load_specs() -> dict[str, FormSpec]:
                 )
                 for n, r in data["fields"].items()
             )
+            empty = data.get("must_be_empty") or ()  # names, or name → the label a person reads
             extra = {
-                "must_be_empty": tuple(data.get("must_be_empty") or ()),
+                "must_be_empty": tuple(empty),
+                "empty_labels": tuple(str(v) for v in empty.values()) if isinstance(empty, dict) else (),
                 "submit": bool(data.get("submit", True)),
                 "task": str(data.get("task", "")),
                 "first_answers": tuple(data.get("first_answers") or ()),

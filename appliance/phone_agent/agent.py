@@ -39,7 +39,7 @@ from appliance.phone_agent import confirmation, fields, interview, normalise, sa
 from appliance.phone_agent.confirmation import Answered, GaveUp, Heard, Picked, Stopped, Synced, Typed
 from appliance.phone_agent.line import CallLine, HungUp, Line
 from appliance.phone_agent.outcome import CallStats, PhoneOutcome
-from appliance.protocol import Emit, FieldSpec, Interrupt, Payload, StepFailed, TaskCompleted
+from appliance.protocol import Emit, FieldSpec, Interrupt, Payload, StatusUpdate, StepFailed, TaskCompleted
 from appliance.protocol.events import PhoneStatus
 
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
@@ -57,6 +57,11 @@ class _Typed(Exception):
 
 class _Unresponsive(Exception):
     """The computer agent has said nothing for :data:`SILENT_S`."""
+
+
+def _cuts_the_wait(p: Payload) -> bool:
+    """A message the person must hear before their answer: a give-up, or the task failed."""
+    return isinstance(p, StepFailed) or (isinstance(p, StatusUpdate) and p.state == "failed")
 
 
 class _GaveUp(Exception):
@@ -196,6 +201,7 @@ class PhoneAgent:
         s.interview_s = round(end - self._t_first, 2) if self._t_first is not None and end else None
         s.spelled, s.typed = tuple(self.state.spell_asks), tuple(self.state.typed)
         s.read_backs = self.talk.read_backs
+        s.asks = dict(self.state.asks)
         s.explained_failures += self.talk.reasons_said
         return PhoneOutcome(status, self.state.waits_on_browser, detail, s)
 
@@ -368,11 +374,12 @@ class PhoneAgent:
     async def _question(self, question: confirmation.Question) -> Heard | Typed | GaveUp:
         """Say the question and return the answer (:meth:`CallLine.ask`); :class:`Typed` when
         the person typed the value of ``question.field`` meanwhile; :class:`GaveUp` when a
-        ``step_failed`` arrived (the person hears about it now rather than after their answer)."""
+        ``step_failed`` or the computer agent's failure arrived (the person hears about it now
+        rather than after their answer)."""
         field = question.field
 
         def check() -> None:
-            if any(isinstance(e.payload, StepFailed) for e in self._inbox.items):
+            if any(_cuts_the_wait(e.payload) for e in self._inbox.items):
                 raise _GaveUp()  # left in items: applied at the next safe point, after this ask
             if field is not None:
                 self._take_messages()

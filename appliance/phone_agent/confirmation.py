@@ -102,6 +102,16 @@ TYPED = "Thanks, I have what you typed."
 #: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
 STRICT_KINDS: tuple[fields.FieldKind, ...] = ("date", "number", "phone", "email", "code")
 REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
+#: an answer that gives no value ("I'm not sure", "I don't know", "skip", "no idea"): never typed
+#: into a field (issue 26: "NOTSURE" was typed as an IBAN)
+NO_VALUE = re.compile(
+    r"^\W*(?:(?:um+|uh+|er+|hmm+|sorry|oh|well)\W+)*"
+    r"(?:i'?m not sure|i am not sure|not sure|i don'?t know|i do not know|don'?t know|no idea|i have no idea|"
+    r"skip(?: it| that| this(?: one)?)?|pass|i'?d rather not(?: say)?|i can'?t remember|i don'?t remember|"
+    r"i don'?t have (?:one|it|that))"
+    r"(?:\W+(?:sorry|to be honest|really|off hand|offhand|right now))*\W*$",
+    re.I,
+)
 
 
 def is_question(text: str) -> bool:
@@ -326,6 +336,7 @@ class _Field:
     answer: Heard | None = None
     heard: Heard | None = None
     value: _Value | None = None
+    no_value: int = 0  # answers that gave no value (:data:`NO_VALUE`) to a required field
 
 
 @dataclass(frozen=True)
@@ -477,6 +488,12 @@ class _Run:
         if mode.endswith("_or_type"):
             self.steps.append(TypeRequested(spec.name, spec.label))
 
+    def hand_over(self, spec: FieldSpec) -> Turn:
+        """``spec`` had its questions (:data:`~appliance.phone_agent.interview.MAX_ASKS`): the person sets it."""
+        self.s = interview.hand_over(self.s, spec.name)
+        self.decide("field_handed_over", field=spec.name, asks=self.s.asks.get(spec.name, 0))
+        return self.done()
+
     def give_up(self, spec: FieldSpec) -> Turn:
         self.s = interview.give_up(self.s, spec.name)  # back of the queue, or the form fails
         self.decide("field_given_up", field=spec.name, times=self.s.given_up[spec.name])
@@ -595,6 +612,8 @@ def _field_top(r: _Run, f: _Field) -> Turn:
         return r.give_up(spec)
     if spec.name in r.s.typed:
         return r.done()
+    if f.answer is None and interview.asked_out(r.s, spec.name):
+        return r.hand_over(spec)
     mode = interview.ask_mode(r.s, spec)
     say = f.say
     if say is None and f.answer is None:
@@ -604,6 +623,7 @@ def _field_top(r: _Run, f: _Field) -> Turn:
     f = replace(f, attempt=f.attempt + 1, say=None, reason="", mode=mode, answer=None)
     if carried is not None:
         return _field_answer(r, f, carried)
+    r.s = interview.asked(r.s, spec.name)
     return r.wait(f, Question(say, spec.name))
 
 
@@ -611,6 +631,8 @@ def _field_answer(r: _Run, f: _Field, heard: Heard) -> Turn:
     spec, text, mode = f.ask.spec, heard.text, f.mode
     if REPEAT.search(text):
         return _field_top(r, f)
+    if NO_VALUE.match(text):
+        return _no_value(r, f, text)
     if is_question(text):  # a side question, not an answer: answer it, then ask again
         return r.wait(f, SideQuestion(spec, text))
     other = fields.named_field(text, spec, r.s.specs)
@@ -626,6 +648,21 @@ def _field_answer(r: _Run, f: _Field, heard: Heard) -> Turn:
     if value is None and fields.kind(spec) == "choice":
         return r.wait(replace(f, heard=heard), PickOption(spec, text))
     return _field_value(r, f, heard, value, spelled, needs_read_back)
+
+
+def _no_value(r: _Run, f: _Field, text: str) -> Turn:
+    """The person gave no value ("I'm not sure", "skip"): an optional field is left empty; a
+    required one is explained and asked once more, then handed to the person."""
+    spec = f.ask.spec
+    r.decide("no_value", field=spec.name, heard=text, required=spec.required)
+    if not spec.required:
+        r.send(spec, "", confirmed=True)
+        r.steps.append(Prefix("That's fine, I'll leave it empty. "))
+        return r.done()
+    if f.no_value:
+        return r.hand_over(spec)
+    say = f"The form needs your {fields.spoken_label(spec)} to go on. {r.prompt(spec, f.mode)}"
+    return _field_top(r, replace(f, say=say, no_value=f.no_value + 1))
 
 
 def _field_value(
@@ -904,6 +941,9 @@ def _choose(r: _Run, c: _Choose) -> Turn:
     read-back: it is said as the page lists it); an answer that names none is asked again."""
     if c.tries >= CHOICE_TRIES:
         return r.give_up(c.ask.spec)
+    if interview.asked_out(r.s, c.ask.spec.name):
+        return r.hand_over(c.ask.spec)
+    r.s = interview.asked(r.s, c.ask.spec.name)
     return r.wait(replace(c, tries=c.tries + 1), Question(c.say, c.ask.spec.name))
 
 
@@ -947,6 +987,8 @@ def _together(r: _Run, t: _Together) -> Turn:
         return _split_unheard(r, t)
     t = replace(t, tries=t.tries + 1)
     if t.values is None:
+        for spec in _specs(t):
+            r.s = interview.asked(r.s, spec.name)
         return r.wait(replace(t, waiting="question", nxt=None), Question(t.say, None))
     return _together_values(r, t)
 

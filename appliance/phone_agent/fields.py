@@ -268,13 +268,14 @@ def question(spec: FieldSpec) -> str:
     "What is your check-in date?"; "(optional)" is not read out, a plural takes "are": "What are
     your notes for the crew?", a number "how many": "How many checked bags?"."""
     label = re.sub(r"(?i)\s*\((?:optional|required)\)$", "", _said(spec.label).rstrip(":*").strip())
+    label = _FORMAT_NOTE.sub("", label).strip()  # "Date (DD/MM/YYYY)": the format is the page's to care about
     k = kind(spec)
     if k == "yesno":
         m = re.match(r"(?i)i (agree|accept|consent|confirm|want|would like|have read)\b(.*)", label)
         return f"Do you {m.group(1).lower()}{m.group(2).rstrip('.')}?" if m else f"Please confirm: {label}. Yes or no?"
     opts = spec.options or ()
     if k in ("choice", "choices") and 0 < len(opts) <= READ_OPTIONS:
-        head = label if label.endswith("?") else f"What is your {label[0].lower() + label[1:]}:"
+        head = label if label.endswith("?") else f"What is {_whose(label)}:"
         listed = f"{', '.join(opts[:-1])} or {opts[-1]}" if len(opts) > 1 else opts[0]
         return f"{head} {listed}?"
     if label.endswith("?"):
@@ -284,8 +285,24 @@ def question(spec: FieldSpec) -> str:
     head = re.split(r"(?i)\s+(?:for|of|to|in|on|with|about|from)\s+", label)[0].split()[-1]
     plural = bool(re.search(r"(?i)[^su]s$", head))  # "Notes for the crew", "Checked bags"
     if plural and k == "number":
-        return f"How many {label[0].lower() + label[1:]}?"
-    return f"What {'are' if plural else 'is'} your {label[0].lower() + label[1:]}?"
+        return f"How many {_lower_first(label)}?"
+    return f"What {'are' if plural else 'is'} {_whose(label)}?"
+
+
+#: a format written into a label, never read out: "(DD/MM/YYYY)", "(TT.MM.JJJJ)", "(hh:mm)"
+_FORMAT_NOTE = re.compile(r"\s*\((?:[dmyjths]{1,4}[./: -]){1,2}[dmyjths]{1,4}\)", re.I)
+
+
+def _whose(label: str) -> str:
+    """``label`` after "What is": "your first name"; "the account holder's name" (a label that
+    names its owner is not the person's: "Account holder's name", "Name of the account holder");
+    an acronym keeps its capitals ("your IBAN", never "your iBAN")."""
+    said = _lower_first(label)
+    if re.match(r"(?i)(your|the|my)\b", said):
+        return re.sub(r"(?i)^my\b", "your", said)
+    if re.search(r"(?i)\w's\b|\bof the\b", said):
+        return f"the {said}"
+    return f"your {said}"
 
 
 def hint(spec: FieldSpec) -> str:

@@ -79,6 +79,7 @@ confirming an unknown field, authorising unasked) raises :class:`InterviewError`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -104,6 +105,9 @@ from appliance.protocol import (
 GIVE_UP_LIMIT = 2
 #: Read-backs of one field the person may reject before it is given up (the first ones lead to spelling).
 REJECTION_LIMIT = 3
+#: Questions for one field in one call (re-asks included) before it is handed to the person to set
+#: in the preview or the box (issue 26: a phone number the page kept regrouping was asked 11,866 times).
+MAX_ASKS = 4
 
 #: How a field is asked: in words, to be spelled, or either with the offer to type it on the screen.
 AskMode = Literal["words", "words_or_type", "spell", "spell_or_type"]
@@ -163,7 +167,7 @@ class Explain:
     wrong) and ``advice`` (what they can do); ``field``: the field it is about, if any;
     ``since_ms``: when the give-up was sent (envelope ``ts``, ms since the epoch; 0 = unknown)."""
 
-    problem: StepProblem
+    problem: StepProblem | Literal["asked_out"]  # asked_out: the phone agent hands over a field asked MAX_ASKS times
     reason: str
     advice: str
     field: str | None = None
@@ -224,7 +228,7 @@ class Interview:
     ``waiting_for``: the advice of the last give-up that named no field (the person has to
     act on the page: press a button, fix an error; '' = nothing), until the computer agent
     reports progress; ``review``: the computer agent's message once the form waits for the
-    person's review."""
+    person's review; ``asks``: questions asked for each field (bounded by :data:`MAX_ASKS`)."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -247,6 +251,7 @@ class Interview:
     waiting_for: str = ""
     review: str | None = None
     reopening: bool = False
+    asks: Mapping[str, int] = field(default_factory=_frozen)
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -456,6 +461,36 @@ def reask(state: Interview, name: str) -> tuple[Interview, str]:
             state, queue=tuple(a for a in state.queue if a.spec.name != name), refusals=_without(state.refusals, name)
         ),
         r.reason if r else "",
+    )
+
+
+def asked(state: Interview, name: str) -> Interview:
+    """A question for field ``name`` is about to be said (counted against :data:`MAX_ASKS`)."""
+    return replace(state, asks=_with(state.asks, name, state.asks.get(name, 0) + 1))
+
+
+def asked_out(state: Interview, name: str) -> bool:
+    """Whether field ``name`` has had its :data:`MAX_ASKS` questions."""
+    return state.asks.get(name, 0) >= MAX_ASKS
+
+
+def hand_over(state: Interview, name: str) -> Interview:
+    """Field ``name`` was asked :data:`MAX_ASKS` times without a value the form keeps: it is the
+    person's to set (in the box or the preview), said to them once (an :class:`Explain`);
+    never asked again unless the page refuses what they set.
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    spec = _spec(state, name)
+    what = re.sub(r"(?i)^(your|my)\s+", "", fields.spoken_label(spec))  # "Your name": "your name", once
+    advice = "You can type it in the box on your screen, or set it yourself in the preview on your page."
+    ex = Explain("asked_out", f"Let's leave your {what} for now: I couldn't get it in", advice, name)
+    return replace(
+        state,
+        queue=tuple(a for a in state.queue if a.spec.name != name),
+        handed_over=_with(state.handed_over, name, advice),
+        explain=state.explain + (ex,),
     )
 
 

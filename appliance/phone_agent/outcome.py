@@ -13,7 +13,8 @@ class CallStats:
     authorisation question (or the last answer when none was asked); ``person_turns``:
     answers the person gave in that span; ``spelled``: fields asked to be spelled;
     ``typed``: fields the person typed; ``explained_failures``: times the person was told a
-    step failed and why; ``read_backs``: read-backs said."""
+    step failed and why; ``read_backs``: read-backs said; ``asks``: questions asking for a
+    field's value, per field (a re-ask counts, a read-back does not; CONTRACTS "asks")."""
 
     interview_s: float | None = None
     person_turns: int = 0
@@ -21,6 +22,7 @@ class CallStats:
     typed: tuple[str, ...] = ()
     explained_failures: int = 0
     read_backs: int = 0
+    asks: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -384,6 +384,9 @@ DecisionWhat = Literal[
     "typed_value",
     "answer_names_another_field",
     "field_given_up",
+    "field_handed_over",
+    "no_value",
+    "press_opener_button",
     "asr_unsure",
     "answer_resumed",
     "implicit_read_back_rejected",
@@ -540,6 +543,23 @@ class GaveUp(AgentEvent):
     field: str | None
     reason: str
     advice: str = ""
+
+
+class InternalError(AgentEvent):
+    """The computer agent itself failed (a bug, a browser crash): ``error`` is the exception as
+    text, for the log and the recording; the person hears only
+    :data:`appliance.computer_agent.verdict.INTERNAL_FAILURE`."""
+
+    event: Literal["internal_error"] = "internal_error"
+    error: str
+
+
+class PerceptionSkipped(AgentEvent):
+    """Perception skipped elements the page script could not read (each ``{what, error}``);
+    the rest of the page was read."""
+
+    event: Literal["perception_skipped"] = "perception_skipped"
+    skipped: list[dict[str, str]]
 
 
 class FailureExplained(AgentEvent):

@@ -50,6 +50,7 @@ class FieldSpec(Payload):
     pattern: str | None = None  # the page's pattern attribute (a JavaScript regex), as found
     options: tuple[str, ...] | None = None  # select / radio choices, as labelled on the page
     format_hint: str | None = None  # e.g. "YYYY-MM-DD", "+44 …"
+    meaning: str | None = None  # the field's canonical English name (given_name, date_of_birth, country …)
 
 
 class InfoCollected(Payload):

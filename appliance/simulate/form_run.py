@@ -224,11 +224,13 @@ async def simulate_form_text(
     *,
     site: DemoSite | None = None,
     progress: Callable[[str], None] | None = None,
+    task: str = "",
 ) -> RunOutput:
     """One form session with the person as a scripted typist (``bench form --person text``):
     both agents as in :func:`simulate_form`, the phone agent's line a :class:`TypistLine`.
     The appliance's side is recorded in its own folder (``…-text-form``), the person's in
-    ``…-text-form-<profile>``."""
+    ``…-text-form-<profile>``. ``task``: the person's request in words ('' = the demo spec's,
+    else "fill in and submit")."""
     from appliance.voice.session import open_session
 
     cfg = cfg.for_simulation()
@@ -253,7 +255,7 @@ async def simulate_form_text(
             line=TypistLine(person, emit),
             emit=appliance_side.events.emit,
             folder=appliance_side.folder,
-            task=_task(url, profile),
+            task=task or _task(url, profile),
         )
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         out["stages_s"] = None  # no audio: nothing to time by ear

@@ -12,7 +12,7 @@ from appliance.bus import Envelope
 from appliance.demo.profile import Profile
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.forms.session import SessionResult
-from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized
+from appliance.protocol import FieldFilled, InfoCollected, NeedInfo, SubmitAuthorized
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
@@ -50,6 +50,13 @@ def report(
     turns in that time ÷ the fields filled); ``spelled_fields`` (fields the person was asked
     to spell); ``actions`` (browser actions: fill, click, select, key);
     ``explained_failures`` (times the person was told a step failed and why);
+    ``asks`` (the phone agent's questions for a field's value, re-asks included, read-backs
+    not) and ``asks_by_field``; ``asks_per_field`` (asks ÷ the page's fields: the spec's
+    rules for this person, else the fields named); ``wrong_submission`` (the page accepted
+    a payload that differs from the expected one); ``false_submitted`` (the computer agent
+    reported ``submitted`` but the page recorded no submission); ``failure`` (why a run
+    with a spec was not accepted, or that asked more than :data:`MAX_RUN_ASKS` times, in a
+    sentence; null otherwise);
     ``duration_s``; ``messages`` (every envelope: ts, sender, recipient, type, payload).
     """
     envs = result.envelopes
@@ -72,6 +79,11 @@ def report(
         accepted = bool(held) and bool(res) and all(r.ok for r in res) and (spec.submit or not mine)
     filled = fields_filled(envs)
     stats = result.phone.stats if result.phone else None
+    asks_by_field = dict(stats.asks) if stats else {}
+    asks = sum(asks_by_field.values())
+    page_fields = len(spec.rules_for(profile)) if spec is not None and profile is not None else len(_named(envs))
+    wrong = bool(spec is not None and spec.submit and mine and fields and not all(f["ok"] for f in fields))
+    false_submitted = submissions is not None and result.computer.status == "submitted" and not mine
 
     def per_field(x: float | None) -> float | None:
         return round(x / filled, 2) if filled and x is not None else None
@@ -89,6 +101,12 @@ def report(
         "spelled_fields": len(stats.spelled) if stats else 0,
         "actions": result.actions,
         "explained_failures": result.explained_failures,
+        "asks": asks,
+        "asks_by_field": asks_by_field,
+        "asks_per_field": round(asks / page_fields, 2) if page_fields else None,
+        "wrong_submission": wrong,
+        "false_submitted": false_submitted,
+        "failure": _failure(result, fields, asks_by_field, wrong) if accepted is False or asks > MAX_RUN_ASKS else None,
         "duration_s": round(result.duration_s, 1),
         "messages": [
             {
@@ -101,6 +119,33 @@ def report(
             for e in envs
         ],
     }
+
+
+#: asks in one run above which the run is a failure whatever the page says (issue 26: a loop asked 11,866 times)
+MAX_RUN_ASKS = 30
+
+
+def _failure(result: SessionResult, fields: list[dict], asks_by_field: dict[str, int], wrong: bool) -> str:
+    """Why a run was not accepted, in one sentence: a loop of asks, a wrong payload, or how the
+    agents ended."""
+    if sum(asks_by_field.values()) > MAX_RUN_ASKS:
+        worst = max(asks_by_field, key=asks_by_field.get)
+        return (
+            f"{sum(asks_by_field.values())} asks (more than {MAX_RUN_ASKS}): {worst} asked {asks_by_field[worst]} times"
+        )
+    wrong_fields = [f"{f['field']} ({f['filled']!r}, expected {f['expected']!r})" for f in fields if not f["ok"]]
+    if wrong:
+        return f"the page accepted wrong values: {', '.join(wrong_fields)}"
+    c, p = result.computer, result.phone
+    ended = f"computer agent {c.status}: {c.detail}" if c else "no computer agent"
+    if p is not None:
+        ended += f"; phone agent {p.status}: {p.detail}"
+    missing = f"; not as expected: {', '.join(wrong_fields)}" if wrong_fields and len(wrong_fields) <= 4 else ""
+    return ended + missing
+
+
+def _named(envs: list[Envelope]) -> set[str]:
+    return {f.name for e in envs if isinstance(e.payload, NeedInfo) for f in e.payload.fields}
 
 
 def fields_filled(envs: list[Envelope]) -> int:
