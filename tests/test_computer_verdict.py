@@ -110,3 +110,36 @@ def test_every_give_up_says_what_is_wrong_and_what_the_person_can_do():
     assert steps[0].reason == "I could not set Town or city on the page: the list did not open"
     assert steps[0].field == "town" and all(s.field is None for s in steps[1:])
     assert len(steps[4].reason) < 230  # the page's words, cut
+
+
+def test_marketing_boxes_are_optional_consents_and_terms_required():
+    def consent(label, required=False):
+        return verdict.consent(field("c", label, "checkbox", required=required))
+
+    for label in (
+        "Send me offers and news",
+        "Newsletter abonnieren",
+        "Share my details with partners",
+        "Send me updates about this service",
+        "Keep me informed by e-mail",
+    ):
+        assert consent(label) == "optional", label
+    for label in (
+        "I agree to the terms",
+        "I confirm the information I have given is correct",
+        "Ich akzeptiere die Datenschutzerklärung",
+    ):
+        assert consent(label, required=True) == "required", label
+    assert consent("Send me text updates about my flight") == "none"  # a service the person chose, not marketing
+    assert verdict.consent(field("n", "Newsletter", "text")) == "none"
+
+
+def test_buttons_that_open_a_form_are_openers_and_never_ones_that_submit():
+    def role(text, type_="button", in_form=False, **kw):
+        return ButtonView("b1", text, type_, in_form, "", False, None, **kw).role
+
+    assert role("Start now") == role("Request a callback") == role("+ Add another passenger") == "opener"
+    assert role("Options", toggle="modal") == "opener" and role("Menu", expanded="true") == "avoid"
+    assert role("Book now") == role("Submit") == role("Delete my account") == role("Sign out") == "avoid"
+    assert role("Send code", "submit", True) == "step" and role("Verify", "submit", True) == "final"
+    assert role("Resend code", "submit", True) == "avoid"

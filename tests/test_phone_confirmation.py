@@ -7,7 +7,7 @@ import pytest
 
 from appliance.phone_agent import confirmation, interview
 from appliance.phone_agent.confirmation import Done, Heard, Question, Send, Sync, Synced, Talk
-from appliance.protocol import FieldSpec, FormatInvalid, InfoCollected, StatusUpdate, SubmitAuthorized
+from appliance.protocol import AddItem, FieldSpec, FormatInvalid, InfoCollected, StatusUpdate, SubmitAuthorized
 from appliance.protocol.line import SayOutcome
 
 NAME = FieldSpec(name="family_name", label="Family name", type="text", required=True)
@@ -220,3 +220,18 @@ def test_an_answer_that_gives_no_value_is_never_sent_as_one(unsure):
 def test_a_value_that_merely_contains_the_words_is_still_a_value():
     turn = answer(start(NOTES), "Please skip the queue if you can.")
     assert question(turn).startswith("I have Please skip the queue")
+
+
+def test_a_request_for_one_more_item_at_the_summary_goes_on_and_only_a_stop_ends_it():
+    """Issue 26: "Not yet: … please add him as a second passenger" ended the call unsent."""
+    turn = answer(
+        authorising(),
+        "Not yet: Charles Babbage, born 26 December 1791, is travelling with me. Please add him as a second passenger.",
+    )
+    adds = [s.payload for s in turn.steps if isinstance(s, Send)]
+    assert [type(p) for p in adds] == [AddItem] and "second passenger" in adds[0].request
+    assert not any(isinstance(s, confirmation.EndCall) for s in turn.steps)
+    assert not turn.state.auth_requested and turn.state.browser_busy  # waits for the new fields
+    for stop in ("No, don't submit it, I want another passenger first.", "No, stop."):
+        turn = answer(authorising(), stop)
+        assert isinstance(turn.steps[-1], confirmation.EndCall), stop

@@ -59,12 +59,21 @@ from appliance.computer_agent import fieldbook, mapper, verdict, widgets
 from appliance.computer_agent.actions import Actions
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
-from appliance.computer_agent.page import ButtonView, FieldView, FillProblem, PageDriver, PageView, PlaywrightDriver
+from appliance.computer_agent.page import (
+    ADD_ITEM_BUTTON,
+    ButtonView,
+    FieldView,
+    FillProblem,
+    PageDriver,
+    PageView,
+    PlaywrightDriver,
+)
 from appliance.computer_agent.preview import Preview
 from appliance.computer_agent.task import read_task
 from appliance.config import BrowserConfig, FormsConfig
 from appliance.llm.base import LLM, LLMError
 from appliance.protocol import (
+    AddItem,
     Emit,
     FieldSpec,
     FillError,
@@ -89,6 +98,8 @@ log = logging.getLogger(__name__)
 SETTLE_S = 1.0
 #: Presses of a step button with nothing changed and no new value before the agent gives up.
 MAX_STEP_PRESSES = 2
+#: Items the person may ask to add ("add a second passenger") on one page state.
+MAX_ADDED_ITEMS = 5
 #: New browsers started in one task after Chromium died under it (then the task fails).
 MAX_BROWSER_RESTARTS = 2
 
@@ -114,6 +125,7 @@ class _State:
     gave_up: set = field(default_factory=set)  # give-ups already sent in this state (see ComputerAgent._give_up)
     tries: int = 0  # new values and authorisations in this state: a give-up may be said again after one
     skipped: tuple = ()  # the elements perception last skipped in this state (logged when it changes)
+    added: int = 0  # items added at the person's request in this state (bounded by MAX_ADDED_ITEMS)
 
 
 @dataclass
@@ -336,8 +348,10 @@ class ComputerAgent:
 
     @staticmethod
     def _fields(view: PageView) -> list[FieldView]:
-        """The live fields the agent works on (never a password: :func:`verdict.secret`)."""
-        return [f for f in view.live_fields if not verdict.secret(f)]
+        """The live fields the agent works on: never a password (:func:`verdict.secret`), never a
+        box that signs the person up for marketing (:func:`verdict.consent` ``optional``: left
+        unticked, not asked)."""
+        return [f for f in view.live_fields if not verdict.secret(f) and verdict.consent(f) != "optional"]
 
     async def _on_view(self, view: PageView) -> None:
         if view.signature != self._state.signature:
@@ -440,6 +454,8 @@ class ComputerAgent:
                     self._authorized = True
                     self._state.tries += 1
                     self.emit("decision", agent=self.id, what="submit_authorized_received", sender=env.sender)
+                case AddItem(request=request):
+                    await self._add_item(page, view, request)
                 case Interrupt(reason=reason):
                     self._authorized = False
                     self.emit("decision", agent=self.id, what="authorisation_withdrawn", reason=reason)
@@ -451,6 +467,22 @@ class ComputerAgent:
                     self._outcome = Outcome("not_submitted", message or f"the phone agent reported {state}")
                 case _:
                     pass  # anything else (need_info echoes, acks, broadcasts) is not for this agent to act on
+
+    async def _add_item(self, page, view: PageView, request: str) -> None:
+        """The person asked for one more item of a repeating group: the page's own "Add another …"
+        control is pressed (:data:`~appliance.computer_agent.page.ADD_ITEM_BUTTON`); its new fields
+        are named and announced as any new fields are. No such control: ``step_failed``. Any
+        authorisation given before no longer holds (the form changed)."""
+        add = next((b for b in view.buttons if b.role == "opener" and ADD_ITEM_BUTTON.search(b.text)), None)
+        if add is None or self._state.added >= MAX_ADDED_ITEMS:
+            self.emit("decision", agent=self.id, what="add_item_refused", request=request)
+            await self._give_up(verdict.no_add_control())
+            return
+        self._state.added += 1
+        self._authorized = self._ready_sent = False
+        self.emit("decision", agent=self.id, what="add_item_pressed", button=add.text, request=request)
+        await self._status("working", f"adding an item: pressing {add.text!r}")
+        await self._press(page, add)
 
     async def _on_info(self, page, view: PageView, env: Envelope) -> None:
         p = env.payload
@@ -597,7 +629,7 @@ class ComputerAgent:
         buttons = [b for b in view.buttons if b.role != "avoid"]
         step = next((b for b in buttons if b.role == "step"), None)
         final = next((b for b in buttons if b.role == "final"), None)
-        opener = next((b for b in buttons if b.role == "opener"), None)
+        opener = next((b for b in buttons if b.role == "opener" and not ADD_ITEM_BUTTON.search(b.text)), None)
         if step is not None:
             if self._state.presses >= MAX_STEP_PRESSES:
                 await self._give_up(verdict.page_error(view.alerts[0]) if view.alerts else verdict.no_result(step.text))

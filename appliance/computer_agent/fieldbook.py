@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from appliance.computer_agent import localised, page
+from appliance.computer_agent import localised, page, verdict
 from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
 
 Key = tuple[str, str]  # (ident, label) of a field on the page
@@ -354,6 +354,7 @@ def spec_for(name: str, f: page.FieldView) -> FieldSpec:
         options=tuple(o.english or o.label for o in f.options) if f.options else None,
         format_hint=(hint or None) if english else None,
         meaning=name,
+        consent=verdict.consent(f),
     )
 
 

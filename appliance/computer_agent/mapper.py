@@ -176,7 +176,7 @@ async def name_fields(
 
     def take(text: str) -> None:
         nonlocal got
-        done = re.findall(r':"([^"]*)"', text)
+        done = re.findall(r':\s*"([^"]*)"', text)  # compact or spaced JSON, as a server streams it
         while got < min(len(done), len(todo)):
             i, raw = todo[got], done[got]
             ok = _NAME.fullmatch(raw) and raw not in _NOT_NAMES

@@ -107,6 +107,9 @@ OPENER_BUTTON = re.compile(
     r"|enter|fill in|make an?|create an?|new)\b",
     re.I,
 )
+#: An opener that adds one more item of a repeating group ("Add another passenger", "+ Add
+#: another address", "Add a person"): pressed only when the person asks for one more (``add_item``).
+ADD_ITEM_BUTTON = re.compile(r"^\W*add (another|more|one more|an?|new)\b", re.I)
 #: Words that make a button never an ``opener``, whatever else it says or declares: it submits,
 #: pays, books, orders, confirms, deletes, removes or signs out, or puts goods in a basket.
 NEVER_OPENER = re.compile(

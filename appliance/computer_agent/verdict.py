@@ -66,6 +66,31 @@ def secret(f: FieldView) -> bool:
     return f.kind == "password"
 
 
+#: a box that signs the person up for something they did not ask for (issue 26: never ticked unasked)
+_MARKETING = re.compile(
+    r"\b(newsletters?|marketing|offers?|promotions?|promotional|special deals|partners?|third[- ]part(y|ies)|"
+    r"subscribe|abonnieren|werbung|keep me (informed|updated|posted)|"
+    r"(news|updates) (about|on|from) (this|our|new|the) (service|products?|company|offers?))\b",
+    re.I,
+)
+#: a box the form needs ticked to go on: terms, declarations, privacy notices
+_TERMS = re.compile(
+    r"\b(terms|conditions|declar|i confirm|i agree|i accept|privacy|consent|datenschutz|akzeptiere|bestätige)",
+    re.I,
+)
+
+
+def consent(f: FieldView) -> Literal["none", "required", "optional"]:
+    """What a checkbox asks of the person: ``optional`` — marketing, newsletters, offers,
+    sharing with partners (never ticked unless the person asks for it, so never asked); ``required``
+    — terms, declarations, privacy notices (asked, ticked only after a yes); else ``none``."""
+    if f.kind != "checkbox":
+        return "none"
+    if _MARKETING.search(f.label) and not (f.required and _TERMS.search(f.label)):
+        return "optional"
+    return "required" if _TERMS.search(f.label) or f.required else "none"
+
+
 def _said(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_SAID else text[:MAX_SAID].rsplit(" ", 1)[0] + " …"
@@ -151,6 +176,15 @@ def no_control(view: PageView) -> StepFailed:
         problem="no_control",
         reason="Everything on this page is filled in, but I can't find a button to go on or to send it.",
         advice=f"You can press it yourself {PREVIEW}.",
+    )
+
+
+def no_add_control() -> StepFailed:
+    """The person asked for one more item, but the page has no control to add one."""
+    return StepFailed(
+        problem="no_control",
+        reason="I can't find a way to add another one on this page.",
+        advice=f"You can add it yourself {PREVIEW}, and I'll fill it in with you.",
     )
 
 

@@ -86,7 +86,7 @@ from typing import Any, Literal
 
 from appliance.phone_agent import candidates, fields, interview, normalise, spelling
 from appliance.phone_agent.interview import Ask, AskMode, AskTogether, Interview
-from appliance.protocol import FieldSpec, FieldValue, InfoCollected, StatusUpdate, SubmitAuthorized
+from appliance.protocol import AddItem, FieldSpec, FieldValue, InfoCollected, StatusUpdate, SubmitAuthorized
 from appliance.protocol.events import DecisionWhat
 from appliance.protocol.line import SayOutcome
 
@@ -102,6 +102,12 @@ TYPED = "Thanks, I have what you typed."
 #: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
 STRICT_KINDS: tuple[fields.FieldKind, ...] = ("date", "number", "phone", "email", "code")
 REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
+#: an answer to the summary that asks for one more item rather than declining ("Not yet: add …")
+ADD_ITEM = re.compile(
+    r"\b(add|another|one more|second|third|also (travel|com|book)|as well|travell?ing with me|coming with me)\b", re.I
+)
+#: an explicit end: "don't submit", "stop", "cancel" (never read as a request for more)
+STOP = re.compile(r"\b(don'?t (submit|send)|do not (submit|send)|stop|cancel|forget it|never mind)\b", re.I)
 #: an answer that gives no value ("I'm not sure", "I don't know", "skip", "no idea"): never typed
 #: into a field (issue 26: "NOTSURE" was typed as an IBAN)
 NO_VALUE = re.compile(
@@ -1088,7 +1094,10 @@ def authorise(state: Interview, talk: Talk) -> Turn:
     """Read a summary and ask for explicit authorisation to submit (the interview's next step
     is :class:`~appliance.phone_agent.interview.Authorise`), three times at most: a "yes" →
     :class:`SubmitGrace` (a "stop" then asks again), then ``submit_authorized`` sent and
-    :class:`WatchSubmit`; a "no" → ``status_update{canceled}`` and :class:`EndCall`; an
+    :class:`WatchSubmit`; an answer asking for one more item ("Not yet: please add a second
+    passenger", :data:`ADD_ITEM`) → ``add_item`` and the interview goes on with the new fields
+    (only an explicit "don't submit" or "stop" ends it); a "no" → ``status_update{canceled}``
+    and :class:`EndCall`; an
     answer naming a confirmed field ("No, my town is Leeds.") takes that field up again with
     the answer (:func:`~appliance.phone_agent.interview.reopen`; the summary is read again
     once the computer agent has the new value in and asks again); the page asking for
@@ -1118,6 +1127,12 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
         return _start_field(r, ask, replace(heard, text=_correction(text), said=None))
     if yes:
         return r.wait(a, SubmitGrace())
+    if ADD_ITEM.search(text) and not STOP.search(text):  # "Not yet: … please add him as a second passenger"
+        r.decide("item_requested", heard=text)
+        r.steps.append(Send(AddItem(request=text)))
+        r.say("All right, I'll add that to the form.")
+        r.s = interview.item_requested(r.s)
+        return r.done()
     if yes is False:
         r.decide("submit_declined")
         r.say("All right, I won't submit it. Nothing has been sent. Goodbye.")

@@ -298,6 +298,8 @@ def _whose(label: str) -> str:
     names its owner is not the person's: "Account holder's name", "Name of the account holder");
     an acronym keeps its capitals ("your IBAN", never "your iBAN")."""
     said = _lower_first(label)
+    if m := re.fullmatch(r"(.+?):\s*(.+)", said):  # "Passenger 2: First name" → "the first name of passenger 2"
+        return f"the {_lower_first(m.group(2))} of {_lower_first(m.group(1))}"
     if re.match(r"(?i)(your|the|my)\b", said):
         return re.sub(r"(?i)^my\b", "your", said)
     if re.search(r"(?i)\w's\b|\bof the\b", said):

@@ -551,6 +551,12 @@ def reopen(state: Interview, name: str) -> Interview:
     )
 
 
+def item_requested(state: Interview) -> Interview:
+    """The person asked at the summary for one more item (``add_item`` sent): the submit waits
+    for the new fields to be asked and the computer agent's next ``auth-required``."""
+    return replace(state, auth_requested=False, browser_busy=True, filler_said=False)
+
+
 def authorised(state: Interview) -> Interview:
     """The person said yes to submitting: the browser is busy submitting, and the person has
     been told so.

@@ -21,6 +21,7 @@ from __future__ import annotations
 from appliance.protocol.control import Ack, Interrupt, StatusUpdate, TaskAssigned, TaskCompleted, TaskState, Terminate
 from appliance.protocol.events import Emit
 from appliance.protocol.forms import (
+    AddItem,
     FieldFilled,
     FieldSpec,
     FieldValue,
@@ -47,6 +48,7 @@ from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayl
 
 __all__ = [
     "Ack",
+    "AddItem",
     "ActionPayload",
     "Emit",
     "EnvelopeError",

@@ -17,6 +17,8 @@ initiate_phone_call_agent   ``{purpose, required_info: [FieldSpec, ...]}``
 submit_authorized           ``{}``
 submitted                   ``{confirmation?}`` — the form was submitted (a message,
                             not the A2A task state)
+add_item                    ``{request}`` — the person asked at the summary for one more
+                            item of a repeating group ("add a second passenger")
 step_failed                 ``{problem, reason, advice, field?}`` — the computer agent
                             gave up on a step it cannot do (``problem``: ``widget``,
                             ``no_control``, ``login``, ``captcha``, ``no_result``,
@@ -51,6 +53,7 @@ class FieldSpec(Payload):
     options: tuple[str, ...] | None = None  # select / radio choices, as labelled on the page
     format_hint: str | None = None  # e.g. "YYYY-MM-DD", "+44 …"
     meaning: str | None = None  # the field's canonical English name (given_name, date_of_birth, country …)
+    consent: Literal["none", "required", "optional"] = "none"  # terms/declarations: required; marketing: optional
 
 
 class InfoCollected(Payload):
@@ -107,6 +110,15 @@ class StepFailed(Payload):
     field: str | None = None  # the field it is about, if any
 
 
+class AddItem(Payload):
+    """The person asked, at the summary, for one more item of a repeating group ("Not yet: Charles
+    Babbage is travelling with me. Please add him as a second passenger."): ``request`` in their
+    words. The computer agent presses the page's "Add another …" control and announces the new
+    fields (``need_info``), or says it cannot (``step_failed{no_control}``)."""
+
+    request: str = Field(min_length=1)
+
+
 for _name, _model, _urgent in (
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
@@ -117,5 +129,6 @@ for _name, _model, _urgent in (
     ("submit_authorized", SubmitAuthorized, False),
     ("submitted", Submitted, False),
     ("step_failed", StepFailed, False),
+    ("add_item", AddItem, False),
 ):
     register_type(_name, _model, urgent=_urgent)
