@@ -11,6 +11,7 @@ One demo site and one Chromium serve the module (a fresh context per run)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from urllib.parse import urlsplit
 
@@ -121,16 +122,18 @@ async def run_page(
     preview: Preview | None = None,
     until=None,
     during=None,
+    answer=None,
 ):
     """One agent run on ``form`` for ``who`` (``first``: the person's first answers are
     wrong, see :func:`answers`; ``until(phone)``: terminate once true; ``during(phone, bus,
-    tab)``: what the person does meanwhile): (outcome, phone, events, tab, spec, profile, seconds)."""
+    tab)``: what the person does meanwhile; ``answer``: the person's answers instead of
+    :func:`answers`): (outcome, phone, events, tab, spec, profile, seconds)."""
     spec, profile = load_specs()[form], load_profile(who)
     events: list[tuple[str, dict]] = []
     tab = BrowserTab(chromium)
     t0 = time.monotonic()
     async with InProcBus(None) as bus:
-        phone = ScriptedPhone(bus, answers(spec, profile, first), authorise)
+        phone = ScriptedPhone(bus, answer or answers(spec, profile, first), authorise)
         agent = ComputerAgent(
             forms_cfg,
             bus,
@@ -310,3 +313,52 @@ async def test_a_german_page_is_asked_in_english_its_country_matched_by_cldr_and
     assert specs["consent"].consent == "required" and outcome.status == "submitted"
     [accepted] = site.attempts_of("german-anmeldung", "accepted")[-1:]
     assert accepted.data["country"] == "GB" and not accepted.data.get("newsletter")
+
+
+async def test_a_second_passenger_asked_for_at_the_summary_is_added_asked_and_booked(env):
+    """Issue 26: "Not yet: … please add him as a second passenger" ended the call unsent. The
+    person asks at the summary (``add_item``); the page's own "Add another passenger" is pressed,
+    the new fields are asked, and the booking goes out with both passengers after a new yes."""
+    forms_cfg, site, chromium = env
+    spec, profile = load_specs()["bootstrap-passengers"], load_profile("david")
+    rules = {re.sub(r"[\W_]+", " ", r.label).strip().casefold(): r for r in spec.rules_for(profile)}
+
+    def answer(field, n):
+        rule = rules.get(re.sub(r"[\W_]+", " ", field.label).strip().casefold())
+        return None if rule is None else rule.expected(profile)
+
+    async def person(phone, bus, tab):  # at the first summary: "add my partner"; at the second: yes
+        asked = 0
+        while True:
+            auth = [e for e in phone.seen if e.type == "status_update" and e.payload.state == "auth-required"]
+            if len(auth) > asked:
+                asked = len(auth)
+                kind, body = (
+                    ("add_item", {"request": "Please add Sarah as a second passenger."})
+                    if asked == 1
+                    else ("submit_authorized", {})
+                )
+                await bus.publish(Envelope.new(kind, body, sender="phone", recipient="computer"))
+                if asked == 2:
+                    phone.authorised.append(time.time() * 1000)
+                    return
+            await asyncio.sleep(0.1)
+
+    outcome, phone, events, *_ = await run_page(
+        forms_cfg,
+        site,
+        chromium,
+        "bootstrap-passengers",
+        "david",
+        "Book this for me.",
+        authorise=False,
+        during=person,
+        answer=answer,
+    )
+    assert ("decision", "add_item_pressed") in {(ev, kw.get("what")) for ev, kw in events}
+    second = [f.label for p in sent(phone, "need_info") for f in p.fields if "2" in f.label]
+    assert len(second) == 3, second  # Passenger 2: first name, last name, date of birth
+    assert outcome.status == "submitted", outcome
+    [booked] = site.attempts_of("bootstrap-passengers", "accepted")[-1:]
+    results = evaluate(spec, profile, booked.data)
+    assert all(r.ok for r in results), [r for r in results if not r.ok]

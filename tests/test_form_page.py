@@ -121,6 +121,11 @@ async def test_the_form_card_shows_values_states_and_the_live_preview_and_sends_
             ["Send me news", "yes", "IN THE PAGE"],
             ["Email", "a@b.co", "HEARD"],
         ]
+        # progress in words above the table; the raw event log folded away behind its toggle
+        assert await page.inner_text("#form-progress") == "1 of 3 fields filled in."
+        assert not await page.is_visible("#activity") and await page.eval_on_selector(
+            "#activity", "a => a.parentElement.tagName === 'DETAILS' && !a.parentElement.open"
+        )
         # the live picture arrives, and the field worked on is boxed over it (as a share of the viewport)
         await page.wait_for_function(
             "document.getElementById('preview-img').complete && document.getElementById('preview-img').naturalWidth > 0"

@@ -155,9 +155,25 @@ function onEvent(ev) {
 const FORM_EVENTS = new Set(["form_started", "bus_out", "preview_focus", "form_finished", "agent_done", "error"]);
 const STATES = { ask: "to ask", heard: "heard", confirmed: "confirmed", "in-page": "in the page", refused: "refused",
                  yours: "yours to set", typed: "typed by you" };
-const form = { live: false, fields: new Map(), viewport: [1280, 720], frameUrl: null };
+const form = { live: false, fields: new Map(), viewport: [1280, 720], frameUrl: null, state: null };
+
+// The form's progress in words, from the field table and the computer agent's last state.
+function formProgress(state) {
+  if (state) form.state = state;
+  const all = [...form.fields.values()];
+  const done = all.filter((f) => ["in-page", "typed"].includes(f.state)).length;
+  const yours = all.filter((f) => f.state === "yours").length;
+  const stateWords = { "auth-required": "Everything is filled in: waiting for your yes to submit.",
+                      review: "Filled in and not submitted: waiting for your review.", working: "Working on the form…" };
+  let text = all.length ? `${done} of ${all.length} fields filled in` : "Opening the form…";
+  if (yours) text += `; ${yours} for you to set in the preview`;
+  if (all.length) text += ".";
+  if (form.state && stateWords[form.state]) text += " " + stateWords[form.state];
+  $("form-progress").textContent = text;
+}
 
 function formReset() {
+  form.state = null; $("form-progress").textContent = "";
   form.fields.clear(); $("form-values").querySelector("tbody").innerHTML = "";
   $("preview-focus").hidden = true; $("preview-empty").hidden = false;
   if (form.frameUrl) URL.revokeObjectURL(form.frameUrl);
@@ -192,6 +208,7 @@ function setField(name, changes) {
   const badge = f.tr.querySelector(".badge");
   badge.textContent = STATES[f.state] || f.state; badge.className = "badge " + f.state;
   f.tr.querySelector(".note").textContent = changes.note !== undefined ? changes.note : (f.note || "");
+  formProgress();
 }
 
 function askToType(name, label) {
@@ -226,6 +243,7 @@ function onForm(ev) {
                      terminated: "Cancelled: the form was not submitted.", failed: "The form could not be done: " + ev.detail };
       $("form-review").hidden = false; $("form-review").classList.add("done"); $("form-submit").hidden = true;
       $("form-review-text").textContent = said[ev.status] || ev.status;
+      $("form-progress").textContent = said[ev.status] || ev.status;
       break;
     }
     case "agent_done": case "error": form.live = false; break;
@@ -241,7 +259,8 @@ function onFormMessage(agent, type, p) {
     setField(p.field, { state: "refused", note: p.candidates && p.candidates.length ? "pick one: " + p.candidates.join(" · ") : "needs " + p.expected });
   } else if (type === "fill_error" && p.field !== "page") setField(p.field, { state: "refused", note: p.reason });
   else if (type === "step_failed" && p.field) setField(p.field, { state: "yours", note: p.advice });
-  else if (type === "status_update" && p.state === "review") {
+  if (type === "status_update") formProgress(p.state);
+  if (type === "status_update" && p.state === "review") {
     $("form-review").hidden = false; $("form-submit").hidden = false;
     $("form-review-text").textContent = "Filled in and not submitted. Check it in the preview, then submit it there " +
       "yourself or press “Submit it now” — or Cancel.";
