@@ -55,6 +55,14 @@ RUNS = [
     ("govuk-apply", "david", ""),
     ("otp-verify", "david", ""),
     ("bootstrap-callback", "david", ""),
+    ("select2-country", "david", ""),
+    ("choices-meal", "david", ""),
+    ("tom-select-destination", "david", ""),
+    ("uswds-combo", "david", ""),
+    ("jqueryui-city", "david", ""),
+    ("jqueryui-datepicker", "david", ""),
+    ("flatpickr-booking", "david", ""),
+    ("uswds-appointment", "david", ""),
 ]
 #: how the model names a German page's fields (the scripted naming slugs labels; the model
 #: answers in English, as the mapper asks): a field's name is its meaning, and the question is made from it

@@ -348,3 +348,26 @@ async def test_an_internal_failure_is_one_plain_sentence_never_the_error(monkeyp
     heard = " ".join(line.said)
     assert INTERNAL_FAILURE in heard
     assert not any(w in heard for w in ("TypeError", "getAttribute", "page.js", "Traceback", "undefined"))
+
+
+class _RefusingPage(FakePage):
+    """A page that keeps something else than what is typed into its IBAN field, every time."""
+
+    async def fill(self, page, f, value, timeout_ms, *, strategy=None, actions=None):
+        got, msg = await super().fill(page, f, value, timeout_ms, strategy=strategy, actions=actions)
+        return ("NOTSURE" if f.key == "iban" else got), msg
+
+
+async def test_the_same_refusal_twice_tries_another_way_then_hands_the_field_over(monkeypatch):
+    page = _RefusingPage([text_field("f1", "iban", "IBAN"), text_field("f2", "given_name", "First name")])
+    answers = ["GB29 NWBK 6016 1331 9268 19.", "Yes.", "GB29 NWBK 6016 1331 9268 19.", "Yes.", "David.", "Yes."]
+    computer, phone, line, events = await run_both(
+        monkeypatch, page, answers, until=lambda evs: any(ev == "gave_up" for _, ev, _ in evs), deadline_s=15
+    )
+    tries = [s for k, s in page.fills if k == "iban"]
+    assert tries[:2] == ["native", "typed"]  # another way of typing before the person hears of it
+    gave_up = next(kw for _, ev, kw in events if ev == "gave_up")
+    assert gave_up["field"] == "iban" and "would not keep" in gave_up["reason"]
+    assert len(tries) == 4  # two values heard, each typed two ways; never a third time
+    refusals = [kw for _, ev, kw in events if ev == "bus_out" and kw["type"] in ("fill_error", "format_invalid")]
+    assert len(refusals) == 1  # the person was asked again once, then the field was theirs

@@ -42,15 +42,7 @@ RUNS = [
 #: library pages the computer agent does not fill yet, and why (issue 26, open): strict, so a fix shows
 NOT_YET = {
     "bootstrap-passengers": "a second passenger's fields need the repeating group (FieldSpec.group)",
-    "choices-meal": "choices.js: the hidden select and its widget are read as several fields",
-    "flatpickr-booking": "flatpickr: the calendar does not open on click; the time input is read-only",
-    "jqueryui-city": "jQuery UI autocomplete has no ARIA role: suggestions are never picked",
-    "jqueryui-datepicker": "the datepicker's month and year selects are read as fields",
     "react-signup": "the review step ('Check your answers') before the final button",
-    "select2-country": "select2: the hidden select and its widget are read as several fields",
-    "tom-select-destination": "tom-select: the picked option reads back empty",
-    "uswds-appointment": "USWDS time picker: '2:30pm' is not read back as 14:30",
-    "uswds-combo": "USWDS input mask formats on keyup only: the typed number fails its pattern",
 }
 RUNS = [
     pytest.param(form, who, marks=pytest.mark.xfail(reason=NOT_YET[form], strict=True))
@@ -82,10 +74,16 @@ def _answer(f, fact: str):
 
 
 async def _fill_as_person(page, f, said, expected: str):
-    """page.fill with the person's answer; when the page offers several close choices the
-    person names the one they mean (the agent loop does this through the phone agent)."""
+    """page.fill with the person's answer, another way of the widget's ladder when the browser
+    refuses its shape (as the agent's ``_operate`` does); when the page offers several close
+    choices the person names the one they mean (the agent loop does this through the phone agent)."""
     try:
-        return await fill(page, f, said, TIMEOUT_MS), said
+        got, msg = await fill(page, f, said, TIMEOUT_MS)
+        for strategy in widgets.LADDERS[f.widget][1:]:  # as the agent does: the page refused the shape
+            if not msg:
+                break
+            got, msg = await fill(page, f, said, TIMEOUT_MS, strategy=strategy)
+        return (got, msg), said
     except FillProblem as e:
         assert e.kind == "format" and len(e.candidates) >= 2, (e.kind, e.reason, e.candidates)
         assert expected in e.candidates, e.candidates

@@ -16,7 +16,9 @@ from appliance.computer_agent.widgets import (
     match_option,
     part_option,
     read_date,
+    read_time,
     same_value,
+    search_prefix,
 )
 from appliance.demo.profile import load_profile
 from appliance.demo.site import FORMS, DemoSite
@@ -150,7 +152,51 @@ def test_same_value_by_widget():
         "spinbutton",
         "contenteditable",
         "segmented",
+        "searchable_select",
+        "time_picker",
     }
+
+
+@pytest.mark.parametrize(
+    "text, hhmm",
+    [
+        ("14:30", "14:30"),
+        ("14.30", "14:30"),
+        ("9:05", "09:05"),
+        ("14:30:00", "14:30"),
+        ("2:30pm", "14:30"),
+        ("2:30 PM", "14:30"),
+        ("2 p.m.", "14:00"),
+        ("12:00am", "00:00"),
+        ("12:15pm", "12:15"),
+        ("24:00", None),
+        ("13:00pm", None),
+        ("1430", None),
+        ("Manchester", None),
+        ("2027-06-02", None),
+    ],
+)
+def test_read_time_as_people_and_pages_write_it(text, hhmm):
+    assert read_time(text) == hhmm
+
+
+def test_a_time_matches_the_same_time_written_otherwise():
+    times = tuple(Option(v, lbl) for v, lbl in (("14:00", "2:00pm"), ("14:30", "2:30pm"), ("15:00", "3:00pm")))
+    assert match_option(times, "14:30") is times[1]  # by value
+    labelled = tuple(Option(f"t{i}", o.label) for i, o in enumerate(times))
+    assert match_option(labelled, "14:30") is labelled[1]  # by the label's time
+    assert match_option(labelled, "2:30 PM") is labelled[1]
+    assert same_value(_field(kind="time", widget="time_picker"), "14:30", "2:30pm")
+    assert same_value(_field(kind="time", widget="time_picker"), "2:30pm", "14:30")
+    assert not same_value(_field(kind="time", widget="time_picker"), "14:30", "2:30am")
+
+
+def test_search_prefix_is_what_a_person_types_into_a_searchable_list():
+    assert search_prefix("United Kingdom") == "United"
+    assert search_prefix("Rome, Italy") == "Rome"
+    assert search_prefix("2:30pm") == "2:30pm"
+    assert search_prefix("Gluten free") == "Gluten"
+    assert search_prefix("Liechtenstein") == "Liechten"  # a long word: its first eight letters
 
 
 def test_specs_of_the_new_pages():

@@ -194,6 +194,7 @@ class ComputerAgent:
         self._authorized = False
         self._ready_sent = False
         self._review: _Review | None = None
+        self._refusals: dict[str, tuple[str, str]] = {}  # field → (value, refusal) the page last gave
         self._outcome: Outcome | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -516,6 +517,14 @@ class ComputerAgent:
         read_ms = now_ms()
         self._wake.set()  # re-read the page now: filling may reveal fields
         self.book, reply = fieldbook.read_back(self.book, name, f, got, msg)
+        if isinstance(reply, FormatInvalid | FillError):
+            refusal = (str(value), msg or str(got))
+            if self._refusals.get(name) == refusal:  # the same refusal of the same value: the person's to set
+                self.book = fieldbook.hand_over(self.book, name, f"the page refused {value!r} twice")
+                self.emit("fill", agent=self.id, field=name, value=value, read_back=got, refused_twice=True)
+                await self._give_up(verdict.refused_twice(name, f.label, msg))
+                return
+            self._refusals[name] = refusal
         match reply:
             case FormatInvalid():
                 self.emit("fill", agent=self.id, field=name, value=value, read_back=got, invalid=msg)
@@ -538,7 +547,9 @@ class ComputerAgent:
 
     async def _operate(self, page, name: str, f: FieldView, value) -> tuple[object, str, FieldView] | None:
         """Put ``value`` into ``f`` with each strategy of its widget's ladder in turn (each
-        retry on a fresh reading of the field) until one operates it. Returns ``(read back,
+        retry on a fresh reading of the field) until one operates it and the page keeps the
+        value (a validation message or another value read back tries the next strategy: a
+        format refusal is fixed by typing again, never by asking the person). Returns ``(read back,
         validation message, the field's view)``, or None when the page refused the value
         (sent as ``format_invalid``/``fill_error``) or no strategy could operate the widget
         (the field is handed over to the person: ``step_failed``)."""
@@ -567,6 +578,15 @@ class ComputerAgent:
                     page, f, value, self.cfg.action_timeout_ms, strategy=strategy, actions=self.actions
                 )
                 await self._snap()
+                if (
+                    (msg or not widgets.same_value(f, value, got))
+                    and attempt + 1 < len(ladder)
+                    and ladder[attempt + 1] is not strategy
+                ):
+                    # the page refused the shape or holds something else: typed another way before the
+                    # person hears of it (a mask that formats on keyup, a picker that wants key presses)
+                    problem = FillProblem("format", msg or f"the page holds {got!r}")
+                    continue
                 return got, msg, f
             except FillProblem as p:
                 await self._snap()

@@ -4,8 +4,12 @@
 //   read {ref, kind, widget}    → {value, msg} of one field, or null when it is gone
 //   options {ref}               → the visible options of a field's list, tagged data-ap-opt="N" to click
 //   calendar {ref}              → the open date picker: {month, year, days, prev, next, year_select}, tagged data-ap-cal
+//   clock {ref}                 → the open time popup: {open, ampm}, its hour/minute boxes tagged data-ap-clock
+//   search {ref}                → a replaced select's widget: {expanded, search}, its search box tagged data-ap-search
+//   highlighted {ref}           → the option that widget's keyboard cursor is on: {label, text} or null
 // Nothing here knows a site: every rule reads roles, labels, styles and layout.
-// Widgets it names besides the native ones: listbox, autocomplete, date_picker, date_parts, masked,
+// Widgets it names besides the native ones: listbox, searchable_select (a <select> a widget replaced),
+// autocomplete, date_picker, time_picker, date_parts, masked,
 // segmented (one value typed over consecutive short boxes: a one-time code, a sort code), aria_radio,
 // switch, spinbutton, contenteditable.
 (arg) => {
@@ -125,6 +129,77 @@
   };
   const optionsIn = (lb) => [...lb.querySelectorAll("[role=option]")].filter((o) => o.getAttribute("aria-disabled") !== "true");
 
+  // ---- a native <select> a widget replaced (select2, choices.js, tom-select, the USWDS combo box …) ----
+  // The select is hidden or clipped, and a visible combobox stands in for it: an ancestor of the select
+  // (choices.js wraps it) or a following sibling, or in one (select2's container, tom-select's wrapper,
+  // the USWDS input). {opener: what a person clicks, box: the widget's own markup} or null.
+  const COMBO = "[role=combobox],[aria-haspopup=listbox],[aria-haspopup=true]";
+  const FIELDISH = "select,input[name],textarea[name]";
+  const comboIn = (n) => (n.matches(COMBO) && seen(n) ? n : [...n.querySelectorAll(COMBO)].find(seen)) || null;
+  const replacement = (sel) => {
+    if (sel.tagName !== "SELECT" || sel.multiple || seen(sel)) return null;
+    let node = sel;
+    for (let up = 0; up < 3 && node && node.parentElement && node !== document.body; up++) {
+      if (node !== sel && node.matches(COMBO) && seen(node)) return {opener: node, box: node};
+      let k = 0;
+      for (let s = node.nextElementSibling; s && k < 3; s = s.nextElementSibling, k++) {
+        if (s.matches(FIELDISH) || s.querySelector(FIELDISH) || s.tagName === "LABEL") break;  // another field
+        const c = comboIn(s);
+        if (c) return {opener: c, box: s === c ? node.parentElement : s};
+      }
+      node = node.parentElement;
+    }
+    return null;
+  };
+  const deepActive = () => {
+    let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  };
+  // the lists a replaced select's widget shows: tied to its opener or its search box by ARIA, or in its box
+  const widgetLists = (w) => {
+    const a = deepActive();
+    const lbs = [listboxOf(w.opener), a && a !== document.body ? listboxOf(a) : null,
+                 ...w.box.querySelectorAll("[role=listbox]")].filter(Boolean);
+    return [...new Set(lbs)];
+  };
+  // a suggestion list not tied to its input by ARIA (jQuery UI's autocomplete menu, a site's own <ul>): a
+  // visible list floating over the page (absolute or fixed), not inside the field's form, its items
+  // the choices; the first such list after the field in the document, else the last one
+  const suggestionItems = (el) => {
+    const lists = all.filter((l) => l.matches("ul,ol,[role=listbox],[role=menu]") && seen(l) && !l.contains(el) &&
+      !l.closest("nav,header,footer") &&
+      ["absolute", "fixed"].includes(getComputedStyle(l).position));
+    const items = (l) => [...l.children].map((c) => (c.matches("li,[role=option],[role=menuitem]") ? c : null))
+      .filter((c) => c && seen(c) && anyText(c) && !c.matches("[aria-disabled=true],.ui-state-disabled"));
+    const withItems = lists.filter((l) => items(l).length);
+    const after = withItems.find((l) => el.compareDocumentPosition(l) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const pick = after || withItems[withItems.length - 1];
+    return pick ? items(pick) : [];
+  };
+  const openerOf = (ref) => all.find((n) => n.getAttribute("data-ap-widget") === ref) || null;
+  // controls inside a calendar or time popup (jQuery UI's datepicker, flatpickr, a site's own calendar):
+  // they belong to the date field that opened it, never fields of their own. A popup: absolutely placed
+  // (or a dialog) and either named a date or time picker (outside any form) or holding a month of days.
+  const POPUP = /(^|[\s_-])(ui-datepicker|datepicker|date-picker|flatpickr-calendar|calendar|timepicker|time-picker)([\s_-]|$)/i;
+  const DAY_CELL = "button,a,td,[role=gridcell],[class*=day]";
+  const daysIn = new Map();  // container → whether it holds a month of day cells (each asked once)
+  const monthOfDays = (c) => {
+    if (!daysIn.has(c)) daysIn.set(c, [...c.querySelectorAll(DAY_CELL)]
+      .filter((d) => !d.querySelector(DAY_CELL) && /^\d{1,2}$/.test(clean(d.textContent))).length >= 28);
+    return daysIn.get(c);
+  };
+  const inPopup = (el) => {
+    if (el.getAttribute("name")) return false;
+    for (let c = el.parentElement, i = 0; c && c !== document.body && i < 6; c = c.parentElement, i++) {
+      const cls = typeof c.className === "string" ? c.className : "";
+      const floating = ["absolute", "fixed"].includes(getComputedStyle(c).position) || roleOf(c) === "dialog";
+      if (floating && (POPUP.test(cls) || POPUP.test(c.id)) && !c.closest("form")) return true;
+      if (monthOfDays(c)) return floating;
+    }
+    return false;
+  };
+
   // ---- dates ----
   const monthOf = (text) => MONTHS.indexOf(clean(text).toLowerCase().slice(0, 3)) + 1;
   const partOf = (el) => {  // "day" | "month" | "year" | "" for one control of a split date
@@ -155,6 +230,11 @@
   const pickerLike = (el) => el.readOnly && !el.disabled &&
     (/^(dialog|grid|true)$/.test(el.getAttribute("aria-haspopup") || "") ||
      /date|calendar|(^|[^a-z])(dd|yyyy)([^a-z]|$)/i.test([el.name, el.id, el.className, el.placeholder, labelOf(el)].join(" ")));
+  // a suggestion library's own mark on its input, where it sets no ARIA (jQuery UI's autocomplete)
+  const AUTOCOMPLETE_CLASS = /(^|\s)ui-autocomplete-input(\s|$)/;
+  // a read-only time input a popup of hour and minute boxes sets (flatpickr's noCalendar picker)
+  const clockLike = (el) => el.readOnly && !el.disabled &&
+    /time|hh:mm|(^|[^a-z])(hh|hours?)([^a-z]|$)/i.test([el.name, el.id, el.placeholder, labelOf(el)].join(" "));
   const maskLike = (el) => /[_#]{2,}|9{3,}|0{3,}/.test(el.getAttribute("placeholder") || "") ||
     [...el.attributes].some((a) => /mask/i.test(a.name));
 
@@ -204,10 +284,43 @@
   if (arg.op === "options") {
     const [el] = membersOf(arg.ref);
     if (!el) return null;
-    const lb = listboxOf(el);  // else: the list that appeared, not tied to the field by ARIA
-    const opts = (lb ? optionsIn(lb) : all.filter((o) => roleOf(o) === "option")).filter(seen);
+    const w = openerOf(arg.ref) && replacement(el);  // a replaced select: its widget's lists
+    const lb = w ? null : listboxOf(el);  // else: the list that appeared, not tied to the field by ARIA
+    let opts = w ? widgetLists(w).flatMap(optionsIn) : (lb ? optionsIn(lb) : all.filter((o) => roleOf(o) === "option"));
+    if (!w && !lb && !opts.some(seen)) opts = suggestionItems(el);
+    opts = [...new Set(opts)].filter(seen);
     all.forEach((o) => o.removeAttribute("data-ap-opt"));
-    return opts.map((o, i) => { o.setAttribute("data-ap-opt", String(i)); return {value: optionValue(o), label: visText(o)}; });
+    return opts.map((o, i) => {
+      o.setAttribute("data-ap-opt", String(i));
+      return {value: optionValue(o), label: visText(o), text: anyText(o)};
+    });
+  }
+
+  // ---- entry: a replaced select's widget: {expanded, search} (its search box, tagged data-ap-search) ----
+  if (arg.op === "search") {
+    const [el] = membersOf(arg.ref);
+    const w = el && openerOf(arg.ref) && replacement(el);
+    if (!w) return null;
+    all.forEach((n) => n.removeAttribute("data-ap-search"));
+    const expanded = [w.opener, deepActive()].some((n) => n && n.getAttribute("aria-expanded") === "true");
+    const lists = widgetLists(w);
+    const a = deepActive();
+    const texty = (n) => n && ((n.tagName === "INPUT" && /^(text|search|)$/.test((n.type || "").toLowerCase()) &&
+                                !n.readOnly && !n.disabled) || n.isContentEditable);
+    const box = [a, ...w.box.querySelectorAll("input")].find((n) => texty(n) && seen(n) &&
+      (n === w.opener || w.box.contains(n) || lists.includes(listboxOf(n))));
+    if (box) box.setAttribute("data-ap-search", arg.ref);
+    return {search: !!box, expanded};
+  }
+
+  // ---- entry: the option the open widget of a replaced select highlights (its keyboard cursor) ----
+  if (arg.op === "highlighted") {
+    const [el] = membersOf(arg.ref);
+    const w = el && openerOf(arg.ref) && replacement(el);
+    if (!w) return null;
+    const a = deepActive();
+    const cur = [a, w.opener].map((n) => n && byIds(n, "aria-activedescendant")[0]).find(Boolean);
+    return cur && seen(cur) ? {label: visText(cur), text: anyText(cur)} : null;
   }
 
   // ---- entry: the open calendar near a date field ----
@@ -217,16 +330,17 @@
     const dayText = (c) => { const t = visText(c); return /^\d{1,2}$/.test(t) ? +t : 0; };
     const boxes = all.filter((b) => b.matches("[role=dialog],[role=grid],[role=application],table,[class*=calendar]," +
                                               "[class*=datepicker],[class*=picker]") && seen(b));
-    const box = boxes.filter((b) => b.querySelectorAll("button,a,td,[role=gridcell]").length >= 28 &&
-                                    [...b.querySelectorAll("button,a,td,[role=gridcell]")].filter(dayText).length >= 28)
+    const CELL = "button,a,td,[role=gridcell],[class*=day]";  // flatpickr's days are spans
+    const box = boxes.filter((b) => b.querySelectorAll(CELL).length >= 28 &&
+                                    [...b.querySelectorAll(CELL)].filter(dayText).length >= 28)
       .sort((a, b) => b.querySelectorAll("*").length - a.querySelectorAll("*").length)[0];
     if (!box) return {open: false};
     all.forEach((n) => n.removeAttribute("data-ap-cal"));
-    const outside = /outside|other|adjacent|prev-month|next-month|not-current|muted/i;
+    const outside = /outside|other|adjacent|prev-?month|next-?month|not-current|muted/i;
     const days = [];
-    for (const c of box.querySelectorAll("button,a,[role=gridcell],td")) {
-      if (c.matches("td,[role=gridcell]") && c.querySelector("button,a")) continue;  // its button is the day
+    for (const c of box.querySelectorAll(CELL)) {
       const n = dayText(c);
+      if ([...c.querySelectorAll(CELL)].some((d) => dayText(d) === n)) continue;  // its button is the day
       if (!n || outside.test(c.className + " " + (c.parentElement ? c.parentElement.className : ""))) continue;
       c.setAttribute("data-ap-cal", "d" + n);
       days.push({n, disabled: c.disabled || c.getAttribute("aria-disabled") === "true" || /disabled/i.test(c.className)});
@@ -241,7 +355,13 @@
       } else if (texts.filter((t) => monthOf(t)).length >= 12) {
         s.setAttribute("data-ap-cal", "month");
         month = monthOf(s.options[s.selectedIndex].text);
+      } else if (texts.length && texts.every((t) => monthOf(t)) && s.selectedIndex >= 0) {
+        month = monthOf(s.options[s.selectedIndex].text);  // only the months the picker allows (flatpickr)
       }
+    }
+    for (const i of box.querySelectorAll("input")) {  // a year box (flatpickr's "cur-year" number input)
+      if (!year && /^\d{4}$/.test(i.value.trim()) && (i.type === "number" || /year/i.test(i.className + " " + i.getAttribute("aria-label"))))
+        year = +i.value.trim();
     }
     for (const h of box.querySelectorAll("*")) {  // the caption "June 2027"
       if (month && year) break;
@@ -249,13 +369,33 @@
       const m = /([A-Za-z]{3,})\.?\s+(\d{4})/.exec(visText(h));
       if (m && monthOf(m[1]) && visText(h).length <= 40) { month = month || monthOf(m[1]); year = year || +m[2]; }
     }
-    const nav = [...box.querySelectorAll("button,a,[role=button]")].filter((b) => !b.hasAttribute("data-ap-cal") && seen(b));
-    const label = (b) => [b.getAttribute("aria-label"), b.getAttribute("title"), visText(b)].join(" ");
+    const nav = [...box.querySelectorAll("button,a,[role=button],[class*=prev],[class*=next]")]
+      .filter((b) => !b.hasAttribute("data-ap-cal") && !dayText(b) && !b.querySelector("[data-ap-cal]") && seen(b));
+    const label = (b) => [b.getAttribute("aria-label"), b.getAttribute("title"), visText(b),
+                          b.matches("button,a,[role=button]") ? "" : b.getAttribute("class")].join(" ");
     const prev = nav.find((b) => /prev|previous|back|earlier|‹|«|←|</i.test(label(b)));
     const next = nav.find((b) => /next|forward|later|›|»|→|>/i.test(label(b)));
     if (prev) prev.setAttribute("data-ap-cal", "prev");
     if (next) next.setAttribute("data-ap-cal", "next");
     return {open: true, month, year, days, prev: !!prev, next: !!next, year_select: yearSelect};
+  }
+
+  // ---- entry: the open time popup of a time field: its hour and minute boxes (and AM/PM), tagged data-ap-clock ----
+  if (arg.op === "clock") {
+    const [input] = membersOf(arg.ref);
+    if (!input) return null;
+    all.forEach((n) => n.removeAttribute("data-ap-clock"));
+    const words = (n) => [n.getAttribute("class"), n.getAttribute("aria-label"), n.getAttribute("name"),
+                          n.getAttribute("placeholder"), n.getAttribute("title")].join(" ");
+    const boxes = all.filter((n) => n.tagName === "INPUT" && n !== input && !n.hasAttribute("data-ap-ref") && seen(n));
+    const hour = boxes.find((n) => /hour|(^|[^a-z])hh([^a-z]|$)/i.test(words(n)));
+    const minute = boxes.find((n) => /minute|(^|[^a-z])(mm|min)([^a-z]|$)/i.test(words(n)));
+    if (!hour || !minute) return {open: false};
+    hour.setAttribute("data-ap-clock", "hour");
+    minute.setAttribute("data-ap-clock", "minute");
+    const ampm = all.find((n) => n !== input && /am-?pm|meridi/i.test(words(n)) && seen(n) && /^(am|pm)$/i.test(visText(n) || n.value || ""));
+    if (ampm) ampm.setAttribute("data-ap-clock", "ampm");
+    return {open: true, ampm: ampm ? (visText(ampm) || ampm.value).toUpperCase() : ""};
   }
 
   // ---- entry: perceive ----
@@ -273,6 +413,19 @@
     if (lb) owned.add(lb);
   }
   const fields = [], used = new Set(), groups = new Set();
+  // a replaced select is one field (the select's name, label and options); its widget's own controls
+  // (the combobox, its search box, its lists, select2's rendered text) are none; nor are a popup
+  // calendar's month and year lists or a time popup's hour and minute boxes
+  const replaced = new Map();
+  for (const el of candidates) safe(nameOf(el), () => {
+    const w = el.tagName === "SELECT" ? replacement(el) : null;
+    if (!w) return;
+    replaced.set(el, w);
+    const lists = [listboxOf(w.opener)].filter(Boolean);
+    for (const c of candidates) if (c !== el && !c.getAttribute("name") &&
+        (w.box.contains(c) || c === w.opener || lists.includes(c) || lists.includes(listboxOf(c)))) used.add(c);
+  });
+  for (const el of candidates) safe(nameOf(el), () => { if (!replaced.has(el) && inPopup(el)) used.add(el); });
   // split dates: day, month and year controls alone in one box
   for (const el of candidates) safe(nameOf(el), () => {
     if (used.has(el) || !native(el) || !["SELECT", "INPUT"].includes(el.tagName) || !partOf(el)) return;
@@ -349,6 +502,14 @@
       }
       let kind = t === "select-one" ? "select" : (t === "select-multiple" ? "multiselect" : t);
       let widget = "native";
+      const w = replaced.get(el);
+      if (w) {
+        const own = [...(el.labels || [])].map((l) => visText(l) || anyText(l)).find(Boolean);
+        used.add(el);
+        fields.push({el, members: [el], kind, widget: "searchable_select", opener: w.opener,
+                     label: own || labelOf(w.opener) || labelOf(el)});
+        return;
+      }
       if (t === "text" || t === "search" || t === "tel" || t === "email" || t === "url") {
         if (el.readOnly && (role === "combobox" || el.getAttribute("aria-haspopup") === "listbox") && listboxOf(el)) {
           widget = "listbox";
@@ -356,7 +517,11 @@
         } else if (t === "text" && pickerLike(el)) {
           widget = "date_picker";
           kind = "date";
-        } else if (!el.readOnly && (role === "combobox" || /^(list|both)$/.test(el.getAttribute("aria-autocomplete") || ""))) {
+        } else if (t === "text" && clockLike(el)) {
+          widget = "time_picker";
+          kind = "time";
+        } else if (!el.readOnly && (role === "combobox" || /^(list|both)$/.test(el.getAttribute("aria-autocomplete") || "") ||
+                                    AUTOCOMPLETE_CLASS.test(el.getAttribute("class") || ""))) {
           widget = "autocomplete";
         } else if (maskLike(el)) {
           widget = "masked";
@@ -457,6 +622,8 @@
       keep.add(x);
     });
   }
+  all.forEach((n) => n.removeAttribute("data-ap-widget"));
+  for (const f of fields) if (f.opener) f.opener.setAttribute("data-ap-widget", f.ref);
   const fieldEls = new Set(fields.flatMap((f) => f.members).concat(fields.map((f) => f.el)));
 
   // problems and hints: tied by ARIA, or in the field's own box
@@ -507,7 +674,10 @@
     } else if (f.kind === "radio" || f.kind === "checkboxes") {
       options = f.members.map((m) => ({value: m.value, label: labelOf(m) || m.value}));
     }
-    const base = f.widget === "date_parts" ? "" : (el.name || el.id || "");
+    // an input with no name of its own that stands for the hidden one just before it (flatpickr's altInput)
+    const twin = el.previousElementSibling;
+    const hiddenName = !el.name && !el.id && twin && twin.tagName === "INPUT" && twin.type === "hidden" ? twin.name : "";
+    const base = f.widget === "date_parts" ? "" : (el.name || el.id || hiddenName || "");
     keyCount[base] = (keyCount[base] || 0) + 1;
     const aria = (name) => [f.el, ...f.members].some((m) => m.getAttribute(name) === "true");
     return {
@@ -517,8 +687,8 @@
                 !!(f.box && f.box.getAttribute("aria-required") === "true"),
       pattern: el.getAttribute("pattern"), hint: hintOf(f), placeholder: el.getAttribute("placeholder") || "",
       options, value: valueOf(f.kind, f.widget, f.members),
-      visible: f.members.some((m) => seen(m) || [...(m.labels || [])].some(seen)),
-      enabled: !f.members.every((m) => m.disabled || (m.readOnly && f.widget !== "date_picker") ||
+      visible: f.members.some((m) => seen(m) || [...(m.labels || [])].some(seen)) || !!(f.opener && seen(f.opener)),
+      enabled: !f.members.every((m) => m.disabled || (m.readOnly && !["date_picker", "time_picker"].includes(f.widget)) ||
                                        m.getAttribute("aria-disabled") === "true" || m.getAttribute("aria-readonly") === "true"),
       error: problems(f), min: el.getAttribute("min") ?? el.getAttribute("aria-valuemin"),
       max: el.getAttribute("max") ?? el.getAttribute("aria-valuemax"),

@@ -266,6 +266,10 @@ def _shaped(v: object, widget: str, format_hint: str) -> object:
     return v
 
 
+#: the asterisk a page puts after a required field's label ("First name *"): not part of what is asked
+_REQUIRED_MARK = re.compile(r"\s*\*+\s*$")
+
+
 def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
     out = []
     lang = d.get("lang", "")
@@ -280,10 +284,10 @@ def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
                 ref=f["ref"],
                 kind=f["kind"],
                 key=key_prefix + f["key"] if f["key"] else "",
-                label=f["label"],
+                label=_REQUIRED_MARK.sub("", f["label"]),
                 required=f["required"],
                 pattern=f["pattern"],
-                hint=f["hint"],
+                hint="" if not f["hint"].strip("* ") else f["hint"],
                 placeholder=f["placeholder"],
                 options=opts,
                 value=_shaped(f["value"], f["widget"], f"{f['placeholder']} {f['hint']}"),

@@ -179,6 +179,19 @@ def no_control(view: PageView) -> StepFailed:
     )
 
 
+def refused_twice(name: str, label: str, message: str) -> StepFailed:
+    """The page refused the same value of field ``name`` twice in the same way, whatever way it
+    was typed: the person sets it (issue 26: such a refusal was asked again 11,866 times)."""
+    what = label.strip().rstrip(":*?").strip() or "one of the fields"
+    says = f" It says: {_said(message)}" if message else ""
+    return StepFailed(
+        problem="widget",
+        field=name,
+        reason=f"The page would not keep the value for {what}.{says}",
+        advice=f"You can set it yourself {PREVIEW}, or type it in the list of values there.",
+    )
+
+
 def no_add_control() -> StepFailed:
     """The person asked for one more item, but the page has no control to add one."""
     return StepFailed(

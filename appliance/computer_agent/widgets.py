@@ -9,15 +9,23 @@ written by script: a calendar is opened and its day clicked.
 
 * ``native`` — ``<input>``/``<select>``/``<textarea>``, radio and checkbox groups: Playwright's
   ``fill`` / ``select_option`` / ``check`` (the ``input`` and ``change`` events a person's
-  action fires), then blur;
+  action fires), then blur (a value the browser then refuses, "Please match the requested
+  format" from a mask that formats on key events, is typed again key by key: the agent moves
+  on to the ladder's next strategy, :func:`typed`, whenever the page does not keep a value);
 * ``autocomplete`` — type the value's first part key by key, wait up to
   :data:`SUGGEST_WAIT_S` for the suggestion list to settle, click the one suggestion that
   matches (several close ones → ``format`` with ``candidates``: "Paris, France or Paris,
   Texas?");
 * ``listbox`` — a custom dropdown (ARIA combobox/listbox on divs or buttons): open it,
   click the matching option;
+* ``searchable_select`` — a native ``<select>`` a widget library replaced (select2,
+  choices.js, tom-select, the USWDS combo box): click the widget open, type the wanted
+  option's first word into its search box when it has one, click the option with that
+  label, read the hidden select back (closing a widget that stays open);
 * ``date_picker`` — a JS calendar behind a read-only input: open it, move with its year
   list and month arrows until it shows the month, click the day;
+* ``time_picker`` — a read-only time input with a popup of hour and minute boxes
+  (flatpickr): open it, type the hour and the minute, Tab, Escape;
 * ``date_parts`` — day, month and year controls: year, month, then day, each chosen like a
   person (by number or month name);
 * ``masked`` — an input mask: type the characters key by key (digits the mask already
@@ -36,10 +44,14 @@ way a person would do it — and gives up after the last (the field is then the 
 * ``listbox_by_keys`` — focus the control and type the option's first letters (type-ahead,
   as a keyboard user picks), else ``ArrowDown`` to open it and click the option;
 * ``masked_digits`` — only the digits typed, the mask adds the rest;
+* ``searchable_select_by_keys`` — the option's label typed into the widget's search box (or
+  ``ArrowDown`` into a list without one), ``ArrowDown`` until it is the highlighted option,
+  then Enter there (in the widget's own box, on the wanted option: it submits nothing);
 * any other widget: its own strategy once more on the fresh reading (the page may have
   re-rendered it).
 
-No strategy presses Enter (it submits a form from a text field).
+No strategy presses Enter in a form field (it submits the form); only
+``searchable_select_by_keys`` does, in a widget's own search box, on the wanted option.
 """
 
 from __future__ import annotations
@@ -139,6 +151,10 @@ def close_options(options, wanted: str) -> list:
     exact = [o for o in options if w in (_fold(o.value), _fold(o.label), _fold(getattr(o, "english", "")))]
     if exact:
         return exact[:1]
+    if (hhmm := read_time(wanted)) is not None:  # "14:30" is the option "2:30pm"
+        same = [o for o in options if hhmm in (read_time(o.value), read_time(o.label))]
+        if same:
+            return same[:1]
     code = localised.code_of(wanted)  # "UK" for "United Kingdom"; a country's code as the option's value
     if code is not None:
         named = [o for o in options if localised.code_of(getattr(o, "english", "") or o.label) == code]
@@ -188,7 +204,31 @@ def same_value(f, value: Value, got: object) -> bool:
         return True
     if f.kind == "tel" or "tel" in f.autocomplete.split():
         return same_phone(str(value), str(got))
+    if (hhmm := read_time(str(value))) is not None and read_time(str(got)) == hhmm:
+        return True
     return bool(canonical(value)) and canonical(got) == canonical(value)
+
+
+_CLOCK24 = re.compile(r"(\d{1,2})[:.h](\d{2})(?::\d{2})?")
+_CLOCK12 = re.compile(r"(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?\s*m\.?", re.I)
+
+
+def read_time(text: str) -> str | None:
+    """A time of day as people and pages write it ("14:30", "14.30", "2:30pm", "2:30 PM",
+    "2 p.m.", "14:30:00") → ``HH:MM`` on the 24-hour clock; None when ``text`` is no time."""
+    s = str(text).strip()
+    if m := _CLOCK12.fullmatch(s):
+        h, mi = int(m.group(1)), int(m.group(2) or 0)
+        if not 1 <= h <= 12 or mi > 59:
+            return None
+        h = h % 12 + (12 if m.group(3).lower() == "p" else 0)
+    elif m := _CLOCK24.fullmatch(s):
+        h, mi = int(m.group(1)), int(m.group(2))
+        if h > 23 or mi > 59:
+            return None
+    else:
+        return None
+    return f"{h:02d}:{mi:02d}"
 
 
 def canonical(v: object) -> str:
@@ -373,6 +413,7 @@ async def _blur(loc, timeout_ms: int) -> None:
 class _Option:
     def __init__(self, d: dict, index: int):
         self.value, self.label, self.index = d["value"], d["label"], index
+        self.text = d.get("text", d["label"])  # its whole text (a highlighted "<b>Rom</b>e" is "Rome")
 
 
 async def _options(t: Target) -> list[_Option]:
@@ -463,6 +504,133 @@ async def listbox(t: Target, value: Value, timeout_ms: int) -> Read:
     return await t.state()
 
 
+def search_prefix(label: str) -> str:
+    """What a person types into a searchable list to find the option ``label``: its first word
+    (up to 8 characters; "United Kingdom" → "United", "2:30pm" → "2:30pm")."""
+    word = re.split(r"[\s,(/]+", label.strip(), maxsplit=1)[0]
+    return (word or label.strip())[:8]
+
+
+def _is_option(o, label: str) -> bool:
+    """Whether a shown option ``o`` is the one labelled ``label`` (spaces and punctuation aside)."""
+    want = canonical(label)
+    return bool(want) and want in (canonical(o.label), canonical(getattr(o, "text", "")))
+
+
+def _wanted(f, value: Value):
+    """The option of select ``f`` that ``value`` names; ``FillProblem(format)`` when none or several."""
+    if not isinstance(value, str):
+        raise FillProblem("format", f"expected one choice, got {value!r}", "one choice")
+    opt = match_option(f.options or (), value)
+    if opt is None:
+        raise FillProblem(
+            "format",
+            f"{value!r} is not one of the choices",
+            f"one of: {_choices(f.options or ())}",
+            tuple(o.label for o in close_options(f.options or (), value)),
+        )
+    return opt
+
+
+async def _held(t: Target, want: str, timeout_ms: int) -> Read:
+    """What the field holds once it is ``want``, or after ``timeout_ms`` whatever it holds."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    got = await t.state()
+    while got[0] != want and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        got = await t.state()
+    return got
+
+
+async def _open_widget(t: Target, timeout_ms: int) -> tuple[Any, bool]:
+    """Click a replaced select's widget open; its search box (a locator) when it has one and
+    whether its list shows."""
+    opener = t.frame.locator(f'[data-ap-widget="{t.f.ref}"]')
+    w = await t.call("search")
+    if w is None:
+        raise FillProblem("error", "the field's widget is no longer on the page")
+    if not w["expanded"]:
+        await opener.click(timeout=timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        w = await t.call("search") or {"search": False, "expanded": False}
+        if w["search"] or w["expanded"] or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    return (t.frame.locator(f'[data-ap-search="{t.f.ref}"]') if w["search"] else None), w["expanded"]
+
+
+async def searchable_select(t: Target, value: Value, timeout_ms: int) -> Read:
+    """A native ``<select>`` a widget replaced (select2, choices.js, tom-select, a USWDS combo box):
+    click the widget open, type the first word of the wanted option into its search box when it
+    has one, click the option with that label in the list it shows, read the select back."""
+    opt = _wanted(t.f, value)
+    current = await t.state()
+    if current[0] == opt.value:
+        return current
+    search, _ = await _open_widget(t, timeout_ms)
+    if search is not None:
+        await search.fill("", timeout=timeout_ms)
+        await search.press_sequentially(search_prefix(opt.label), delay=KEY_DELAY_MS, timeout=timeout_ms)
+    deadline = time.monotonic() + max(timeout_ms / 1000, SUGGEST_WAIT_S)
+    while True:
+        shown = await _options(t)
+        hit = next((o for o in shown if _is_option(o, opt.label)), None)
+        if hit is not None or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    if hit is None:
+        await t.page.keyboard.press("Escape")
+        raise FillProblem("error", f"the list did not show {opt.label!r}")
+    await t.frame.locator(f'[data-ap-opt="{hit.index}"]').click(timeout=timeout_ms)
+    got = await _held(t, opt.value, timeout_ms)
+    await _close_widget(t, timeout_ms)
+    return got
+
+
+async def _close_widget(t: Target, timeout_ms: int) -> None:
+    """A widget that stays open once its option is picked (tom-select) is shut as a person
+    does: Escape, else focus leaves it (after a moment: some reopen on the click's last events)."""
+    await asyncio.sleep(0.15)
+    w = await t.call("search")
+    if w and w["expanded"]:
+        await t.page.keyboard.press("Escape")
+        await asyncio.sleep(0.05)
+        w = await t.call("search")
+    if w and w["expanded"]:
+        await t.frame.locator(f'[data-ap-widget="{t.f.ref}"]').evaluate("e => e.blur()", timeout=timeout_ms)
+
+
+async def searchable_select_by_keys(t: Target, value: Value, timeout_ms: int) -> Read:
+    """The keyboard way: open the widget, type the option's label into its search box (or
+    ``ArrowDown`` into a list without one), move down until the wanted option is the
+    highlighted one and press Enter there — only ever in the widget's own search box or
+    list, with the wanted option highlighted (never Enter in a form field)."""
+    opt = _wanted(t.f, value)
+    current = await t.state()
+    if current[0] == opt.value:
+        return current
+    search, shows = await _open_widget(t, timeout_ms)
+    keys = search if search is not None else t.frame.locator(f'[data-ap-widget="{t.f.ref}"]')
+    if search is not None:
+        await search.fill("", timeout=timeout_ms)
+        await search.press_sequentially(opt.label, delay=KEY_DELAY_MS, timeout=timeout_ms)
+        await asyncio.sleep(0.3)
+    elif not shows:
+        await keys.press("ArrowDown", timeout=timeout_ms)
+    for _ in range(len(t.f.options or ()) + 2):
+        now = await t.call("highlighted")
+        if now is not None and _is_option(_Option({"value": "", **now}, 0), opt.label):
+            await keys.press("Enter", timeout=timeout_ms)
+            got = await _held(t, opt.value, timeout_ms)
+            await _close_widget(t, timeout_ms)
+            return got
+        await keys.press("ArrowDown", timeout=timeout_ms)
+        await asyncio.sleep(0.05)
+    await t.page.keyboard.press("Escape")
+    raise FillProblem("error", f"the keyboard did not reach {opt.label!r} in the list")
+
+
 async def _calendar(t: Target) -> dict:
     cal = await t.call("calendar")
     if cal is None:
@@ -519,6 +687,43 @@ async def date_picker(t: Target, value: Value, timeout_ms: int) -> Read:
     if day["disabled"]:
         raise FillProblem("format", f"the page does not offer {d.isoformat()}", "another date")
     await t.frame.locator(f'[data-ap-cal="d{d.day}"]').click(timeout=timeout_ms)
+    return await t.state()
+
+
+async def time_picker(t: Target, value: Value, timeout_ms: int) -> Read:
+    """A read-only time input that opens a popup of hour and minute boxes (flatpickr's time
+    picker): click it, type the hour and the minute into their boxes (AM/PM clicked when the
+    popup has one and shows the other), Tab to commit, Escape to close; read the field back."""
+    hhmm = read_time(str(value)) if isinstance(value, str) else None
+    if hhmm is None:
+        raise FillProblem("format", f"expected a time of day, got {value!r}", "a time, HH:MM")
+    current = await t.state()
+    if read_time(str(current[0])) == hhmm:
+        return current
+    await t.loc.click(timeout=timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    clock = await t.call("clock")
+    while clock is not None and not clock["open"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        clock = await t.call("clock")
+    if clock is None:
+        raise FillProblem("error", "the field is no longer on the page")
+    if not clock["open"]:
+        raise FillProblem("error", "no hour and minute boxes opened when the field was clicked")
+    h, m = (int(x) for x in hhmm.split(":"))
+    half = "PM" if h >= 12 else "AM"
+    hour_keys = str(h % 12 or 12) if clock["ampm"] else str(h).zfill(2)
+    for part, keys in (("hour", hour_keys), ("minute", str(m).zfill(2))):
+        box = t.frame.locator(f'[data-ap-clock="{part}"]')
+        await box.click(timeout=timeout_ms)
+        await box.press("Control+A", timeout=timeout_ms)
+        await box.press_sequentially(keys, delay=KEY_DELAY_MS, timeout=timeout_ms)
+    if clock["ampm"] and clock["ampm"] != half:
+        await t.frame.locator('[data-ap-clock="ampm"]').click(timeout=timeout_ms)
+    await t.page.keyboard.press("Tab")  # leaves the minute box: the picker takes what was typed
+    await asyncio.sleep(0.1)
+    if (await t.call("clock") or {}).get("open"):
+        await t.page.keyboard.press("Escape")
     return await t.state()
 
 
@@ -733,6 +938,8 @@ STRATEGIES: dict[str, Strategy] = {
     "spinbutton": spinbutton,
     "contenteditable": contenteditable,
     "segmented": segmented,
+    "searchable_select": searchable_select,
+    "time_picker": time_picker,
 }
 #: widget → the strategies tried in turn while one cannot operate it (the first is :data:`STRATEGIES`'s)
 LADDERS: dict[str, tuple[Strategy, ...]] = {
@@ -741,4 +948,5 @@ LADDERS: dict[str, tuple[Strategy, ...]] = {
     "autocomplete": (autocomplete, autocomplete_slowly),
     "listbox": (listbox, listbox_by_keys),
     "masked": (masked, masked_digits),
+    "searchable_select": (searchable_select, searchable_select_by_keys),
 }

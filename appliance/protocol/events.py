@@ -485,7 +485,8 @@ class Fill(AgentEvent):
     (``confirmed``: the person had confirmed it; ``fill_ms`` the fill took; ``fill_lag_ms``
     from its confirmation to the read-back, None if unconfirmed), refused by the page
     (``invalid``: its message) or different (``mismatch``); or it could not be put in at all
-    (``problem`` ``format`` or ``error``, ``reason``, with widget ``strategy``)."""
+    (``problem`` ``format`` or ``error``, ``reason``, with widget ``strategy``);
+    ``refused_twice``: the same refusal of the same value again, so the field was handed over."""
 
     event: Literal["fill"] = "fill"
     field: str
@@ -499,6 +500,7 @@ class Fill(AgentEvent):
     problem: str | None = None
     reason: str | None = None
     strategy: str | None = None
+    refused_twice: bool | None = None
 
 
 class FillDeferred(AgentEvent):
