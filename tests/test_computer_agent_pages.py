@@ -315,7 +315,7 @@ async def test_a_german_page_is_asked_in_english_its_country_matched_by_cldr_and
         "Date of birth",
         "Country",
         "Email",
-        "Consent",
+        "I accept the terms and the privacy notice of this form",
     }  # from the fields' meaning, never "Vorname" or "Staatsangehörigkeit"; no newsletter asked
     assert "United Kingdom" in specs["country"].options and "Vereinigtes Königreich" not in specs["country"].options
     assert specs["consent"].consent == "required" and outcome.status == "submitted"

@@ -129,15 +129,19 @@ def test_a_step_failed_during_a_read_back_puts_the_field_back_in_the_queue():
     assert isinstance(turn.steps[-1], Done) and [a.spec.name for a in turn.state.queue] == ["family_name"]
 
 
-def test_a_page_candidate_not_named_is_picked_by_the_llm_step():
-    refusal = FormatInvalid(field="family_name", expected="a listed name", got="Mil", candidates=["Miller", "Millar"])
-    state = interview.apply(interview.start([NAME]), refusal)
+def test_a_pick_among_the_page_matches_is_asked_again_until_one_is_named_never_guessed():
+    town = FieldSpec(name="town", label="Town", type="text", required=True)
+    refusal = FormatInvalid(
+        field="town", expected="a listed town", got="Paris", candidates=["Paris, France", "Paris, Texas"]
+    )
+    state = interview.apply(interview.start([town]), refusal)
     turn = confirmation.begin(state, Talk(), interview.next_step(state))
-    assert question(turn) == "The page offers several for family name: Miller; or Millar. Which one do you mean?"
-    turn = answer(turn, "The one spelled with an a.")
-    assert isinstance(turn.steps[-1], confirmation.PickOption) and turn.steps[-1].spec.options == ("Miller", "Millar")
-    turn = confirmation.carry(turn.state, turn.talk, confirmation.Picked("Millar"))
-    assert sent(turn) == [InfoCollected(field="family_name", value="Millar", confirmed=True)]
+    assert question(turn) == "The page offers several for town: Paris, France; or Paris, Texas. Which one do you mean?"
+    for unnamed in ("The French one, in Europe.", "My country is the United Kingdom."):
+        turn = answer(turn, unnamed)  # no word that tells them apart: asked again, no LLM guess
+        assert question(turn).startswith("Sorry, I didn't get which one.") and sent(turn) == []
+    turn = answer(turn, "Paris, France.")
+    assert sent(turn) == [InfoCollected(field="town", value="Paris, France", confirmed=True)]
     assert isinstance(turn.steps[-1], Done)
 
 

@@ -81,6 +81,7 @@ from appliance.protocol import (
     InfoCollected,
     InitiatePhoneCallAgent,
     Interrupt,
+    ItemAddable,
     NeedInfo,
     Payload,
     StatusUpdate,
@@ -98,6 +99,14 @@ log = logging.getLogger(__name__)
 SETTLE_S = 1.0
 #: Presses of a step button with nothing changed and no new value before the agent gives up.
 MAX_STEP_PRESSES = 2
+#: How long a button may stay covered (an open popup over it) before the popup is dismissed (ms).
+COVERED_WAIT_MS = 1500
+#: What a click on an empty part of the page does to an open popup (date pickers close on a
+#: mousedown outside them), without pressing anything: the focus leaves the field too.
+DISMISS_JS = (
+    "() => { if (document.activeElement) document.activeElement.blur();"
+    " document.body.dispatchEvent(new MouseEvent('mousedown', {bubbles: true})); }"
+)
 #: Items the person may ask to add ("add a second passenger") on one page state.
 MAX_ADDED_ITEMS = 5
 #: New browsers started in one task after Chromium died under it (then the task fails).
@@ -195,6 +204,7 @@ class ComputerAgent:
         self._ready_sent = False
         self._review: _Review | None = None
         self._refusals: dict[str, tuple[str, str]] = {}  # field → (value, refusal) the page last gave
+        self._added_for_task = 0  # groups added because the task names more people (TaskIntent.others)
         self._outcome: Outcome | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------------
@@ -669,12 +679,27 @@ class ComputerAgent:
             await self._start_review(view, final)
         elif final is not None and self._authorized:
             await self._submit(page, view, final, by="the agent, as the person allowed")
+        elif final is not None and (add := self._add_for_task(buttons)) is not None:
+            # the task names more people than there are groups yet ("me and my partner"): one more group
+            self._added_for_task += 1
+            self.emit("decision", agent=self.id, what="add_item_pressed", button=add.text, request=self.task)
+            await self._press(page, add)
         elif final is not None and not self._ready_sent:
             self._ready_sent = True
+            add = next((b for b in buttons if b.role == "opener" and ADD_ITEM_BUTTON.search(b.text)), None)
+            if add is not None and self._state.added < MAX_ADDED_ITEMS:  # the summary can offer one more
+                await self._send(ItemAddable(what=ADD_ITEM_BUTTON.sub("", add.text).strip(" .+") or "item"))
             self.emit("decision", agent=self.id, what="await_authorisation", button=final.text)
             await self._status("auth-required", f"ready to submit ({final.text}). {fieldbook.summary(self.book)}")
         elif final is None and time.monotonic() - self._state.since >= SETTLE_S:
             await self._give_up(verdict.no_control(view))
+
+    def _add_for_task(self, buttons: list[ButtonView]) -> ButtonView | None:
+        """The page's "Add another …" control, while the task names more people than this page
+        task has had groups added for (:attr:`TaskIntent.others`); else None."""
+        if self._added_for_task >= min(self.intent.others, MAX_ADDED_ITEMS):
+            return None
+        return next((b for b in buttons if b.role == "opener" and ADD_ITEM_BUTTON.search(b.text)), None)
 
     async def _submit(self, page, view: PageView, final: ButtonView, *, by: str) -> None:
         """Press the final submit and read the page's answer: ``submitted`` only on a result."""
@@ -776,6 +801,11 @@ class ComputerAgent:
             await self.preview.show_focus(button.text, loc)
             self.emit("preview_focus", agent=self.id, field=None, label=button.text, box=self.preview.focus)
         try:
+            try:
+                await loc.click(trial=True, timeout=COVERED_WAIT_MS)
+            except PlaywrightError:  # covered (an open date picker's popup): a person clicks beside it first
+                self.emit("decision", agent=self.id, what="dismiss_popup", button=button.text)
+                await page.evaluate(DISMISS_JS)
             # click() waits for a navigation it starts to commit; then wait for the new page's load
             await loc.click(timeout=self.cfg.page_load_timeout_ms)
             self.actions.add("click")

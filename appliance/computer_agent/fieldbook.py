@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from appliance.computer_agent import localised, page, verdict
+from appliance.computer_agent import localised, page, verdict, widgets
 from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
 
 Key = tuple[str, str]  # (ident, label) of a field on the page
@@ -347,19 +347,27 @@ def spec_for(name: str, f: page.FieldView) -> FieldSpec:
         name=name,
         # a page in another language is asked about from the field's meaning ("Vorname" → "Given name"),
         # its named options in English (CLDR), never read out in a language the person did not choose
-        label=(f.label or f.key) if english else _meaning_label(name),
+        label=(f.label or f.key) if english else _meaning_label(name, verdict.consent(f)),
         type=f.kind,
         required=f.required,
         pattern=f.pattern,
-        options=tuple(o.english or o.label for o in f.options) if f.options else None,
+        # a time as the person says it on a 24-hour clock ("2:30pm" → "14:30"); a name in English
+        options=tuple(widgets.read_time(o.label) or o.english or o.label for o in f.options) if f.options else None,
         format_hint=(hint or None) if english else None,
         meaning=name,
         consent=verdict.consent(f),
     )
 
 
-def _meaning_label(name: str) -> str:
-    """A field's meaning as an English label: ``date_of_birth`` → "Date of birth" (``email_2`` → "Email")."""
+#: what a terms box on a page in another language is asked as (its own sentence is never read out)
+FOREIGN_TERMS = "I accept the terms and the privacy notice of this form"
+
+
+def _meaning_label(name: str, consent: str) -> str:
+    """A field's meaning as an English label: ``date_of_birth`` → "Date of birth" (``email_2`` →
+    "Email"); a required consent → :data:`FOREIGN_TERMS`."""
+    if consent == "required":
+        return FOREIGN_TERMS
     words = re.sub(r"_\d+$", "", name).replace("_", " ").strip()
     return words[:1].upper() + words[1:]
 

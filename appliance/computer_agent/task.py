@@ -15,6 +15,10 @@ so that no model can talk the agent into a submit: whether the person wants the 
 
 Anything else keeps the default. A review task never presses the final submit (nor Enter
 in a field): the agent fills every field and reports ``review``.
+
+It also reads how many *more people* than the person the task is for (``others``): "for me
+and my partner Sarah", "with my wife and my son", "for two adults" — so that a form with an
+"Add another passenger" control gets one more group per person before the summary.
 """
 
 from __future__ import annotations
@@ -34,6 +38,19 @@ _REVIEW = (
     r"\b(?:save|keep) (?:it )?as (?:a )?draft\b",
 )
 _REVIEW_RE = [re.compile(p, re.I) for p in _REVIEW]
+#: a person named beside the speaker: "me and my partner", "with my wife", "and our son"
+_OTHER = re.compile(
+    r"\b(?:and|with|plus)\s+(?:my|our)\s+(?:partner|wife|husband|spouse|son|daughter|child|kid|friend|mother|"
+    r"mum|mom|father|dad|brother|sister|colleague|boyfriend|girlfriend|fianc[eé]e?|grand\w+)\b",
+    re.I,
+)
+_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
+#: "for two adults", "for 3 passengers", "the two of us"
+_GROUP = re.compile(
+    r"\bfor\s+(two|three|four|five|[2-5])\s+(?:people|persons|adults|passengers|guests|travell?ers|of us)\b"
+    r"|\bthe\s+(two|three|four|five)\s+of\s+us\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -43,13 +60,16 @@ class TaskIntent:
 
     submit: bool
     why: str = ""
+    others: int = 0  # people besides the person the task is for ("me and my partner": 1)
 
 
 def read_task(text: str) -> TaskIntent:
     """What the task ``text`` asks for (see the module docstring)."""
     t = " ".join(text.replace("’", "'").split())
+    m = _GROUP.search(t)
+    others = _COUNT[(m.group(1) or m.group(2)).casefold()] - 1 if m else len(_OTHER.findall(t))
     for rx in _REVIEW_RE:
         m = rx.search(t)
         if m:
-            return TaskIntent(submit=False, why=m.group(0))
-    return TaskIntent(submit=True)
+            return TaskIntent(submit=False, why=m.group(0), others=others)
+    return TaskIntent(submit=True, others=others)

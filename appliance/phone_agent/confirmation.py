@@ -652,6 +652,10 @@ def _field_answer(r: _Run, f: _Field, heard: Heard) -> Turn:
         isinstance(value, str) and normalise.choice(text, (value,), by_sound=False) is None
     )  # matched by sound
     if value is None and fields.kind(spec) == "choice":
+        close = normalise.choices_named(text, spec.options or ())
+        if len(close) > 1:  # "Rome": Rome, Italy or Rome, Georgia? asked, never guessed (CONTRACTS)
+            r.decide("choice_ambiguous", field=spec.name, heard=text, candidates=list(close))
+            return _choose(r, _Choose(replace(f.ask, choices=close), say=candidates.question(spec.label, close)))
         return r.wait(replace(f, heard=heard), PickOption(spec, text))
     return _field_value(r, f, heard, value, spelled, needs_read_back)
 
@@ -959,7 +963,9 @@ def _choose_answer(r: _Run, c: _Choose, heard: Heard) -> Turn:
         return _choose(r, c)
     pick = candidates.pick(text, ask.choices)
     c = replace(c, heard=text)
-    if pick is None and not is_question(text):
+    if pick is None and not is_question(text) and normalise.choices_named(text, ask.choices):
+        # the answer names some of them ("Miller, but with an a"): the LLM reads which; an answer that
+        # names none ("My country is the United Kingdom") is asked again, never guessed (CONTRACTS)
         as_options = ask.spec.model_copy(update={"type": "select", "options": ask.choices})
         return r.wait(c, PickOption(as_options, text))
     return _picked(r, c, pick)
@@ -1102,7 +1108,8 @@ def authorise(state: Interview, talk: Talk) -> Turn:
     the answer (:func:`~appliance.phone_agent.interview.reopen`; the summary is read again
     once the computer agent has the new value in and asks again); the page asking for
     something else first ends the exchange; three unclear answers → :class:`EndCall`."""
-    q = f"{fields.summary(state.specs, state.confirmed)} Shall I submit the form now?"
+    offer = f", or add another {state.addable} first" if state.addable else ""
+    q = f"{fields.summary(state.specs, state.confirmed)} Shall I submit the form now{offer}?"
     return _authorise(_Run(state, talk), _Authorising(q))
 
 
@@ -1125,14 +1132,14 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
         ask = r.s.queue[0]
         r.s = interview.begin(r.s, ask)
         return _start_field(r, ask, replace(heard, text=_correction(text), said=None))
-    if yes:
-        return r.wait(a, SubmitGrace())
     if ADD_ITEM.search(text) and not STOP.search(text):  # "Not yet: … please add him as a second passenger"
         r.decide("item_requested", heard=text)
         r.steps.append(Send(AddItem(request=text)))
         r.say("All right, I'll add that to the form.")
         r.s = interview.item_requested(r.s)
         return r.done()
+    if yes:
+        return r.wait(a, SubmitGrace())
     if yes is False:
         r.decide("submit_declined")
         r.say("All right, I won't submit it. Nothing has been sent. Goodbye.")

@@ -93,6 +93,7 @@ from appliance.protocol import (
     FormatInvalid,
     InfoCollected,
     InitiatePhoneCallAgent,
+    ItemAddable,
     NeedInfo,
     Payload,
     StatusUpdate,
@@ -228,7 +229,9 @@ class Interview:
     ``waiting_for``: the advice of the last give-up that named no field (the person has to
     act on the page: press a button, fix an error; '' = nothing), until the computer agent
     reports progress; ``review``: the computer agent's message once the form waits for the
-    person's review; ``asks``: questions asked for each field (bounded by :data:`MAX_ASKS`)."""
+    person's review; ``asks``: questions asked for each field (bounded by :data:`MAX_ASKS`);
+    ``addable``: one more item the page can take (``item_addable``: "passenger"), offered with
+    the summary until the person answers it."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -252,6 +255,7 @@ class Interview:
     review: str | None = None
     reopening: bool = False
     asks: Mapping[str, int] = field(default_factory=_frozen)
+    addable: str = ""  # one more item the page can take ("passenger"), offered at the summary
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -291,6 +295,8 @@ def apply(state: Interview, payload: Payload, ts: int = 0) -> Interview:
                 queue=tuple(a for a in state.queue if a.spec.name != name),
                 handed_over=_without(state.handed_over, name),
             )
+        case ItemAddable(what=what):
+            return replace(state, addable=what)
         case StatusUpdate(state="auth-required"):
             return replace(state, auth_requested=True, browser_busy=False, waiting_for="")
         case StatusUpdate(state="review", message=message):
@@ -554,7 +560,7 @@ def reopen(state: Interview, name: str) -> Interview:
 def item_requested(state: Interview) -> Interview:
     """The person asked at the summary for one more item (``add_item`` sent): the submit waits
     for the new fields to be asked and the computer agent's next ``auth-required``."""
-    return replace(state, auth_requested=False, browser_busy=True, filler_said=False)
+    return replace(state, auth_requested=False, browser_busy=True, filler_said=False, addable="")
 
 
 def authorised(state: Interview) -> Interview:

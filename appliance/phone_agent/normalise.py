@@ -549,12 +549,35 @@ def choice(text: str, options: tuple[str, ...] | list[str], by_sound: bool = Tru
     if not hits and by_sound:
         # ASR spelled a word the way it sounds ("roam" for "Rome"): match by sound, if only one option does
         said = {soundex(w) for w in t.split()}
-        hits = [o for o in options if all(soundex(w) in said for w in words(o).split())]
+        # a word with no sound code (a number) must be said as it is: "10:30am" is not "14:30"
+        hits = [
+            o for o in options if all(soundex(w) in said if soundex(w) else w in t.split() for w in words(o).split())
+        ]
         return hits[0] if len(hits) == 1 else None
     if not hits:
         return None
     best = max(hits, key=len)
     return best if sum(len(h) == len(best) for h in hits) == 1 else None
+
+
+#: words that name nothing on their own in an answer ("I'd like to fly to Rome")
+_NOT_NAMING = frozenset(
+    "i i'd id im i'm my me we our a an the to of in on at for and or is it it's its please like would "
+    "want go going fly flying travel travelling to from with be".split()
+)
+
+
+def choices_named(text: str, options: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The options that contain a word of ``text`` other than filler, when no option is named
+    whole (:func:`choice`): "to Rome" with ("Rome, Italy", "Rome, Georgia, United States",
+    "Paris, France") → the two Romes. A word found in every option names none of them."""
+    said = {w for w in re.findall(r"[\w']+", clean(text).casefold()) if w not in _NOT_NAMING and len(w) > 1}
+    hits = []
+    for o in options:
+        words = set(re.findall(r"[\w']+", o.casefold()))
+        if said & words and not all(said & set(re.findall(r"[\w']+", x.casefold())) for x in options):
+            hits.append(o)
+    return tuple(hits)
 
 
 def soundex(word: str) -> str:

@@ -388,6 +388,8 @@ DecisionWhat = Literal[
     "no_value",
     "press_opener_button",
     "item_requested",
+    "choice_ambiguous",
+    "dismiss_popup",
     "add_item_pressed",
     "add_item_refused",
     "asr_unsure",

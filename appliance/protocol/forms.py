@@ -17,6 +17,7 @@ initiate_phone_call_agent   ``{purpose, required_info: [FieldSpec, ...]}``
 submit_authorized           ``{}``
 submitted                   ``{confirmation?}`` — the form was submitted (a message,
                             not the A2A task state)
+item_addable                ``{what}`` — the page can take one more item ("passenger")
 add_item                    ``{request}`` — the person asked at the summary for one more
                             item of a repeating group ("add a second passenger")
 step_failed                 ``{problem, reason, advice, field?}`` — the computer agent
@@ -119,6 +120,14 @@ class AddItem(Payload):
     request: str = Field(min_length=1)
 
 
+class ItemAddable(Payload):
+    """The page can take one more item of a repeating group (its "Add another passenger"
+    control): ``what`` is the item in the page's words ("passenger"). Sent before
+    ``auth-required``, so the summary can offer it ("… or add another passenger first?")."""
+
+    what: str = Field(min_length=1)
+
+
 for _name, _model, _urgent in (
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
@@ -130,5 +139,6 @@ for _name, _model, _urgent in (
     ("submitted", Submitted, False),
     ("step_failed", StepFailed, False),
     ("add_item", AddItem, False),
+    ("item_addable", ItemAddable, False),
 ):
     register_type(_name, _model, urgent=_urgent)

@@ -227,6 +227,8 @@ class SimulatedPerson:
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
             topic = self._named.get(named.group(1).casefold()) if named else None
+            if topic is None and _COMPANION_ASKED.search(asked):  # "the first name of passenger 2"
+                topic = _companion_topic(asked, topics)
             if topic is None and "consent" in topics and _CONSENT_ASKED.search(asked):
                 topic = "consent"
             try:
@@ -378,6 +380,26 @@ _FRAME = re.compile(
 #: a read-back that names its detail, group 1 ("For your family name, I have it as Juliett, …", and as Whisper
 #: may write it: "for your family name. I have it as …")
 _READ_BACK_OF = re.compile(r"\bfor your ([\w()' -]{1,40}?)[\s,:;.]+i (?:have|had)\b", re.I)
+#: a question about the person travelling with them ("What is the first name of passenger 2?")
+_COMPANION_ASKED = re.compile(
+    r"\b(passenger|traveller|traveler|guest|person|adult) (2|two)\b|\bsecond (passenger|traveller|guest|person)\b|\bpartner\b",
+    re.I,
+)
+
+
+def _companion_topic(asked: str, topics) -> str | None:
+    """The companion's detail a question asks for (``companion_*`` profile keys), or None."""
+    for words, key in (
+        (r"birth|born", "companion_date_of_birth"),
+        (r"first|given", "companion_given_name"),
+        (r"last|family|surname", "companion_family_name"),
+        (r"name", "companion_name"),
+    ):
+        if re.search(words, asked, re.I) and key in topics:
+            return key
+    return None
+
+
 #: a request for consent ("Do you accept the fare rules and the privacy notice?")
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
