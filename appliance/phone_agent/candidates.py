@@ -32,6 +32,12 @@ _ORDINALS = {
 
 #: Words that distinguish nothing ("the one in Texas", "Manchester-by-the-Sea").
 _FILLER = frozenset("the a an in of on at by one please i mean it s is that this want".split())
+#: words in many place names that tell no place apart on their own: "My country is the United
+#: Kingdom" names no "…, United States" (bench: it picked Rome, Georgia, United States for Rome)
+GENERIC = frozenset(
+    "united states kingdom new north south east west northern southern eastern western saint st great "
+    "city county republic island islands province state".split()
+)
 
 
 def _words(s: str) -> list[str]:
@@ -48,6 +54,16 @@ def question(label: str, candidates: tuple[str, ...]) -> str:
     return f"The page offers several for {what[0].lower() + what[1:]}: {listed}{more}. Which one do you mean?"
 
 
+def _named_by(candidate: str, said: str, said_words: set[str], common: set[str]) -> bool:
+    """Whether the answer names ``candidate`` by what sets it apart: a word of its own that is not
+    :data:`GENERIC`, or two of its words in a row ("United Kingdom"; "United" alone names no
+    "…, United States")."""
+    ws = _words(candidate)
+    if (set(ws) - common) & said_words - GENERIC:
+        return True
+    return any(f" {a} {b} " in said for a, b in zip(ws, ws[1:]) if {a, b} - common)
+
+
 def pick(text: str, candidates: tuple[str, ...]) -> str | None:
     """The candidate the answer ``text`` names, or None (see the module docstring)."""
     said = " " + " ".join(_words(text)) + " "
@@ -57,8 +73,8 @@ def pick(text: str, candidates: tuple[str, ...]) -> str | None:
         return best if sum(len(c) == len(best) for c in full) == 1 else None
     common = set.intersection(*(set(_words(c)) for c in candidates)) if candidates else set()
     said_words = set(said.split()) - _FILLER
-    named = [c for c in candidates if (set(_words(c)) - common) & said_words]
-    if len(named) == 1:
-        return named[0]
+    touched = [c for c in candidates if (set(_words(c)) - common) & said_words]
+    if len(touched) == 1 and _named_by(touched[0], said, said_words, common):
+        return touched[0]
     nth = {i % len(candidates) for w, i in _ORDINALS.items() if f" {w} " in said and i < len(candidates)}
     return candidates[nth.pop()] if len(nth) == 1 else None

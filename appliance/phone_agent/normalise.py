@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from appliance.phone_agent import words
+from appliance.phone_agent import candidates, words
 
 UNITS = {
     "zero": 0,
@@ -571,7 +571,11 @@ def choices_named(text: str, options: tuple[str, ...] | list[str]) -> tuple[str,
     """The options that contain a word of ``text`` other than filler, when no option is named
     whole (:func:`choice`): "to Rome" with ("Rome, Italy", "Rome, Georgia, United States",
     "Paris, France") → the two Romes. A word found in every option names none of them."""
-    said = {w for w in re.findall(r"[\w']+", clean(text).casefold()) if w not in _NOT_NAMING and len(w) > 1}
+    said = {
+        w
+        for w in re.findall(r"[\w']+", clean(text).casefold())
+        if w not in _NOT_NAMING and w not in candidates.GENERIC and len(w) > 1
+    }
     hits = []
     for o in options:
         words = set(re.findall(r"[\w']+", o.casefold()))
