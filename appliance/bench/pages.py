@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 from aiohttp import web
 
 from appliance.demo.profile import Profile
+from appliance.demo.spec import comparable
 
 _PAGE_KEYS = {"id", "file", "task", "profile", "person", "expected_submitted", "compare", "checks"}
 _PERSON_KEYS = {"authorise_submit", "first_answers"}
@@ -118,28 +118,10 @@ def _text(v: object) -> str:
 
 
 def same(expected: str, got: object, how: str) -> bool:
-    """``got`` (what the page submitted) is ``expected`` by ``how`` (see the module docstring)."""
+    """``got`` (what the page submitted) is ``expected`` by ``how``, as the bundled specs compare
+    (:func:`appliance.demo.spec.comparable`); ``exact`` is exact."""
     g = _text(got) if got is not None else ""
-    if how == "casefold":
-        return expected.casefold() == g.strip().casefold()
-    if how == "alnum":
-        return re.sub(r"[\W_]+", "", expected).casefold() == re.sub(r"[\W_]+", "", g).casefold()
-    if how == "digits":
-        return re.sub(r"\D", "", expected) == re.sub(r"\D", "", g)
-    if how == "phone":
-        import phonenumbers
-
-        try:
-            a, b = phonenumbers.parse(expected, "GB"), phonenumbers.parse(g, "GB")
-        except phonenumbers.NumberParseException:
-            return False
-        return (a.country_code, a.national_number) == (b.country_code, b.national_number)
-    if how == "date":
-        try:
-            return date.fromisoformat(expected) == date.fromisoformat(g.strip()[:10])
-        except ValueError:
-            return False
-    return expected == g
+    return expected == g if how == "exact" else comparable(expected, how) == comparable(g, how)
 
 
 class PagesSite:

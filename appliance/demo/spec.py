@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
@@ -29,25 +30,27 @@ class FieldRule:
     name: str
     key: str
     values: dict[str, str] = field(default_factory=dict)
-    compare: Literal["exact", "casefold", "alnum", "digits", "number", "phone"] = "exact"
+    compare: Literal["exact", "casefold", "alnum", "digits", "number", "phone", "date"] = "exact"
     label: str = ""  # the label a person reads on the page ('' = not checked)
     widget: str = "native"  # the FieldView.widget that operates it
     when: dict[str, str] = field(default_factory=dict)  # profile key → value for the rule to apply
 
     def applies(self, profile: Profile) -> bool:
         """Whether this person's answers make the page show (and send) this field."""
-        return all(_norm(profile.facts.get(k, ""), "casefold") == _norm(v, "casefold") for k, v in self.when.items())
+        return all(
+            comparable(profile.facts.get(k, ""), "casefold") == comparable(v, "casefold") for k, v in self.when.items()
+        )
 
     def expected(self, profile: Profile) -> str:
         """The value the page must hold for this person ('' when the profile lacks the key)."""
         v = profile.facts.get(self.key, "")
         for pv, page in self.values.items():
-            if _norm(pv, "casefold") == _norm(v, "casefold"):
+            if comparable(pv, "casefold") == comparable(v, "casefold"):
                 return page
         return v
 
     def matches(self, expected: str, got: str) -> bool:
-        return _norm(expected, self.compare) == _norm(got, self.compare)
+        return comparable(expected, self.compare) == comparable(got, self.compare)
 
 
 @dataclass(frozen=True)
@@ -87,10 +90,11 @@ class FieldResult:
     ok: bool
 
 
-def _norm(v: str, how: str) -> str:
-    """``v`` as rule ``compare`` reads it: ``casefold``; ``alnum`` (letters and digits only,
+def comparable(v: str, how: str) -> str:
+    """``v`` as a ``compare`` mode reads it: ``casefold``; ``alnum`` (letters and digits only,
     case-folded); ``digits``; ``number`` ("03" is "3"); ``phone`` (E.164 by libphonenumber, a
-    number without + read as British, the demo profiles' country); else exact."""
+    number without + read as British, the demo profiles' country); ``date`` (an ISO date, a
+    time after it dropped); else as given, stripped."""
     v = str(v).strip()
     if how == "casefold":
         return v.casefold()
@@ -100,6 +104,11 @@ def _norm(v: str, how: str) -> str:
         return re.sub(r"\D", "", v)
     if how == "number":
         return str(int(v)) if v.isdigit() else v
+    if how == "date":
+        try:
+            return date.fromisoformat(v[:10]).isoformat()
+        except ValueError:
+            return v
     if how == "phone":
         import phonenumbers
 
