@@ -27,7 +27,10 @@ def test_the_bundled_example_folder_is_read():
     "bad, why",
     [
         ({"pages": [{"id": "a", "file": "callback.html", "colour": "red"}]}, "keys not read by this bench: colour"),
-        ({"pages": [{"id": "a", "file": "callback.html", "person": {"otp": "1"}}]}, "keys not read by this bench: otp"),
+        (
+            {"pages": [{"id": "a", "file": "callback.html", "person": {"mood": "1"}}]},
+            "keys not read by this bench: mood",
+        ),
         ({"pages": [{"id": "a", "file": "callback.html", "compare": {"x": "fuzzy"}}]}, "compare fuzzy is not one of"),
         ({"pages": [{"id": "a", "file": "nowhere.html"}]}, "no file 'nowhere.html'"),
         ({"pages": [{"file": "callback.html"}]}, "malformed"),
@@ -38,6 +41,16 @@ def test_a_pages_json_it_cannot_read_fully_is_refused_naming_the_key(tmp_path, b
     (tmp_path / "pages.json").write_text(json.dumps(bad))
     with pytest.raises(SystemExit, match=why):
         load_pages(tmp_path)
+
+
+def test_the_persons_behaviour_keys_reach_the_simulated_persons_profile(tmp_path):
+    """CONTRACTS "bench form": ``not_sure``, ``adds_at_summary`` and ``otp`` are read, never refused."""
+    (tmp_path / "p.html").write_text("<p>x</p>")
+    person = {"not_sure": ["middle_name"], "adds_at_summary": "Not yet: add my partner.", "otp": 428913}
+    (tmp_path / "pages.json").write_text(json.dumps({"pages": [{"id": "a", "file": "p.html", "person": person}]}))
+    (page,) = load_pages(tmp_path)
+    assert page.profile.not_sure == ("middle_name",) and page.profile.adds_at_summary == "Not yet: add my partner."
+    assert page.profile.facts["one_time_code"] == "428913"
 
 
 def test_compare_modes():

@@ -101,6 +101,9 @@ def test_numeric_date_order():
         ("Yes, it's Johnson", "Johnson"),
         ("I live in Manchester.", "Manchester"),
         ("Yes, please submit it.", None),
+        # bench, tom-select-destination: "I have I'd Like To Fly. Is that right?"
+        ("I'd like to fly to Rome.", "Rome"),
+        ("I'm flying to Lisbon.", "Lisbon"),
     ],
 )
 def test_name(said, want):

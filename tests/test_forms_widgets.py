@@ -104,12 +104,19 @@ async def _fill_page(page, spec, profile) -> None:
     own step button; checks labels, widgets and read-backs on the way."""
     known = {_fold(r.label) for r in spec.fields} | {_fold(label) for label in spec.empty_labels}
     todo = {r.name: r for r in spec.rules_for(profile)}
-    for _ in range(3 * len(todo) + 3):
-        if not todo:
-            return
+    for _ in range(3 * len(todo) + 4):
         view = await perceive(page)
         live = {_fold(f.label): f for f in view.live_fields}
         assert set(live) <= known, f"fields a person does not see, or unreadable labels: {set(live) - known}"
+        # one field a label, still operated by its widget once filled: a widget's own control never becomes a
+        # field (tom-select's search box, once a choice was made and the focus had left, was read as a second
+        # "Destination city" and asked again)
+        assert len(live) == len(view.live_fields), [(f.key, f.label) for f in view.live_fields]
+        for r in spec.rules_for(profile):
+            f = live.get(_fold(r.label))
+            assert r.name in todo or f is None or f.widget == r.widget, (r.name, f.key, f.widget)
+        if not todo:
+            return
         rule = next((r for r in todo.values() if _fold(r.label) in live), None)
         if rule is None:  # a step button moves on; with none, an opener reveals the form ("Start now")
             step = next(b for b in view.buttons if b.role == "step" or (b.role == "opener" and not live))

@@ -178,6 +178,19 @@ def test_questions_leave_out_optional_and_agree_with_a_plural():
     assert q("Status") == "What is your status?"
 
 
+def test_an_item_of_a_repeating_group_is_asked_by_its_group_and_index():
+    """CONTRACTS "Field spec": ``group`` and ``group_index`` tell the second passenger's first
+    name from the first's, where the label alone does not."""
+
+    def q(label, group=None, index=None):
+        spec = FieldSpec(name="x", label=label, type="text", required=True, group=group, group_index=index)
+        return fields.question(spec)
+
+    assert q("First name", "Passenger", 2) == "What is the first name of passenger 2?"
+    assert q("Passenger 2: First name", "Passenger", 2) == "What is the first name of passenger 2?"
+    assert q("First name") == "What is your first name?"
+
+
 def test_a_free_text_answer_keeps_the_persons_own_words():
     """Bench, text person: "Please call me after 5 pm." was read back as "call me after 5 pm"."""
     assert (

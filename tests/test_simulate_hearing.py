@@ -927,3 +927,38 @@ async def test_told_the_choices_the_person_names_the_one_that_means_its_answer(f
     person = SimulatedPerson(Profile("p", facts), llm, emit=lambda *a, **k: None)
     assert await person.respond(heard) == want
     assert llm.asked("option") == asked
+
+
+async def test_asked_which_of_the_pages_close_matches_the_person_picks_one_for_the_detail_asked():
+    """Bench, tom-select-destination: asked "The page offers several for destination city: Rome,
+    Italy; or Rome, Georgia, United States. Which one do you mean?", the person's LLM took it
+    for the country and said "My country is United Kingdom"; the call handed the field over.
+    The question is about the detail last asked; the person names one of the candidates."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("country", option="Rome, Italy")  # the LLM would take any question for the country
+    person = SimulatedPerson(
+        Profile("p", {"destination": "Rome", "country": "United Kingdom"}), llm, emit=lambda *a, **k: None
+    )
+    assert await person.respond("What is your destination?") == "I'd like to fly to Rome."
+    said = await person.respond(
+        "The page offers several for destination city: Rome, Italy; or Rome, Georgia, United States. "
+        "Which one do you mean?"
+    )
+    assert said == "I'd like to fly to Rome, Italy."
+    assert llm.asked("option") == 1 and llm.asked("topic") == 0
+
+
+async def test_the_person_is_not_sure_of_what_its_profile_says_and_adds_at_the_summary_once():
+    """Profile ``not_sure`` and ``adds_at_summary`` (CONTRACTS "bench form", ``person``)."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    profile = Profile(
+        "p", {"given_name": "Ada"}, not_sure=("middle_name",), adds_at_summary="Not yet: add my partner Sarah, please."
+    )
+    person = SimulatedPerson(profile, AgreeingLLM("middle_name"), emit=lambda *a, **k: None)
+    assert await person.respond("What is your middle name?") == "I'm not sure."
+    assert await person.respond("Shall I submit the form now?") == "Not yet: add my partner Sarah, please."
+    assert await person.respond("Shall I submit the form now?") == "Yes, please submit it."

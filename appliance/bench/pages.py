@@ -3,8 +3,10 @@ of CONTRACTS ("bench form").
 
 DIR is served as the web root on 127.0.0.1 (a free port; a page's library files live in DIR).
 ``DIR/pages.json`` is ``{"pages": [{"id", "file", "task", "profile": {KEY: VALUE}, "person":
-{"authorise_submit", "first_answers"}, "expected_submitted": {KEY: VALUE}, "compare": {KEY:
-"exact"|"casefold"|"alnum"|"digits"|"phone"|"date"}, "checks": [JS expressions]}]}``. A page
+{"authorise_submit", "first_answers", "not_sure", "adds_at_summary", "otp"}, "expected_submitted":
+{KEY: VALUE}, "compare": {KEY: "exact"|"casefold"|"alnum"|"digits"|"phone"|"date"}, "checks": [JS
+expressions]}]}``. The person's keys are the profile's (:mod:`appliance.demo.profile`); ``otp`` is
+the code the page "sends" them, their ``one_time_code``. A page
 records what it accepted in ``window.__submitted`` (null until then). The agents never read
 any of this: an instrumentation script added to each HTML page the server sends (never
 shown, never read by perception: it adds no element) reports ``window.__submitted`` and the
@@ -31,7 +33,7 @@ from appliance.demo.profile import Profile
 from appliance.demo.spec import comparable
 
 _PAGE_KEYS = {"id", "file", "task", "profile", "person", "expected_submitted", "compare", "checks"}
-_PERSON_KEYS = {"authorise_submit", "first_answers"}
+_PERSON_KEYS = {"authorise_submit", "first_answers", "not_sure", "adds_at_summary", "otp"}
 _COMPARE = {"exact", "casefold", "alnum", "digits", "phone", "date"}
 
 _RECORDER = """<script>
@@ -89,11 +91,14 @@ def load_pages(folder: Path) -> list[BroughtPage]:
             raise SystemExit(f"{where}: compare {', '.join(sorted(bad))} is not one of {', '.join(sorted(_COMPARE))}")
         person = p.get("person") or {}
         try:
+            otp = {"one_time_code": _text(person["otp"])} if "otp" in person else {}
             profile = Profile(
                 name=str(p["id"]),
-                facts={str(k): _text(v) for k, v in (p.get("profile") or {}).items()},
+                facts={str(k): _text(v) for k, v in (p.get("profile") or {}).items()} | otp,
                 first_answers={str(k): _text(v) for k, v in (person.get("first_answers") or {}).items()},
                 authorise_submit=bool(person.get("authorise_submit", True)),
+                not_sure=tuple(str(k) for k in person.get("not_sure") or ()),
+                adds_at_summary=str(person.get("adds_at_summary") or ""),
             )
             out.append(
                 BroughtPage(

@@ -801,11 +801,15 @@ class ComputerAgent:
             await self.preview.show_focus(button.text, loc)
             self.emit("preview_focus", agent=self.id, field=None, label=button.text, box=self.preview.focus)
         try:
-            try:
-                await loc.click(trial=True, timeout=COVERED_WAIT_MS)
-            except PlaywrightError:  # covered (an open date picker's popup): a person clicks beside it first
-                self.emit("decision", agent=self.id, what="dismiss_popup", button=button.text)
+            # The last field's popup (a date picker) may open over the button, even after a first
+            # look found it clear: leave the field as a person does, look, and once more if covered.
+            for _ in range(2):
                 await page.evaluate(DISMISS_JS)
+                try:
+                    await loc.click(trial=True, timeout=COVERED_WAIT_MS)
+                    break
+                except PlaywrightError:
+                    self.emit("decision", agent=self.id, what="dismiss_popup", button=button.text)
             # click() waits for a navigation it starts to commit; then wait for the new page's load
             await loc.click(timeout=self.cfg.page_load_timeout_ms)
             self.actions.add("click")

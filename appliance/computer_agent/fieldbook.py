@@ -43,7 +43,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from appliance.computer_agent import localised, page, verdict, widgets
-from appliance.protocol import FieldFilled, FieldSpec, FieldValue, FillError, FormatInvalid, InfoCollected
+from appliance.protocol import (
+    ONE_TIME_CODE,
+    FieldFilled,
+    FieldSpec,
+    FieldValue,
+    FillError,
+    FormatInvalid,
+    InfoCollected,
+)
 
 Key = tuple[str, str]  # (ident, label) of a field on the page
 
@@ -354,8 +362,11 @@ def spec_for(name: str, f: page.FieldView) -> FieldSpec:
         # a time as the person says it on a 24-hour clock ("2:30pm" → "14:30"); a name in English
         options=tuple(widgets.read_time(o.label) or o.english or o.label for o in f.options) if f.options else None,
         format_hint=(hint or None) if english else None,
-        meaning=name,
+        meaning=ONE_TIME_CODE if "one-time-code" in f.autocomplete.split() else name,
         consent=verdict.consent(f),
+        section=f.section or None,
+        group=(f.group or None) if f.group_index else None,
+        group_index=f.group_index or None,
     )
 
 

@@ -135,7 +135,16 @@
   // the USWDS input). {opener: what a person clicks, box: the widget's own markup} or null.
   const COMBO = "[role=combobox],[aria-haspopup=listbox],[aria-haspopup=true]";
   const FIELDISH = "select,input[name],textarea[name]";
-  const comboIn = (n) => (n.matches(COMBO) && seen(n) ? n : [...n.querySelectorAll(COMBO)].find(seen)) || null;
+  // the combobox in n a person clicks; one the widget hides while it holds a choice (tom-select's input
+  // once an item is picked and the focus has left) is clicked by the visible box round it
+  const comboIn = (n) => {
+    if (n.matches(COMBO) && seen(n)) return n;
+    const combos = [...n.querySelectorAll(COMBO)];
+    const shown = combos.find(seen);
+    if (shown) return shown;
+    for (const c of combos) for (let p = c.parentElement; p && n.contains(p); p = p.parentElement) if (seen(p)) return p;
+    return null;
+  };
   const replacement = (sel) => {
     if (sel.tagName !== "SELECT" || sel.multiple || seen(sel)) return null;
     let node = sel;
@@ -589,6 +598,14 @@
   safe("repeated labels", () => {
     const dup = fields.filter((f) => namesakes(f).length);
     const titles = new Map(dup.map((f) => [f, blockTitle(f, namesakes(f))]));
+    // a repeating group (FieldSpec.group, group_index): the words every namesake's block title shares
+    // ("Passenger 1", "Passenger 2": "Passenger"; none: ""), and the field's place among its namesakes from 1
+    for (const f of dup) {
+      const items = [f, ...namesakes(f)].sort((a, b) => fields.indexOf(a) - fields.indexOf(b));
+      const words = items.map((g) => foldL(titles.get(g) || "").split(/[^\p{L}]+/u).filter(Boolean));
+      f.group = clean((titles.get(f) || "").split(/[^\p{L}]+/u).filter((w) => w && words.every((ws) => ws.includes(foldL(w)))).join(" "));
+      f.groupIndex = items.indexOf(f) + 1;
+    }
     for (const f of dup) {
       const words = hiddenWords(f).replace(/^\W+|\W+$/g, "");
       if (words && foldL(titles.get(f)).includes(foldL(words))) f.label = `${words}: ${f.label}`;
@@ -659,6 +676,18 @@
     const uniq = out.filter((t, i) => !out.some((u, j) => j !== i && u.length > t.length && u.includes(t)));
     return [...new Set(uniq)].join(". ");
   };
+  // the part of the page a field is in (FieldSpec.section): its fieldset's legend or group's name (not
+  // its own radio group's), else the last heading before it
+  const heads = safe("headings", () => all.filter((n) => n.matches("h1,h2,h3,h4,legend,[role=heading]") && seen(n) && visText(n)), []);
+  const sectionOf = (f) => safe("section", () => {
+    for (let c = f.el.parentElement; c && c !== document.body; c = c.parentElement) {
+      if (!c.matches("fieldset,[role=group],[role=region],section[aria-labelledby],section[aria-label]")) continue;
+      const t = groupLabel(c, f.el);
+      if (t && foldL(t) !== foldL(f.label)) return t;
+    }
+    const before = heads.filter((h) => h.compareDocumentPosition(f.el) & Node.DOCUMENT_POSITION_FOLLOWING);
+    return before.length ? visText(before[before.length - 1]) : "";
+  }, "");
   const keyCount = {};
   const out = fields.flatMap((f) => safe(nameOf(f.el), () => [readField(f)], []));
   function readField(f) {
@@ -693,6 +722,7 @@
       error: problems(f), min: el.getAttribute("min") ?? el.getAttribute("aria-valuemin"),
       max: el.getAttribute("max") ?? el.getAttribute("aria-valuemax"),
       autocomplete: (el.getAttribute("autocomplete") || "").toLowerCase(),
+      section: sectionOf(f), group: f.group || "", group_index: f.groupIndex || 0,
     };
   }
   // while a modal dialog is open (aria-modal, a <dialog> shown modal) a person can press only what is in it

@@ -156,6 +156,9 @@ class FieldView:
     widget: str = "native"  # how it is operated: a key of widgets.STRATEGIES
     frame: object = field(default=None, compare=False, repr=False)  # its Playwright Frame (None: the main frame)
     lang: str = ""  # the page's language (its lang attribute; '' = not given)
+    section: str = ""  # the page's part it is in: its fieldset's legend, else the heading before it ('' = none)
+    group: str = ""  # a repeating group's name, the words its items' titles share ("Passenger"; '' = none)
+    group_index: int = 0  # its item's place in that group from 1 (0 = not in a repeating group)
 
     @property
     def ident(self) -> str:
@@ -300,6 +303,9 @@ def _fields(d: dict, frame, key_prefix: str) -> list[FieldView]:
                 widget=f["widget"],
                 frame=frame,
                 lang=lang,
+                section=f["section"],
+                group=f["group"],
+                group_index=f["group_index"],
             )
         )
     return out

@@ -9,7 +9,12 @@ describe behaviour rather than data:
   be submitted;
 * ``first_answers`` (mapping key → value): what the person says the first time that key
   is asked (e.g. a phone number without the country code); once asked again they give the
-  profile value.
+  profile value;
+* ``not_sure`` (list of keys): the person answers "I'm not sure." whenever one is asked;
+* ``adds_at_summary`` (text): what the person says, once, when first asked whether the form
+  may be submitted ("Not yet: please add my partner Sarah as a second passenger.").
+
+``one_time_code`` is the code a site sends the person (SMS, e-mail) to type back.
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ class ProfileError(ValueError):
 @dataclass(frozen=True)
 class Profile:
     """One person: ``facts`` (key → written value, all strings; booleans as "yes"/"no"),
-    ``first_answers`` (key → first, wrong-format value) and ``authorise_submit``."""
+    ``first_answers`` (key → first, wrong-format value), ``authorise_submit``, ``not_sure``
+    (keys answered "I'm not sure.") and ``adds_at_summary`` (said once at the first request
+    to submit; '' = nothing)."""
 
     name: str
     facts: dict[str, str]
     first_answers: dict[str, str] = field(default_factory=dict)
     authorise_submit: bool = True
+    not_sure: tuple[str, ...] = ()
+    adds_at_summary: str = ""
 
     @property
     def display_name(self) -> str:
@@ -66,8 +75,12 @@ def load_profile(path_or_name: str | Path) -> Profile:
         raise ProfileError(f"{p}: a profile is a mapping of semantic keys to values")
     first = data.pop("first_answers", None) or {}
     authorise = data.pop("authorise_submit", True)
+    not_sure = data.pop("not_sure", None) or []
+    adds = data.pop("adds_at_summary", "")
     if not isinstance(first, dict) or not isinstance(authorise, bool):
         raise ProfileError(f"{p}: first_answers must be a mapping and authorise_submit a boolean")
+    if not isinstance(not_sure, list) or not isinstance(adds, str):
+        raise ProfileError(f"{p}: not_sure must be a list of keys and adds_at_summary a text")
     for k, v in list(data.items()) + list(first.items()):
         if isinstance(v, (dict, list)) or v is None:
             raise ProfileError(f"{p}: {k}: expected a single value, got {type(v).__name__}")
@@ -79,4 +92,6 @@ def load_profile(path_or_name: str | Path) -> Profile:
         facts={str(k): _text(v) for k, v in data.items()},
         first_answers={str(k): _text(v) for k, v in first.items()},
         authorise_submit=authorise,
+        not_sure=tuple(str(k) for k in not_sure),
+        adds_at_summary=adds,
     )

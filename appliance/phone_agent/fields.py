@@ -266,9 +266,13 @@ def question(spec: FieldSpec) -> str:
     fare rules and the privacy notice?"; a "(s)" is not read out (Piper says it as a letter S:
     "What is your given name?" for "Given name(s)"); a date's label that does not say so gets "date":
     "What is your check-in date?"; "(optional)" is not read out, a plural takes "are": "What are
-    your notes for the crew?", a number "how many": "How many checked bags?"."""
+    your notes for the crew?", a number "how many": "How many checked bags?"; an item of a
+    repeating group whose label does not name it is asked by its group and index ("What is the
+    first name of passenger 2?")."""
     label = re.sub(r"(?i)\s*\((?:optional|required)\)$", "", _said(spec.label).rstrip(":*").strip())
     label = _FORMAT_NOTE.sub("", label).strip()  # "Date (DD/MM/YYYY)": the format is the page's to care about
+    if spec.group and spec.group_index and spec.group.casefold() not in label.casefold():
+        label = f"{spec.group} {spec.group_index}: {label}"  # an item of a repeating group: "… of passenger 2"
     k = kind(spec)
     if k == "yesno":
         m = re.match(r"(?i)i (agree|accept|consent|confirm|want|would like|have read)\b(.*)", label)

@@ -87,6 +87,7 @@ from typing import Literal
 
 from appliance.phone_agent import fields
 from appliance.protocol import (
+    ONE_TIME_CODE,
     FieldSpec,
     FieldValue,
     FillError,
@@ -109,6 +110,9 @@ REJECTION_LIMIT = 3
 #: Questions for one field in one call (re-asks included) before it is handed to the person to set
 #: in the preview or the box (issue 26: a phone number the page kept regrouping was asked 11,866 times).
 MAX_ASKS = 4
+#: Questions for a one-time code the site sent the person: the first, then at most two more after the
+#: page refused it (issue 26: "a wrong code is asked again at most twice").
+MAX_CODE_ASKS = 3
 
 #: How a field is asked: in words, to be spelled, or either with the offer to type it on the screen.
 AskMode = Literal["words", "words_or_type", "spell", "spell_or_type"]
@@ -476,8 +480,14 @@ def asked(state: Interview, name: str) -> Interview:
 
 
 def asked_out(state: Interview, name: str) -> bool:
-    """Whether field ``name`` has had its :data:`MAX_ASKS` questions."""
-    return state.asks.get(name, 0) >= MAX_ASKS
+    """Whether field ``name`` has had its questions: :data:`MAX_CODE_ASKS` for a one-time code
+    (``meaning`` :data:`~appliance.protocol.forms.ONE_TIME_CODE`), else :data:`MAX_ASKS`.
+
+    Raises:
+        InterviewError: ``name`` is not a known field.
+    """
+    bound = MAX_CODE_ASKS if _spec(state, name).meaning == ONE_TIME_CODE else MAX_ASKS
+    return state.asks.get(name, 0) >= bound
 
 
 def hand_over(state: Interview, name: str) -> Interview:

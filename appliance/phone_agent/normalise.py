@@ -96,11 +96,15 @@ YES = re.compile(
     r"please do|do it|i agree|i accept|i do|that's it|that is it|fine|of course|certainly)\b"
 )
 NO = re.compile(r"\b(no|nope|nah|not|wrong|incorrect|don't|do not|negative|cancel|stop|never|decline)\b")
+_TO_PLACE = r"(?:fly|flying|go|going|travel|travelling|traveling|head|heading) to"
 _LEAD_IN = re.compile(
     r"^.*?\b(?:is|it's|it is|i'm|i am|am|name's|called|that's|that is|was|live in|living in|"
-    r"born in|from)\b[\s,:]*",
+    r"born in|from|%s)\b[\s,:]*" % _TO_PLACE,
     re.I,
 )
+#: a place said with the way there ("I'd like to fly to Rome", "I'm flying to Paris": bench, "I'd Like To Fly"
+#: was read back as the destination city)
+_TRAVEL_TO = re.compile(r"^%s\b[\s,:]*" % _TO_PLACE, re.I)
 _FILLER = re.compile(r"^(?:(?:um+|uh+|er+|erm|well|so|okay|ok|yes|yeah|sure|right|please)\b[\s,.]*)+", re.I)
 
 
@@ -205,9 +209,13 @@ def _spelled(words: list[str]) -> str | None:
 
 
 def strip_lead_in(text: str) -> str:
-    """Remove "my X is", "it's", fillers and closing punctuation: "Yes, it's Miller." → "Miller"."""
+    """Remove "my X is", "it's", the way to a place ("I'd like to fly to"), fillers and closing
+    punctuation: "Yes, it's Miller." → "Miller"; "I'm flying to Paris, France." → "Paris, France"."""
     t = clean(text).strip()
     m = _LEAD_IN.match(t)
+    if m and m.end() < len(t):
+        t = t[m.end() :]
+    m = _TRAVEL_TO.match(t)  # "I'm flying to Paris": "I'm" came off first
     if m and m.end() < len(t):
         t = t[m.end() :]
     t = _FILLER.sub("", t)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from appliance.protocol.control import Ack, Interrupt, StatusUpdate, TaskAssigned, TaskCompleted, TaskState, Terminate
 from appliance.protocol.events import Emit
 from appliance.protocol.forms import (
+    ONE_TIME_CODE,
     AddItem,
     FieldFilled,
     FieldSpec,
@@ -48,6 +49,7 @@ from appliance.protocol.registry import (
 from appliance.protocol.werewolf import ActionPayload, SeatViewPayload, TurnPayload
 
 __all__ = [
+    "ONE_TIME_CODE",
     "Ack",
     "AddItem",
     "ActionPayload",

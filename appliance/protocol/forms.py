@@ -27,7 +27,8 @@ step_failed                 ``{problem, reason, advice, field?}`` — the comput
                             and ``advice`` at once
 ==========================  ===========================================================
 
-``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?}``.
+``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?, meaning?, consent,
+section?, group?, group_index?}`` (CONTRACTS "Field spec").
 A field value is a string, a boolean (checkbox) or a list of strings (multi-select).
 Task states and stop signals are in :mod:`appliance.protocol.control`.
 """
@@ -41,6 +42,8 @@ from pydantic import Field
 from appliance.protocol.registry import Payload, register_type
 
 FieldValue = str | bool | tuple[str, ...]
+#: ``FieldSpec.meaning`` of a code the site sends the person (SMS, e-mail; HTML ``autocomplete="one-time-code"``)
+ONE_TIME_CODE = "one_time_code"
 
 
 class FieldSpec(Payload):
@@ -55,6 +58,9 @@ class FieldSpec(Payload):
     format_hint: str | None = None  # e.g. "YYYY-MM-DD", "+44 …"
     meaning: str | None = None  # the field's canonical English name (given_name, date_of_birth, country …)
     consent: Literal["none", "required", "optional"] = "none"  # terms/declarations: required; marketing: optional
+    section: str | None = None  # the page's heading or fieldset the field is in
+    group: str | None = None  # a repeating group ("Passenger"), with the item's index from 1
+    group_index: int | None = Field(default=None, ge=1)
 
 
 class InfoCollected(Payload):

@@ -20,7 +20,8 @@ to authorising the submission as the profile says; told the choices after an ans
 not understood ("The choices are Australia, …, Ireland, …"), the option that means its value
 ("Ireland" for "Irish": by its own table for a nationality or a country, else the LLM's
 pick); a profile's ``first_answers`` value the first time that key is asked (kept through its
-read-back, corrected once asked again).
+read-back, corrected once asked again); "I'm not sure." for a ``not_sure`` key; its
+``adds_at_summary`` words, once, instead of the first yes to submitting.
 Offered the box on the screen ("… Or type it in the box on your screen."), a person
 with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
 Otherwise, asked for a spelling ("Could you spell …"), the person spells the value with the spelling
@@ -74,6 +75,7 @@ KEY_WORDS = {
     "postcode": ("postcode, postal code, ZIP code", "My postal code is {v}."),
     "city": ("town or city", "My town is {v}."),
     "contact_method": ("how to contact you", "Please contact me by {v}."),
+    "one_time_code": ("security code, verification code, one-time code, code we sent you", "The code is {v}."),
 }
 #: how Whisper tiny.en writes the bot's names of details (bench: "What is your data? Birth." was taken for the
 #: destination, and the person said where it flies to when asked its date of birth)
@@ -144,9 +146,10 @@ class SimulatedPerson:
     _first_used: set[str] = field(default_factory=set)  # keys whose wrong first answer was given
     _corrected: set[str] = field(default_factory=set)  # … and then refused by the form
     _rejections: dict[str, int] = field(default_factory=dict)  # read-backs this person said no to, per detail
+    _added: bool = False  # the profile's adds_at_summary was said
 
     def __post_init__(self) -> None:
-        keys = list(self.profile.facts)
+        keys = list(dict.fromkeys([*self.profile.facts, *self.profile.not_sure]))
         if "given_name" in keys and "family_name" in keys:
             keys.insert(keys.index("family_name") + 1, "full_name")
         details = ", ".join(f"{k} ({KEY_WORDS[k][0]})" if k in KEY_WORDS else k for k in keys)
@@ -227,6 +230,8 @@ class SimulatedPerson:
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
             topic = self._named.get(named.group(1).casefold()) if named else None
+            if topic is None and (several := _SEVERAL.search(heard)):  # "… several for destination city: …"
+                topic = self._named.get(several.group(1).strip().casefold()) or self._previous
             if topic is None and _COMPANION_ASKED.search(asked):  # "the first name of passenger 2"
                 topic = _companion_topic(asked, topics)
             if topic is None and "consent" in topics and _CONSENT_ASKED.search(asked):
@@ -348,7 +353,12 @@ class SimulatedPerson:
         if kind == "presence":
             return "Yes, I'm here."
         if topic == "submit":
+            if self.profile.adds_at_summary and not self._added:
+                self._added = True  # "Not yet: please add …", once
+                return self.profile.adds_at_summary
             return "Yes, please submit it." if self.profile.authorise_submit else "No, please don't submit it."
+        if kind == "ask" and topic in self.profile.not_sure:
+            return "I'm not sure."
         if topic == "none" or not self.believed(topic):
             return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
         if kind == "check":
@@ -419,8 +429,18 @@ _THEN_ASKED = re.compile(
 _CHOICES = re.compile(r"\bchoices are:?\s+(.+?)\s*(?:[.?!]\s+(?=(?i:what|which)\b)|[?!]|$)", re.I | re.S)
 
 
+#: the page's close matches the assistant asks between ("The page offers several for destination city: Rome,
+#: Italy; or Rome, Georgia, United States. Which one do you mean?"): group 1 the detail, group 2 the options,
+#: parted by semicolons (an option may hold commas)
+_SEVERAL = re.compile(r"\boffers several for ([^:]{1,60}):\s*(.+?)\.?\s+which one\b", re.I | re.S)
+
+
 def _listed(heard: str) -> list[str]:
-    """The options listed in ``heard`` (:data:`_CHOICES`), or [] when none are."""
+    """The options listed in ``heard`` (:data:`_CHOICES`, or :data:`_SEVERAL`'s, parted by
+    semicolons or "or": Whisper may hear a semicolon as a comma), or [] when none are."""
+    if m := _SEVERAL.search(heard):
+        options = (x.strip(" .,") for x in re.split(r";|\bor\b", re.sub(r"\bor another one$", "", m.group(2))))
+        return [o for o in options if o]
     m = _CHOICES.search(heard)
     if m is None:
         return []
