@@ -14,7 +14,7 @@ from playwright.async_api import Error as PlaywrightError
 from appliance.bus import Envelope, InProcBus
 from appliance.computer_agent.agent import ComputerAgent
 from appliance.llm.base import LLMError
-from appliance.phone_agent import fields
+from appliance.phone_agent import confirmation, fields
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.phone_agent.interview import MAX_ASKS
 from appliance.protocol import (
@@ -225,6 +225,27 @@ async def test_silence_then_presence_reasks_and_declined_authorisation_sends_no_
     kinds = [e.type for e in seen]
     assert "submit_authorized" not in kinds and kinds[-2:] == ["status_update", "task_completed"]
     assert seen[-2].payload.state == "canceled"
+
+
+async def test_cancel_mid_interview_ends_the_call_unsent_and_wait_holds_it_without_a_presence_check():
+    """Issue 27, at loop level: "wait" gets no "Are you still there?" within the usual silence
+    (0.3 s here; the answer after the hold comes 0.6 s later);
+    "cancel" tells the computer agent ``canceled`` and ends the call with nothing sent."""
+
+    class Thinking(ScriptedLine):  # the answer after "wait" takes twice the answer time to come
+        async def hear(self) -> str:
+            if self.said[-1] == confirmation.HELD:
+                await asyncio.sleep(0.6)
+            return await super().hear()
+
+    line = Thinking(["Hold on a second.", "Aisle.", "Cancel, please."])
+    outcome, line, seen, _ = await run_phone(
+        [SEAT, NAME], [], lambda env, publish: asyncio.sleep(0), line=line, answer_timeout_s=0.3
+    )
+    assert line.said[1:4] == [SEAT_Q, confirmation.HELD, "What is your family name?"]
+    assert "Are you still there?" not in line.said and "Nothing has been sent" in line.said[-1]
+    assert info_collected(seen) == [("seat_preference", "Aisle")] and outcome.status == "not_submitted"
+    assert [e.type for e in seen][-2:] == ["status_update", "task_completed"] and seen[-2].payload.state == "canceled"
 
 
 async def test_a_person_who_stops_answering_ends_the_call_unsent():

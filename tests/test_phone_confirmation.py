@@ -254,3 +254,40 @@ def test_a_request_for_one_more_item_at_the_summary_goes_on_and_only_a_stop_ends
     for stop in ("No, don't submit it, I want another passenger first.", "No, stop."):
         turn = answer(authorising(), stop)
         assert isinstance(turn.steps[-1], confirmation.EndCall), stop
+
+
+@pytest.mark.parametrize("said", ["Stop.", "Cancel, please.", "Okay, forget it.", "I don't want to fill in this form."])
+def test_stop_or_cancel_mid_interview_ends_the_task_unsent_and_says_so(said):
+    """Issue 27: "stop"/"cancel" at any time ends the task unsent, and the person hears so."""
+    turn = answer(start(GIVEN, DOB), said)
+    assert isinstance(turn.steps[-1], confirmation.EndCall)
+    assert any(isinstance(s, confirmation.Say) and "Nothing has been sent" in s.text for s in turn.steps)
+    assert sent(turn) == [StatusUpdate(state="canceled", message="the person cancelled the form")]  # no value
+
+
+@pytest.mark.parametrize("said", ["Never mind, it's Miller.", "Stop calling it surname, it's Miller."])
+def test_an_answer_with_such_a_word_in_it_is_still_an_answer(said):
+    turn = answer(start(NAME), said)
+    assert not isinstance(turn.steps[-1], confirmation.EndCall) and question(turn).startswith("I have")
+
+
+def test_whats_left_lists_the_open_fields_then_asks_again():
+    """Issue 27: "what's left?" is answered from the field list; the question comes again."""
+    turn = answer(start(NAME, DOB, IBAN), "Sorry, what's left?")
+    assert question(turn) == (
+        "Still to do: your family name, your date of birth and your IBAN. What is your family name?"
+    )
+    turn = answer(turn, "It's Miller.")  # the next words answer the question
+    assert sent(turn) == [InfoCollected(field="family_name", value="Miller", confirmed=False)]
+    assert answer(start(IBAN), "Where are we?").steps[-1].text == "Still to do: your IBAN. What is your IBAN?"
+
+
+def test_wait_holds_the_interview_until_the_person_speaks_again():
+    """Issue 27: "wait" holds the interview (a longer silence before "Are you still there?");
+    the next words answer the question asked before it."""
+    turn = answer(start(NAME, DOB), "Hold on, I need to check.")
+    step = turn.steps[-1]
+    assert isinstance(step, Question) and step.text == confirmation.HELD and step.hold and step.field == "family_name"
+    turn = answer(turn, "It's Miller.")
+    assert sent(turn) == [InfoCollected(field="family_name", value="Miller", confirmed=False)]
+    assert not turn.steps[-1].hold

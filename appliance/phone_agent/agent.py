@@ -46,6 +46,8 @@ HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
 HANDS_REMINDERS = 6
+#: the person asked to wait ("hold on, I need to find it"): silence this long (s) before "Are you still there?"
+PERSON_HOLD_S = 60.0
 #: holding for the computer agent this long (s) with no word from it, and the call ends unsent:
 #: it is gone (its process killed, its browser stuck), and the person would wait for ever
 SILENT_S = 180.0
@@ -167,7 +169,8 @@ class PhoneAgent:
                     case interview.Explain() as ex:
                         await self._explain(ex)
                     case interview.AskTogether() | interview.Ask():
-                        await self._converse(confirmation.begin(self.state, self.talk, step))
+                        if await self._converse(confirmation.begin(self.state, self.talk, step)):
+                            return self._outcome("not_submitted", "the person cancelled")
                     case interview.Authorise():
                         if self._t_authorise is None:
                             self._t_authorise = time.monotonic()
@@ -389,7 +392,9 @@ class PhoneAgent:
         if self._t_first is None:
             self._t_first = time.monotonic()
         try:  # spelling: asked, now or before
-            text, said = await self.call_line.ask(question.text, field, field in self.state.spell_asks, check)
+            text, said = await self.call_line.ask(
+                question.text, field, field in self.state.spell_asks, check, PERSON_HOLD_S if question.hold else None
+            )
         except _Typed:
             return Typed()
         except _GaveUp:

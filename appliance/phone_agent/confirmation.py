@@ -68,6 +68,13 @@ not understood, is asked part by part.
 **The page's close matches** (an ask with ``choices``): the person picks one, with no
 read-back; three answers that name none give the field up.
 
+**The person steering the call** (issue 27), instead of any answer but the summary's:
+"stop", "cancel", "forget it" as the whole answer (:data:`CANCEL`) ends the task unsent and
+says so (``status_update{canceled}``, :class:`EndCall`); "what's left?" (:data:`LEFT`) lists
+the fields still to do and asks the question again; "wait", "hold on" (:data:`HOLD`) holds
+the interview (:data:`HELD`, then the longer silence of :attr:`Question.hold` before "Are
+you still there?"), and the person's next words answer the question asked before.
+
 **A read-back cut off by barge-in** (this rule is ours, issue 31): the person's answer to a
 read-back counts only if the read-back's statement ("I have Miller.") was heard fully —
 :func:`heard_fully`: the line played it to the end, or the clauses played before the
@@ -108,6 +115,32 @@ ADD_ITEM = re.compile(
 )
 #: an explicit end: "don't submit", "stop", "cancel" (never read as a request for more)
 STOP = re.compile(r"\b(don'?t (submit|send)|do not (submit|send)|stop|cancel|forget it|never mind)\b", re.I)
+#: the person ends the task mid-interview: the whole answer is "stop", "cancel", "forget it" … (issue 27:
+#: only an explicit stop ends it; "never mind, it's Miller" is an answer)
+CANCEL = re.compile(
+    r"^\W*(?:(?:ok|okay|no|actually|sorry|oh|please|look)\W+)*"
+    r"(?:stop|cancel|forget it|never mind|i want to stop|let'?s stop|i'?ve changed my mind|"
+    r"(?:stop|cancel|quit) (?:it|this|that|the form|filling(?: (?:it|this|the form))?|everything)|"
+    r"i don'?t want to (?:do|fill (?:in|out)) (?:(?:this|that|the) form|this|that|it)(?: any ?more)?)"
+    r"(?:\W+(?:please|now|then|thanks|thank you|sorry))*\W*$",
+    re.I,
+)
+#: "what's left?", "where are we?", "how much more?": the fields still to do, then the question again
+LEFT = re.compile(
+    r"\b(?:what'?s left|what is left|where are we|how much (?:more|longer|is left)|how many more|"
+    r"what else (?:do you need|is there)|what do you still need)\b",
+    re.I,
+)
+#: "wait", "hold on", "one moment": the interview holds until the person speaks again
+HOLD = re.compile(
+    r"^\W*(?:(?:ok|okay|sorry|um+|uh+|er+)\W+)*"
+    r"(?:wait|hold on|hang on|one moment|one sec(?:ond)?|just a (?:moment|second|sec|minute)|"
+    r"give me a (?:moment|second|sec|minute))"
+    r"(?:\W+(?:please|a (?:moment|second|sec|minute|bit)|i need to (?:check|look|find it)))*\W*$",
+    re.I,
+)
+#: what the phone agent says when the person holds the interview ("wait")
+HELD = "Sure, take your time."
 #: an answer that gives no value ("I'm not sure", "I don't know", "skip", "no idea"): never typed
 #: into a field (issue 26: "NOTSURE" was typed as an IBAN)
 NO_VALUE = re.compile(
@@ -201,12 +234,14 @@ class Question:
     typed ``field``'s value meanwhile), or :class:`GaveUp`. ``field``: the field whose answer
     is awaited (None: fields asked together). ``sync``: apply the messages that arrived before
     feeding the answer back. ``counted``: the answer counts as an interview turn (not the
-    answers at the summary)."""
+    answers at the summary). ``hold``: the person asked to wait (:data:`HOLD`); the silence
+    before checking they are there is the longer hold."""
 
     text: str
     field: str | None
     sync: bool = False
     counted: bool = True
+    hold: bool = False  # the person asked to wait: no "Are you still there?" for a longer while
 
 
 @dataclass(frozen=True)
@@ -425,7 +460,8 @@ def _frozen(d: Mapping | None = None) -> Mapping:
 class Talk:
     """The call's exchanges: ``sent``: the last value sent per field; ``read_backs``: read-backs
     said; ``reasons_said``: page refusals explained before a question; ``job``: the exchange in
-    progress (None: none); ``date_order`` and ``spell_below_prob`` as the agent was given."""
+    progress (None: none); ``asked``: the question waiting for its answer; ``date_order`` and
+    ``spell_below_prob`` as the agent was given."""
 
     date_order: str = "DMY"
     spell_below_prob: float = 0.0
@@ -433,6 +469,7 @@ class Talk:
     read_backs: int = 0
     reasons_said: int = 0
     job: _Job | None = None
+    asked: Question | None = None  # the question the answer awaited is for
 
     def held(self, state: Interview) -> dict[str, FieldValue]:
         """Each field's value as the interview holds it: confirmed, else the last one sent."""
@@ -455,7 +492,7 @@ class _Run:
         self.s, self.t, self.steps = state, talk, []
 
     def wait(self, job: _Job | None, step: Step) -> Turn:
-        self.t = replace(self.t, job=job)
+        self.t = replace(self.t, job=job, asked=step if isinstance(step, Question) else None)
         return Turn(self.s, self.t, (*self.steps, step))
 
     def done(self) -> Turn:
@@ -534,6 +571,10 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
     job = talk.job
     if job is None:
         raise ValueError(f"{type(got).__name__} fed back, but no exchange is in progress")
+    if isinstance(got, Heard) and talk.asked is not None and not isinstance(job, _Authorising):
+        control = _control(r, job, talk.asked, got.text)
+        if control is not None:
+            return control
     match job, got:
         case _Field(), Heard():
             return _field_answer(r, job, got)
@@ -575,6 +616,46 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
         case _, GaveUp():
             return _gave_up(r, job)
     raise ValueError(f"{type(got).__name__} does not answer the exchange's last step ({type(job).__name__})")
+
+
+def _control(r: _Run, job: _Job, asked: Question, text: str) -> Turn | None:
+    """The person steering the call instead of answering ``asked`` (issue 27), or None:
+    "stop"/"cancel" (:data:`CANCEL`) ends the task unsent and says so; "what's left?"
+    (:data:`LEFT`) is answered from the fields still to do and ``asked`` is said again;
+    "wait" (:data:`HOLD`) holds the interview until the person speaks again (their next
+    words answer ``asked``). At the summary, "stop" declines (:func:`authorise`)."""
+    if CANCEL.match(text):
+        r.decide("call_cancelled", heard=text)
+        r.say("All right, I've stopped. Nothing has been sent. Goodbye.")
+        r.steps.append(Send(StatusUpdate(state="canceled", message="the person cancelled the form")))
+        return r.wait(None, EndCall("not submitted: the person cancelled"))
+    if LEFT.search(text):
+        asking = [a.spec.name for a in job.together.asks] if isinstance(job, _Together) else [asked.field]
+        left = _still_to_do(r.s, asking)
+        r.decide("progress_told", heard=text, left=len(left))
+        told = f"Still to do: {_listed(left)}." if left else "This is the last one."
+        return r.wait(job, replace(asked, text=f"{told} {asked.text}", hold=False))
+    if HOLD.match(text):
+        r.decide("interview_held", heard=text)
+        return r.wait(job, replace(asked, text=HELD, hold=True))
+    return None
+
+
+def _still_to_do(state: Interview, asking: list[str | None]) -> list[str]:
+    """The spoken labels of the fields not yet confirmed: those being asked first, then the
+    queue's, in order."""
+    names = [n for n in asking if n] + [a.spec.name for a in state.queue]
+    return [
+        fields.spoken_label(state.specs[n])
+        for n in dict.fromkeys(names)
+        if n in state.specs and n not in state.confirmed and n not in state.handed_over
+    ]
+
+
+def _listed(labels: list[str]) -> str:
+    """ "your a, your b and your c" """
+    said = [f"your {x}" if not re.match(r"(?i)(your|the)\b", x) else x for x in labels]
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
 
 
 def _typed(r: _Run, job: _Job) -> Turn:

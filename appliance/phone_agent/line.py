@@ -112,10 +112,16 @@ class CallLine:
         return await self.line.say(text)
 
     async def ask(
-        self, text: str, field: str | None, spelling: bool, check: Callable[[], None]
+        self,
+        text: str,
+        field: str | None,
+        spelling: bool,
+        check: Callable[[], None],
+        patience_s: float | None = None,
     ) -> tuple[str, SayOutcome]:
         """Say ``text`` and return the answer (cleaned), with how ``text`` was said (its last
-        saying). After silence "Are you still there?", then "Are you there?" and ``text``;
+        saying). After silence (``patience_s`` until the first check, else ``answer_timeout_s``)
+        "Are you still there?", then "Are you there?" and ``text``;
         :class:`HungUp` after the third. "Yes, I'm here." after a check answers the check (the
         question is said again), and after an answer that overtook the check it answers
         nothing. ``check()`` is called before the wait and whenever a bus message arrives; what
@@ -125,8 +131,9 @@ class CallLine:
         prompted = False
         while True:
             try:
-                heard = normalise.clean(await self._hear(check))
+                heard = normalise.clean(await self._hear(check, patience_s))
             except TimeoutError:
+                patience_s = None
                 if not prompts:
                     raise HungUp() from None
                 prompted, prompt = True, prompts.pop(0)
@@ -146,11 +153,11 @@ class CallLine:
                 self._overtaken = prompted  # the person may still answer the check
                 return heard, said
 
-    async def _hear(self, check: Callable[[], None]) -> str:
-        """The person's next transcript within ``answer_timeout_s`` (else ``TimeoutError``;
-        not while the line hears the person speaking)."""
+    async def _hear(self, check: Callable[[], None], patience_s: float | None = None) -> str:
+        """The person's next transcript within ``patience_s`` (None: ``answer_timeout_s``; else
+        ``TimeoutError``; not while the line hears the person speaking)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.answer_timeout_s
+        deadline = loop.time() + (patience_s or self.answer_timeout_s)
         hearing = asyncio.ensure_future(self.line.hear())
         try:
             while True:

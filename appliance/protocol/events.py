@@ -409,6 +409,9 @@ DecisionWhat = Literal[
     "side_question_failed",
     "side_question",
     "late_presence_ignored",
+    "call_cancelled",
+    "progress_told",
+    "interview_held",
 ]
 
 
