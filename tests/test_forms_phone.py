@@ -22,6 +22,7 @@ from appliance.protocol import (
     FillError,
     FormatInvalid,
     InfoCollected,
+    NeedInfo,
     Payload,
     StatusUpdate,
     SubmitAuthorized,
@@ -246,6 +247,24 @@ async def test_cancel_mid_interview_ends_the_call_unsent_and_wait_holds_it_witho
     assert "Are you still there?" not in line.said and "Nothing has been sent" in line.said[-1]
     assert info_collected(seen) == [("seat_preference", "Aisle")] and outcome.status == "not_submitted"
     assert [e.type for e in seen][-2:] == ["status_update", "task_completed"] and seen[-2].payload.state == "canceled"
+
+
+@pytest.mark.parametrize(("delay_s", "filler"), [(0.1, False), (1.2, True)])
+async def test_one_moment_please_only_when_the_next_question_is_not_ready_within_700_ms(delay_s, filler):
+    """Issue 27: a filler before a question that is ready adds nothing (bench: "One moment,
+    please. What is your security code?" after each page step)."""
+
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
+            if env.payload.field == "family_name":
+                await asyncio.sleep(delay_s)  # the page's next step
+                await publish(NeedInfo(fields=(SEAT,)))
+            else:
+                await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    _, line, _, _ = await run_phone([NAME], ["It's Miller.", "Yes.", "Window.", "No."], computer)
+    assert ("One moment, please." in line.said) is filler, line.said
+    assert SEAT_Q in line.said
 
 
 async def test_a_person_who_stops_answering_ends_the_call_unsent():
@@ -923,6 +942,7 @@ async def test_a_choice_whose_read_backs_lead_nowhere_is_spelled_then_offered_to
 async def test_a_computer_agent_that_goes_silent_ends_the_call_unsent(monkeypatch):
     monkeypatch.setattr("appliance.phone_agent.agent.HOLD_S", 0.05)
     monkeypatch.setattr("appliance.phone_agent.agent.SILENT_S", 0.3)
+    monkeypatch.setattr("appliance.phone_agent.agent.FILLER_AFTER_S", 0.01)
 
     async def gone(env, publish):  # e.g. its process was killed: nothing more comes
         pass
@@ -942,7 +962,8 @@ async def test_a_correction_at_the_summary_takes_that_field_up_again():
     answers = ["It's Miller.", "Window.", "No, my family name is Millar.", "Yes.", "No."]
     events = []
     outcome, line, seen, _ = await run_phone([NAME, SEAT], answers, authorise_when_confirmed, events=events)
-    assert line.said[4:8] == [
+    start = line.said.index("Here is what I'll submit: Miller; Window. Shall I submit the form now?")
+    assert line.said[start : start + 4] == [
         "Here is what I'll submit: Miller; Window. Shall I submit the form now?",
         "I have Millar. Is that right?",
         "Here is what I'll submit: Millar; Window. Shall I submit the form now?",

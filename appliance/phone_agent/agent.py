@@ -46,6 +46,9 @@ HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
 HANDS_REMINDERS = 6
+#: a hold at a step boundary says "One moment, please." only after this long (s) with nothing new from the
+#: computer agent (issue 27: a filler before a question that is ready adds nothing)
+FILLER_AFTER_S = 0.7
 #: the person asked to wait ("hold on, I need to find it"): silence this long (s) before "Are you still there?"
 PERSON_HOLD_S = 60.0
 #: holding for the computer agent this long (s) with no word from it, and the call ends unsent:
@@ -231,9 +234,16 @@ class PhoneAgent:
         the advice the person has not acted on after :data:`HANDS_REMINDERS` reminders (the
         call ends), else None. Raises :class:`_Unresponsive` when the computer agent has said
         nothing for :data:`SILENT_S`."""
-        self.state, filler = interview.hold(self.state)
         if self._silent_since is None:
             self._silent_since = time.monotonic()
+        quiet_s = FILLER_AFTER_S - (time.monotonic() - self._silent_since)
+        if boundary and self.state.specs and not self.state.filler_said and quiet_s > 0:
+            try:  # the next question may come at once: "One moment, please." would only delay it
+                await asyncio.wait_for(self._inbox.arrived.wait(), quiet_s)
+                return None
+            except TimeoutError:
+                pass
+        self.state, filler = interview.hold(self.state)
         if filler is not None:
             await self.call_line.say(sayings.FILLERS[filler])
         elif not boundary:
