@@ -59,6 +59,7 @@ async def run_phone(
     events=None,
     consent="",
     spell_below_prob=0.0,
+    task="",
 ):
     """Run a PhoneAgent with ``fields`` already known; ``on_message(env, publish)`` plays the
     computer side. Returns (outcome, line, envelopes the computer side got, llm). ``line``:
@@ -86,6 +87,7 @@ async def run_phone(
             submit_grace_s=submit_grace_s,
             consent=consent,
             spell_below_prob=spell_below_prob,
+            task=task,
         )
         computer = bus.subscribe("computer")
 

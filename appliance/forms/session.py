@@ -305,6 +305,7 @@ async def run_session(
                 consent=consent_notice(folder),
                 submit_grace_s=cfg.forms.submit_grace_ms / 1000,
                 spell_below_prob=cfg.forms.spell_below_prob,
+                task=task,
             )
 
         async with asyncio.TaskGroup() as tg:

@@ -35,11 +35,20 @@ from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.base import LLM, LLMError
 from appliance.llm.decision import choices
-from appliance.phone_agent import confirmation, fields, interview, normalise, sayings
+from appliance.phone_agent import confirmation, fields, interview, normalise, sayings, told
 from appliance.phone_agent.confirmation import Answered, GaveUp, Heard, Picked, Stopped, Synced, Typed
 from appliance.phone_agent.line import CallLine, HungUp, Line
 from appliance.phone_agent.outcome import CallStats, PhoneOutcome
-from appliance.protocol import Emit, FieldSpec, Interrupt, Payload, StatusUpdate, StepFailed, TaskCompleted
+from appliance.protocol import (
+    Emit,
+    FieldSpec,
+    InfoCollected,
+    Interrupt,
+    Payload,
+    StatusUpdate,
+    StepFailed,
+    TaskCompleted,
+)
 from appliance.protocol.events import PhoneStatus
 
 HOLD_S = 20.0  # a hold longer than this gets a word to the person
@@ -90,6 +99,8 @@ class PhoneAgent:
         spell_below_prob: a name answered in words is asked to be spelled at once, without a
             read-back, when the ASR's probability for one of its words is below this
             (:attr:`Line.heard_words`; 0: never).
+        task: the person's request in their words ('' = none): the values it gives are not
+            asked (:mod:`~appliance.phone_agent.told`).
     """
 
     def __init__(
@@ -109,8 +120,11 @@ class PhoneAgent:
         consent: str = "",
         submit_grace_s: float = 3.0,
         spell_below_prob: float = 0.0,
+        task: str = "",
     ):
         self.bus, self.line, self.llm = bus, line, llm
+        self.task = task if told.worth_asking(task) else ""
+        self._told_seen: set[str] = set()  # fields the request was looked at for
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.id, self.computer_id = agent_id, computer_id
         self.consent, self.submit_grace_s = consent, submit_grace_s
@@ -172,6 +186,8 @@ class PhoneAgent:
                     case interview.Explain() as ex:
                         await self._explain(ex)
                     case interview.AskTogether() | interview.Ask():
+                        if await self._take_told():
+                            continue  # the request gave values: the next step again
                         if await self._converse(confirmation.begin(self.state, self.talk, step)):
                             return self._outcome("not_submitted", "the person cancelled")
                     case interview.Authorise():
@@ -228,6 +244,31 @@ class PhoneAgent:
                 self.emit(
                     "decision", agent=self.id, what="typed_value", field=name, value=typed[name], sender=env.sender
                 )
+
+    async def _take_told(self) -> bool:
+        """The values the person's request gives for fields not yet looked at (once per field):
+        sent confirmed and said before the next question. True when there were any."""
+        specs = told.open_fields([s for n, s in self.state.specs.items() if n not in self._told_seen])
+        self._told_seen |= set(self.state.specs)
+        specs = tuple(s for s in specs if s.name not in self.state.confirmed)
+        if not self.task or not specs:
+            return False
+        try:
+            answer = await self.llm.decide(
+                told.SYSTEM, told.prompt(self.task, specs), told.decision_model(specs), max_tokens=40 * len(specs)
+            )
+        except LLMError as e:
+            self.emit("decision", agent=self.id, what="told_failed", error=str(e)[:200])
+            return False
+        values = told.values(self.task, specs, answer, self.talk.date_order)
+        self.emit("decision", agent=self.id, what="told", fields=sorted(values))
+        if not values:
+            return False
+        self.state = interview.told(self.state, values)
+        for name, value in values.items():
+            await self._send(InfoCollected(field=name, value=value, confirmed=True))
+        self.call_line.prefix = f"{told.statement(self.state.specs, values)} "
+        return True
 
     async def _hold(self, boundary: bool) -> str | None:
         """Nothing to ask: keep the person informed, then wait for the computer agent. Returns

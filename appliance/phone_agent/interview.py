@@ -455,6 +455,22 @@ def confirm(state: Interview, name: str, value: FieldValue) -> Interview:
     return replace(state, confirmed=_with(state.confirmed, name, value), refusals=_without(state.refusals, name))
 
 
+def told(state: Interview, values: Mapping[str, FieldValue]) -> Interview:
+    """Values the person gave before any question (their request in words, issue 27):
+    confirmed, and never asked.
+
+    Raises:
+        InterviewError: a name is not a known field.
+    """
+    for name in values:
+        _spec(state, name)
+    return replace(
+        state,
+        confirmed=_frozen({**state.confirmed, **values}),
+        queue=tuple(a for a in state.queue if a.spec.name not in values),
+    )
+
+
 def refused(state: Interview, name: str, value: FieldValue) -> bool:
     """Whether the page has refused ``value`` for field ``name`` (a refusal that does not
     say which value it was about counts as about this one)."""

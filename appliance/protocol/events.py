@@ -412,6 +412,8 @@ DecisionWhat = Literal[
     "call_cancelled",
     "progress_told",
     "interview_held",
+    "told",
+    "told_failed",
 ]
 
 

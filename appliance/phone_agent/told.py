@@ -1,0 +1,147 @@
+"""What the person's request already told (issue 27, "nothing asked twice"): values the task in
+their words gives ("Fill in this flight booking for me, I'm Ada Lovelace, ada@example.com")
+for fields of the form, so that those fields are never asked.
+
+The LLM copies, for each open field, the words of the request that give its value (one
+constrained JSON object over the fields, :func:`decision_model`); code then keeps only what
+the request really says of the person (:func:`values`): the copy's words stand together in the
+request, no word just before them gives them to someone else ("my partner Sarah Miller, born
+…"), and the field's own parser takes them (:func:`~appliance.phone_agent.fields.parse`).
+Consents, a one-time code, yes/no boxes and a companion's fields (a second item of a repeating
+group) are never taken from a request: they are asked.
+
+The values kept are confirmed at once (the person's own words, typed or said in the request),
+and said back in one statement before the first question (:func:`statement`); a wrong one is
+put right at the summary, as any other (``summary_corrected``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field, create_model
+
+from appliance.phone_agent import fields
+from appliance.protocol import ONE_TIME_CODE, FieldSpec, FieldValue
+
+#: the longest copy of words the LLM may give for one field (characters)
+MAX_WORDS_CHARS = 60
+SYSTEM = (
+    "A person asked an assistant to fill in a web form. For each form field, copy the exact words of the "
+    "person's request that give that field's value, or null when the request does not give it. Never guess."
+)
+
+
+def worth_asking(task: str) -> bool:
+    """Whether ``task`` may hold a value at all: a digit, an ``@`` or a capitalised word past
+    its first ("Fill in the form." holds none; "I'm Ada Lovelace" may)."""
+    words = task.split()
+    return bool(re.search(r"[\d@]", task)) or any(w[:1].isupper() for w in words[1:] if w not in ("I", "I'm", "I'd"))
+
+
+#: a field of a second (third …) item of a repeating group, by its label where the page gave no group
+_OTHER_ITEM = re.compile(
+    r"(?i)\b(?:passenger|traveller|traveler|guest|person|adult|child) (?:[2-9]|two|three)\b|\bsecond\b"
+)
+#: words that give what follows to someone else ("my partner Sarah Miller, born 5 November 1992")
+_SOMEONE_ELSE = {
+    "partner", "wife", "husband", "spouse", "son", "daughter", "child", "kid", "friend", "mother", "mum", "mom",
+    "father", "dad", "brother", "sister", "colleague", "boyfriend", "girlfriend", "companion", "his", "her",
+    "their", "he", "she", "they",
+}  # fmt: skip
+#: how many words before a copy may give it to someone else
+_BEFORE = 5
+
+
+def open_fields(specs: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
+    """The fields a request may fill: the person's own (not another item of a repeating
+    group: a companion is asked), and not a consent, a yes/no box or a one-time code."""
+    return tuple(
+        s
+        for s in specs
+        if s.consent == "none"
+        and s.meaning != ONE_TIME_CODE
+        and fields.kind(s) not in ("yesno", "choices")
+        and (s.group_index or 1) == 1
+        and not _OTHER_ITEM.search(s.label)
+    )
+
+
+def _keys(specs: Sequence[FieldSpec]) -> list[str]:
+    """Each field's key in the LLM's answer: its label, told apart by a number when two share one."""
+    keys: list[str] = []
+    for s in specs:
+        key, n = (s.label or s.name)[:60], 1
+        while key in keys:
+            n += 1
+            key = f"{(s.label or s.name)[:55]} ({n})"
+        keys.append(key)
+    return keys
+
+
+def decision_model(specs: Sequence[FieldSpec]) -> type[BaseModel]:
+    """The LLM's answer: one key per field (its label), the request's words or null."""
+    return create_model(
+        "Told",
+        **{f"f{i}": (str | None, Field(alias=key, max_length=MAX_WORDS_CHARS)) for i, key in enumerate(_keys(specs))},
+    )
+
+
+def prompt(task: str, specs: Sequence[FieldSpec]) -> str:
+    """The user message: the request and the fields by their keys."""
+    listed = "\n".join(f'- "{key}"' for key in _keys(specs))
+    return f'The person\'s request: "{task}"\nForm fields:\n{listed}'
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def _the_persons(task: list[str], copied: list[str]) -> bool:
+    """Whether ``copied`` (words) stands in ``task`` (words) where no word just before it gives
+    it to someone else."""
+    n = len(copied)
+    at = next((i for i in range(len(task) - n + 1) if task[i : i + n] == copied), None)
+    return at is not None and not _SOMEONE_ELSE & set(task[max(0, at - _BEFORE) : at])
+
+
+def values(task: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, FieldValue]:
+    """The values ``answer`` (an instance of :func:`decision_model` over ``specs``) copied
+    from ``task`` that ``task`` really holds and each field's parser takes, by field name."""
+    said = _words(task)
+    copies = [getattr(answer, f"f{i}") for i in range(len(specs))]
+    # a whole name copied for a given and a family name field (for both, or for one and the other left
+    # null): split, as the fields asked together are ("Ada Lovelace" → Ada; Lovelace)
+    parts = {fields.name_part(s): c for s, c in zip(specs, copies, strict=True) if fields.name_part(s)}
+    full = {c for c in parts.values() if c}
+    whole = fields.split_name(full.pop()) if len(parts) == 2 and len(full) == 1 else None
+    out: dict[str, FieldValue] = {}
+    for spec, copied in zip(specs, copies, strict=True):
+        part = fields.name_part(spec)
+        copied = (whole[0] if part == "given" else whole[1]) if whole is not None and part else copied
+        if not copied or not _words(copied) or not _the_persons(said, _words(copied)):
+            continue  # nothing, words the person never wrote (the LLM's guess), or someone else's
+        value = fields.parse(spec, copied, date_order)
+        if value not in (None, "", ()):
+            out[spec.name] = value
+    return out
+
+
+#: kinds said by their labels only (as in the summary): the person wrote them, and a spelled e-mail is long
+_BY_LABEL = ("email", "code", "number", "phone", "username")
+
+
+def statement(specs: Mapping[str, FieldSpec], told: Mapping[str, FieldValue]) -> str:
+    """ "From your request, I have your last name, Lovelace, and your email as you gave it."
+    ('' for no value)."""
+    parts = [
+        f"your {fields.spoken_label(specs[n])} as you gave it"
+        if fields.kind(specs[n]) in _BY_LABEL
+        else f"your {fields.spoken_label(specs[n])}, {fields.spoken(specs[n], v)}"
+        for n, v in told.items()
+    ]
+    if not parts:
+        return ""
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])}, and {parts[-1]}"
+    return f"From your request, I have {listed}."

@@ -1,0 +1,97 @@
+"""What the person's request already told (issue 27, "nothing asked twice"): the LLM's copy of
+the request's words per field is kept only where the request holds those words and the field's
+parser takes them; the values are confirmed and said before the first question, never asked."""
+
+from __future__ import annotations
+
+from fakes import ScriptedLine, ScriptedLLM
+from test_forms_phone import run_phone
+
+from appliance.llm import decision
+from appliance.phone_agent import told
+from appliance.protocol import FieldSpec, InfoCollected, StatusUpdate
+
+GIVEN = FieldSpec(name="given_name", label="First name", type="text", required=True)
+FAMILY = FieldSpec(name="family_name", label="Last name", type="text", required=True)
+EMAIL = FieldSpec(name="email", label="Email", type="email", required=True)
+DOB = FieldSpec(name="date_of_birth", label="Date of birth", type="date", required=True)
+TERMS = FieldSpec(name="terms", label="I accept the terms", type="checkbox", required=True, consent="required")
+TASK = "Fill in this flight booking for me, I'm Ada Lovelace, my email is ada@example.com"
+
+
+def answer(specs, **copies):
+    model = told.decision_model(specs)
+    return model.model_validate({k: copies.get(k) for k in decision.json_schema(model)["properties"]})
+
+
+def test_only_words_the_request_holds_and_the_field_takes_are_kept():
+    specs = (GIVEN, FAMILY, EMAIL, DOB)
+    got = told.values(
+        TASK,
+        specs,
+        answer(
+            specs,
+            **{
+                "First name": "Ada",
+                "Last name": "Lovelace",
+                "Email": "ada@example.com",
+                "Date of birth": "10 December 1815",
+            },
+        ),
+    )
+    assert got == {"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}  # no date was said
+    # a guess in words the person never wrote, or a copy the field's parser refuses, is dropped
+    assert told.values(TASK, (EMAIL,), answer((EMAIL,), Email="ada@example.org")) == {}
+    assert told.values(TASK, (DOB,), answer((DOB,), **{"Date of birth": "Ada Lovelace"})) == {}
+
+
+def test_a_whole_name_copied_for_both_name_fields_is_split():
+    specs = (GIVEN, FAMILY)
+    for copies in ({"First name": "Ada Lovelace", "Last name": "Ada Lovelace"}, {"First name": "Ada Lovelace"}):
+        assert told.values(TASK, specs, answer(specs, **copies)) == {"given_name": "Ada", "family_name": "Lovelace"}
+
+
+def test_consents_and_codes_are_never_taken_from_a_request():
+    assert told.open_fields([GIVEN, TERMS, EMAIL]) == (GIVEN, EMAIL)
+    assert not told.worth_asking("Fill in the form and submit it.") and told.worth_asking(TASK)
+
+
+def test_the_statement_reads_the_values_back_in_one_sentence():
+    specs = {"family_name": FAMILY, "email": EMAIL}
+    said = told.statement(specs, {"family_name": "Lovelace", "email": "ada@example.com"})
+    assert said == "From your request, I have your last name, Lovelace, and your email as you gave it."
+
+
+async def test_what_the_request_said_is_not_asked_again():
+    """At loop level: the request's name and e-mail are confirmed and said before the first
+    question, which is the date of birth; the computer agent gets them confirmed."""
+
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.field == "date_of_birth" and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    llm = ScriptedLLM(
+        json=[{"First name": "Ada Lovelace", "Last name": None, "Email": "ada@example.com", "Date of birth": None}]
+    )
+    line = ScriptedLine(["The tenth of December 1990.", "Yes.", "No."])
+    outcome, line, seen, _ = await run_phone([GIVEN, FAMILY, EMAIL, DOB], [], computer, llm=llm, line=line, task=TASK)
+    questions = " ".join(line.said)
+    assert "What is your first name" not in questions and "What is your email" not in questions
+    assert line.said[1].startswith("From your request, I have your first name, Ada, your last name, Lovelace, and")
+    assert line.said[1].endswith("What is your date of birth?")
+    confirmed = [
+        (e.payload.field, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected) and e.payload.confirmed
+    ]
+    assert confirmed[:3] == [("given_name", "Ada"), ("family_name", "Lovelace"), ("email", "ada@example.com")]
+
+
+def test_what_the_request_says_of_someone_else_or_a_companions_fields_is_not_the_persons():
+    """The bootstrap-passengers task: "Book this for me and my partner Sarah Miller, born 5
+    November 1992." gives the person neither a name nor a date of birth."""
+    task = "Book this for me and my partner Sarah Miller, born 5 November 1992."
+    specs = (GIVEN, FAMILY, DOB)
+    copies = {"First name": "Sarah", "Last name": "Miller", "Date of birth": "5 November 1992"}
+    assert told.values(task, specs, answer(specs, **copies)) == {}
+    second = FieldSpec(name="companion_given_name", label="Passenger 2: First name", type="text", required=True)
+    grouped = FieldSpec(name="x", label="First name", type="text", required=True, group="Passenger", group_index=2)
+    assert told.open_fields([second, grouped, GIVEN]) == (GIVEN,)
