@@ -10,8 +10,8 @@ the code the page "sends" them, their ``one_time_code``. A page
 records what it accepted in ``window.__submitted`` (null until then). The agents never read
 any of this: an instrumentation script added to each HTML page the server sends (never
 shown, never read by perception: it adds no element) reports ``window.__submitted`` and the
-values of ``checks`` to the server whenever they change, so they are known after the run,
-when the agent's browser is gone.
+values of ``checks`` to the server whenever they change (at once: on the assignment and on each
+change of the document), so they are known after the run, when the agent's browser is gone.
 
 A run is ``accepted`` when the page recorded a submission equal to ``expected_submitted``
 (each key by its ``compare``) and every check held.
@@ -49,6 +49,12 @@ _RECORDER = """<script>
       navigator.sendBeacon("/__bench/record", new Blob([JSON.stringify({page: %s, ...out})], {type: "application/json"}));
     }
   };
+  // reported at once, not only on the next tick: the agent may close the browser within 100 ms of the
+  // page's confirmation (bench: a submitted callback went unrecorded)
+  let submitted = window.__submitted;
+  Object.defineProperty(window, "__submitted", {configurable: true, get: () => submitted,
+                                                set: (v) => { submitted = v; tick(); }});
+  new MutationObserver(tick).observe(document, {subtree: true, childList: true, characterData: true});
   setInterval(tick, 200);
   addEventListener("pagehide", tick);
 })();

@@ -261,7 +261,15 @@ class PhoneAgent:
             self.emit("decision", agent=self.id, what="told_failed", error=str(e)[:200])
             return False
         values = told.values(self.task, specs, answer, self.talk.date_order)
-        self.emit("decision", agent=self.id, what="told", fields=sorted(values))
+        copied = answer.model_dump(by_alias=True)
+        self.emit(
+            "decision",
+            agent=self.id,
+            what="told",
+            looked_at=[s.name for s in specs],
+            copied=copied,
+            fields=sorted(values),
+        )
         if not values:
             return False
         self.state = interview.told(self.state, values)
@@ -343,6 +351,7 @@ class PhoneAgent:
                         got = Answered(await self._answer_side_question(spec, text))
                     case confirmation.Sync():
                         self._take_messages()
+                        await self._take_told()  # fields that came meanwhile: never asked what the request gave
                         got = Synced()
                     case confirmation.SubmitGrace():  # "stop" within submit_grace_s of the yes sends nothing
                         deadline = time.monotonic() + self.submit_grace_s

@@ -29,7 +29,14 @@ from appliance.protocol import ONE_TIME_CODE, FieldSpec, FieldValue
 MAX_WORDS_CHARS = 60
 SYSTEM = (
     "A person asked an assistant to fill in a web form. For each form field, copy the exact words of the "
-    "person's request that give that field's value, or null when the request does not give it. Never guess."
+    "person's request that give that field's value, or null when the request does not give it. Never guess.\n"
+    "Examples:\n"
+    "The person's request: \"Book a table for me on Friday 3 May 2024, I'm Tom Baker, tom@example.org\"\n"
+    'Form fields: "Name", "Phone", "Email", "Date"\n'
+    '=> {"Name":"Tom Baker","Phone":null,"Email":"tom@example.org","Date":"Friday 3 May 2024"}\n'
+    'The person\'s request: "Renew my library card, my number is 0161 496 0000"\n'
+    'Form fields: "Card number", "Phone number", "First name"\n'
+    '=> {"Card number":null,"Phone number":"0161 496 0000","First name":null}'
 )
 
 
@@ -68,14 +75,20 @@ def open_fields(specs: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
     )
 
 
+def _label(spec: FieldSpec) -> str:
+    """A field's label without what is in brackets ("Date (DD/MM/YYYY)": "Date")."""
+    return re.sub(r"\s*\([^)]*\)", "", spec.label).strip(" :*") or spec.name
+
+
 def _keys(specs: Sequence[FieldSpec]) -> list[str]:
     """Each field's key in the LLM's answer: its label, told apart by a number when two share one."""
     keys: list[str] = []
     for s in specs:
-        key, n = (s.label or s.name)[:60], 1
+        label = _label(s)
+        key, n = label[:60], 1
         while key in keys:
             n += 1
-            key = f"{(s.label or s.name)[:55]} ({n})"
+            key = f"{label[:55]} ({n})"
         keys.append(key)
     return keys
 
@@ -90,12 +103,17 @@ def decision_model(specs: Sequence[FieldSpec]) -> type[BaseModel]:
 
 def prompt(task: str, specs: Sequence[FieldSpec]) -> str:
     """The user message: the request and the fields by their keys."""
-    listed = "\n".join(f'- "{key}"' for key in _keys(specs))
-    return f'The person\'s request: "{task}"\nForm fields:\n{listed}'
+    listed = ", ".join(f'"{key}"' for key in _keys(specs))
+    return f'The person\'s request: "{task}"\nForm fields: {listed}'
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.casefold())
+
+
+def _copy(words: str | None) -> str | None:
+    """The LLM's copy, None for none (a 0.5B model writes null as the word "null" too)."""
+    return None if words is None or words.strip().casefold() in ("", "null", "none", "n/a") else words
 
 
 def _the_persons(task: list[str], copied: list[str]) -> bool:
@@ -110,7 +128,7 @@ def values(task: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order:
     """The values ``answer`` (an instance of :func:`decision_model` over ``specs``) copied
     from ``task`` that ``task`` really holds and each field's parser takes, by field name."""
     said = _words(task)
-    copies = [getattr(answer, f"f{i}") for i in range(len(specs))]
+    copies = [_copy(getattr(answer, f"f{i}")) for i in range(len(specs))]
     # a whole name copied for a given and a family name field (for both, or for one and the other left
     # null): split, as the fields asked together are ("Ada Lovelace" → Ada; Lovelace)
     parts = {fields.name_part(s): c for s, c in zip(specs, copies, strict=True) if fields.name_part(s)}
@@ -135,10 +153,11 @@ _BY_LABEL = ("email", "code", "number", "phone", "username")
 def statement(specs: Mapping[str, FieldSpec], told: Mapping[str, FieldValue]) -> str:
     """ "From your request, I have your last name, Lovelace, and your email as you gave it."
     ('' for no value)."""
+    labels = {n: fields.spoken_label(specs[n].model_copy(update={"label": _label(specs[n])})) for n in told}
     parts = [
-        f"your {fields.spoken_label(specs[n])} as you gave it"
+        f"your {labels[n]} as you gave it"
         if fields.kind(specs[n]) in _BY_LABEL
-        else f"your {fields.spoken_label(specs[n])}, {fields.spoken(specs[n], v)}"
+        else f"your {labels[n]}, {fields.spoken(specs[n], v)}"
         for n, v in told.items()
     ]
     if not parts:

@@ -165,6 +165,8 @@ class SimulatedPerson:
             for phrase in (k.replace("_", " "), *(KEY_WORDS[k][0].split(",") if k in KEY_WORDS else ()))
         }
         self._named |= {heard: k for heard, k in WHISPER_NAMES.items() if k in keys}
+        if "full_name" in keys:
+            self._named.setdefault("name", "full_name")  # "What is your name?" (bench --pages: "Your name")
 
     def expecting(self) -> str:
         """What the person expects to hear read back: the detail it last gave, when that is
@@ -175,7 +177,7 @@ class SimulatedPerson:
     def believed(self, key: str) -> str:
         """The value the person holds for ``key`` now: the wrong first answer from when it was
         given until the assistant says the form refused it, else the profile's."""
-        if key == "full_name":
+        if key == "full_name" and "full_name" not in self.profile.facts:
             return f"{self.believed('given_name')} {self.believed('family_name')}".strip()
         if key in self._first_used and key not in self._corrected:
             return self.profile.first_answers[key]
