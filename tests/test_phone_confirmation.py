@@ -291,3 +291,57 @@ def test_wait_holds_the_interview_until_the_person_speaks_again():
     turn = answer(turn, "It's Miller.")
     assert sent(turn) == [InfoCollected(field="family_name", value="Miller", confirmed=False)]
     assert not turn.steps[-1].hold
+
+
+def test_values_for_other_fields_in_one_answer_are_never_asked_for():
+    """Issue 27: an answer that says much more than the value asked for is searched for the
+    other fields' values (:class:`LookAhead`, the LLM's copy of the words); a field so answered
+    is not asked: its words are its answer when it comes, read back as any answer."""
+    turn = answer(start(NAME, DOB, IBAN), "It's Miller, and I was born on the tenth of December 1990, if that helps.")
+    step = turn.steps[-1]
+    assert isinstance(step, confirmation.LookAhead) and [s.name for s in step.specs] == [
+        "family_name",
+        "date_of_birth",
+        "iban",
+    ]
+    said = {"family_name": "Miller", "date_of_birth": "the tenth of December 1990"}
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
+    assert question(turn) == "I have Miller. Is that right?"  # the next field is answered: read back alone
+    turn = answer(turn, "Yes.")
+    assert isinstance(turn.steps[-1], Done) and turn.state.confirmed == {"family_name": "Miller"}
+    turn = settle(confirmation.begin(turn.state, turn.talk, interview.next_step(turn.state)))
+    assert "date of birth" not in question(turn) and question(turn).endswith("What is your IBAN?")
+    assert sent(turn) == [InfoCollected(field="date_of_birth", value="1990-12-10", confirmed=False)]
+
+
+def test_a_short_or_spelled_answer_is_not_searched_for_other_values():
+    assert isinstance(answer(start(NAME, DOB), "It's Miller.").steps[-1], Question)
+    assert isinstance(answer(start(NAME, DOB), "My family name is Miller, M, I, L, L, E, R.").steps[-1], Question)
+
+
+def test_a_name_asked_together_with_more_said_leaves_only_the_name_to_its_fields():
+    """ "My name is Ada Lovelace, and I was born on …" to "What is your full name?": the name
+    parser alone made "Ada Lovelace And I" of it; the LLM's copy gives the name its words and
+    the date of birth its own."""
+    turn = start(GIVEN, NAME, DOB)
+    turn = answer(turn, "My name is Ada Lovelace, and I was born on the tenth of December 1990.")
+    assert isinstance(turn.steps[-1], confirmation.LookAhead)
+    said = {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "the tenth of December 1990"}
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
+    assert question(turn) == "I have Ada Lovelace. Is that right?"
+    turn = answer(turn, "Yes.")
+    assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace"}
+    assert turn.talk.ahead == {"date_of_birth": "the tenth of December 1990"}
+
+
+@pytest.mark.parametrize(
+    "said", ["Change the date to the twelfth of June 2027.", "Can you change my travel date to 12 June 2027?"]
+)
+def test_change_the_date_at_the_summary_takes_that_field_up_again_with_the_new_value(said):
+    """Issue 27 item 5: "Change the date to the twelfth" goes back into the interview."""
+    travel = FieldSpec(name="travel_date", label="Travel date", type="date", required=True)
+    state = interview.start([travel])
+    state = interview.confirm(interview.begin(state, interview.next_step(state)), "travel_date", "2027-06-02")
+    turn = answer(confirmation.authorise(interview.apply(state, StatusUpdate(state="auth-required")), Talk()), said)
+    assert sent(turn) == [InfoCollected(field="travel_date", value="2027-06-12", confirmed=False)]
+    assert question(turn).startswith("I have the twelfth of June")

@@ -99,3 +99,26 @@ def test_what_the_request_says_of_someone_else_or_a_companions_fields_is_not_the
     second = FieldSpec(name="companion_given_name", label="Passenger 2: First name", type="text", required=True)
     grouped = FieldSpec(name="x", label="First name", type="text", required=True, group="Passenger", group_index=2)
     assert told.open_fields([second, grouped, GIVEN]) == (GIVEN,)
+
+
+PHONE = FieldSpec(name="phone", label="Phone", type="tel", required=True)
+
+
+async def test_a_value_said_before_its_question_is_not_asked_again():
+    """Issue 27, at loop level: the e-mail answer also gives the phone number (the LLM's copy of
+    its words); the phone number is read back with the next question and never asked."""
+
+    async def computer(env, publish):
+        if isinstance(env.payload, InfoCollected) and env.payload.field == "date_of_birth" and env.payload.confirmed:
+            await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+
+    said = "My email is ada@example.com. And my phone number is plus 44 7700 900123."
+    llm = ScriptedLLM(json=[{"Email": "ada@example.com", "Phone": "plus 44 7700 900123", "Date of birth": None}])
+    line = ScriptedLine([said, "Yes.", "The tenth of December 1990.", "Yes.", "No."])
+    _, line, seen, _ = await run_phone([EMAIL, PHONE, DOB], [], computer, llm=llm, line=line)
+    assert not any("What is your phone" in s for s in line.said), line.said
+    assert any(s.startswith("I have plus four four") and s.endswith("What is your date of birth?") for s in line.said)
+    confirmed = [
+        (e.payload.field, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected) and e.payload.confirmed
+    ]
+    assert confirmed[:2] == [("email", "ada@example.com"), ("phone", "+447700900123")]

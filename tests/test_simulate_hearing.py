@@ -962,3 +962,16 @@ async def test_the_person_is_not_sure_of_what_its_profile_says_and_adds_at_the_s
     assert await person.respond("What is your middle name?") == "I'm not sure."
     assert await person.respond("Shall I submit the form now?") == "Not yet: add my partner Sarah, please."
     assert await person.respond("Shall I submit the form now?") == "Yes, please submit it."
+
+
+async def test_asked_the_first_of_its_answers_together_the_person_gives_them_all_once():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    profile = Profile(
+        "p", {"email": "emma@example.com", "phone": "+4930123456"}, answers_together=(("email", "phone"),)
+    )
+    person = SimulatedPerson(profile, AgreeingLLM("email"), emit=lambda *a, **k: None)
+    said = await person.respond("What is your email?")
+    assert said == "My email is emma@example.com. And my phone number is +4930123456."
+    assert await person.respond("What is your email?") == "My email is emma@example.com."  # once

@@ -12,7 +12,9 @@ describe behaviour rather than data:
   profile value;
 * ``not_sure`` (list of keys): the person answers "I'm not sure." whenever one is asked;
 * ``adds_at_summary`` (text): what the person says, once, when first asked whether the form
-  may be submitted ("Not yet: please add my partner Sarah as a second passenger.").
+  may be submitted ("Not yet: please add my partner Sarah as a second passenger.");
+* ``answers_together`` (list of key lists): asked for the first key of a list, the person
+  gives every value of the list in one breath ("My email is …, and my phone number is …").
 
 ``one_time_code`` is the code a site sends the person (SMS, e-mail) to type back.
 """
@@ -35,8 +37,9 @@ class ProfileError(ValueError):
 class Profile:
     """One person: ``facts`` (key → written value, all strings; booleans as "yes"/"no"),
     ``first_answers`` (key → first, wrong-format value), ``authorise_submit``, ``not_sure``
-    (keys answered "I'm not sure.") and ``adds_at_summary`` (said once at the first request
-    to submit; '' = nothing)."""
+    (keys answered "I'm not sure."), ``adds_at_summary`` (said once at the first request
+    to submit; '' = nothing) and ``answers_together`` (keys whose values are given in one
+    breath when the first is asked)."""
 
     name: str
     facts: dict[str, str]
@@ -44,6 +47,7 @@ class Profile:
     authorise_submit: bool = True
     not_sure: tuple[str, ...] = ()
     adds_at_summary: str = ""
+    answers_together: tuple[tuple[str, ...], ...] = ()
 
     @property
     def display_name(self) -> str:
@@ -77,10 +81,13 @@ def load_profile(path_or_name: str | Path) -> Profile:
     authorise = data.pop("authorise_submit", True)
     not_sure = data.pop("not_sure", None) or []
     adds = data.pop("adds_at_summary", "")
+    together = data.pop("answers_together", None) or []
     if not isinstance(first, dict) or not isinstance(authorise, bool):
         raise ProfileError(f"{p}: first_answers must be a mapping and authorise_submit a boolean")
     if not isinstance(not_sure, list) or not isinstance(adds, str):
         raise ProfileError(f"{p}: not_sure must be a list of keys and adds_at_summary a text")
+    if not isinstance(together, list) or not all(isinstance(g, list) and len(g) >= 2 for g in together):
+        raise ProfileError(f"{p}: answers_together must be a list of lists of two keys or more")
     for k, v in list(data.items()) + list(first.items()):
         if isinstance(v, (dict, list)) or v is None:
             raise ProfileError(f"{p}: {k}: expected a single value, got {type(v).__name__}")
@@ -94,4 +101,5 @@ def load_profile(path_or_name: str | Path) -> Profile:
         authorise_submit=authorise,
         not_sure=tuple(str(k) for k in not_sure),
         adds_at_summary=adds,
+        answers_together=tuple(tuple(str(k) for k in g) for g in together),
     )

@@ -36,7 +36,7 @@ from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.base import LLM, LLMError
 from appliance.llm.decision import choices
 from appliance.phone_agent import confirmation, fields, interview, normalise, sayings, told
-from appliance.phone_agent.confirmation import Answered, GaveUp, Heard, Picked, Stopped, Synced, Typed
+from appliance.phone_agent.confirmation import Ahead, Answered, GaveUp, Heard, Picked, Stopped, Synced, Typed
 from appliance.phone_agent.line import CallLine, HungUp, Line
 from appliance.phone_agent.outcome import CallStats, PhoneOutcome
 from appliance.protocol import (
@@ -245,6 +245,18 @@ class PhoneAgent:
                     "decision", agent=self.id, what="typed_value", field=name, value=typed[name], sender=env.sender
                 )
 
+    async def _look_ahead(self, specs: tuple[FieldSpec, ...], text: str) -> dict[str, str]:
+        """The words of the answer ``text`` that give values of ``specs`` (the field asked
+        first), by field name (:func:`~appliance.phone_agent.told.copies`); none when the LLM fails."""
+        try:
+            answer = await self.llm.decide(
+                told.SYSTEM, told.prompt(text, specs), told.decision_model(specs), max_tokens=40 * len(specs)
+            )
+        except LLMError as e:
+            self.emit("decision", agent=self.id, what="look_ahead_failed", error=str(e)[:200])
+            return {}
+        return told.copies(text, specs, answer, self.talk.date_order)
+
     async def _take_told(self) -> bool:
         """The values the person's request gives for fields not yet looked at (once per field):
         sent confirmed and said before the next question. True when there were any."""
@@ -349,6 +361,8 @@ class PhoneAgent:
                         got = Picked(await self._pick_option(spec, text))
                     case confirmation.SideQuestion(spec=spec, text=text):
                         got = Answered(await self._answer_side_question(spec, text))
+                    case confirmation.LookAhead(specs=specs, text=text):
+                        got = Ahead(await self._look_ahead(specs, text))
                     case confirmation.Sync():
                         self._take_messages()
                         await self._take_told()  # fields that came meanwhile: never asked what the request gave

@@ -68,6 +68,14 @@ not understood, is asked part by part.
 **The page's close matches** (an ask with ``choices``): the person picks one, with no
 read-back; three answers that name none give the field up.
 
+**Several answers in one breath** (issue 27): an answer that says :data:`MORE_WORDS` words or
+more besides the value asked for (or, asked together, besides the name or date) is searched
+for the values of the fields still waiting (:class:`LookAhead`: the LLM's copy of the words,
+kept by :func:`~appliance.phone_agent.told.copies`); the field asked takes its own words only,
+and each field so answered takes its words as its answer when it comes (:attr:`Talk.ahead`):
+it is never asked, and its value is read back as any other (with the next question when it
+may be).
+
 **The person steering the call** (issue 27), instead of any answer but the summary's:
 "stop", "cancel", "forget it" as the whole answer (:data:`CANCEL`) ends the task unsent and
 says so (``status_update{canceled}``, :class:`EndCall`); "what's left?" (:data:`LEFT`) lists
@@ -91,7 +99,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from appliance.phone_agent import candidates, fields, interview, normalise, spelling
+from appliance.phone_agent import candidates, fields, interview, normalise, spelling, told
 from appliance.phone_agent.interview import Ask, AskMode, AskTogether, Interview
 from appliance.protocol import AddItem, FieldSpec, FieldValue, InfoCollected, StatusUpdate, SubmitAuthorized
 from appliance.protocol.events import DecisionWhat
@@ -103,6 +111,9 @@ ATTEMPTS = 4
 READ_BACKS = 3
 #: answers to a question asked together, or to the page's close matches, before giving up on them
 TOGETHER_TRIES = CHOICE_TRIES = 3
+#: words an answer holds besides its value (as said, lead-in included) before it is searched for other
+#: fields' values: "I'm Ada Lovelace, born the tenth of December 1990" (issue 27: several answers in one breath)
+MORE_WORDS = 6
 #: said before a request to spell a name the ASR was unsure of, instead of a read-back
 UNSURE = "I'm not sure I heard that right."
 TYPED = "Thanks, I have what you typed."
@@ -162,8 +173,17 @@ def is_question(text: str) -> bool:
 
 
 def _correction(text: str) -> str:
-    """An objection without its "no" ("No, it's Leeds." → "it's Leeds."; tiny.en writes "no" as "now")."""
-    return re.sub(r"(?i)^\W*(no|now)\b[\W]*", "", text)
+    """An objection without its "no" ("No, it's Leeds." → "it's Leeds."; tiny.en writes "no" as
+    "now"), a request for a change without its asking ("Can you change my travel date to 12
+    June?" → "12 June")."""
+    text = re.sub(r"(?i)^\W*(no|now)\b[\W]*", "", text)
+    asked = re.match(
+        r"(?i)^\W*(?:(?:please|can you|could you|would you)\W+)*(?:change|make|set|correct|update)\b(.*)$", text
+    )
+    if asked:  # "change my travel date to 12 June?": the value after "to"
+        to = re.search(r"(?i)\b(?:to|should be|is)\b\s*(.+?)[?.!]*$", asked.group(1))
+        return to.group(1) if to else text
+    return text
 
 
 def _letters(text: str) -> str:
@@ -261,6 +281,15 @@ class SideQuestion:
 
 
 @dataclass(frozen=True)
+class LookAhead:
+    """Have the LLM find, in the person's answer ``text``, the words that give values of
+    ``specs`` (fields not asked yet) → :class:`Ahead`."""
+
+    specs: tuple[FieldSpec, ...]
+    text: str
+
+
+@dataclass(frozen=True)
 class SubmitGrace:
     """The person said yes to submitting: say so and listen for a "wait"/"stop"/"no" within
     the grace time → :class:`Stopped`."""
@@ -298,6 +327,7 @@ Step = (
     | Question
     | PickOption
     | SideQuestion
+    | LookAhead
     | SubmitGrace
     | WatchSubmit
     | EndCall
@@ -346,6 +376,13 @@ class Answered:
 
 
 @dataclass(frozen=True)
+class Ahead:
+    """The words of an answer that give other fields' values, by field name (none: ``{}``)."""
+
+    said: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Synced:
     """The messages that arrived were applied."""
 
@@ -357,7 +394,7 @@ class Stopped:
     stopped: bool
 
 
-Got = Heard | Typed | GaveUp | Picked | Answered | Synced | Stopped
+Got = Heard | Typed | GaveUp | Picked | Answered | Ahead | Synced | Stopped
 
 # ---- the exchange in progress ----------------------------------------------------------------------
 
@@ -439,6 +476,8 @@ class _Together:
     nxt: Ask | None = None
     repeated: bool = False
     waiting: Literal["question", "read_back"] = "question"  # the answer awaited
+    heard: Heard | None = None  # the answer waiting for the LLM's look ahead
+    looked: bool = False  # the answer was searched for other fields' values
 
 
 @dataclass(frozen=True)
@@ -460,8 +499,9 @@ def _frozen(d: Mapping | None = None) -> Mapping:
 class Talk:
     """The call's exchanges: ``sent``: the last value sent per field; ``read_backs``: read-backs
     said; ``reasons_said``: page refusals explained before a question; ``job``: the exchange in
-    progress (None: none); ``asked``: the question waiting for its answer; ``date_order`` and
-    ``spell_below_prob`` as the agent was given."""
+    progress (None: none); ``asked``: the question waiting for its answer; ``ahead``: what the
+    person said for fields before they were asked (their answer when they come); ``date_order``
+    and ``spell_below_prob`` as the agent was given."""
 
     date_order: str = "DMY"
     spell_below_prob: float = 0.0
@@ -470,6 +510,7 @@ class Talk:
     reasons_said: int = 0
     job: _Job | None = None
     asked: Question | None = None  # the question the answer awaited is for
+    ahead: Mapping[str, str] = field(default_factory=_frozen)  # words said for fields before their question
 
     def held(self, state: Interview) -> dict[str, FieldValue]:
         """Each field's value as the interview holds it: confirmed, else the last one sent."""
@@ -582,6 +623,14 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
             return _field_top(r, replace(job, say=f"{reply} {r.prompt(job.ask.spec, job.mode)}"))
         case _Field(heard=Heard() as heard), Picked(option=option):
             return _field_value(r, job, heard, option, False, option is not None)
+        case _Field(heard=Heard() as heard), Ahead(said=said):
+            name = job.ask.spec.name
+            others = {n: w for n, w in said.items() if n != name}
+            if others:
+                r.t = replace(r.t, ahead=_frozen({**r.t.ahead, **others}))
+                r.decide("answered_ahead", field=name, fields=sorted(others))
+            own = replace(heard, text=said[name]) if name in said and others else heard  # its own words only
+            return _field_parsed(r, replace(job, heard=None), own, look_ahead=False)
         case _Field(value=_Value() as value), Synced():
             return _read_back_or_implicit(r, job, value)
         case _ReadBack(), Heard():
@@ -592,6 +641,14 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
             return _choose_answer(r, job, got)
         case _Choose(), Picked(option=option):
             return _picked(r, job, option)
+        case _Together(heard=Heard() as heard), Ahead(said=said):
+            mine = [s.name for s in _specs(job)]
+            others = {n: w for n, w in said.items() if n not in mine}
+            if others:
+                r.t = replace(r.t, ahead=_frozen({**r.t.ahead, **others}))
+                r.decide("answered_ahead", field=mine[0], fields=sorted(others))
+            own = " ".join(dict.fromkeys(said[n] for n in mine if n in said))  # "Ada" and "Lovelace"
+            return _together_answer(r, replace(job, heard=None), replace(heard, text=own) if own and others else heard)
         case _Together(), Heard():
             if job.waiting == "read_back":
                 return _together_read_back_answer(r, job, got)
@@ -689,6 +746,10 @@ def _gave_up(r: _Run, job: _Job) -> Turn:
 def _start_field(r: _Run, ask: Ask, answer: Heard | None) -> Turn:
     if ask.choices:
         return _choose(r, _Choose(ask, say=candidates.question(ask.spec.label, ask.choices)))
+    said = r.t.ahead.get(ask.spec.name)
+    if said is not None:  # said before it was asked: that is its answer (never asked twice, issue 27)
+        r.t = replace(r.t, ahead=_frozen({n: w for n, w in r.t.ahead.items() if n != ask.spec.name}))
+        answer = answer or Heard(said)
     return _field_top(r, _Field(ask, reason=ask.reason, answer=answer))
 
 
@@ -728,7 +789,19 @@ def _field_answer(r: _Run, f: _Field, heard: Heard) -> Turn:
         return _field_top(
             r, replace(f, say=f"That sounds like your {fields.spoken_label(other)}. {r.prompt(spec, mode)}")
         )
+    return _field_parsed(r, f, heard, look_ahead=True)
+
+
+def _field_parsed(r: _Run, f: _Field, heard: Heard, look_ahead: bool) -> Turn:
+    """``heard`` as the answer to ``f``'s question (a value, a choice to pick, or nothing);
+    ``look_ahead``: an answer that says much more than the value is searched for other fields'
+    values first (:class:`LookAhead`)."""
+    spec, text, mode = f.ask.spec, heard.text, f.mode
     value, spelled = _parse(r, spec, text, mode)
+    say_more = look_ahead and value is not None and not spelled and not mode.startswith("spell")
+    others = _open_others(r, spec) if say_more and _says_more(spec, text, value) else ()
+    if others:
+        return r.wait(replace(f, heard=heard), LookAhead((spec, *others), text))
     needs_read_back = fields.kind(spec) not in ("yesno", "choice") or (
         isinstance(value, str) and normalise.choice(text, (value,), by_sound=False) is None
     )  # matched by sound
@@ -739,6 +812,21 @@ def _field_answer(r: _Run, f: _Field, heard: Heard) -> Turn:
             return _choose(r, _Choose(replace(f.ask, choices=close), say=candidates.question(spec.label, close)))
         return r.wait(replace(f, heard=heard), PickOption(spec, text))
     return _field_value(r, f, heard, value, spelled, needs_read_back)
+
+
+def _says_more(spec: FieldSpec, text: str, value: FieldValue) -> bool:
+    """Whether the answer ``text`` holds :data:`MORE_WORDS` words or more besides ``value`` as
+    it is said (its lead-in counted in: "I was born on" is four)."""
+    words = len(re.findall(r"[^\W_]+", text))
+    return words - len(re.findall(r"[^\W_]+", fields.spoken(spec, value))) >= MORE_WORDS
+
+
+def _open_others(r: _Run, *asked: FieldSpec) -> tuple[FieldSpec, ...]:
+    """The fields waiting to be asked besides those ``asked`` that an answer may give
+    (:func:`~appliance.phone_agent.told.open_fields`), none already said."""
+    names = {s.name for s in asked}
+    waiting = [a.spec for a in r.s.queue if a.spec.name not in names and not a.choices and a.spec.name not in r.t.ahead]
+    return told.open_fields([s for s in waiting if s.name not in r.s.confirmed])
 
 
 def _no_value(r: _Run, f: _Field, text: str) -> Turn:
@@ -784,7 +872,7 @@ def _field_value(
 
 def _read_back_or_implicit(r: _Run, f: _Field, v: _Value) -> Turn:
     """Messages applied: read ``v`` back with the next question when it is a plain one, else on its own."""
-    nxt = _plain_next(r.s)
+    nxt = _plain_next(r)
     if nxt is None:
         return _read_back(r, _ReadBack(f, v))
     r.send(v.spec, v.value, confirmed=False)
@@ -933,12 +1021,15 @@ def _carry_to(r: _Run, nxt: Ask, heard: Heard) -> Turn:
     return _start_field(r, nxt, heard)
 
 
-def _plain_next(state: Interview) -> Ask | None:
+def _plain_next(r: _Run) -> Ask | None:
     """The next field's ask when a read-back may go with its question: the next step is a
-    plain question in words, not a yes/no (a "no" to it would read as an objection)."""
+    plain question in words, not a yes/no (a "no" to it would read as an objection), nor a
+    field the person has answered ahead (it is read back on its own next)."""
+    state = r.s
     nxt = interview.next_step(state)
     if (
         not isinstance(nxt, Ask)
+        or nxt.spec.name in r.t.ahead
         or nxt.choices
         or nxt.reason
         or fields.kind(nxt.spec) == "yesno"
@@ -1098,6 +1189,11 @@ def _together_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
     if is_question(text):
         return r.wait(t, SideQuestion(specs[0], text))
     values = fields.parse_together(what, specs, text, r.t.date_order)
+    said = sum(len(re.findall(r"[^\W_]+", fields.spoken(s, v))) for s, v in zip(specs, values or ()))
+    if not t.looked and len(re.findall(r"[^\W_]+", text)) - (said or 3) >= MORE_WORDS:
+        others = _open_others(r, *specs)
+        if others:  # "My name is Ada Lovelace, and I was born on …": the other values too
+            return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *others), text))
     if what == "name" and values is not None and any(_unsure(r, s, v, heard) for s, v in zip(specs, values)):
         r.steps.append(Prefix(f"{UNSURE} "))  # each on its own, spelled
         r.s = interview.split(r.s, t.together, rejected=False, unheard=1)
@@ -1123,7 +1219,7 @@ def _together_read_back(r: _Run, t: _Together) -> Turn:
     """Messages applied: the read-back, with the next field's question when it may go with it."""
     assert t.values is not None
     stated = fields.stated_together(t.together.what, _specs(t), t.values)
-    nxt = _plain_next(r.s)
+    nxt = _plain_next(r)
     r.t = replace(r.t, read_backs=r.t.read_backs + 1)
     if nxt is None:
         return r.wait(replace(t, waiting="read_back", nxt=None), Question(f"{stated} Is that right?", None, sync=True))

@@ -150,8 +150,9 @@ def asr_context(
 
 #: "My username is …", "Yes, my e-mail address is …": the field a person names before their value
 _NAMED = re.compile(
-    r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+)\b)*\W*(?:my|our|the) "
-    r"([a-z' -]{2,40}?)\s+(?:is|are|was)\b",
+    r"^(?:\W*(?:yes|yeah|no|ok|okay|sure|so|and|um+|uh+|please|actually|can you|could you)\b)*\W*"
+    r"(?:(?:please\s+)?(?:change|make|set|correct|update)\s+)?(?:my|our|the) "
+    r"([a-z' -]{2,40}?)\s+(?:is|are|was|should be|to)\b",
     re.I,
 )
 #: words that name the same part of a name

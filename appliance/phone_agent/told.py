@@ -10,7 +10,11 @@ request, no word just before them gives them to someone else ("my partner Sarah 
 Consents, a one-time code, yes/no boxes and a companion's fields (a second item of a repeating
 group) are never taken from a request: they are asked.
 
-The values kept are confirmed at once (the person's own words, typed or said in the request),
+The same copy finds the values an answer gives for fields not asked yet ("My email is …, and my
+phone number is …": :func:`copies`, used by :class:`~appliance.phone_agent.confirmation.LookAhead`);
+those are read back as any answer.
+
+The values a request gives are confirmed at once (the person's own words, typed or said in the request),
 and said back in one statement before the first question (:func:`statement`); a wrong one is
 put right at the summary, as any other (``summary_corrected``).
 """
@@ -124,26 +128,34 @@ def _the_persons(task: list[str], copied: list[str]) -> bool:
     return at is not None and not _SOMEONE_ELSE & set(task[max(0, at - _BEFORE) : at])
 
 
-def values(task: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, FieldValue]:
-    """The values ``answer`` (an instance of :func:`decision_model` over ``specs``) copied
-    from ``task`` that ``task`` really holds and each field's parser takes, by field name."""
-    said = _words(task)
-    copies = [_copy(getattr(answer, f"f{i}")) for i in range(len(specs))]
+def copies(text: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, str]:
+    """The words ``answer`` (an instance of :func:`decision_model` over ``specs``) copied from
+    ``text`` for each field that ``text`` really says of the person and the field's parser
+    takes, by field name."""
+    said = _words(text)
+    copied_ = [_copy(getattr(answer, f"f{i}")) for i in range(len(specs))]
     # a whole name copied for a given and a family name field (for both, or for one and the other left
     # null): split, as the fields asked together are ("Ada Lovelace" → Ada; Lovelace)
-    parts = {fields.name_part(s): c for s, c in zip(specs, copies, strict=True) if fields.name_part(s)}
+    parts = {fields.name_part(s): c for s, c in zip(specs, copied_, strict=True) if fields.name_part(s)}
     full = {c for c in parts.values() if c}
     whole = fields.split_name(full.pop()) if len(parts) == 2 and len(full) == 1 else None
-    out: dict[str, FieldValue] = {}
-    for spec, copied in zip(specs, copies, strict=True):
+    out: dict[str, str] = {}
+    for spec, copied in zip(specs, copied_, strict=True):
         part = fields.name_part(spec)
         copied = (whole[0] if part == "given" else whole[1]) if whole is not None and part else copied
         if not copied or not _words(copied) or not _the_persons(said, _words(copied)):
-            continue  # nothing, words the person never wrote (the LLM's guess), or someone else's
-        value = fields.parse(spec, copied, date_order)
-        if value not in (None, "", ()):
-            out[spec.name] = value
+            continue  # nothing, words the person never said (the LLM's guess), or someone else's
+        if fields.parse(spec, copied, date_order) not in (None, "", ()):
+            out[spec.name] = copied
     return out
+
+
+def values(text: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, FieldValue]:
+    """The values of :func:`copies`, parsed, by field name."""
+    by_name = {s.name: s for s in specs}
+    return {
+        n: fields.parse(by_name[n], words, date_order) for n, words in copies(text, specs, answer, date_order).items()
+    }
 
 
 #: kinds said by their labels only (as in the summary): the person wrote them, and a spelled e-mail is long

@@ -414,6 +414,8 @@ DecisionWhat = Literal[
     "interview_held",
     "told",
     "told_failed",
+    "answered_ahead",
+    "look_ahead_failed",
 ]
 
 

@@ -21,7 +21,8 @@ not understood ("The choices are Australia, …, Ireland, …"), the option that
 ("Ireland" for "Irish": by its own table for a nationality or a country, else the LLM's
 pick); a profile's ``first_answers`` value the first time that key is asked (kept through its
 read-back, corrected once asked again); "I'm not sure." for a ``not_sure`` key; its
-``adds_at_summary`` words, once, instead of the first yes to submitting.
+``adds_at_summary`` words, once, instead of the first yes to submitting; asked for the
+first key of one of its ``answers_together``, every value of it in one breath, once.
 Offered the box on the screen ("… Or type it in the box on your screen."), a person
 with a screen (``respond(heard, type_in=…)``) types the value there and says nothing.
 Otherwise, asked for a spelling ("Could you spell …"), the person spells the value with the spelling
@@ -147,6 +148,7 @@ class SimulatedPerson:
     _corrected: set[str] = field(default_factory=set)  # … and then refused by the form
     _rejections: dict[str, int] = field(default_factory=dict)  # read-backs this person said no to, per detail
     _added: bool = False  # the profile's adds_at_summary was said
+    _together: set[str] = field(default_factory=set)  # answers_together groups said (by their first key)
 
     def __post_init__(self) -> None:
         keys = list(dict.fromkeys([*self.profile.facts, *self.profile.not_sure]))
@@ -373,6 +375,20 @@ class SimulatedPerson:
         listed = _listed(heard)
         if listed and value.casefold() not in (o.casefold() for o in listed):  # told the choices: name one
             value = await self._option(listed, value) or value
+        said = self._sentence(topic, value)
+        group = next((g for g in self.profile.answers_together if g[0] == topic and topic not in self._together), ())
+        if group and kind == "ask":  # the rest of the group in the same breath, once
+            self._together.add(topic)
+            said += "".join(
+                f" And {self._sentence(k, v)[0].lower()}{self._sentence(k, v)[1:]}"
+                for k in group[1:]
+                if (v := self.believed(k))
+            )
+        return said
+
+    @staticmethod
+    def _sentence(topic: str, value: str) -> str:
+        """The person's sentence that gives ``value`` for ``topic`` ("My email is …")."""
         template = KEY_WORDS[topic][1] if topic in KEY_WORDS else f"My {topic.replace('_', ' ')} is {{v}}."
         return re.sub(r"([.!?])\.$", r"\1", template.format(v=value))  # "… after 5 pm.." is one full stop
 
