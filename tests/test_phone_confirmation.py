@@ -345,3 +345,11 @@ def test_change_the_date_at_the_summary_takes_that_field_up_again_with_the_new_v
     turn = answer(confirmation.authorise(interview.apply(state, StatusUpdate(state="auth-required")), Talk()), said)
     assert sent(turn) == [InfoCollected(field="travel_date", value="2027-06-12", confirmed=False)]
     assert question(turn).startswith("I have the twelfth of June")
+
+
+@pytest.mark.parametrize("said", ["It's G-Gars.", "My family name is A Miller."])
+def test_a_name_heard_as_a_fragment_goes_to_spelling_at_once(said):
+    """Issue 27 item 4: a stutter or a lone letter is never read back as a name."""
+    turn = answer(start(NAME), said)
+    assert question(turn).startswith(confirmation.UNSURE) and "spell" in question(turn)
+    assert sent(turn) == []

@@ -1079,12 +1079,22 @@ def _parse(r: _Run, spec: FieldSpec, text: str, mode: AskMode) -> tuple[FieldVal
     return fields.own_part(spec, value, r.s.specs, r.t.held(r.s)), False
 
 
+#: a name the ASR made of a fragment: a lone letter before a hyphen ("G-Gars") or a word of one letter
+_FRAGMENT = re.compile(r"(?:^|\s)[^\W\d_]-|(?:^|\s)[^\W\d_](?:\s|$)")
+
+
 def _unsure(r: _Run, spec: FieldSpec, value: FieldValue, heard: Heard) -> bool:
-    """Whether the ASR was unsure of ``value`` (a name, in the answer ``heard``): the least
-    probability of its words is below ``spell_below_prob`` (words compared by their letters
-    and digits; a word of ``value`` the transcript does not hold as such, e.g. one the
+    """Whether the ASR was unsure of ``value`` (a name, in the answer ``heard``): it holds a
+    fragment (:data:`_FRAGMENT`, issue 27: "G-Gars" was read back twice before a spelling), or
+    the least probability of its words is below ``spell_below_prob`` (words compared by their
+    letters and digits; a word of ``value`` the transcript does not hold as such, e.g. one the
     normaliser rewrote, is not judged). Decides ``asr_unsure``."""
-    if not isinstance(value, str) or not heard.words:
+    if not isinstance(value, str):
+        return False
+    if _FRAGMENT.search(value):  # "G-Gars", "A Lovelace": a stutter or a lone letter, never a name as said
+        r.decide("asr_unsure", field=spec.name, value=value, prob=None)
+        return True
+    if not heard.words:
         return False
     probs: dict[str, float] = {}
     for word, p in heard.words:
