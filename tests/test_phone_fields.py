@@ -306,3 +306,11 @@ def test_the_field_a_correction_names():
     assert fields.field_named("No, my date of birth is the 2nd of June.", specs) == DOB
     assert fields.field_named("My name is David Millar.", specs) is None  # names both parts of the name
     assert fields.field_named("No.", specs) is None
+
+
+def test_a_yes_to_a_code_question_is_no_code():
+    """Bench, otp-verify (audio): "Yes, I accept." to "What is your security code?" was read
+    back as "yes" and typed into the code boxes."""
+    code = FieldSpec(name="security_code", label="Security code", type="text", required=True)
+    assert fields.kind(code) == "code"
+    assert fields.parse(code, "Yes, I accept.") is None and fields.parse(code, "The code is 428913.") == "428913"

@@ -975,3 +975,24 @@ async def test_asked_the_first_of_its_answers_together_the_person_gives_them_all
     said = await person.respond("What is your email?")
     assert said == "My email is emma@example.com. And my phone number is +4930123456."
     assert await person.respond("What is your email?") == "My email is emma@example.com."  # once
+
+
+async def test_told_to_type_the_detail_last_asked_the_person_types_it():
+    """Bench, otp-verify (audio): after the field was handed over ("I'm waiting for you: You can
+    type it in the box on your screen …"), the person said "Sorry, could you say that again?"
+    six times; a person with a screen types the detail last asked."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    typed: list[str] = []
+
+    async def type_in(value: str) -> bool:
+        typed.append(value)
+        return True
+
+    person = SimulatedPerson(Profile("p", {"one_time_code": "428913"}), AgreeingLLM("none"), emit=lambda *a, **k: None)
+    assert await person.respond("What is your security code?") == "The code is 428913."
+    said = await person.respond(
+        "I'm waiting for you: You can type it in the box on your screen, or set it yourself in the preview.", type_in
+    )
+    assert said is None and typed == ["428913"]

@@ -25,7 +25,10 @@ from typing import Literal
 from appliance.phone_agent import normalise, spelling, words
 from appliance.protocol import FieldSpec, FieldValue
 
-_CODE_NAMES = ("passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference")
+_CODE_NAMES = (
+    "passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference",
+    "security_code", "verification_code", "one_time_code",
+)  # fmt: skip
 _NAME_NAMES = ("name", "city", "town", "company", "country_of", "place")
 _ADDRESS_NAMES = ("address", "street", "line1", "line_1")
 #: kinds a person can spell (see :mod:`appliance.phone_agent.spelling`)
@@ -369,6 +372,8 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
         value = spelling.decode(text, k)  # "O'Neill, spelled O apostrophe N E I double L"
         if value is not None:
             return value
+    if k in ("code", "number", "phone") and normalise.yes_no(text) is not None and not re.search(r"\d", text):
+        return None  # "Yes, I accept." to "What is your security code?" (bench): no code, "YES" never typed
     return {
         "email": normalise.email,
         "phone": normalise.phone,

@@ -263,6 +263,8 @@ class SimulatedPerson:
                 topic = "none"
             if _SPELL.search(heard) and not _spellable(self.believed(topic) if topic != "none" else ""):
                 topic = self._previous  # a spelling of a detail the LLM missed (or took for one nobody spells)
+            if topic == "none" and _TYPE_OFFER.search(heard):
+                topic = self._previous  # "I'm waiting for you: you can type it in the box …": the detail last asked
         if kind == "ask":
             self._given(topic, heard)
         if (
