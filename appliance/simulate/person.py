@@ -450,9 +450,9 @@ _CHOICES = re.compile(r"\bchoices are:?\s+(.+?)\s*(?:[.?!]\s+(?=(?i:what|which)\
 
 
 #: the page's close matches the assistant asks between ("The page offers several for destination city: Rome,
-#: Italy; or Rome, Georgia, United States. Which one do you mean?"): group 1 the detail, group 2 the options,
-#: parted by semicolons (an option may hold commas)
-_SEVERAL = re.compile(r"\boffers several for ([^:]{1,60}):\s*(.+?)\.?\s+which one\b", re.I | re.S)
+#: Italy; or Rome, Georgia, United States. Which one do you mean?", and as Whisper wrote it: "… for destination
+#: city. Rome, Italy, or Rome, …"): group 1 the detail, group 2 the options, parted by semicolons or "or"
+_SEVERAL = re.compile(r"\boffers? several for ([^:.,]{1,60})[:.,]\s*(.+?)\.?\s+which one\b", re.I | re.S)
 
 
 def _listed(heard: str) -> list[str]:
