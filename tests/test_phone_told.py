@@ -122,3 +122,18 @@ async def test_a_value_said_before_its_question_is_not_asked_again():
         (e.payload.field, e.payload.value) for e in seen if isinstance(e.payload, InfoCollected) and e.payload.confirmed
     ]
     assert confirmed[:2] == [("email", "ada@example.com"), ("phone", "+447700900123")]
+
+
+def test_a_request_gives_a_name_only_where_it_introduces_the_person():
+    """Bench, german-anmeldung (audio): "Melde mich bitte für den Deutschkurs an …" gave the
+    first name "Melde Mich Bitte" and the family name "Bitte", confirmed and submitted."""
+    task = "Melde mich bitte für den Deutschkurs an (sign me up for the German course); no newsletter."
+    specs = (GIVEN, FAMILY)
+    assert told.values(task, specs, answer(specs, **{"First name": "Melde mich bitte", "Last name": "bitte"})) == {}
+    ok = "Please book it, my name is Ada Lovelace."
+    assert told.values(ok, specs, answer(specs, **{"First name": "Ada", "Last name": "Lovelace"})) == {
+        "given_name": "Ada",
+        "family_name": "Lovelace",
+    }
+    notes = FieldSpec(name="notes", label="Notes", type="text", required=False)
+    assert told.open_fields([notes, EMAIL]) == (EMAIL,)  # free text takes any words: never from a request

@@ -65,18 +65,32 @@ _SOMEONE_ELSE = {
 _BEFORE = 5
 
 
+#: kinds whose parser takes only a value of that kind, or a name: what a request or an answer may give
+#: another field (free text, an address or a user name would take any words: bench, a German request's
+#: "Melde mich bitte" became a first name)
+_KINDS = ("email", "phone", "date", "number", "code", "choice", "name")
+#: words just before a person's name that say it is theirs ("I'm", "I am", "my name is", "this is", "called")
+_INTRODUCED = (("i", "m"), ("i", "am"), ("name", "is"), ("name", "s"), ("this", "is"), ("called",))
+
+
 def open_fields(specs: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
-    """The fields a request may fill: the person's own (not another item of a repeating
-    group: a companion is asked), and not a consent, a yes/no box or a one-time code."""
+    """The fields a request or an answer may fill: the person's own (not another item of a
+    repeating group: a companion is asked) of a kind with a strict parser or a name
+    (:data:`_KINDS`), not a consent nor a one-time code."""
     return tuple(
         s
         for s in specs
         if s.consent == "none"
         and s.meaning != ONE_TIME_CODE
-        and fields.kind(s) not in ("yesno", "choices")
+        and fields.kind(s) in _KINDS
         and (s.group_index or 1) == 1
         and not _OTHER_ITEM.search(s.label)
     )
+
+
+def _person_name(spec: FieldSpec) -> bool:
+    """A person's name field (given, family or full), not a town's or a company's."""
+    return fields.kind(spec) == "name" and "name" in spec.name
 
 
 def _label(spec: FieldSpec) -> str:
@@ -123,39 +137,62 @@ def _copy(words: str | None) -> str | None:
 def _the_persons(task: list[str], copied: list[str]) -> bool:
     """Whether ``copied`` (words) stands in ``task`` (words) where no word just before it gives
     it to someone else."""
-    n = len(copied)
-    at = next((i for i in range(len(task) - n + 1) if task[i : i + n] == copied), None)
+    at = _at(task, copied)
     return at is not None and not _SOMEONE_ELSE & set(task[max(0, at - _BEFORE) : at])
 
 
-def copies(text: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, str]:
+def copies(
+    text: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY", *, introduced: bool = False
+) -> dict[str, str]:
     """The words ``answer`` (an instance of :func:`decision_model` over ``specs``) copied from
     ``text`` for each field that ``text`` really says of the person and the field's parser
-    takes, by field name."""
+    takes, by field name. ``introduced``: a person's name counts only where the words just
+    before it say it is theirs (:data:`_INTRODUCED`: a request, not an answer to a question
+    about them)."""
     said = _words(text)
     copied_ = [_copy(getattr(answer, f"f{i}")) for i in range(len(specs))]
     # a whole name copied for a given and a family name field (for both, or for one and the other left
     # null): split, as the fields asked together are ("Ada Lovelace" → Ada; Lovelace)
     parts = {fields.name_part(s): c for s, c in zip(specs, copied_, strict=True) if fields.name_part(s)}
     full = {c for c in parts.values() if c}
-    whole = fields.split_name(full.pop()) if len(parts) == 2 and len(full) == 1 else None
+    whole_words = full.pop() if len(parts) == 2 and len(full) == 1 else None
+    whole = fields.split_name(whole_words) if whole_words else None
     out: dict[str, str] = {}
     for spec, copied in zip(specs, copied_, strict=True):
         part = fields.name_part(spec)
+        found = whole_words if whole is not None and part else copied  # where it stands in the text
         copied = (whole[0] if part == "given" else whole[1]) if whole is not None and part else copied
-        if not copied or not _words(copied) or not _the_persons(said, _words(copied)):
+        if not copied or not found or not _words(copied) or not _the_persons(said, _words(found)):
             continue  # nothing, words the person never said (the LLM's guess), or someone else's
+        names = {w for c in parts.values() if c for w in _words(c)}  # "I'm Ada Lovelace": Lovelace too
+        if introduced and _person_name(spec) and not _introduces(said, _words(found), names):
+            continue  # "Melde mich bitte …" is no name: a request names the person as "I'm …", "my name is …"
         if fields.parse(spec, copied, date_order) not in (None, "", ()):
             out[spec.name] = copied
     return out
 
 
+def _introduces(text: list[str], copied: list[str], names: set[str]) -> bool:
+    """Whether the words just before ``copied`` in ``text`` (words), past the other parts of the
+    name (``names``), say it is the person's name (:data:`_INTRODUCED`)."""
+    at = _at(text, copied)
+    while at and text[at - 1] in names:
+        at -= 1
+    return at is not None and any(tuple(text[max(0, at - len(w)) : at]) == w for w in _INTRODUCED)
+
+
+def _at(text: list[str], copied: list[str]) -> int | None:
+    """Where ``copied`` (words) first stands in ``text`` (words), or None."""
+    n = len(copied)
+    return next((i for i in range(len(text) - n + 1) if text[i : i + n] == copied), None)
+
+
 def values(text: str, specs: Sequence[FieldSpec], answer: BaseModel, date_order: str = "DMY") -> dict[str, FieldValue]:
-    """The values of :func:`copies`, parsed, by field name."""
+    """The values a request ``text`` gives (:func:`copies`, a name only as introduced), parsed,
+    by field name."""
     by_name = {s.name: s for s in specs}
-    return {
-        n: fields.parse(by_name[n], words, date_order) for n, words in copies(text, specs, answer, date_order).items()
-    }
+    said = copies(text, specs, answer, date_order, introduced=True)
+    return {n: fields.parse(by_name[n], words, date_order) for n, words in said.items()}
 
 
 #: kinds said by their labels only (as in the summary): the person wrote them, and a spelled e-mail is long
