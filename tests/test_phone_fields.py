@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from appliance.phone_agent import fields
-from appliance.protocol import FieldSpec
+from appliance.protocol import ONE_TIME_CODE, FieldSpec
 
 GIVEN = FieldSpec(name="given_name", label="Given name(s)", type="text", required=True)
 FAMILY = FieldSpec(name="family_name", label="Family name", type="text", required=True)
@@ -314,3 +314,10 @@ def test_a_yes_to_a_code_question_is_no_code():
     code = FieldSpec(name="security_code", label="Security code", type="text", required=True)
     assert fields.kind(code) == "code"
     assert fields.parse(code, "Yes, I accept.") is None and fields.parse(code, "The code is 428913.") == "428913"
+
+
+def test_a_one_time_code_holds_a_digit():
+    """Bench, audio: "Yes, I accept." spelled back as Y, E, S was typed into the code boxes."""
+    otp = FieldSpec(name="code", label="Security code", type="text", required=True, meaning=ONE_TIME_CODE)
+    assert fields.parse_spelled(otp, "Yankee, Echo, Sierra.") is None
+    assert fields.parse_spelled(otp, "Four, two, eight, nine, one, three.") == "428913"

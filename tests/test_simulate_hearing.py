@@ -999,3 +999,15 @@ async def test_told_to_type_the_detail_last_asked_the_person_types_it():
         "I'm waiting for you: You can type it in the box on your screen, or set it yourself in the preview.", type_in
     )
     assert said is None and typed == ["428913"]
+
+
+async def test_a_question_whose_last_word_whisper_dropped_is_about_the_detail_it_starts():
+    """Bench, otp-verify (audio): "What is your security?" (for "… security code?") was taken for
+    the consent, and "Yes, I accept." was the answer."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"consent": "yes", "one_time_code": "428913"}), AgreeingLLM("consent"), emit=lambda *a, **k: None
+    )
+    assert await person.respond("What is your security?") == "The code is 428913."

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from appliance.phone_agent import normalise, spelling, words
-from appliance.protocol import FieldSpec, FieldValue
+from appliance.protocol import ONE_TIME_CODE, FieldSpec, FieldValue
 
 _CODE_NAMES = (
     "passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference",
@@ -58,6 +58,8 @@ def kind(spec: FieldSpec) -> FieldKind:
     }
     if t in by_type:
         return by_type[t]
+    if spec.meaning == ONE_TIME_CODE:
+        return "code"
     if "user" in n or "login" in n:
         return "username"
     if "email" in n:
@@ -379,7 +381,7 @@ def _parse(spec: FieldSpec, text: str, date_order: str) -> FieldValue | None:
         "phone": normalise.phone,
         "date": lambda t: normalise.date(t, date_order),
         "username": normalise.username,
-        "code": lambda t: once(spec, normalise.code(t)),
+        "code": lambda t: _code(spec, normalise.code(t)),
         "name": normalise.name,
         "number": lambda t: normalise.digits(t) or None,
         "address": lambda t: normalise.strip_lead_in(t) or None,
@@ -399,8 +401,10 @@ def parse_spelled(spec: FieldSpec, text: str) -> str | None:
         word = spelling.decode(text, "name")
         return normalise.choice(word, spec.options or ()) if word else None
     value = spelling.decode(text, _spelling_kind(spec))
-    if value is None and kind(spec) == "code":
-        value = normalise.code(text) if spelling.looks_spelled(text, "code") else None
+    if kind(spec) == "code":
+        if value is None and spelling.looks_spelled(text, "code"):
+            value = normalise.code(text)
+        return _code(spec, value)
     return once(spec, value)
 
 
@@ -413,6 +417,15 @@ def once(spec: FieldSpec, value: FieldValue | None) -> FieldValue | None:
         return value
     half = value[: len(value) // 2]
     return half if value == half * 2 and fits(spec, half) else value
+
+
+def _code(spec: FieldSpec, value: str | None) -> str | None:
+    """A code's value: one copy (:func:`once`); None for a one-time code with no digit in it
+    (bench, audio: "Yes, I accept." spelled back as Y, E, S was typed into the code boxes)."""
+    value = once(spec, value)
+    if spec.meaning == ONE_TIME_CODE and isinstance(value, str) and not re.search(r"\d", value):
+        return None
+    return value
 
 
 #: what follows a question when the page offers the field's box

@@ -233,7 +233,7 @@ class SimulatedPerson:
             ).strip()
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
-            topic = self._named.get(named.group(1).casefold()) if named else None
+            topic = self._named_as(named.group(1)) if named else None
             if topic is None and (several := _SEVERAL.search(heard)):  # "… several for destination city: …"
                 topic = self._named.get(several.group(1).strip().casefold()) or self._previous
             if topic is None and _COMPANION_ASKED.search(asked):  # "the first name of passenger 2"
@@ -279,6 +279,15 @@ class SimulatedPerson:
         else:
             said = await self._answer(heard, topic, kind)
         return self._turn(heard, topic, kind, said)
+
+    def _named_as(self, words: str) -> str | None:
+        """The detail ``words`` name: as the person knows it, or the one detail whose name starts
+        with them (Whisper drops a last word: "What is your security?" for "… security code?")."""
+        said = words.strip().casefold()
+        if said in self._named:
+            return self._named[said]
+        starting = {k for phrase, k in self._named.items() if phrase.startswith(f"{said} ")}
+        return starting.pop() if len(starting) == 1 else None
 
     def _about(self, read_back: str) -> str:
         """The detail a read-back is about: the one it names ("For your family name, I
