@@ -1011,3 +1011,15 @@ async def test_a_question_whose_last_word_whisper_dropped_is_about_the_detail_it
         Profile("p", {"consent": "yes", "one_time_code": "428913"}), AgreeingLLM("consent"), emit=lambda *a, **k: None
     )
     assert await person.respond("What is your security?") == "The code is 428913."
+
+
+async def test_the_iban_as_whisper_writes_it_is_asked_for_the_iban():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "David", "iban": "GB29NWBK60161331926819"}),
+        AgreeingLLM("given_name"),
+        emit=lambda *a, **k: None,
+    )
+    assert await person.respond("I have David Miller. What is your Ivan?") == "My iban is GB29NWBK60161331926819."

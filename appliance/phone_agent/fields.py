@@ -27,7 +27,7 @@ from appliance.protocol import ONE_TIME_CODE, FieldSpec, FieldValue
 
 _CODE_NAMES = (
     "passport", "id_number", "postcode", "zip", "post_code", "licence", "license", "iban", "reference",
-    "security_code", "verification_code", "one_time_code",
+    "security_code", "verification_code", "one_time_code", "sort_code", "account_number",
 )  # fmt: skip
 _NAME_NAMES = ("name", "city", "town", "company", "country_of", "place")
 _ADDRESS_NAMES = ("address", "street", "line1", "line_1")
