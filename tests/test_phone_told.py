@@ -57,7 +57,7 @@ def test_a_whole_name_copied_for_both_name_fields_is_split():
 
 def test_consents_and_codes_are_never_taken_from_a_request():
     assert told.open_fields([GIVEN, TERMS, EMAIL]) == (GIVEN, EMAIL)
-    assert not told.worth_asking("Fill in the form and submit it.") and told.worth_asking(TASK)
+    assert told.request("Fill in the form and submit it.") == "" and told.request(TASK) == TASK
 
 
 def test_the_statement_reads_the_values_back_in_one_sentence():
@@ -137,3 +137,18 @@ def test_a_request_gives_a_name_only_where_it_introduces_the_person():
     }
     notes = FieldSpec(name="notes", label="Notes", type="text", required=False)
     assert told.open_fields([notes, EMAIL]) == (EMAIL,)  # free text takes any words: never from a request
+
+
+def test_a_default_task_gives_no_town_from_a_name_nor_a_postcode_from_its_address():
+    """Bench, city-autocomplete (text): "Fill in and submit the form at http://127.0.0.1:42915/…
+    for David Miller." gave the town "David Miller" and the postcode 42915, submitted."""
+    task = told.request("Fill in and submit the form at http://127.0.0.1:42915/city-autocomplete for David Miller.")
+    assert "42915" not in task
+    city = FieldSpec(name="city", label="Town or city", type="text", required=True)
+    postcode = FieldSpec(name="postcode", label="Postcode", type="text", required=True)
+    specs = (city, postcode)
+    assert told.values(task, specs, answer(specs, **{"Town or city": "David Miller", "Postcode": "David"})) == {}
+    said = "Deliver it to me in Manchester, my postcode is M1 1AE."
+    assert told.values(said, specs, answer(specs, **{"Town or city": "Manchester", "Postcode": "M1 1AE"})) == {
+        "postcode": "M11AE"
+    }

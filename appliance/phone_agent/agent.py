@@ -123,7 +123,7 @@ class PhoneAgent:
         task: str = "",
     ):
         self.bus, self.line, self.llm = bus, line, llm
-        self.task = task if told.worth_asking(task) else ""
+        self.task = told.request(task)
         self._told_seen: set[str] = set()  # fields the request was looked at for
         self.task_id, self.purpose, self.emit = task_id, purpose, emit
         self.id, self.computer_id = agent_id, computer_id

@@ -44,11 +44,15 @@ SYSTEM = (
 )
 
 
-def worth_asking(task: str) -> bool:
-    """Whether ``task`` may hold a value at all: a digit, an ``@`` or a capitalised word past
-    its first ("Fill in the form." holds none; "I'm Ada Lovelace" may)."""
+def request(task: str) -> str:
+    """The person's request as far as it may give values: without web addresses (bench: a
+    default task's "http://127.0.0.1:42915/…" gave the postcode 42915, submitted), and ''
+    when it holds none at all (no digit, no ``@``, no capitalised word past its first: "Fill
+    in the form.")."""
+    task = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+", " ", task, flags=re.I)
     words = task.split()
-    return bool(re.search(r"[\d@]", task)) or any(w[:1].isupper() for w in words[1:] if w not in ("I", "I'm", "I'd"))
+    holds = bool(re.search(r"[\d@]", task)) or any(w[:1].isupper() for w in words[1:] if w not in ("I", "I'm", "I'd"))
+    return " ".join(words) if holds else ""
 
 
 #: a field of a second (third …) item of a repeating group, by its label where the page gave no group
@@ -167,9 +171,29 @@ def copies(
         names = {w for c in parts.values() if c for w in _words(c)}  # "I'm Ada Lovelace": Lovelace too
         if introduced and _person_name(spec) and not _introduces(said, _words(found), names):
             continue  # "Melde mich bitte …" is no name: a request names the person as "I'm …", "my name is …"
+        if (
+            introduced
+            and fields.kind(spec) in _NAMED_KINDS
+            and not _person_name(spec)
+            and not _named(said, found, spec)
+        ):
+            continue  # a number, a code or a town a request gives only with its name ("my postcode is …")
         if fields.parse(spec, copied, date_order) not in (None, "", ()):
             out[spec.name] = copied
     return out
+
+
+#: kinds a request gives only where it names the field just before the value: digits and words are
+#: anywhere in a request ("for David Miller" is no town, "2 people" no bag count)
+_NAMED_KINDS = ("number", "code", "name")
+
+
+def _named(text: list[str], copied: str, spec: FieldSpec) -> bool:
+    """Whether one of ``spec``'s label or name words stands among the few words before
+    ``copied`` in ``text`` (words): "my postcode is M1 1AE"."""
+    at = _at(text, _words(copied))
+    own = set(_words(f"{_label(spec)} {spec.name.replace('_', ' ')}")) - {"your", "the", "of", "number", "name"}
+    return at is not None and bool(own & set(text[max(0, at - _BEFORE) : at]))
 
 
 def _introduces(text: list[str], copied: list[str], names: set[str]) -> bool:
