@@ -31,6 +31,8 @@ import asyncio
 import time
 from collections import deque
 
+from pydantic import BaseModel
+
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.llm.base import LLM, LLMError
@@ -245,13 +247,22 @@ class PhoneAgent:
                     "decision", agent=self.id, what="typed_value", field=name, value=typed[name], sender=env.sender
                 )
 
+    async def _copied(self, text: str, specs: tuple[FieldSpec, ...]) -> BaseModel:
+        """The LLM's copy of the words of ``text`` per field of ``specs``
+        (:func:`~appliance.phone_agent.told.decision_model`).
+
+        Raises:
+            LLMError: the LLM gave no usable answer.
+        """
+        return await self.llm.decide(
+            told.SYSTEM, told.prompt(text, specs), told.decision_model(specs), max_tokens=40 * len(specs)
+        )
+
     async def _look_ahead(self, specs: tuple[FieldSpec, ...], text: str) -> dict[str, str]:
         """The words of the answer ``text`` that give values of ``specs`` (the field asked
         first), by field name (:func:`~appliance.phone_agent.told.copies`); none when the LLM fails."""
         try:
-            answer = await self.llm.decide(
-                told.SYSTEM, told.prompt(text, specs), told.decision_model(specs), max_tokens=40 * len(specs)
-            )
+            answer = await self._copied(text, specs)
         except LLMError as e:
             self.emit("decision", agent=self.id, what="look_ahead_failed", error=str(e)[:200])
             return {}
@@ -266,9 +277,7 @@ class PhoneAgent:
         if not self.task or not specs:
             return False
         try:
-            answer = await self.llm.decide(
-                told.SYSTEM, told.prompt(self.task, specs), told.decision_model(specs), max_tokens=40 * len(specs)
-            )
+            answer = await self._copied(self.task, specs)
         except LLMError as e:
             self.emit("decision", agent=self.id, what="told_failed", error=str(e)[:200])
             return False

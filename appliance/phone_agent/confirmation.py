@@ -799,7 +799,7 @@ def _field_parsed(r: _Run, f: _Field, heard: Heard, look_ahead: bool) -> Turn:
     spec, text, mode = f.ask.spec, heard.text, f.mode
     value, spelled = _parse(r, spec, text, mode)
     say_more = look_ahead and value is not None and not spelled and not mode.startswith("spell")
-    others = _open_others(r, spec) if say_more and _says_more(spec, text, value) else ()
+    others = _open_others(r, spec) if say_more and _says_more(text, (spec,), (value,)) else ()
     if others:
         return r.wait(replace(f, heard=heard), LookAhead((spec, *others), text))
     needs_read_back = fields.kind(spec) not in ("yesno", "choice") or (
@@ -814,11 +814,12 @@ def _field_parsed(r: _Run, f: _Field, heard: Heard, look_ahead: bool) -> Turn:
     return _field_value(r, f, heard, value, spelled, needs_read_back)
 
 
-def _says_more(spec: FieldSpec, text: str, value: FieldValue) -> bool:
-    """Whether the answer ``text`` holds :data:`MORE_WORDS` words or more besides ``value`` as
-    it is said (its lead-in counted in: "I was born on" is four)."""
-    words = len(re.findall(r"[^\W_]+", text))
-    return words - len(re.findall(r"[^\W_]+", fields.spoken(spec, value))) >= MORE_WORDS
+def _says_more(text: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...] | None) -> bool:
+    """Whether the answer ``text`` holds :data:`MORE_WORDS` words or more besides ``values``
+    of ``specs`` as they are said (its lead-in counted in: "I was born on" is four; no values
+    parsed: three words for them)."""
+    said = sum(len(re.findall(r"[^\W_]+", fields.spoken(s, v))) for s, v in zip(specs, values or ()))
+    return len(re.findall(r"[^\W_]+", text)) - (said or 3) >= MORE_WORDS
 
 
 def _open_others(r: _Run, *asked: FieldSpec) -> tuple[FieldSpec, ...]:
@@ -1199,8 +1200,7 @@ def _together_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
     if is_question(text):
         return r.wait(t, SideQuestion(specs[0], text))
     values = fields.parse_together(what, specs, text, r.t.date_order)
-    said = sum(len(re.findall(r"[^\W_]+", fields.spoken(s, v))) for s, v in zip(specs, values or ()))
-    if not t.looked and len(re.findall(r"[^\W_]+", text)) - (said or 3) >= MORE_WORDS:
+    if not t.looked and _says_more(text, specs, values):
         others = _open_others(r, *specs)
         if others:  # "My name is Ada Lovelace, and I was born on …": the other values too
             return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *others), text))

@@ -402,11 +402,8 @@ class SimulatedPerson:
         group = next((g for g in self.profile.answers_together if g[0] == topic and topic not in self._together), ())
         if group and kind == "ask":  # the rest of the group in the same breath, once
             self._together.add(topic)
-            said += "".join(
-                f" And {self._sentence(k, v)[0].lower()}{self._sentence(k, v)[1:]}"
-                for k in group[1:]
-                if (v := self.believed(k))
-            )
+            more = (self._sentence(k, v) for k in group[1:] if (v := self.believed(k)))
+            said += "".join(f" And {m[0].lower()}{m[1:]}" for m in more)
         return said
 
     @staticmethod
