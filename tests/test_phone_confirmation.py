@@ -3,6 +3,8 @@ steps out; answers fed back as the loop would."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from appliance.phone_agent import confirmation, interview
@@ -296,7 +298,7 @@ def test_wait_holds_the_interview_until_the_person_speaks_again():
 def test_values_for_other_fields_in_one_answer_are_never_asked_for():
     """Issue 27: an answer that says much more than the value asked for is searched for the
     other fields' values (:class:`LookAhead`, the LLM's copy of the words); a field so answered
-    is not asked: its words are its answer when it comes, read back as any answer."""
+    is not asked, and its value is read back with the one asked, once."""
     turn = answer(start(NAME, DOB, IBAN), "It's Miller, and I was born on the tenth of December 1990, if that helps.")
     step = turn.steps[-1]
     assert isinstance(step, confirmation.LookAhead) and [s.name for s in step.specs] == [
@@ -306,12 +308,16 @@ def test_values_for_other_fields_in_one_answer_are_never_asked_for():
     ]
     said = {"family_name": "Miller", "date_of_birth": "the tenth of December 1990"}
     turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
-    assert question(turn) == "I have Miller. Is that right?"  # the next field is answered: read back alone
-    turn = answer(turn, "Yes.")
-    assert isinstance(turn.steps[-1], Done) and turn.state.confirmed == {"family_name": "Miller"}
-    turn = settle(confirmation.begin(turn.state, turn.talk, interview.next_step(turn.state)))
-    assert "date of birth" not in question(turn) and question(turn).endswith("What is your IBAN?")
-    assert sent(turn) == [InfoCollected(field="date_of_birth", value="1990-12-10", confirmed=False)]
+    assert question(turn) == (
+        "I have Miller and your date of birth, the tenth of December, nineteen ninety. What is your IBAN?"
+    )
+    assert sent(turn) == [
+        InfoCollected(field="family_name", value="Miller", confirmed=False),
+        InfoCollected(field="date_of_birth", value="1990-12-10", confirmed=False),
+    ]
+    turn = answer(turn, "It's GB33BUKB20201555555555.")
+    assert turn.state.confirmed == {"family_name": "Miller", "date_of_birth": "1990-12-10"}
+    assert turn.talk.read_backs == 2 and question(turn).endswith("Is that right?")  # the IBAN, last
 
 
 def test_a_short_or_spelled_answer_is_not_searched_for_other_values():
@@ -328,10 +334,116 @@ def test_a_name_asked_together_with_more_said_leaves_only_the_name_to_its_fields
     assert isinstance(turn.steps[-1], confirmation.LookAhead)
     said = {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "the tenth of December 1990"}
     turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
-    assert question(turn) == "I have Ada Lovelace. Is that right?"
+    assert question(turn) == (
+        "I have Ada Lovelace and your date of birth, the tenth of December, nineteen ninety. Is that right?"
+    )  # nothing is asked after it: read back on its own, once
     turn = answer(turn, "Yes.")
-    assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace"}
-    assert turn.talk.ahead == {"date_of_birth": "the tenth of December 1990"}
+    assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "1990-12-10"}
+    assert not turn.talk.ahead and isinstance(turn.steps[-1], Done)
+
+
+PASSPORT = FieldSpec(name="passport_number", label="Passport number", type="text", required=True)
+EMAIL = FieldSpec(name="email", label="Email", type="email", required=True)
+ADA = {
+    "given_name": "Ada",
+    "family_name": "Lovelace",
+    "date_of_birth": "born the tenth of December 1990",
+    "passport_number": "passport X12345678",
+}
+
+
+def ada_in_one_breath() -> confirmation.Turn:
+    turn = start(GIVEN, NAME, DOB, PASSPORT, EMAIL)
+    turn = answer(turn, "I'm Ada Lovelace, born the tenth of December 1990, passport X12345678.")
+    assert isinstance(turn.steps[-1], confirmation.LookAhead)
+    return settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(ADA)))
+
+
+def test_one_utterance_with_several_values_fills_their_fields_and_reads_them_back_once():
+    """Issue 27 item 1: every value heard goes to its field, read back together with the next question."""
+    turn = ada_in_one_breath()
+    assert question(turn) == (
+        "I have Ada Lovelace, your date of birth, the tenth of December, nineteen ninety, and your passport"
+        " number, X-ray, one two three, four five six, seven eight. What is your email?"
+    )
+    assert [(i.field, i.value) for i in sent(turn)] == [
+        ("given_name", "Ada"),
+        ("family_name", "Lovelace"),
+        ("date_of_birth", "1990-12-10"),
+        ("passport_number", "X12345678"),
+    ]
+    turn = answer(turn, "It's ada at example dot com.")
+    assert turn.state.confirmed == {
+        "given_name": "Ada",
+        "family_name": "Lovelace",
+        "date_of_birth": "1990-12-10",
+        "passport_number": "X12345678",
+    }
+    assert question(turn) == "I have ada, at example dot com. Is that right?"  # the last one: on its own
+
+
+def test_a_correction_naming_one_of_the_values_said_together_takes_that_one_up_again():
+    turn = answer(ada_in_one_breath(), "No, my passport number is X12345679.")
+    assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "1990-12-10"}
+    turn = settle(confirmation.begin(turn.state, turn.talk, interview.next_step(turn.state)))
+    assert question(turn) == (
+        "For your passport number, I have it as X-ray, one two three, four five six, seven nine. Is that right?"
+    )  # read back on its own
+    assert answer(turn, "Yes.").state.confirmed["passport_number"] == "X12345679"
+
+
+def test_a_plain_no_to_values_said_together_asks_each_on_its_own():
+    turn = answer(ada_in_one_breath(), "No, that's wrong.")
+    assert not turn.state.confirmed and [a.spec.name for a in turn.state.queue][:4] == [
+        "given_name",
+        "family_name",
+        "date_of_birth",
+        "passport_number",
+    ]
+
+
+@pytest.mark.parametrize(("prob", "read_back_alone"), [(0.2, True), (0.95, False)])
+def test_an_email_the_asr_was_unsure_of_is_read_back_on_its_own_and_a_sure_one_with_the_next_question(
+    prob, read_back_alone
+):
+    """Issue 27 item 3: an explicit read-back only for strict kinds with low confidence."""
+    turn = start(EMAIL, NAME)
+    turn = settle(
+        confirmation.carry(
+            turn.state,
+            replace(turn.talk, spell_below_prob=0.45),
+            Heard(
+                "My email is ada at example dot com.",
+                words=(
+                    ("My", 0.99),
+                    ("email", 0.99),
+                    ("is", 0.99),
+                    ("ada", prob),
+                    ("at", 0.99),
+                    ("example", 0.98),
+                    ("dot", 0.99),
+                    ("com.", 0.99),
+                ),
+            ),
+        )
+    )
+    said = question(turn)
+    assert said.startswith("I have ada, at example dot com.")
+    assert said.endswith("Is that right?") is read_back_alone
+    assert said.endswith("What is your family name?") is not read_back_alone
+
+
+def test_a_value_before_a_yes_no_question_is_confirmed_by_the_summary_not_read_back_alone():
+    """Issue 27 item 3: "the remaining confirmations gathered into the summary": a value
+    with no plain question after it (a yes/no would make its "no" an objection) is stated
+    in the summary by its label instead of a read-back of its own."""
+    terms = FieldSpec(name="terms", label="I accept the terms", type="checkbox", required=True)
+    turn = answer(start(PASSPORT, terms), "It's X12345678.")
+    assert isinstance(turn.steps[-1], Done) and turn.state.confirmed == {"passport_number": "X12345678"}
+    assert turn.talk.read_backs == 0 and "passport_number" in turn.talk.unread
+    state = interview.confirm(turn.state, "terms", True)
+    summary = question(confirmation.authorise(interview.apply(state, StatusUpdate(state="auth-required")), turn.talk))
+    assert "your passport number, X-ray, one two three" in summary and "as you confirmed" not in summary
 
 
 @pytest.mark.parametrize(

@@ -1023,3 +1023,66 @@ async def test_the_iban_as_whisper_writes_it_is_asked_for_the_iban():
         emit=lambda *a, **k: None,
     )
     assert await person.respond("I have David Miller. What is your Ivan?") == "My iban is GB29NWBK60161331926819."
+
+
+@pytest.mark.parametrize(
+    "read_back, want",
+    [
+        (
+            "I have your email, emma at example dot com and your phone, plus four nine, three zero one, two three"
+            " four five six. What is your date of birth?",
+            None,
+        ),
+        (
+            "I have your email, emma at example dot com and your phone, plus four nine, three zero one, two three"
+            " four five seven. What is your date of birth?",
+            "No, my phone number is +4930123456.",
+        ),  # the second of the values said together is wrong: named, so the assistant knows which
+        (
+            "I have your email, emma at example dot org, and your phone, plus four nine, three zero one, two three"
+            " four five six. Is that right?",
+            "No, my email is emma@example.com.",
+        ),
+    ],
+)
+async def test_values_read_back_together_are_each_judged_against_their_own_detail(read_back, want):
+    """Issue 27 item 7: the person objects to a garbled value inside a read-back of several
+    values as it does to one read back alone."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    profile = Profile(
+        "p",
+        {"email": "emma@example.com", "phone": "+4930123456", "date_of_birth": "1990-03-14"},
+        answers_together=(("email", "phone"),),
+    )
+    llm = AgreeingLLM("email")
+    person = SimulatedPerson(profile, llm, emit=lambda *a, **k: None)
+    await person.respond("What is your email?")
+    llm.topic = "date_of_birth"
+    said = await person.respond(read_back)
+    if want is None:
+        assert said in ("I was born on 1990-03-14.", "Yes, that's right.") and person.turns[-1].kind != "check"
+    else:
+        assert said == want and person.turns[-1].kind == "check"
+
+
+@pytest.mark.parametrize(
+    "passport, want",
+    [
+        ("X-ray, one two three, four five six, seven eight", "Yes, please submit it."),
+        ("X-ray, one two three, four five six, seven nine", "No, my passport number is X12345678."),
+    ],
+)
+async def test_a_value_the_summary_states_for_the_first_time_is_checked_before_the_yes(passport, want):
+    """Issue 27 item 3: a value left to the summary is confirmed there: the person says no to a wrong one."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Ada", "passport_number": "X12345678"}),
+        AgreeingLLM("none"),
+        emit=lambda *a, **k: None,
+    )
+    summary = f"Here is what I'll submit: Ada; your passport number, {passport}. Shall I submit the form now?"
+    assert await person.respond(summary) == want

@@ -37,7 +37,8 @@ tries (answers that did not parse, side questions, page refusals), then given up
   is picked by the LLM (:class:`PickOption`); a yes/no or an option said word for word is
   sent confirmed with no read-back; an answer that gives no value is asked again;
 - a name the ASR was unsure of (a word's probability below ``spell_below_prob``) is not
-  read back but asked to be spelled at once (:data:`UNSURE`);
+  read back but asked to be spelled at once (:data:`UNSURE`); an e-mail, code, number or
+  phone it was unsure of (:data:`CHECKED_KINDS`) is read back on its own;
 - each value is sent at once ``info_collected{confirmed: false}`` and read back; a "yes"
   sends it ``confirmed: true``. Where the next step is a plain question in words (not a
   yes/no, not a choice, not a re-ask, not typed), the read-back goes with it — *implicit
@@ -46,7 +47,10 @@ tries (answers that did not parse, side questions, page refusals), then given up
   strict kind that fits it and answers nothing else, or "My first name is …" naming the
   field read back, is the read-back's rejection (the next question goes back to the
   queue). A bare "Yes, that's right." to it confirms, and the next question is asked again.
-  A value once rejected or asked to be spelled is read back on its own;
+  Where another question comes next but not a plain one, the value is confirmed unread and
+  the summary states it by its label (:attr:`Talk.unread`, issue 27); where the summary
+  comes next, it is read back on its own ("… Is that right?"). A value once rejected or
+  asked to be spelled is read back on its own;
 - a rejected read-back of a name, code, address, user name or e-mail leads to a spelling (a
   correction already spelled is read back at once; from the second "no" the field is asked
   again); other kinds read a "no, it's …" correction back, and when that leads nowhere ask
@@ -71,10 +75,13 @@ read-back; three answers that name none give the field up.
 **Several answers in one breath** (issue 27): an answer that says :data:`MORE_WORDS` words or
 more besides the value asked for (or, asked together, besides the name or date) is searched
 for the values of the fields still waiting (:class:`LookAhead`: the LLM's copy of the words,
-kept by :func:`~appliance.phone_agent.told.copies`); the field asked takes its own words only,
-and each field so answered takes its words as its answer when it comes (:attr:`Talk.ahead`):
-it is never asked, and its value is read back as any other (with the next question when it
-may be).
+kept by :func:`~appliance.phone_agent.told.copies`); the field asked takes its own words only.
+The fields whose words their parsers take are never asked: their values and the one asked
+are read back together, once, by their labels (an ``AskTogether`` of ``several``: "I have
+Ada Lovelace, your date of birth, …, and your passport number, …. What is your email?");
+an answer naming one of them ("No, my passport number is …") takes that one up again, a
+plain "no" asks each on its own. Words no parser takes are that field's answer when it
+comes (:attr:`Talk.ahead`).
 
 **The person steering the call** (issue 27), instead of any answer but the summary's:
 "stop", "cancel", "forget it" as the whole answer (:data:`CANCEL`) ends the task unsent and
@@ -119,6 +126,10 @@ UNSURE = "I'm not sure I heard that right."
 TYPED = "Thanks, I have what you typed."
 #: kinds whose parser takes only a value of that kind (a name or free text would take any answer)
 STRICT_KINDS: tuple[fields.FieldKind, ...] = ("date", "number", "phone", "email", "code")
+#: kinds whose value the ASR may be unsure of and a person cannot check in a passing read-back:
+#: read back on their own when it is (issue 27: "an explicit read-back only for strict kinds
+#: (e-mail, codes, numbers) with low confidence")
+CHECKED_KINDS: tuple[fields.FieldKind, ...] = ("number", "phone", "email", "code")
 REPEAT = re.compile(r"\b(say that again|repeat|pardon|come again|didn't (catch|hear))\b", re.I)
 #: an answer to the summary that asks for one more item rather than declining ("Not yet: add …")
 ADD_ITEM = re.compile(
@@ -478,6 +489,7 @@ class _Together:
     waiting: Literal["question", "read_back"] = "question"  # the answer awaited
     heard: Heard | None = None  # the answer waiting for the LLM's look ahead
     looked: bool = False  # the answer was searched for other fields' values
+    words: tuple[str, ...] = ()  # ``several``: the words each value was heard in
 
 
 @dataclass(frozen=True)
@@ -500,8 +512,9 @@ class Talk:
     """The call's exchanges: ``sent``: the last value sent per field; ``read_backs``: read-backs
     said; ``reasons_said``: page refusals explained before a question; ``job``: the exchange in
     progress (None: none); ``asked``: the question waiting for its answer; ``ahead``: what the
-    person said for fields before they were asked (their answer when they come); ``date_order``
-    and ``spell_below_prob`` as the agent was given."""
+    person said for fields before they were asked (their answer when they come); ``unread``:
+    values confirmed without a read-back, by field name → the words heard (the summary states
+    them, :func:`authorise`); ``date_order`` and ``spell_below_prob`` as the agent was given."""
 
     date_order: str = "DMY"
     spell_below_prob: float = 0.0
@@ -511,6 +524,7 @@ class Talk:
     job: _Job | None = None
     asked: Question | None = None  # the question the answer awaited is for
     ahead: Mapping[str, str] = field(default_factory=_frozen)  # words said for fields before their question
+    unread: Mapping[str, str] = field(default_factory=_frozen)  # confirmed unread: the summary states them
 
     def held(self, state: Interview) -> dict[str, FieldValue]:
         """Each field's value as the interview holds it: confirmed, else the last one sent."""
@@ -546,7 +560,8 @@ class _Run:
         self.steps.append(Say(text))
 
     def send(self, spec: FieldSpec, value: FieldValue, confirmed: bool) -> None:
-        self.t = replace(self.t, sent=_frozen({**self.t.sent, spec.name: value}))
+        unread = {n: w for n, w in self.t.unread.items() if n != spec.name}
+        self.t = replace(self.t, sent=_frozen({**self.t.sent, spec.name: value}), unread=_frozen(unread))
         if confirmed:
             self.s = interview.confirm(self.s, spec.name, value)
         self.steps.append(Send(InfoCollected(field=spec.name, value=value, confirmed=confirmed)))
@@ -571,6 +586,13 @@ class _Run:
             self.steps.append(SpellingRequested(spec.name, spec.label, self.s.spell_asks[spec.name]))
         if mode.endswith("_or_type"):
             self.steps.append(TypeRequested(spec.name, spec.label))
+
+    def unread(self, spec: FieldSpec, value: FieldValue, heard: str) -> None:
+        """``value`` confirmed with no read-back of its own: the summary states it (issue 27,
+        "the remaining confirmations gathered into the summary"). Decides ``read_back_in_summary``."""
+        self.send(spec, value, confirmed=True)
+        self.t = replace(self.t, unread=_frozen({**self.t.unread, spec.name: heard}))
+        self.decide("read_back_in_summary", field=spec.name)
 
     def hand_over(self, spec: FieldSpec) -> Turn:
         """``spec`` had its questions (:data:`~appliance.phone_agent.interview.MAX_ASKS`): the person sets it."""
@@ -624,12 +646,14 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
         case _Field(heard=Heard() as heard), Picked(option=option):
             return _field_value(r, job, heard, option, False, option is not None)
         case _Field(heard=Heard() as heard), Ahead(said=said):
-            name = job.ask.spec.name
-            others = {n: w for n, w in said.items() if n != name}
-            if others:
-                r.t = replace(r.t, ahead=_frozen({**r.t.ahead, **others}))
-                r.decide("answered_ahead", field=name, fields=sorted(others))
-            own = replace(heard, text=said[name]) if name in said and others else heard  # its own words only
+            spec = job.ask.spec
+            others = {n: w for n, w in said.items() if n != spec.name}
+            own = replace(heard, text=said[spec.name]) if spec.name in said and others else heard  # its own words only
+            value, spelled = _parse(r, spec, own.text, job.mode)
+            together = None if spelled or value is None else _breath(r, (job.ask,), (value,), own, others)
+            if together is not None:
+                return together
+            _keep_ahead(r, spec.name, others)
             return _field_parsed(r, replace(job, heard=None), own, look_ahead=False)
         case _Field(value=_Value() as value), Synced():
             return _read_back_or_implicit(r, job, value)
@@ -644,11 +668,14 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
         case _Together(heard=Heard() as heard), Ahead(said=said):
             mine = [s.name for s in _specs(job)]
             others = {n: w for n, w in said.items() if n not in mine}
-            if others:
-                r.t = replace(r.t, ahead=_frozen({**r.t.ahead, **others}))
-                r.decide("answered_ahead", field=mine[0], fields=sorted(others))
-            own = " ".join(dict.fromkeys(said[n] for n in mine if n in said))  # "Ada" and "Lovelace"
-            return _together_answer(r, replace(job, heard=None), replace(heard, text=own) if own and others else heard)
+            words_ = " ".join(dict.fromkeys(said[n] for n in mine if n in said))  # "Ada" and "Lovelace"
+            own = replace(heard, text=words_) if words_ and others else heard
+            values = fields.parse_together(job.together.what, _specs(job), own.text, r.t.date_order)
+            together = _breath(r, job.together.asks, values, own, others)
+            if together is not None:
+                return together
+            _keep_ahead(r, mine[0], others)
+            return _together_answer(r, replace(job, heard=None), own)
         case _Together(), Heard():
             if job.waiting == "read_back":
                 return _together_read_back_answer(r, job, got)
@@ -673,6 +700,14 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
         case _, GaveUp():
             return _gave_up(r, job)
     raise ValueError(f"{type(got).__name__} does not answer the exchange's last step ({type(job).__name__})")
+
+
+def _keep_ahead(r: _Run, asked: str, said: Mapping[str, str]) -> None:
+    """Words said for fields not asked yet (``said``, by field name) become their answers
+    when they come (:attr:`Talk.ahead`). Decides ``answered_ahead``."""
+    if said:
+        r.t = replace(r.t, ahead=_frozen({**r.t.ahead, **said}))
+        r.decide("answered_ahead", field=asked, fields=sorted(said))
 
 
 def _control(r: _Run, job: _Job, asked: Question, text: str) -> Turn | None:
@@ -866,14 +901,23 @@ def _field_value(
         r.offer(spec, mode)
         return _field_top(r, replace(f, say=say, heard=None))
     f = replace(f, heard=heard, value=_Value(spec, value, heard.text, spelled))
-    if r.s.rejections.get(spec.name) or spec.name in r.s.spell_asks:  # read back on its own
+    if (
+        r.s.rejections.get(spec.name)
+        or spec.name in r.s.spell_asks
+        or (fields.kind(spec) in CHECKED_KINDS and not spelled and _unsure(r, spec, value, heard))
+    ):  # read back on its own
         return _read_back(r, _ReadBack(f, f.value))
     return r.wait(f, Sync())  # a safe point: the next step as it stands now
 
 
 def _read_back_or_implicit(r: _Run, f: _Field, v: _Value) -> Turn:
-    """Messages applied: read ``v`` back with the next question when it is a plain one, else on its own."""
+    """Messages applied: read ``v`` back with the next question when it is a plain one; else,
+    when another question comes next, leave it to the summary (:meth:`_Run.unread`); else
+    (the summary or a wait comes next) read it back on its own."""
     nxt = _plain_next(r)
+    if nxt is None and _asks_next(r):
+        r.unread(v.spec, v.value, v.heard)
+        return r.done()
     if nxt is None:
         return _read_back(r, _ReadBack(f, v))
     r.send(v.spec, v.value, confirmed=False)
@@ -1022,6 +1066,12 @@ def _carry_to(r: _Run, nxt: Ask, heard: Heard) -> Turn:
     return _start_field(r, nxt, heard)
 
 
+def _asks_next(r: _Run) -> bool:
+    """Whether the interview's next step is a question about a field (so the summary, where
+    a value left unread is stated, is still to come after it)."""
+    return isinstance(interview.next_step(r.s), Ask | AskTogether)
+
+
 def _plain_next(r: _Run) -> Ask | None:
     """The next field's ask when a read-back may go with its question: the next step is a
     plain question in words, not a yes/no (a "no" to it would read as an objection), nor a
@@ -1082,26 +1132,35 @@ def _parse(r: _Run, spec: FieldSpec, text: str, mode: AskMode) -> tuple[FieldVal
 
 #: a name the ASR made of a fragment: a lone letter before a hyphen ("G-Gars") or a word of one letter
 _FRAGMENT = re.compile(r"(?:^|\s)[^\W\d_]-|(?:^|\s)[^\W\d_](?:\s|$)")
+#: an answer's words that carry no value ("My email address is …")
+_LEAD_IN = frozenset("my is its it the a an and thats".split())
 
 
 def _unsure(r: _Run, spec: FieldSpec, value: FieldValue, heard: Heard) -> bool:
-    """Whether the ASR was unsure of ``value`` (a name, in the answer ``heard``): it holds a
-    fragment (:data:`_FRAGMENT`, issue 27: "G-Gars" was read back twice before a spelling), or
-    the least probability of its words is below ``spell_below_prob`` (words compared by their
-    letters and digits; a word of ``value`` the transcript does not hold as such, e.g. one the
-    normaliser rewrote, is not judged). Decides ``asr_unsure``."""
+    """Whether the ASR was unsure of ``value`` (in the answer ``heard``): a name holding a
+    fragment (:data:`_FRAGMENT`, issue 27: "G-Gars" was read back twice before a spelling),
+    or the least probability of the words that say it is below ``spell_below_prob`` — a
+    name's own words (compared by their letters and digits; a word the normaliser rewrote is
+    not judged), any other kind's words but the lead-in and its label's ("My email is …":
+    an e-mail, a code or a number is said in words that are not its characters). Decides
+    ``asr_unsure``."""
     if not isinstance(value, str):
         return False
-    if _FRAGMENT.search(value):  # "G-Gars", "A Lovelace": a stutter or a lone letter, never a name as said
+    name = fields.kind(spec) == "name"
+    if name and _FRAGMENT.search(value):  # "G-Gars", "A Lovelace": a stutter or a lone letter, never a name as said
         r.decide("asr_unsure", field=spec.name, value=value, prob=None)
         return True
     if not heard.words:
         return False
-    probs: dict[str, float] = {}
-    for word, p in heard.words:
-        key = _letters(word)
-        probs[key] = min(p, probs.get(key, 1.0))
-    found = [probs[w] for w in map(_letters, value.split()) if w in probs]
+    if name:
+        probs: dict[str, float] = {}
+        for word, p in heard.words:
+            key = _letters(word)
+            probs[key] = min(p, probs.get(key, 1.0))
+        found = [probs[w] for w in map(_letters, value.split()) if w in probs]
+    else:
+        framing = _LEAD_IN | {_letters(w) for w in fields.spoken_label(spec).split()}
+        found = [p for word, p in heard.words if _letters(word) and _letters(word) not in framing]
     if not found or min(found) >= r.t.spell_below_prob:
         return False
     r.decide("asr_unsure", field=spec.name, value=value, prob=min(found))
@@ -1226,21 +1285,37 @@ def _together_values(r: _Run, t: _Together) -> Turn:
 
 
 def _together_read_back(r: _Run, t: _Together) -> Turn:
-    """Messages applied: the read-back, with the next field's question when it may go with it."""
+    """Messages applied: the read-back, with the next field's question when it may go with
+    it, else left to the summary (:meth:`_Run.unread`)."""
     assert t.values is not None
-    stated = fields.stated_together(t.together.what, _specs(t), t.values)
     nxt = _plain_next(r)
     r.t = replace(r.t, read_backs=r.t.read_backs + 1)
+    if nxt is None and _asks_next(r):
+        for spec, v, w in zip(_specs(t), t.values, _words(t), strict=True):
+            if not interview.refused(r.s, spec.name, v):
+                r.unread(spec, v, w)
+        return r.done()
     if nxt is None:
-        return r.wait(replace(t, waiting="read_back", nxt=None), Question(f"{stated} Is that right?", None, sync=True))
+        return r.wait(
+            replace(t, waiting="read_back", nxt=None), Question(f"{_stated(t)} Is that right?", None, sync=True)
+        )
     r.s = interview.begin(r.s, nxt)
     return _together_with_next(r, replace(t, waiting="read_back", nxt=nxt, repeated=False))
 
 
+def _words(t: _Together) -> tuple[str, ...]:
+    """The words each of ``t``'s values was heard in ('' where not known)."""
+    return t.words or ("",) * len(t.together.asks)
+
+
+def _stated(t: _Together) -> str:
+    assert t.values is not None
+    return fields.stated_together(t.together.what, _specs(t), t.values, _words(t))
+
+
 def _together_with_next(r: _Run, t: _Together) -> Turn:
     assert t.values is not None and t.nxt is not None
-    stated = fields.stated_together(t.together.what, _specs(t), t.values)
-    return r.wait(t, Question(f"{stated} {r.prompt(t.nxt.spec, 'words')}", t.nxt.spec.name, sync=True))
+    return r.wait(t, Question(f"{_stated(t)} {r.prompt(t.nxt.spec, 'words')}", t.nxt.spec.name, sync=True))
 
 
 def _confirm_together(r: _Run, t: _Together) -> None:
@@ -1253,15 +1328,17 @@ def _confirm_together(r: _Run, t: _Together) -> None:
 
 def _together_read_back_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
     """A rejected name read-back sends each field back to be asked (and spelled) on its own; a
-    date's "no, it's …" is read back; anything else that fails asks each field on its own."""
+    date's "no, it's …" is read back; values said in one breath: an answer naming one of
+    them ("No, my passport number is …") takes that field up again with it (the others
+    confirmed); anything else that fails asks each field on its own."""
     assert t.values is not None
     nxt, text, what, specs = t.nxt, heard.text, t.together.what, _specs(t)
     if nxt is not None and REPEAT.search(text) and not t.repeated:  # "say that again": the read-back too
         return _together_with_next(r, replace(t, repeated=True))
-    stated = fields.stated_together(what, specs, t.values)
     yes = normalise.yes_no(text)
-    if yes or (nxt is not None and not _objected(r, text, nxt)):
-        if not heard_fully(heard.said, stated):  # a yes to what was not heard: said again
+    named = fields.field_named(text, {s.name: s for s in specs}) if what == "several" and not yes else None
+    if named is None and (yes or (nxt is not None and not _objected(r, text, nxt))):
+        if not heard_fully(heard.said, _stated(t)):  # a yes to what was not heard: said again
             if nxt is not None:
                 r.s = interview.requeue(r.s, nxt)
             r.decide(
@@ -1272,11 +1349,75 @@ def _together_read_back_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
         if nxt is None:
             return r.done()
         return _carry_to(r, nxt, heard)
+    if named is not None:
+        if nxt is not None:
+            r.s = interview.requeue(r.s, nxt)
+        return _breath_corrected(r, t, named, text)
     if what == "date" and yes is False and not any(interview.refused(r.s, s.name, v) for s, v in zip(specs, t.values)):
         values = fields.parse_together(what, specs, _correction(text), r.t.date_order)
         return _together(r, replace(t, values=values, say=f"Sorry about that. {_together_question(t)}"))
     r.steps.append(Prefix("Sorry about that. " if yes is False else ""))
     r.s = interview.split(r.s, t.together, rejected=yes is False)
+    return r.done()
+
+
+# ---- several answers in one breath --------------------------------------------------------------------
+
+
+def _breath(
+    r: _Run, own: tuple[Ask, ...], values: tuple[FieldValue, ...] | None, heard: Heard, said: Mapping[str, str]
+) -> Turn | None:
+    """The fields asked (``own``, their ``values`` from ``heard``) and the others the person
+    gave in the same breath (``said``: words by field name, :class:`Ahead`), read back
+    together once (issue 27) — None when no other field's words make a value its parser
+    takes and its pattern fits (the words are then kept as that field's answer for when it
+    comes, :attr:`Talk.ahead`), or the fields asked have no sure value (a name the ASR was
+    unsure of is spelled: read back on its own). The others leave the queue
+    (:func:`~appliance.phone_agent.interview.taken`). Decides ``answered_ahead``."""
+    if values is None or any(
+        fields.kind(a.spec) in ("yesno", "choice")
+        or r.s.rejections.get(a.spec.name)
+        or a.spec.name in r.s.spell_asks
+        or _unsure(r, a.spec, v, heard)
+        for a, v in zip(own, values)
+    ):
+        return None
+    mine = {a.spec.name for a in own}
+    got: dict[str, FieldValue] = {}
+    for name, words_ in said.items():
+        spec = r.s.specs[name]
+        if name in mine:
+            continue
+        v = fields.parse(spec, words_, r.t.date_order)
+        if v is not None and fields.fits(spec, v) and not _unsure(r, spec, v, replace(heard, text=words_)):
+            got[name] = v
+    if not got:
+        return None
+    r.s, asks = interview.taken(r.s, got)
+    r.decide("answered_ahead", field=own[0].spec.name, fields=sorted(got))
+    t = _Together(
+        AskTogether((*own, *asks), "several"),
+        say="",
+        tries=1,
+        values=(*values, *(got[a.spec.name] for a in asks)),
+        looked=True,
+        words=(*(heard.text for _ in own), *(said[a.spec.name] for a in asks)),
+    )
+    return _together_values(r, t)
+
+
+def _breath_corrected(r: _Run, t: _Together, named: FieldSpec, text: str) -> Turn:
+    """``named``, one of the values said in one breath, corrected by ``text`` ("No, my
+    passport number is …"): the others confirmed, ``named`` asked next with ``text`` as its
+    answer (its rejection counted: it is read back on its own)."""
+    assert t.values is not None
+    for spec, v in zip(_specs(t), t.values):
+        if spec.name != named.name and not interview.refused(r.s, spec.name, v):
+            r.send(spec, v, confirmed=True)
+    ask = next(a for a in t.together.asks if a.spec.name == named.name)
+    r.s = interview.split(r.s, AskTogether((ask,), "several"))
+    r.t = replace(r.t, ahead=_frozen({**r.t.ahead, named.name: _correction(text)}))
+    r.decide("read_back_rejected", field=named.name, times=r.s.rejections[named.name])
     return r.done()
 
 
@@ -1296,7 +1437,7 @@ def authorise(state: Interview, talk: Talk) -> Turn:
     once the computer agent has the new value in and asks again); the page asking for
     something else first ends the exchange; three unclear answers → :class:`EndCall`."""
     offer = f", or add another {state.addable} first" if state.addable else ""
-    q = f"{fields.summary(state.specs, state.confirmed)} Shall I submit the form now{offer}?"
+    q = f"{fields.summary(state.specs, state.confirmed, talk.unread)} Shall I submit the form now{offer}?"
     return _authorise(_Run(state, talk), _Authorising(q))
 
 

@@ -611,11 +611,32 @@ def _date_part_value(spec: FieldSpec, day: _dt.date) -> str:
     return str(n)
 
 
-def stated_together(what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
-    """ "I have David Miller."; "I have the fourteenth of March, nineteen ninety."."""
+def stated_together(
+    what: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...], heard: tuple[str, ...] = ()
+) -> str:
+    """ "I have David Miller."; "I have the fourteenth of March, nineteen ninety."; values
+    said in one breath (``several``; ``heard``: each one's words, as :func:`spoken` takes
+    them): the name, then each other value by its label, "I have Ada Lovelace, your date of
+    birth, the tenth of December, nineteen ninety, and your passport number, X-ray, one, …"."""
     if what == "name":
         return f"I have {' '.join(str(v) for v in values)}."
+    if what == "several":
+        words_ = heard or ("",) * len(specs)
+        names = [str(v) for s, v in zip(specs, values) if name_part(s)]
+        rest = [
+            f"your {spoken_label(s)}, {spoken(s, v, w)}"
+            for s, v, w in zip(specs, values, words_, strict=True)
+            if not name_part(s)
+        ]
+        return f"I have {_and_listed(([' '.join(names)] if names else []) + rest)}."
     return f"I have {words.date(together_date(specs, values))}."
+
+
+def _and_listed(parts: list[str]) -> str:
+    """ "a", "a and b", "a, b, and c" """
+    if len(parts) <= 2:
+        return " and ".join(parts)
+    return f"{', '.join(parts[:-1])}, and {parts[-1]}"
 
 
 def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) -> str:
@@ -629,11 +650,17 @@ def together_date(specs: tuple[FieldSpec, ...], values: tuple[FieldValue, ...]) 
 # ---- before and after the submit -----------------------------------------------------------------------
 
 
-def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) -> str:
+def summary(
+    specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue], unread: Mapping[str, str] | None = None
+) -> str:
     """A short summary of what will be submitted, in page order: the name, choices, dates
     and short words as said; identifiers (codes, numbers, e-mails) by their labels only:
     "Here is what I'll submit: David Miller; the fourteenth of March, nineteen ninety;
-    Window; and your passport number and email as you confirmed them."."""
+    Window; and your passport number and email as you confirmed them."; a value in
+    ``unread`` (field name → the words it was heard in; never read back, issue 27: its
+    confirmation is this summary) by its label and in full, whatever its kind: "…; your
+    email, ada at example dot com; …"."""
+    unread = unread or {}
     names, said, others = [], [], []
     for name, spec in specs.items():
         if name not in values:
@@ -641,7 +668,9 @@ def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) ->
         value, k = values[name], kind(spec)
         if isinstance(value, bool):
             continue  # a consent box: the person just said yes to it
-        if k == "name" and name_part(spec) and isinstance(value, str):
+        if name in unread:
+            said.append(f"your {spoken_label(spec)}, {spoken(spec, value, unread[name])}")
+        elif k == "name" and name_part(spec) and isinstance(value, str):
             names.append(value)
         elif k == "date" and isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             said.append(words.date(value))
@@ -654,8 +683,7 @@ def summary(specs: Mapping[str, FieldSpec], values: Mapping[str, FieldValue]) ->
         return "All the fields are filled in."
     text = "Here is what I'll submit: " + "; ".join(parts)
     if others:
-        listed = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
-        text += f"{'; and ' if parts else ''}your {listed} as you confirmed {'it' if len(others) == 1 else 'them'}"
+        text += f"{'; and ' if parts else ''}your {_and_listed(others)} as you confirmed {'it' if len(others) == 1 else 'them'}"
     return text + "."
 
 

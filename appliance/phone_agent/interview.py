@@ -136,10 +136,11 @@ class Ask:
 class AskTogether:
     """Ask ``asks`` in one question, as a person answers them together: ``what`` is
     ``name`` (a given name, then a family name) or ``date`` (a date's day, month and year
-    fields, in page order)."""
+    fields, in page order); ``several``: fields the person answered in one breath, unasked
+    but the first (:func:`taken`), read back together."""
 
     asks: tuple[Ask, ...]
-    what: Literal["name", "date"]
+    what: Literal["name", "date", "several"]
 
 
 @dataclass(frozen=True)
@@ -425,6 +426,19 @@ def split(state: Interview, together: AskTogether, rejected: bool = True, unhear
         unheard=_frozen(unheard_),
         queue=(*head, *(a for a in state.queue if a.spec.name not in names)),
     )
+
+
+def taken(state: Interview, names: Iterable[str]) -> tuple[Interview, tuple[Ask, ...]]:
+    """The queued asks of the fields ``names`` (answered before their question, issue 27)
+    leave the queue, as :func:`begin` takes the first; returns the new state and those asks,
+    in the order of ``names`` (a name not queued has none)."""
+    queued = {a.spec.name: a for a in state.queue}
+    asks = tuple(queued[n] for n in names if n in queued)
+    gone = {a.spec.name for a in asks}
+    refusals = state.refusals
+    for n in gone:
+        refusals = _without(refusals, n)
+    return replace(state, queue=tuple(a for a in state.queue if a.spec.name not in gone), refusals=refusals), asks
 
 
 def requeue(state: Interview, ask: Ask | AskTogether) -> Interview:

@@ -398,7 +398,7 @@ DecisionWhat = Literal[
     "candidate_picked",
     "read_back_rejected",
     "read_back_cut",
-    "read_back_cut",
+    "read_back_in_summary",
     "summary_corrected",
     "submit_stopped",
     "submit_authorized",

@@ -222,7 +222,7 @@ class SimulatedPerson:
         if about not in ("none", "submit") and self.believed(about):
             # the last detail read back with the next question ("I have Miller. What is your date of
             # birth?"): a wrong one is put right first, else the question is answered
-            objection = await self._judge(stated[0], about)
+            objection = await self._check(stated[0], about)
             if objection is not None:
                 return self._turn(heard, about, "check", objection)
             heard = stated[1]
@@ -232,6 +232,9 @@ class SimulatedPerson:
             topic, kind = self._about(heard), "check"
         elif PERMISSION.search(heard):
             topic, kind = "submit", "yesno"
+            objection = await self._check(heard, None)  # a value the summary states for the first time
+            if objection is not None:
+                return self._turn(heard, topic, "check", objection)
         else:
             kind = "ask"
             # a question is about one of the details (the assistant asks for nothing else); "none"
@@ -376,6 +379,28 @@ class SimulatedPerson:
             return f"No, it's {value}: {speech.say_spelled(value)}."
         return f"No, it's {value}" + ("" if value.endswith((".", "!", "?")) else ".")
 
+    async def _check(self, heard: str, about: str | None) -> str | None:
+        """The person's objection to the first wrong value that ``heard`` states, or None: a
+        value it names by its detail ("…, your passport number, X-ray, one, …": several said
+        together, or one the summary states for the first time) is judged against that detail,
+        the first one unnamed ("I have Ada Lovelace, your date of birth, …") against ``about``
+        (None: not judged). An objection names its detail ("No, my passport number is …")."""
+        first, *named = _LABELLED.split(read_back_items(heard))
+        if about is not None and first.strip(" ,.;:") and about not in ("none", "submit") and self.believed(about):
+            if (objection := await self._judge(f"I have {first}", about)) is not None:
+                return objection
+        for item in named:
+            label, _, said = item.partition(",")
+            topic = self._named_as(label)
+            if topic is None or not said.strip() or not self.believed(topic):
+                continue  # "your email and phone as you confirmed them", or a detail this person does not know
+            if await self._judge(f"I have {said}", topic) is not None:
+                value = self.believed(topic)
+                if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:
+                    value = f"{value}: {speech.say_spelled(value)}"
+                return f"No, {self._sentence(topic, value)[0].lower()}{self._sentence(topic, value)[1:]}"
+        return None
+
     async def _answer(self, heard: str, topic: str, kind: str) -> str | None:
         if kind == "presence":
             return "Yes, I'm here."
@@ -389,7 +414,7 @@ class SimulatedPerson:
         if topic == "none" or not self.believed(topic):
             return "Sorry, could you say that again?"  # the bot yielded the floor: it wants an answer
         if kind == "check":
-            return await self._judge(heard, topic) or "Yes, that's right."
+            return await self._check(heard, topic) or "Yes, that's right."
         if _SPELL.search(heard) and re.search(r"[A-Za-z]", self.believed(topic)):  # asked to spell: anything
             return f"{speech.say_spelled(self.believed(topic))}."
         if self.believed(topic) in ("yes", "no"):
@@ -489,6 +514,20 @@ def _spellable(value: str) -> bool:
     """Whether a person would spell ``value`` when asked to: a word or a code (letters in it, up
     to three words), not a sentence ("Please call me after 5 pm.") or a number."""
     return bool(re.search(r"[^\W\d_]", value)) and len(value.split()) <= 3
+
+
+#: where a read-back names the next value's detail: "I have Ada Lovelace, your date of birth, …, and your
+#: passport number, …"; "Here is what I'll submit: …; your email, ada at example dot com; …"
+_LABELLED = re.compile(r"(?:[,;.]\s*|\s+)(?:and\s+)?\byour\s+", re.I)
+
+
+def read_back_items(heard: str) -> str:
+    """The statement part of a read-back or a summary: its frame (:func:`~appliance.simulate.hearing.read_back`),
+    a summary's lead-in ("Here is what I'll submit:") and a closing question ("Shall I submit
+    the form now?") off; a leading "your" kept, so that :data:`_LABELLED` parts it."""
+    text = re.sub(r"(?is)^.*?\bwhat i'?ll (?:submit|send)\W*", "", heard)
+    text = hearing.read_back(re.sub(r"(?<=[.!?;])\s+[^.!?;]*\?\s*$", "", text.strip()))
+    return f" {text}" if re.match(r"(?i)your\b", text) else text
 
 
 def _stated_then_asked(heard: str) -> tuple[str, str] | None:
