@@ -45,17 +45,21 @@ def bench_plan(forms: list[str] | None, profiles: list[str] | None) -> list[tupl
 def bench_summary(runs: list[dict]) -> dict:
     """``{"seconds_per_field": {"median", "max"}, "field_accuracy_min", "person", "runs",
     "accepted", "failed": [form, …], "asks_max", "duration_s_max", "wrong_submissions",
-    "false_submitted"}`` over the audio runs (the text runs when there are none); a run
-    counts as accepted when its ``failure`` is null and the page accepted it."""
+    "false_submitted", "by_group"}`` over the audio runs (the text runs when there are none);
+    a run counts as accepted when its ``failure`` is null and the page accepted it.
+    ``by_group`` (issue 27; CONTRACTS "bench form"): ``{"easy"|"hard": {"runs",
+    "seconds_per_field", "exchanges_per_field": {"median", "max"}, "stages_s": {stage:
+    median of the runs' per-field seconds}}}``; easy = a run of :data:`BENCH_RUNS`, hard = a
+    hard profile (:func:`hard_profiles`) on the flight form; a group with no run is left out."""
     person = "audio" if any(r["person"] == "audio" for r in runs) else "text"
     mine = [r for r in runs if r["person"] == person]
-    spf = [r["seconds_per_field"] for r in mine if r["seconds_per_field"] is not None]
     acc = [r["field_accuracy"] for r in mine if r["field_accuracy"] is not None]
+    groups = {
+        "easy": [r for r in mine if (r["form"], r["profile"]) in BENCH_RUNS],
+        "hard": [r for r in mine if r["form"] == "flight" and r["profile"] not in OLD_PROFILES],
+    }
     return {
-        "seconds_per_field": {
-            "median": round(statistics.median(spf), 2) if spf else None,
-            "max": max(spf) if spf else None,
-        },
+        "seconds_per_field": _spread(mine, "seconds_per_field"),
         "field_accuracy_min": min(acc) if acc else None,
         "person": person,
         "runs": len(mine),
@@ -65,6 +69,28 @@ def bench_summary(runs: list[dict]) -> dict:
         "duration_s_max": max((r["duration_s"] for r in mine), default=None),
         "wrong_submissions": sum(r["wrong_submission"] for r in mine),
         "false_submitted": sum(r["false_submitted"] for r in mine),
+        "by_group": {name: _group(group) for name, group in groups.items() if group},
+    }
+
+
+def _spread(runs: list[dict], key: str) -> dict:
+    """``{"median", "max"}`` of the runs' ``key`` (runs without it left out; None for none)."""
+    xs = [r[key] for r in runs if r.get(key) is not None]
+    return {"median": round(statistics.median(xs), 2) if xs else None, "max": max(xs) if xs else None}
+
+
+def _group(runs: list[dict]) -> dict:
+    """One group of :func:`bench_summary`'s ``by_group``."""
+    stages: dict[str, list[float]] = {}
+    for r in runs:
+        for stage, figures in (r.get("stages_s") or {}).items():
+            if isinstance(figures, dict) and figures.get("per_field") is not None:
+                stages.setdefault(stage, []).append(figures["per_field"])
+    return {
+        "runs": len(runs),
+        "seconds_per_field": _spread(runs, "seconds_per_field"),
+        "exchanges_per_field": _spread(runs, "exchanges_per_field"),
+        "stages_s": {stage: round(statistics.median(xs), 2) for stage, xs in stages.items()},
     }
 
 
