@@ -465,3 +465,56 @@ def test_a_name_heard_as_a_fragment_goes_to_spelling_at_once(said):
     turn = answer(start(NAME), said)
     assert question(turn).startswith(confirmation.UNSURE) and "spell" in question(turn)
     assert sent(turn) == []
+
+
+def _section(spec: FieldSpec, section: str) -> FieldSpec:
+    return spec.model_copy(update={"section": section})
+
+
+def test_one_question_asks_a_sections_details_together_and_each_given_is_read_back_once():
+    """Issue 27 item 1: "What are your full name and date of birth?", grouped by the page's
+    sections; the LLM's copy gives each field its words; one read-back with the next question."""
+    nationality = FieldSpec(
+        name="nationality", label="Nationality", type="select", required=True, options=["British", "Irish"]
+    )
+    specs = [_section(s, "Passenger") for s in (GIVEN, NAME, DOB, PASSPORT, nationality)] + [_section(EMAIL, "Contact")]
+    turn = start(*specs)
+    assert question(turn) == "What are your full name and date of birth?"
+    turn = answer(turn, "Ada Lovelace, the tenth of December 1990.")
+    step = turn.steps[-1]
+    assert isinstance(step, confirmation.LookAhead)
+    assert [s.name for s in step.specs] == [
+        "given_name",
+        "family_name",
+        "date_of_birth",
+        "passport_number",
+        "nationality",
+        "email",
+    ]
+    said = {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "the tenth of December 1990"}
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
+    assert question(turn) == (
+        "I have Ada Lovelace and your date of birth, the tenth of December, nineteen ninety."
+        " What is your passport number?"
+    )
+    turn = answer(turn, "X12345678.")
+    assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "1990-12-10"}
+
+
+def test_a_sections_detail_the_answer_does_not_give_is_asked_next_on_its_own():
+    specs = [_section(s, "Passenger") for s in (GIVEN, NAME, DOB)]
+    turn = answer(start(*specs), "Ada Lovelace.")
+    turn = settle(
+        confirmation.carry(turn.state, turn.talk, confirmation.Ahead({"given_name": "Ada", "family_name": "Lovelace"}))
+    )
+    assert question(turn) == "I have Ada Lovelace. What is your date of birth?"
+
+
+def test_an_answer_to_a_sections_question_that_gives_nothing_asks_each_on_its_own():
+    specs = [_section(s, "Contact") for s in (EMAIL, PASSPORT)]
+    turn = start(*specs)
+    assert question(turn) == "What are your email and passport number?"
+    turn = answer(turn, "Hmm, hang on.")
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead({})))
+    assert isinstance(turn.steps[-1], Done) and [a.spec.name for a in turn.state.queue] == ["email", "passport_number"]
+    assert interview.next_step(turn.state) == turn.state.queue[0]  # never together again: asked one by one

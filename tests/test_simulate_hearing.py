@@ -1086,3 +1086,17 @@ async def test_a_value_the_summary_states_for_the_first_time_is_checked_before_t
     )
     summary = f"Here is what I'll submit: Ada; your passport number, {passport}. Shall I submit the form now?"
     assert await person.respond(summary) == want
+
+
+async def test_asked_for_two_details_in_one_question_the_person_gives_both():
+    """Issue 27 item 1: one question for a section's details ("What are your full name and date of birth?")."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("none")
+    profile = Profile("p", {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "1990-12-10"})
+    person = SimulatedPerson(profile, llm, emit=lambda *a, **k: None)
+    said = await person.respond("What are your full name and date of birth?")
+    assert said == "My name is Ada Lovelace. And I was born on 1990-12-10."
+    assert llm.asked("topic") == 0
+    assert await person.respond("What is your date of birth?") == "I was born on 1990-12-10."  # one at a time again

@@ -665,6 +665,8 @@ def carry(state: Interview, talk: Talk, got: Got) -> Turn:
             return _choose_answer(r, job, got)
         case _Choose(), Picked(option=option):
             return _picked(r, job, option)
+        case _Together(heard=Heard() as heard), Ahead(said=said) if job.together.what == "several":
+            return _several_answer(r, replace(job, heard=None), heard, said)
         case _Together(heard=Heard() as heard), Ahead(said=said):
             mine = [s.name for s in _specs(job)]
             others = {n: w for n, w in said.items() if n not in mine}
@@ -1258,6 +1260,8 @@ def _together_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
         return _together(r, replace(t, say=q))
     if is_question(text):
         return r.wait(t, SideQuestion(specs[0], text))
+    if what == "several":  # one section's details: the LLM's copy gives each field its words
+        return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *_open_others(r, *specs)), text))
     values = fields.parse_together(what, specs, text, r.t.date_order)
     if not t.looked and _says_more(text, specs, values):
         others = _open_others(r, *specs)
@@ -1369,11 +1373,10 @@ def _breath(
 ) -> Turn | None:
     """The fields asked (``own``, their ``values`` from ``heard``) and the others the person
     gave in the same breath (``said``: words by field name, :class:`Ahead`), read back
-    together once (issue 27) — None when no other field's words make a value its parser
-    takes and its pattern fits (the words are then kept as that field's answer for when it
-    comes, :attr:`Talk.ahead`), or the fields asked have no sure value (a name the ASR was
-    unsure of is spelled: read back on its own). The others leave the queue
-    (:func:`~appliance.phone_agent.interview.taken`). Decides ``answered_ahead``."""
+    together once (issue 27) — None when no other field's words make a value
+    (:func:`_values_in`; the words are then kept as that field's answer for when it comes,
+    :attr:`Talk.ahead`), or the fields asked have no sure value (a name the ASR was unsure of
+    is spelled: read back on its own)."""
     if values is None or any(
         fields.kind(a.spec) in ("yesno", "choice")
         or r.s.rejections.get(a.spec.name)
@@ -1383,27 +1386,63 @@ def _breath(
     ):
         return None
     mine = {a.spec.name for a in own}
+    got = _values_in(r, {n: w for n, w in said.items() if n not in mine}, heard)
+    if not got:
+        return None
+    return _read_together(r, [(a, v, heard.text) for a, v in zip(own, values)], got, said)
+
+
+def _values_in(r: _Run, said: Mapping[str, str], heard: Heard) -> dict[str, FieldValue]:
+    """The values of the fields whose words (``said``, by field name, from the answer
+    ``heard``) their parser takes, their pattern fits and the ASR was sure of."""
     got: dict[str, FieldValue] = {}
     for name, words_ in said.items():
         spec = r.s.specs[name]
-        if name in mine:
-            continue
         v = fields.parse(spec, words_, r.t.date_order)
         if v is not None and fields.fits(spec, v) and not _unsure(r, spec, v, replace(heard, text=words_)):
-            got[name] = v
-    if not got:
-        return None
+            got[name] = fields.own_part(spec, v, r.s.specs, r.t.held(r.s))
+    return got
+
+
+def _read_together(
+    r: _Run, first: list[tuple[Ask, FieldValue, str]], got: Mapping[str, FieldValue], said: Mapping[str, str]
+) -> Turn:
+    """``first`` (asks begun, with their values and words) and the fields waiting whose values
+    ``got`` holds (they leave the queue, :func:`~appliance.phone_agent.interview.taken`):
+    sent, then read back together once. Decides ``answered_ahead`` for those."""
     r.s, asks = interview.taken(r.s, got)
-    r.decide("answered_ahead", field=own[0].spec.name, fields=sorted(got))
+    if asks:
+        r.decide("answered_ahead", field=first[0][0].spec.name, fields=[a.spec.name for a in asks])
     t = _Together(
-        AskTogether((*own, *asks), "several"),
+        AskTogether((*(a for a, _, _ in first), *asks), "several"),
         say="",
         tries=1,
-        values=(*values, *(got[a.spec.name] for a in asks)),
+        values=(*(v for _, v, _ in first), *(got[a.spec.name] for a in asks)),
         looked=True,
-        words=(*(heard.text for _ in own), *(said[a.spec.name] for a in asks)),
+        words=(*(w for _, _, w in first), *(said[a.spec.name] for a in asks)),
     )
     return _together_values(r, t)
+
+
+def _several_answer(r: _Run, t: _Together, heard: Heard, said: Mapping[str, str]) -> Turn:
+    """The answer ``heard`` to one section's question (``t``: an ``AskTogether`` of
+    ``several``), the LLM's copy of its words by field (``said``): the fields asked that it
+    gives and any others waiting are read back together; those asked that it does not give
+    go back to the queue, asked on their own next; none given → "Sorry, I didn't get that"
+    and each is asked on its own (not understood once: a name is spelled next, as after a
+    full name not understood)."""
+    asked = {a.spec.name for a in t.together.asks}
+    mine = _values_in(r, {n: w for n, w in said.items() if n in asked}, heard)
+    if not mine:
+        r.steps.append(Prefix("Sorry, I didn't get that. "))
+        r.s = interview.split(r.s, t.together, rejected=False, unheard=1)
+        return r.done()
+    missing = tuple(a for a in t.together.asks if a.spec.name not in mine)
+    if missing:
+        r.s = interview.requeue(r.s, AskTogether(missing, "several"))
+    others = _values_in(r, {n: w for n, w in said.items() if n not in asked}, heard)
+    first = [(a, mine[a.spec.name], said[a.spec.name]) for a in t.together.asks if a.spec.name in mine]
+    return _read_together(r, first, others, said)
 
 
 def _breath_corrected(r: _Run, t: _Together, named: FieldSpec, text: str) -> Turn:

@@ -561,9 +561,20 @@ _PARTICLES = {
 
 def question_together(what: str, specs: tuple[FieldSpec, ...]) -> str:
     """One question for fields a person answers together: "What is your full name?"; "What
-    is the date of birth: day, month and year?"."""
+    is the date of birth: day, month and year?"; ``several`` (one section's details, issue
+    27): "What are your full name and date of birth?"."""
     if what == "name":
         return "What is your full name?"
+    if what == "several":
+        labels = dict.fromkeys(
+            "full name"
+            if name_part(s)
+            else _lower_first(_common_label(tuple(d for d in specs if date_part(d))) or "date")
+            if date_part(s)
+            else spoken_label(s)
+            for s in specs
+        )
+        return f"What are your {_and_listed(list(labels))}?"
     prefix = _common_label(specs)
     return f"What is your {_lower_first(prefix)}?" if prefix else "What is the date: day, month and year?"
 

@@ -86,6 +86,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from appliance.phone_agent import fields
+from appliance.phone_agent.told import open_fields
 from appliance.protocol import (
     ONE_TIME_CODE,
     FieldSpec,
@@ -645,8 +646,60 @@ def _fresh(state: Interview, ask: Ask) -> bool:
     return not ask.reason and not state.rejections.get(ask.spec.name) and not state.unheard.get(ask.spec.name)
 
 
+#: the most details one question asks for together (a whole name, a date's parts: one each)
+SECTION_DETAILS = 2
+
+
+def _section(state: Interview) -> AskTogether | None:
+    """The fresh fields at the head of the queue that one question asks together because the
+    page puts them in one section (:attr:`FieldSpec.section`, issue 27: "What are your full
+    name and date of birth?"): up to :data:`SECTION_DETAILS` details a person says in one
+    breath (:func:`~appliance.phone_agent.told.open_fields`: names and strict kinds, not a
+    choice, a consent or a one-time code), a name's or a date's parts whole; None for fewer
+    than two details. Read-backs cannot go with such a question: the value before it is
+    confirmed in the summary."""
+    q = state.queue
+    section = q[0].spec.section if q else None
+    group: list[Ask] = []
+    for a in q:
+        if not section or a.spec.section != section or not _fresh(state, a) or a.choices:
+            break
+        if (
+            not open_fields([a.spec])
+            or fields.kind(a.spec) == "choice"  # its options are offered when it is asked alone
+            or (_detail(a) not in _details(group) and len(_details(group)) == SECTION_DETAILS)
+        ):
+            break
+        group.append(a)
+    while (whole := _parts_whole(group)) is not None:
+        group = group[:whole]  # a name or a date the limit cut: never asked in part
+    return AskTogether(tuple(group), "several") if len(_details(group)) >= 2 else None
+
+
+def _detail(a: Ask) -> str:
+    """The detail a field holds: a name's parts are one, a date's parts one."""
+    return "name" if fields.name_part(a.spec) else "date" if fields.date_part(a.spec) else a.spec.name
+
+
+def _details(group: list[Ask]) -> list[str]:
+    return list(dict.fromkeys(map(_detail, group)))
+
+
+def _parts_whole(group: list[Ask]) -> int | None:
+    """How many of ``group`` to keep so that no name or date is asked in part (None: all whole)."""
+    names = [i for i, a in enumerate(group) if fields.name_part(a.spec)]
+    dates = [i for i, a in enumerate(group) if fields.date_part(a.spec)]
+    if names and {fields.name_part(group[i].spec) for i in names} != {"given", "family"}:
+        return names[0]
+    if dates and len(dates) != 3:
+        return dates[0]
+    return None
+
+
 def _together(state: Interview) -> AskTogether | None:
     """The fields at the head of the queue a person answers in one go, if any."""
+    if (several := _section(state)) is not None:
+        return several
     q = state.queue
     if (
         len(q) >= 2

@@ -161,6 +161,7 @@ class SimulatedPerson:
     _rejections: dict[str, int] = field(default_factory=dict)  # read-backs this person said no to, per detail
     _added: bool = False  # the profile's adds_at_summary was said
     _together: set[str] = field(default_factory=set)  # answers_together groups said (by their first key)
+    _asked_with: tuple[str, ...] = ()  # the other details the question being answered asks for too
 
     def __post_init__(self) -> None:
         keys = list(dict.fromkeys([*self.profile.facts, *self.profile.not_sure]))
@@ -217,6 +218,7 @@ class SimulatedPerson:
         good for me?", as Whisper wrote "postcode") is about the detail last asked (bench: the
         0.5B model took it for the message and the person spelled that).
         """
+        self._asked_with = ()
         stated = _stated_then_asked(heard)
         about = self._about(heard) if stated is not None else "none"
         if about not in ("none", "submit") and self.believed(about):
@@ -249,6 +251,8 @@ class SimulatedPerson:
             topics = self._choices[asked.rstrip().endswith("?")]
             named = _ASKED_FOR.search(asked)
             topic = self._named_as(named.group(1)) if named else None
+            if topic is None and named and (several := self._several_asked(named.group(1))):
+                topic, self._asked_with = several[0], several[1:]
             if topic is None and (several := _SEVERAL.search(heard)):  # "… several for destination city: …"
                 topic = self._named.get(several.group(1).strip().casefold()) or self._previous
             if topic is None and _COMPANION_ASKED.search(asked):  # "the first name of passenger 2"
@@ -294,6 +298,14 @@ class SimulatedPerson:
         else:
             said = await self._answer(heard, topic, kind)
         return self._turn(heard, topic, kind, said)
+
+    def _several_asked(self, words: str) -> tuple[str, ...]:
+        """The details a question asks for together ("full name and date of birth": issue 27,
+        one section's details in one question), each named as :meth:`_named_as` knows it;
+        ``()`` unless every part names one."""
+        parts = [p for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", words) if p.strip()]
+        topics = [self._named_as(p) for p in parts]
+        return tuple(t for t in topics if t) if len(parts) > 1 and all(topics) else ()
 
     def _named_as(self, words: str) -> str | None:
         """The detail ``words`` name: as the person knows it, or the one detail whose name starts
@@ -427,8 +439,11 @@ class SimulatedPerson:
         group = next((g for g in self.profile.answers_together if g[0] == topic and topic not in self._together), ())
         if group and kind == "ask":  # the rest of the group in the same breath, once
             self._together.add(topic)
-            more = (self._sentence(k, v) for k in group[1:] if (v := self.believed(k)))
-            said += "".join(f" And {m[0].lower()}{m[1:]}" for m in more)
+        more = [k for k in (*self._asked_with, *group[1:]) if k != topic] if kind == "ask" else []
+        for k in dict.fromkeys(more):
+            if self.believed(k):
+                sentence = self._sentence(k, self.believed(k))
+                said += f" And {sentence if sentence.startswith('I ') else sentence[0].lower() + sentence[1:]}"
         return said
 
     @staticmethod
