@@ -518,3 +518,40 @@ def test_an_answer_to_a_sections_question_that_gives_nothing_asks_each_on_its_ow
     turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead({})))
     assert isinstance(turn.steps[-1], Done) and [a.spec.name for a in turn.state.queue] == ["email", "passport_number"]
     assert interview.next_step(turn.state) == turn.state.queue[0]  # never together again: asked one by one
+
+
+def test_a_whole_name_copied_for_the_given_name_keeps_the_given_name_only():
+    """Bench, text: the LLM's copy gave "David Miller" for the given name and "Miller" for the
+    family name, read back as "David Miller Miller"."""
+    specs = [_section(s, "Passenger") for s in (GIVEN, NAME, DOB)]
+    turn = answer(start(*specs), "My name is David Miller. And I was born on the 14th of March 1990.")
+    said = {"given_name": "David Miller", "family_name": "Miller", "date_of_birth": "the 14th of March 1990"}
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
+    assert question(turn).startswith("I have David Miller and your date of birth")
+
+
+def test_a_plain_no_with_the_right_name_to_values_said_together_reads_them_back_again():
+    specs = [_section(s, "Passenger") for s in (GIVEN, NAME, DOB, PASSPORT)]
+    turn = answer(start(*specs), "David Millar, the 14th of March 1990.")
+    said = {"given_name": "David", "family_name": "Millar", "date_of_birth": "the 14th of March 1990"}
+    turn = answer(settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said))), "No, it's David Miller.")
+    assert question(turn) == (
+        "I have David Miller and your date of birth, the fourteenth of March, nineteen ninety."
+        " What is your passport number?"
+    )
+    assert not turn.state.confirmed
+
+
+def test_corrections_at_the_summary_are_bounded_then_left_to_the_preview():
+    """A person correcting again and again never reaches the submit otherwise (bench: 1,000 rounds)."""
+    town = FieldSpec(name="city", label="Town", type="text", required=True)
+    state = interview.start([town])
+    state = interview.confirm(interview.begin(state, interview.next_step(state)), "city", "Leeds")
+    state = interview.apply(state, StatusUpdate(state="auth-required"))
+    for _ in range(interview.MAX_REOPENS):
+        turn = answer(confirmation.authorise(state, Talk()), "No, my town is York.")
+        assert isinstance(turn.steps[-1], Question) and "York" in question(turn)
+        state = interview.apply(interview.confirm(turn.state, "city", "York"), StatusUpdate(state="auth-required"))
+    turn = answer(confirmation.authorise(state, Talk()), "No, my town is York.")
+    assert "preview" in " ".join(s.text for s in turn.steps if isinstance(s, confirmation.Say))
+    assert question(turn) == "Shall I submit the form now?" and state.confirmed == {"city": "York"}

@@ -1100,3 +1100,22 @@ async def test_asked_for_two_details_in_one_question_the_person_gives_both():
     assert said == "My name is Ada Lovelace. And I was born on 1990-12-10."
     assert llm.asked("topic") == 0
     assert await person.respond("What is your date of birth?") == "I was born on 1990-12-10."  # one at a time again
+
+
+async def test_details_a_summary_names_as_confirmed_are_not_taken_for_wrong_values():
+    """Bench, text: "…; and your passport number, email, and phone number as you confirmed
+    them" was taken for the passport number "email" and corrected 1,000 times."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"passport_number": "512873946", "email": "d@example.com", "phone": "+447700900123"}),
+        AgreeingLLM("none"),
+        emit=lambda *a, **k: None,
+    )
+    summary = (
+        "Here is what I'll submit: David Miller; Window; and your passport number, email, and phone number"
+        " as you confirmed them. Shall I submit the form now?"
+    )
+    assert await person.respond(summary) == "Yes, please submit it."
+    assert person._several_asked("email and phone number") == ("email", "phone")

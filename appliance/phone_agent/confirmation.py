@@ -1357,6 +1357,8 @@ def _together_read_back_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
         if nxt is not None:
             r.s = interview.requeue(r.s, nxt)
         return _breath_corrected(r, t, named, text)
+    if what == "several" and yes is False and (values := _corrected_values(r, t, _correction(text))) is not None:
+        return _together(r, replace(t, values=values))  # "No, it's David Miller.": read back again
     if what == "date" and yes is False and not any(interview.refused(r.s, s.name, v) for s, v in zip(specs, t.values)):
         values = fields.parse_together(what, specs, _correction(text), r.t.date_order)
         return _together(r, replace(t, values=values, say=f"Sorry about that. {_together_question(t)}"))
@@ -1400,8 +1402,9 @@ def _values_in(r: _Run, said: Mapping[str, str], heard: Heard) -> dict[str, Fiel
         spec = r.s.specs[name]
         v = fields.parse(spec, words_, r.t.date_order)
         if v is not None and fields.fits(spec, v) and not _unsure(r, spec, v, replace(heard, text=words_)):
-            got[name] = fields.own_part(spec, v, r.s.specs, r.t.held(r.s))
-    return got
+            got[name] = v
+    held = {**r.t.held(r.s), **got}  # "David Miller" copied for the given name, Miller for the family name
+    return {n: fields.own_part(r.s.specs[n], v, r.s.specs, held) for n, v in got.items()}
 
 
 def _read_together(
@@ -1443,6 +1446,26 @@ def _several_answer(r: _Run, t: _Together, heard: Heard, said: Mapping[str, str]
     others = _values_in(r, {n: w for n, w in said.items() if n not in asked}, heard)
     first = [(a, mine[a.spec.name], said[a.spec.name]) for a in t.together.asks if a.spec.name in mine]
     return _read_together(r, first, others, said)
+
+
+def _corrected_values(r: _Run, t: _Together, said: str) -> tuple[FieldValue, ...] | None:
+    """``t``'s values with those that the correction ``said`` gives instead ("No, it's David
+    Miller." for the name read back as "David Miller Miller"): a whole name for the name
+    parts, else a value of one field's strict kind that its pattern fits; None when it gives
+    no other value for them."""
+    assert t.values is not None
+    specs = _specs(t)
+    parts = [i for i, s in enumerate(specs) if fields.name_part(s)]
+    new = list(t.values)
+    whole = fields.parse_together("name", tuple(specs[i] for i in parts), said) if len(parts) == 2 else None
+    if whole is not None:
+        for i, v in zip(parts, whole):
+            new[i] = v
+    else:
+        for i, spec in enumerate(specs):
+            if fields.kind(spec) in STRICT_KINDS and (v := fields.parse(spec, said, r.t.date_order)) is not None:
+                new[i] = v if fields.fits(spec, v) else new[i]
+    return tuple(new) if tuple(new) != t.values else None
 
 
 def _breath_corrected(r: _Run, t: _Together, named: FieldSpec, text: str) -> Turn:
@@ -1493,6 +1516,12 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
         return r.done()
     yes = normalise.yes_no(text)
     named = None if yes else fields.field_named(text, {n: r.s.specs[n] for n in r.s.confirmed})
+    if named is not None and r.s.reopened >= interview.MAX_REOPENS:
+        r.decide("summary_correction_refused", field=named.name, heard=text)
+        r.say(
+            f"I can't change more by voice now: you can set your {fields.spoken_label(named)} in the preview on your page."
+        )
+        return _authorise(r, a)
     if named is not None:  # "No, my town is Leeds.": that field again, its answer given
         r.decide("summary_corrected", field=named.name, heard=text)
         r.s = interview.reopen(r.s, named.name)

@@ -114,6 +114,10 @@ MAX_ASKS = 4
 #: Questions for a one-time code the site sent the person: the first, then at most two more after the
 #: page refused it (issue 26: "a wrong code is asked again at most twice").
 MAX_CODE_ASKS = 3
+#: corrections taken at the summary in one call; after them a value is changed in the preview (a person
+#: correcting the same details again and again would otherwise never reach the submit: bench, a
+#: simulated person took "your passport number … as you confirmed them" for a wrong passport number 1,000 times)
+MAX_REOPENS = 4
 
 #: How a field is asked: in words, to be spelled, or either with the offer to type it on the screen.
 AskMode = Literal["words", "words_or_type", "spell", "spell_or_type"]
@@ -237,7 +241,8 @@ class Interview:
     reports progress; ``review``: the computer agent's message once the form waits for the
     person's review; ``asks``: questions asked for each field (bounded by :data:`MAX_ASKS`);
     ``addable``: one more item the page can take (``item_addable``: "passenger"), offered with
-    the summary until the person answers it."""
+    the summary until the person answers it; ``reopened``: fields taken up again at the
+    summary (bounded by :data:`MAX_REOPENS`)."""
 
     queue: tuple[Ask, ...] = ()
     specs: Mapping[str, FieldSpec] = field(default_factory=_frozen)
@@ -262,6 +267,7 @@ class Interview:
     reopening: bool = False
     asks: Mapping[str, int] = field(default_factory=_frozen)
     addable: str = ""  # one more item the page can take ("passenger"), offered at the summary
+    reopened: int = 0
 
 
 def start(fields: Iterable[FieldSpec] = ()) -> Interview:
@@ -594,6 +600,7 @@ def reopen(state: Interview, name: str) -> Interview:
         confirmed=_without(state.confirmed, name),
         typed=_without(state.typed, name),
         auth_requested=False,
+        reopened=state.reopened + 1,
         queue=(Ask(spec), *(a for a in state.queue if a.spec.name != name)),
     )
 

@@ -400,6 +400,7 @@ DecisionWhat = Literal[
     "read_back_cut",
     "read_back_in_summary",
     "summary_corrected",
+    "summary_correction_refused",
     "submit_stopped",
     "submit_authorized",
     "submit_declined",

@@ -63,7 +63,7 @@ KEY_WORDS = {
     "id_number": ("national ID number, ID card number", "My ID number is {v}."),
     "nationality": ("nationality", "My nationality is {v}."),
     "email": ("email address", "My email is {v}."),
-    "phone": ("phone or mobile number", "My phone number is {v}."),
+    "phone": ("phone number, mobile number, phone or mobile number", "My phone number is {v}."),
     "destination": ("where you fly to", "I'd like to fly to {v}."),
     "travel_date": ("when you travel, departure date", "I travel on {v}."),
     "check_in_date": ("check-in date, when you arrive", "I check in on {v}."),
@@ -404,12 +404,13 @@ class SimulatedPerson:
         for item in named:
             label, _, said = item.partition(",")
             topic = self._named_as(label)
-            if topic is None or not said.strip() or not self.believed(topic):
+            if topic is None or not said.strip() or not self.believed(topic) or _AS_CONFIRMED.search(item):
                 continue  # "your email and phone as you confirmed them", or a detail this person does not know
             if await self._judge(f"I have {said}", topic) is not None:
                 value = self.believed(topic)
                 if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:
                     value = f"{value}: {speech.say_spelled(value)}"
+                self._previous = topic  # its read-back comes next
                 return f"No, {self._sentence(topic, value)[0].lower()}{self._sentence(topic, value)[1:]}"
         return None
 
@@ -533,6 +534,9 @@ def _spellable(value: str) -> bool:
 
 #: where a read-back names the next value's detail: "I have Ada Lovelace, your date of birth, …, and your
 #: passport number, …"; "Here is what I'll submit: …; your email, ada at example dot com; …"
+#: a summary's details stated by their names only ("your passport number, email, and phone number as you
+#: confirmed them"): bench, the person took "email" for a wrong passport number and corrected it 1,000 times
+_AS_CONFIRMED = re.compile(r"\bas you (?:confirmed|gave)\b", re.I)
 _LABELLED = re.compile(r"(?:[,;.]\s*|\s+)(?:and\s+)?\byour\s+", re.I)
 
 
