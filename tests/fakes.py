@@ -183,13 +183,15 @@ class ScriptedLine(QueueLine):
         self.answers = list(answers)
         self.said: list[str] = []
         self.hints: list[tuple[int, str]] = []  # (how many lines were said before it, the context)
+        self.spelling: list[bool] = []  # each hint's: a spelling expected
 
     async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
         return SayOutcome(interrupted=False, heard=text)
 
-    async def hint(self, context: str) -> None:
+    async def hint(self, context: str, spelling: bool = False) -> None:
         self.hints.append((len(self.said), context))
+        self.spelling.append(spelling)
 
     async def hear(self) -> str:
         if self.answers:

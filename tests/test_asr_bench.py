@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from appliance import config
 from appliance.bench import asr_accuracy
-from appliance.bench.asr import _summary
+from appliance.bench.asr import _summary, run_bench
 from appliance.cli import build_parser
+from appliance.config import ConfigError
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 
 SR = SAMPLE_RATE_HZ
@@ -61,5 +63,11 @@ def test_summary_has_the_contract_shape():
 
 
 def test_bench_asr_is_a_command():
-    args = build_parser().parse_args(["bench", "asr", "--json", "--engines", "whisper"])
-    assert args.json and args.engines == "whisper" and callable(args.func)
+    args = build_parser().parse_args(["bench", "asr", "--json", "--engines", "whisper,whisper:base:beam5"])
+    assert args.json and args.engines == "whisper,whisper:base:beam5" and callable(args.func)
+
+
+def test_a_bad_variant_stops_the_bench_before_it_renders_anything(monkeypatch):
+    monkeypatch.setattr(asr_accuracy, "build", lambda *_a, **_k: pytest.fail("rendered the set"))
+    with pytest.raises(ConfigError, match="moonshine:beam5"):
+        run_bench(config.load(), ["whisper:base:beam5", "moonshine:beam5"])

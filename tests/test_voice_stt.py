@@ -24,7 +24,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 from appliance import config
 from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript
 from appliance.voice.line import LineProcessor
-from appliance.voice.stt import StreamingSTTService, quiet_after, trailing_silence
+from appliance.voice.stt import ASRContextFrame, StreamingSTTService, quiet_after, trailing_silence
 
 
 class StopProbe(FrameProcessor):
@@ -209,3 +209,34 @@ async def test_the_asr_transcribes_after_the_context_an_agents_line_sends_upstre
     await line.hint("Oluwaseun Oyelaran")
     await task
     assert asr.contexts and set(asr.contexts) == {"Oluwaseun Oyelaran"}
+
+
+async def test_each_use_is_heard_by_its_own_engine():
+    """Interims while the bot speaks go to the interim engine (the barge-in ear), finals to the
+    conversation's, and, while the last context said a spelling is expected, to the spelling
+    pass's; an interim of another engine is never taken for the final."""
+    talk, spell, ear = FakeASR(), FakeASR(), FakeASR()
+    stt = StreamingSTTService(talk, interim_every_ms=100, eager=True, interim_asr=ear, spelling_asr=spell)
+    utterance = [
+        VADUserStartedSpeakingFrame(),
+        *audio_frames(tone(0.6)),
+        SleepFrame(0.4),
+        VADUserStoppedSpeakingFrame(),
+    ]
+    down, _ = await run_test(
+        stt,
+        frames_to_send=[
+            BotStartedSpeakingFrame(),
+            *utterance,
+            SleepFrame(0.3),
+            ASRContextFrame(context="Alfa, Bravo", spelling=True),
+            *utterance,
+            SleepFrame(0.3),
+            ASRContextFrame(context=""),
+            *utterance,
+            SleepFrame(0.3),
+        ],
+    )
+    assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two"] * 3
+    assert ear.calls and len(talk.calls) == 2 and len(spell.calls) == 1
+    assert spell.contexts == ["Alfa, Bravo"] and talk.contexts == ["", ""]

@@ -1,8 +1,9 @@
-"""``appliance bench asr``: word error rate and latency of each ASR engine on the word-accuracy set.
+"""``appliance bench asr``: word error rate and latency of each ASR engine variant on the word-accuracy set.
 
-Every engine hears every clip of :mod:`~appliance.bench.asr_accuracy`, the engines taking
-turns clip by clip (first one, then the other first), so a busy moment on a shared machine
-costs both alike. WER is :func:`~appliance.bench.wer.wer` over the clips of each group;
+A variant is ``ENGINE[:MODEL][:beamN]`` (``whisper``, ``whisper:base:beam5``, ``moonshine``;
+:meth:`~appliance.config.Config.for_asr_engine`). Every variant hears every clip of
+:mod:`~appliance.bench.asr_accuracy`, the variants taking turns clip by clip (in order, then
+in reverse), so a busy moment on a shared machine costs them alike. WER is :func:`~appliance.bench.wer.wer` over the clips of each group;
 ``latency_ms`` is each ``transcribe`` call's own compute time. ``one_word_dropped`` counts
 one-word answers that came back empty (the pipeline would have heard no turn at all).
 """
@@ -29,23 +30,25 @@ log = logging.getLogger(__name__)
 def run_bench(
     cfg: Config, engines: list[str], folder: Path | None = None, progress: Callable[[str], None] = log.info
 ) -> dict:
-    """Render (or reuse) the set in ``folder``, run each engine of ``engines`` (names of
-    ``asr.engine``) on it, and summarise. Per-clip results go to ``results.jsonl`` in the
+    """Render (or reuse) the set in ``folder``, run each variant of ``engines``
+    (``ENGINE[:MODEL][:beamN]``, named so in the result) on it, and summarise. Per-clip results go to ``results.jsonl`` in the
     set's folder.
 
     Returns ``{"engines": {NAME: {"wer", "latency_ms": {"p50", "p95"}, "by_set": {SET: wer},
     "by_condition": {...}, "by_voice": {...}, "one_word_dropped", "load_s"}}, "clips", "details"}``.
 
     Raises:
+        ConfigError: a variant is not ``ENGINE[:MODEL][:beamN]``.
         ModelError: an engine's model files are missing.
     """
+    variants = {name: cfg.for_asr_engine(name).asr for name in engines}  # a bad one fails before rendering
     folder, clips = asr_accuracy.build(folder, progress)
     audio = [asr_accuracy.read(folder, c) for c in clips]
     asrs, load_s = {}, {}
-    for name in engines:
+    for name, asr_cfg in variants.items():
         progress(f"loading ASR engine {name}")
         t0 = time.monotonic()
-        asrs[name] = load_asr(cfg.for_asr_engine(name).asr)
+        asrs[name] = load_asr(asr_cfg)
         load_s[name] = time.monotonic() - t0
         asrs[name].transcribe(audio[0])  # warm-up, not counted
     progress(f"transcribing {len(clips)} clips with {', '.join(engines)}")

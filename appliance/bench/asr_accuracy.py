@@ -199,15 +199,13 @@ def build(folder: Path | None = None, progress: Callable[[str], None] = log.info
     for u, v, _cond, _kind in items:
         key = (UTTERANCES.index(u), v.name)
         if key not in speech:
-            speech[key] = _join([_trim(_render(synth, p, v)) for p in u.parts])
+            speech[key] = say(synth, u, v)
     babble_pool = [a for (i, _name), a in speech.items() if UTTERANCES[i].set in ("commands", "names")]
     brown = _brown_noise(folder, 20.0)
     clips = []
     for n, (u, v, cond, noise) in enumerate(items):
         a = speech[(UTTERANCES.index(u), v.name)]
-        framed = np.concatenate(
-            [np.zeros(int(LEAD_S * SAMPLE_RATE_HZ), np.float32), a, np.zeros(int(TAIL_S * SAMPLE_RATE_HZ), np.float32)]
-        )
+        framed = frame(a)
         if cond == "noisy":
             framed = framed + _noise(noise, len(framed), _active_rms(a) * 10 ** (-SNR_DB / 20), rng, babble_pool, brown)
         peak = float(np.abs(framed).max())
@@ -218,6 +216,24 @@ def build(folder: Path | None = None, progress: Callable[[str], None] = log.info
         clips.append(clip)
     (folder / "clips.json").write_text(json.dumps([asdict(c) for c in clips], indent=1))
     return folder, clips
+
+
+def say(synth, utterance: Utterance, voice: Voice) -> np.ndarray:
+    """``utterance`` said by ``voice`` (``synth``: a :class:`~appliance.voice.piper_synth.PiperSynth`
+    for a Piper style), its parts :data:`PAUSE_S` apart, no silence around it: float32 mono 16 kHz.
+
+    Raises:
+        subprocess.CalledProcessError: espeak-ng failed.
+    """
+    return _join([_trim(_render(synth, p, voice)) for p in utterance.parts])
+
+
+def frame(speech: np.ndarray) -> np.ndarray:
+    """``speech`` framed as the pipeline hands it to the ASR: :data:`LEAD_S` of silence before,
+    :data:`TAIL_S` after."""
+    return np.concatenate(
+        [np.zeros(int(LEAD_S * SAMPLE_RATE_HZ), np.float32), speech, np.zeros(int(TAIL_S * SAMPLE_RATE_HZ), np.float32)]
+    )
 
 
 def _render(synth, text: str, voice: Voice) -> np.ndarray:

@@ -14,7 +14,10 @@ def register(parsers) -> None:
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
-        "--engines", default="whisper,moonshine", help="comma-separated asr.engine names (default: whisper,moonshine)"
+        "--engines",
+        default="whisper,moonshine",
+        help="comma-separated variants, each ENGINE[:MODEL][:beamN] (asr.engine, asr.model, asr.beam_size), e.g. "
+        "whisper,whisper:tiny.en:beam5,whisper:base,whisper:base:beam5,moonshine (default: whisper,moonshine)",
     )
     p.add_argument("--clips", type=Path, help="folder for the rendered clips (default: a temp folder, reused)")
     p.set_defaults(func=_bench)

@@ -37,9 +37,10 @@ class Line(Protocol):
     async def hear(self) -> str:
         """The person's next final transcript (waits; must be safe to cancel)."""
 
-    async def hint(self, context: str) -> None:
+    async def hint(self, context: str, spelling: bool = False) -> None:
         """Words the person may say again (their names as heard, :func:`~appliance.phone_agent.fields.asr_context`):
-        a line with an ASR transcribes after them from now on; one without (text) has no use for them."""
+        a line with an ASR transcribes after them from now on; one without (text) has no use for them.
+        ``spelling``: a spelling is expected (a line with an ASR hears it with ``asr.spelling_engine``)."""
 
 
 class QueueLine:
@@ -59,7 +60,7 @@ class QueueLine:
     async def hear(self) -> str:
         return await self._q.get()
 
-    async def hint(self, context: str) -> None:
+    async def hint(self, context: str, spelling: bool = False) -> None:
         """Typed text needs no ASR context."""
 
 
@@ -97,17 +98,17 @@ class CallLine:
         self.line, self.emit, self.agent = line, emit, agent
         self.answer_timeout_s, self.arrived, self.hint_for = answer_timeout_s, arrived, hint_for
         self.prefix = ""
-        self._hinted = ""  # what the line was last hinted
+        self._hinted: tuple[str, bool] = ("", False)  # what the line was last hinted, and whether for a spelling
         self._overtaken = False  # the last answer came after "Are you still there?": it may still be answered
 
     async def say(self, text: str, field: str | None = None, spelling: bool = False) -> SayOutcome:
         """Say the prefix and ``text``; the line's ASR is hinted first with what the answer
         may hold (``field``: the field asked; ``spelling``: a spelling is expected)."""
         text, self.prefix = self.prefix + text, ""
-        context = self.hint_for(field, spelling)
-        if context != self._hinted:  # before the question whose answer may repeat them
-            self._hinted = context
-            await self.line.hint(context)
+        hinted = (self.hint_for(field, spelling), spelling)
+        if hinted != self._hinted:  # before the question whose answer may repeat them
+            self._hinted = hinted
+            await self.line.hint(*hinted)
         self.emit("say", agent=self.agent, text=text)
         return await self.line.say(text)
 

@@ -27,6 +27,7 @@ from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.report import fetch_submissions, fields_filled, report
 from appliance.simulate.stages import stages
 from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.voice.asr import load_asr
 from appliance.voice.piper_synth import VoiceStyle
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,9 @@ async def simulate_form(
     The appliance's voice server (form mode) runs in this process on 127.0.0.1 with
     ``runtime`` (a started :class:`~appliance.voice.runtime.VoiceRuntime` sized with
     :meth:`~appliance.config.Config.for_forms`: ASR, Piper, LLM slots; the person uses the
-    ``"person"`` slot) and ``cfg.for_simulation()``; the simulated person joins it over
-    WebRTC (:mod:`appliance.simulate.call`) and the session runs in real time. ``site``:
+    ``"person"`` slot; its ear is its own ASR, ``forms.person_ear``) and
+    ``cfg.for_simulation()``; the simulated person joins it over WebRTC
+    (:mod:`appliance.simulate.call`) and the session runs in real time. ``site``:
     the demo site serving ``url`` when it is local (its own record of submissions is then
     used; otherwise the URL's ``/api/submissions`` when offered). The task is the demo
     spec's own when it has one ("don't submit" → the form is left for a review that ends
@@ -94,6 +96,7 @@ async def simulate_form(
     person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
     style = VoiceStyle(length_scale=cfg.forms.person_length_scale, pitch_semitones=cfg.forms.person_pitch_semitones)
     emit("simulation", url=url, profile=profile.name, autonomous=autonomous)
+    ear = await asyncio.to_thread(load_asr, cfg.person_ear())  # its own, not the appliance's (forms.person_ear)
     await person.warm()
     server = VoiceServer(cfg, runtime)
     feature = FormFeature(site)
@@ -107,7 +110,7 @@ async def simulate_form(
             person,
             client,
             runtime.synth,
-            runtime.asr,
+            ear,
             style=style,
             emit=emit,
             folder=person_side.folder,
@@ -212,7 +215,7 @@ class TypistLine:
         """The person's next typed answer (safe to cancel)."""
         return await self._typed.get()
 
-    async def hint(self, context: str) -> None:
+    async def hint(self, context: str, spelling: bool = False) -> None:
         """Typed answers need no ASR context."""
 
 

@@ -173,10 +173,11 @@ class LineProcessor(FrameProcessor):
         text, self.heard_words, self.heard_resumes = await self._heard.get()
         return text
 
-    async def hint(self, context: str) -> None:
-        """Words the person may say again (their names as heard): the STT transcribes after
-        them from now on (an :class:`~appliance.voice.stt.ASRContextFrame` upstream)."""
-        await self.push_frame(ASRContextFrame(context=context), FrameDirection.UPSTREAM)
+    async def hint(self, context: str, spelling: bool = False) -> None:
+        """Words the person may say again (their names as heard, or the spelling alphabet): the
+        STT transcribes after them from now on (an :class:`~appliance.voice.stt.ASRContextFrame`
+        upstream). ``spelling``: a spelling is expected, so its finals go to ``asr.spelling_engine``."""
+        await self.push_frame(ASRContextFrame(context=context, spelling=spelling), FrameDirection.UPSTREAM)
 
 
 class _PlayedProbe(FrameProcessor):

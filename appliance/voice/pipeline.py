@@ -105,6 +105,8 @@ def build_task(
     stt = StreamingSTTService(
         runtime.asr,
         cfg.turn.interim_every_ms,
+        interim_asr=runtime.interim_asr,
+        spelling_asr=runtime.spelling_asr,
         on_final=on_final,
         early_final_ms=cfg.turn.early_final_ms,
         eager=cfg.turn.speculate and not agent,

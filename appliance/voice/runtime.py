@@ -10,16 +10,16 @@ from typing import Callable
 from appliance.config import Config
 from appliance.llm.base import LLM
 from appliance.llm.runtime import LLMRuntime
-from appliance.voice.asr import ASREngine, load_asr
+from appliance.voice.asr import ASREngine, load_asrs
 from appliance.voice.piper_synth import PiperSynth
 
 log = logging.getLogger(__name__)
 
-_ASR_NAMES = {"whisper": "Whisper tiny.en", "moonshine": "Moonshine base-en"}
-
 
 class VoiceRuntime:
-    """Models shared by every session: ASR (``asr.engine``), TTS voice, and the LLM endpoint with its slots.
+    """Models shared by every session: ASR (``asr``: the conversation's engine; ``spelling_asr`` and
+    ``interim_asr``: the spelling pass's and the barge-in ear's, the same object where the config names the
+    same engine), TTS voice, and the LLM endpoint with its slots.
 
     ``start`` loads them (and, for the embedded LLM, starts llama-server and warms the
     voice assistant's system prompt into its cache); ``llm(name)`` hands out the client of
@@ -35,6 +35,8 @@ class VoiceRuntime:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self.asr: ASREngine | None = None
+        self.spelling_asr: ASREngine | None = None
+        self.interim_asr: ASREngine | None = None
         self.synth: PiperSynth | None = None
         self.llms = LLMRuntime(cfg)
         self.fish_api_key = ""
@@ -77,8 +79,14 @@ class VoiceRuntime:
         cfg = self.cfg
         cfg.check_credentials()
         t0 = time.monotonic()
-        progress(f"loading ASR ({_ASR_NAMES[cfg.asr.engine]})")
-        self.asr = load_asr(cfg.asr)
+        a = cfg.asr
+        progress(
+            f"loading ASR (conversation: {a.engine}, spelling: {a.engine_for('spelling')}, "
+            f"interims: {a.engine_for('interim')}; whisper model {a.model})"
+        )
+        asrs = load_asrs(a)
+        self.spelling_asr, self.interim_asr = asrs["spelling"], asrs["interim"]
+        self.asr = asrs["conversation"]  # last: the server takes a runtime with ``asr`` for a loaded one
         if cfg.tts.provider == "piper":
             progress("loading TTS (Piper)")
             self.synth = PiperSynth(cfg.tts.voice)

@@ -1,5 +1,7 @@
-"""A local ASR engine (Whisper, or Moonshine by config: ``asr.engine``) as a pipecat STT
-service: interim transcripts while the person speaks, the final one at the VAD stop, and
+"""Local ASR engines (Whisper or Moonshine, by config: ``asr.engine``, ``asr.spelling_engine``,
+``asr.interim_engine``) as a pipecat STT service: interim transcripts while the person
+speaks (the barge-in ear's engine), the final one at the VAD stop (the conversation's
+engine, or the spelling pass's while a spelling is expected), and
 that final often ready *at* the VAD stop — announced even before it as pipecat's eager end
 of turn, so the LLM can start on it (``voice/turns.py``).
 
@@ -33,7 +35,7 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.turns.eager_end_of_turn_mixin import EagerEndOfTurnSTTServiceMixin
 from pipecat.utils.time import time_now_iso8601
 
-from appliance.voice.asr import SAMPLE_RATE_HZ, Transcript, WhisperASR, pcm16_to_float
+from appliance.voice.asr import SAMPLE_RATE_HZ, ASREngine, Transcript, pcm16_to_float
 
 _WINDOW_SAMPLES = SAMPLE_RATE_HZ // 50  # 20 ms
 _PREROLL_BYTES = SAMPLE_RATE_HZ * 2  # 1 s kept before the VAD start, as SegmentedSTTService keeps it
@@ -49,10 +51,12 @@ WORD_END_MS = 100
 @dataclass
 class ASRContextFrame(SystemFrame):
     """Words the person may say again (an agent's line pushes it upstream: their names as
-    heard): :class:`StreamingSTTService` transcribes after them from now on (the ASR's
-    ``context``); ``''`` clears it."""
+    heard, or the spelling alphabet): :class:`StreamingSTTService` transcribes after them
+    from now on (the ASR's ``context``); ``''`` clears it. ``spelling``: a spelling is
+    expected, so the finals from now on are the spelling pass's (its own engine)."""
 
     context: str
+    spelling: bool = False
 
 
 def window_rms(pcm: bytes) -> np.ndarray:
@@ -88,8 +92,14 @@ def quiet_after(pcm: bytes, offset: int) -> bool:
 
 
 class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
-    """STT over a local ASR engine (Whisper or Moonshine) with interim transcripts while
+    """STT over local ASR engines (Whisper or Moonshine) with interim transcripts while
     the person speaks and a final one at the VAD stop. Input audio: 16 kHz mono s16.
+
+    Engines: ``asr`` transcribes the finals (and early finals), ``spelling_asr`` instead of
+    it while the last :class:`ASRContextFrame` said a spelling is expected, ``interim_asr``
+    the interims (each ``asr`` when not given; one worker thread runs them all, one call at a
+    time). An interim at a word's end is reused as the early final (below) only when the
+    interim engine is the final's.
 
     Interims: while the bot speaks (they decide a barge-in) the utterance so far is
     re-transcribed as soon as a word ends (:data:`WORD_END_MS` of quiet after speech not yet
@@ -124,12 +134,14 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
 
     def __init__(
         self,
-        asr: WhisperASR,
+        asr: ASREngine,
         interim_every_ms: int,
         on_final: Callable[[Transcript], None] | None = None,
         early_final_ms: int = 120,
         eager: bool = False,
         interims_while_quiet: bool = False,
+        interim_asr: ASREngine | None = None,
+        spelling_asr: ASREngine | None = None,
         **kwargs,
     ):
         super().__init__(
@@ -141,6 +153,9 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             **kwargs,
         )
         self._asr = asr
+        self._interim_asr = interim_asr or asr
+        self._spelling_asr = spelling_asr or asr
+        self._spelling = False  # the last ASRContextFrame's
         self._interim_every_s = interim_every_ms / 1000
         self._early_final_ms = early_final_ms
         self._interims_while_quiet = interims_while_quiet
@@ -170,9 +185,14 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
         if early is not None:
             early[1].cancel()
 
-    def _transcribe(self, pcm: bytes) -> asyncio.Future:
+    @property
+    def _final_asr(self) -> ASREngine:
+        """The engine of the finals now: the spelling pass's while a spelling is expected."""
+        return self._spelling_asr if self._spelling else self._asr
+
+    def _transcribe(self, pcm: bytes, asr: ASREngine) -> asyncio.Future:
         loop = asyncio.get_running_loop()
-        return loop.run_in_executor(self._executor, self._asr.transcribe, pcm16_to_float(pcm), self._context)
+        return loop.run_in_executor(self._executor, asr.transcribe, pcm16_to_float(pcm), self._context)
 
     async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection):
         await super().process_audio_frame(frame, direction)
@@ -183,12 +203,12 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             recent = bytes(self._utterance[-_RECENT_BYTES:])
             if trailing_silence(recent, self._early_final_ms):  # the person has probably stopped
                 pcm = bytes(self._utterance)
-                early = self._early = (pcm, self._transcribe(pcm))
+                early = self._early = (pcm, self._transcribe(pcm, self._final_asr))
                 self.create_task(self._announce(early), "early_final")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         if isinstance(frame, ASRContextFrame):
-            self._context = frame.context
+            self._context, self._spelling = frame.context, frame.spelling
         if isinstance(frame, (BotStartedSpeakingFrame, BotStoppedSpeakingFrame)):
             self._bot_speaking = isinstance(frame, BotStartedSpeakingFrame)
         if isinstance(frame, VADUserStoppedSpeakingFrame):
@@ -232,18 +252,20 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             if self._bot_speaking:
                 # a word just ended (speech since the last interim, then a pause) or it is time for one
                 word = paused and loop.time() - started >= FIRST_INTERIM_MS / 1000 and not quiet_after(pcm, last_len)
-                due = word or loop.time() - last_t >= self._interim_every_s
+                # (a tick with nothing said since the last interim has nothing new to hear)
+                due = word or (loop.time() - last_t >= self._interim_every_s and not quiet_after(pcm, last_len))
             else:  # a pause that may be the end: leave the ASR to the early final
                 due = self._interims_while_quiet and not paused and loop.time() - last_t >= self._interim_every_s
             if not due:
                 continue
             last_t, last_len = loop.time(), len(pcm)
-            if word:  # the pause's transcript is also the segment's early final: if the VAD stops here, the
-                # final reuses it (shielded: the VAD stop cancels this task, not the transcription)
-                early = self._early = (pcm, self._transcribe(pcm))
+            if word and self._interim_asr is self._final_asr:  # the pause's transcript is also the segment's
+                # early final: if the VAD stops here, the final reuses it (shielded: the VAD stop cancels this
+                # task, not the transcription)
+                early = self._early = (pcm, self._transcribe(pcm, self._interim_asr))
                 result = await asyncio.shield(early[1])
             else:
-                result = await self._transcribe(pcm)
+                result = await self._transcribe(pcm, self._interim_asr)
             if result.text and result.text != last_text and self._speaking:
                 last_text = result.text
                 await self.push_frame(InterimTranscriptionFrame(result.text, self._user_id, time_now_iso8601()))
@@ -254,7 +276,7 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             result = await early[1]
         else:
             self._drop(early)
-            result = await self._transcribe(audio)
+            result = await self._transcribe(audio, self._final_asr)
         if self._on_final:
             self._on_final(result)
         self._clear_eager_end_of_turn()

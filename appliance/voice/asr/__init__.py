@@ -1,9 +1,10 @@
 """Speech recognition: engines behind one shape, ``transcribe(float32 mono 16 kHz) -> Transcript``.
 
-``asr.engine`` picks the engine the voice runtime loads (:func:`load_asr`):
+``asr.engine``, ``asr.spelling_engine`` and ``asr.interim_engine`` pick the engines the voice
+runtime loads (:func:`load_asrs`; :func:`load_asr` loads one):
 
 - ``base`` — :class:`Transcript`, the :class:`ASREngine` shape, :func:`pcm16_to_float`.
-- ``whisper`` — :class:`WhisperASR`, faster-whisper's tiny.en (``engine: whisper``).
+- ``whisper`` — :class:`WhisperASR`, faster-whisper (``engine: whisper``; ``asr.model``: tiny.en or base).
 - ``moonshine`` — :class:`MoonshineASR`, Moonshine base-en as plain ONNX on onnxruntime
   (``engine: moonshine``), and the set-up step that converts its shipped ``.ort`` files.
 - ``wer`` — word error rate after normalising (case, punctuation, numbers as digits).
@@ -14,7 +15,7 @@
 
 from __future__ import annotations
 
-from appliance.config import ASRConfig
+from appliance.config import ASRConfig, ASRUse
 from appliance.voice.asr.base import SAMPLE_RATE_HZ, ASREngine, Transcript, pcm16_to_float
 from appliance.voice.asr.moonshine import MoonshineASR
 from appliance.voice.asr.whisper import WhisperASR
@@ -30,6 +31,7 @@ __all__ = [
     "Transcript",
     "WhisperASR",
     "load_asr",
+    "load_asrs",
     "pcm16_to_float",
 ]
 
@@ -41,3 +43,21 @@ def load_asr(cfg: ASRConfig) -> ASREngine:
         ModelError: the engine's model files are missing or have the wrong size.
     """
     return ENGINES[cfg.engine](cfg)
+
+
+def load_asrs(cfg: ASRConfig) -> dict[ASRUse, ASREngine]:
+    """The engine of each use (``conversation``, ``spelling``, ``interim``;
+    :meth:`~appliance.config.ASRConfig.engine_for`), each engine loaded once: two uses that
+    name the same engine share one instance (its calls are serialised).
+
+    Raises:
+        ModelError: an engine's model files are missing or have the wrong size.
+    """
+    loaded: dict[str, ASREngine] = {}
+    out: dict[ASRUse, ASREngine] = {}
+    for use in ("conversation", "spelling", "interim"):
+        name = cfg.engine_for(use)
+        if name not in loaded:
+            loaded[name] = load_asr(cfg.for_engine(name))
+        out[use] = loaded[name]
+    return out
