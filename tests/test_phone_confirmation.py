@@ -555,3 +555,21 @@ def test_corrections_at_the_summary_are_bounded_then_left_to_the_preview():
     turn = answer(confirmation.authorise(state, Talk()), "No, my town is York.")
     assert "preview" in " ".join(s.text for s in turn.steps if isinstance(s, confirmation.Say))
     assert question(turn) == "Shall I submit the form now?" and state.confirmed == {"city": "York"}
+
+
+def test_values_said_together_with_an_email_the_asr_was_unsure_of_are_read_back_on_their_own():
+    """Bench (audio): an e-mail heard right with a word at 0.44 sent the whole answer to spelling."""
+    specs = [_section(s, "Contact") for s in (EMAIL, PASSPORT)] + [_section(NAME, "Other")]
+    turn = start(*specs)
+    words = tuple((w, 0.3 if w == "example.com" else 0.99) for w in "My email is ada at example.com".split())
+    turn = settle(
+        confirmation.carry(
+            turn.state,
+            replace(turn.talk, spell_below_prob=0.45),
+            Heard("My email is ada at example.com and my passport number is X12345678.", words=words),
+        )
+    )
+    said = {"email": "ada at example.com", "passport_number": "X12345678"}
+    turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
+    assert question(turn).startswith("I have your email, ada, at example dot com and your passport number")
+    assert question(turn).endswith("Is that right?")

@@ -1119,3 +1119,46 @@ async def test_details_a_summary_names_as_confirmed_are_not_taken_for_wrong_valu
     )
     assert await person.respond(summary) == "Yes, please submit it."
     assert person._several_asked("email and phone number") == ("email", "phone")
+
+
+@pytest.mark.parametrize(
+    "heard, want",
+    [
+        (
+            "I have 512. 873 946, is that right?",
+            "Yes, that's right.",
+        ),  # bench: its last group was cut off as a question
+        (
+            "Here's what I'll submit, David Miller, Window. Vegetarian and your passport number, email and phone"
+            " number as you confirm them. cell I submit the form now.",
+            "Yes, please submit it.",
+        ),  # Whisper's "as you confirm them" and "cell I submit"
+    ],
+)
+async def test_read_backs_and_summaries_as_whisper_wrote_them_on_the_bench(heard, want):
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"passport_number": "512873946", "email": "d@example.com", "phone": "+447700900123"}),
+        AgreeingLLM("passport_number"),
+        emit=lambda *a, **k: None,
+    )
+    await person.respond("What is your passport number?")
+    assert await person.respond(heard) == want
+
+
+async def test_a_joint_read_back_whose_and_whisper_wrote_as_in_is_judged_item_by_item():
+    """Bench: "I have David Miller in your date of birth, the 14th of March, 1990." was taken for the name "David Miller in"."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    llm = AgreeingLLM("none")
+    profile = Profile("p", {"given_name": "David", "family_name": "Miller", "date_of_birth": "1990-03-14"})
+    person = SimulatedPerson(profile, llm, emit=lambda *a, **k: None)
+    await person.respond("What are your full name and date of birth?")
+    llm.topic = "passport_number"
+    said = await person.respond(
+        "I have David Miller in your date of birth, the 14th of March, 1990. What is your passport number?"
+    )
+    assert person.turns[-1].kind != "check", said

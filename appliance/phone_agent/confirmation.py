@@ -490,6 +490,7 @@ class _Together:
     heard: Heard | None = None  # the answer waiting for the LLM's look ahead
     looked: bool = False  # the answer was searched for other fields' values
     words: tuple[str, ...] = ()  # ``several``: the words each value was heard in
+    alone: bool = False  # read back on its own, not with the next question nor in the summary
 
 
 @dataclass(frozen=True)
@@ -1292,9 +1293,9 @@ def _together_read_back(r: _Run, t: _Together) -> Turn:
     """Messages applied: the read-back, with the next field's question when it may go with
     it, else left to the summary (:meth:`_Run.unread`)."""
     assert t.values is not None
-    nxt = _plain_next(r)
+    nxt = None if t.alone else _plain_next(r)
     r.t = replace(r.t, read_backs=r.t.read_backs + 1)
-    if nxt is None and _asks_next(r):
+    if nxt is None and _asks_next(r) and not t.alone:
         for spec, v, w in zip(_specs(t), t.values, _words(t), strict=True):
             if not interview.refused(r.s, spec.name, v):
                 r.unread(spec, v, w)
@@ -1391,28 +1392,37 @@ def _breath(
     got = _values_in(r, {n: w for n, w in said.items() if n not in mine}, heard)
     if not got:
         return None
-    return _read_together(r, [(a, v, heard.text) for a, v in zip(own, values)], got, said)
+    return _read_together(r, [(a, v, heard.text) for a, v in zip(own, values)], got, said, heard)
 
 
 def _values_in(r: _Run, said: Mapping[str, str], heard: Heard) -> dict[str, FieldValue]:
     """The values of the fields whose words (``said``, by field name, from the answer
-    ``heard``) their parser takes, their pattern fits and the ASR was sure of."""
+    ``heard``) their parser takes and their pattern fits, but names the ASR was unsure of
+    (spelled when asked on their own)."""
     got: dict[str, FieldValue] = {}
     for name, words_ in said.items():
         spec = r.s.specs[name]
         v = fields.parse(spec, words_, r.t.date_order)
-        if v is not None and fields.fits(spec, v) and not _unsure(r, spec, v, replace(heard, text=words_)):
+        if v is None or not fields.fits(spec, v):
+            continue
+        if fields.kind(spec) != "name" or not _unsure(r, spec, v, replace(heard, text=words_)):
             got[name] = v
     held = {**r.t.held(r.s), **got}  # "David Miller" copied for the given name, Miller for the family name
     return {n: fields.own_part(r.s.specs[n], v, r.s.specs, held) for n, v in got.items()}
 
 
 def _read_together(
-    r: _Run, first: list[tuple[Ask, FieldValue, str]], got: Mapping[str, FieldValue], said: Mapping[str, str]
+    r: _Run,
+    first: list[tuple[Ask, FieldValue, str]],
+    got: Mapping[str, FieldValue],
+    said: Mapping[str, str],
+    heard: Heard,
 ) -> Turn:
     """``first`` (asks begun, with their values and words) and the fields waiting whose values
     ``got`` holds (they leave the queue, :func:`~appliance.phone_agent.interview.taken`):
-    sent, then read back together once. Decides ``answered_ahead`` for those."""
+    sent, then read back together once — on its own ("… Is that right?") when the ASR was
+    unsure of an e-mail, code, number or phone among them (:data:`CHECKED_KINDS`, in the
+    answer ``heard``). Decides ``answered_ahead`` for those."""
     r.s, asks = interview.taken(r.s, got)
     if asks:
         r.decide("answered_ahead", field=first[0][0].spec.name, fields=[a.spec.name for a in asks])
@@ -1424,7 +1434,11 @@ def _read_together(
         looked=True,
         words=(*(w for _, _, w in first), *(said[a.spec.name] for a in asks)),
     )
-    return _together_values(r, t)
+    alone = any(
+        fields.kind(spec) in CHECKED_KINDS and _unsure(r, spec, v, replace(heard, text=w))
+        for spec, v, w in zip(_specs(t), t.values, t.words)
+    )
+    return _together_values(r, replace(t, alone=alone))
 
 
 def _several_answer(r: _Run, t: _Together, heard: Heard, said: Mapping[str, str]) -> Turn:
@@ -1445,7 +1459,7 @@ def _several_answer(r: _Run, t: _Together, heard: Heard, said: Mapping[str, str]
         r.s = interview.requeue(r.s, AskTogether(missing, "several"))
     others = _values_in(r, {n: w for n, w in said.items() if n not in asked}, heard)
     first = [(a, mine[a.spec.name], said[a.spec.name]) for a in t.together.asks if a.spec.name in mine]
-    return _read_together(r, first, others, said)
+    return _read_together(r, first, others, said, heard)
 
 
 def _corrected_values(r: _Run, t: _Together, said: str) -> tuple[FieldValue, ...] | None:

@@ -536,8 +536,8 @@ def _spellable(value: str) -> bool:
 #: passport number, …"; "Here is what I'll submit: …; your email, ada at example dot com; …"
 #: a summary's details stated by their names only ("your passport number, email, and phone number as you
 #: confirmed them"): bench, the person took "email" for a wrong passport number and corrected it 1,000 times
-_AS_CONFIRMED = re.compile(r"\bas you (?:confirmed|gave)\b", re.I)
-_LABELLED = re.compile(r"(?:[,;.]\s*|\s+)(?:and\s+)?\byour\s+", re.I)
+_AS_CONFIRMED = re.compile(r"\bas you (?:confirm|gave|give)", re.I)  # Whisper: "as you confirm them"
+_LABELLED = re.compile(r"(?:[,;.]\s*|\s+)(?:(?:and|in|an|end)\s+)?\byour\s+", re.I)  # Whisper: "in your"
 
 
 def read_back_items(heard: str) -> str:
@@ -545,7 +545,7 @@ def read_back_items(heard: str) -> str:
     a summary's lead-in ("Here is what I'll submit:") and a closing question ("Shall I submit
     the form now?") off; a leading "your" kept, so that :data:`_LABELLED` parts it."""
     text = re.sub(r"(?is)^.*?\bwhat i'?ll (?:submit|send)\W*", "", heard)
-    text = hearing.read_back(re.sub(r"(?<=[.!?;])\s+[^.!?;]*\?\s*$", "", text.strip()))
+    text = hearing.read_back(re.sub(r"(?i)[^.!?;]*\b\w+ i (?:submit|send)\b[^.!?;]*[.!?]?\s*$", "", text.strip()))
     return f" {text}" if re.match(r"(?i)your\b", text) else text
 
 
