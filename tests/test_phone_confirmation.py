@@ -488,9 +488,7 @@ def test_one_question_asks_a_sections_details_together_and_each_given_is_read_ba
         "family_name",
         "date_of_birth",
         "passport_number",
-        "nationality",
-        "email",
-    ]
+    ]  # no nationality nor e-mail in those words: the LLM is not asked for them (told.may_give)
     said = {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "the tenth of December 1990"}
     turn = settle(confirmation.carry(turn.state, turn.talk, confirmation.Ahead(said)))
     assert question(turn) == (

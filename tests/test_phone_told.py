@@ -154,3 +154,21 @@ def test_a_default_task_gives_no_town_from_a_name_nor_a_postcode_from_its_addres
     assert told.values(said, specs, answer(specs, **{"Town or city": "Manchester", "Postcode": "M1 1AE"})) == {
         "postcode": "M11AE"
     }
+
+
+def test_a_field_whose_value_the_words_cannot_hold_is_not_given_to_the_llm():
+    """Bench (audio): the LLM's copy of a default task over 11 fields kept the first question
+    waiting 13 s; none of them could come from "… for David Miller."."""
+    task = told.request("Fill in and submit the form at http://127.0.0.1:42915/flight for David Miller.")
+    specs = (GIVEN, FAMILY, EMAIL, PHONE, DOB)
+    assert [s.name for s in specs if told.may_give(task, s, request=True)] == []
+    said = "I'm Ada Lovelace, ada at example dot com, born on the 10th of December 1990"
+    assert [s.name for s in specs if told.may_give(said, s, request=True)] == [
+        "given_name",
+        "family_name",
+        "email",
+        "phone",  # six digits (of the date): it may, the LLM's copy and the parser decide
+        "date_of_birth",
+    ]
+    assert told.may_give("my phone is 07700 900123", PHONE, request=True)
+    assert told.may_give("And my name is Ada.", GIVEN, request=False)  # an answer needs no introduction

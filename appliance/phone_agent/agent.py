@@ -273,7 +273,9 @@ class PhoneAgent:
         sent confirmed and said before the next question. True when there were any."""
         specs = told.open_fields([s for n, s in self.state.specs.items() if n not in self._told_seen])
         self._told_seen |= set(self.state.specs)
-        specs = tuple(s for s in specs if s.name not in self.state.confirmed)
+        specs = tuple(
+            s for s in specs if s.name not in self.state.confirmed and told.may_give(self.task, s, request=True)
+        )
         if not self.task or not specs:
             return False
         try:

@@ -837,7 +837,7 @@ def _field_parsed(r: _Run, f: _Field, heard: Heard, look_ahead: bool) -> Turn:
     spec, text, mode = f.ask.spec, heard.text, f.mode
     value, spelled = _parse(r, spec, text, mode)
     say_more = look_ahead and value is not None and not spelled and not mode.startswith("spell")
-    others = _open_others(r, spec) if say_more and _says_more(text, (spec,), (value,)) else ()
+    others = _open_others(r, text, spec) if say_more and _says_more(text, (spec,), (value,)) else ()
     if others:
         return r.wait(replace(f, heard=heard), LookAhead((spec, *others), text))
     needs_read_back = fields.kind(spec) not in ("yesno", "choice") or (
@@ -860,12 +860,17 @@ def _says_more(text: str, specs: tuple[FieldSpec, ...], values: tuple[FieldValue
     return len(re.findall(r"[^\W_]+", text)) - (said or 3) >= MORE_WORDS
 
 
-def _open_others(r: _Run, *asked: FieldSpec) -> tuple[FieldSpec, ...]:
-    """The fields waiting to be asked besides those ``asked`` that an answer may give
-    (:func:`~appliance.phone_agent.told.open_fields`), none already said."""
+def _open_others(r: _Run, text: str, *asked: FieldSpec) -> tuple[FieldSpec, ...]:
+    """The fields waiting to be asked besides those ``asked`` that the answer ``text`` may
+    give (:func:`~appliance.phone_agent.told.open_fields`, :func:`~appliance.phone_agent.told.may_give`),
+    none already said."""
     names = {s.name for s in asked}
     waiting = [a.spec for a in r.s.queue if a.spec.name not in names and not a.choices and a.spec.name not in r.t.ahead]
-    return told.open_fields([s for s in waiting if s.name not in r.s.confirmed])
+    return tuple(
+        s
+        for s in told.open_fields([s for s in waiting if s.name not in r.s.confirmed])
+        if told.may_give(text, s, request=False)
+    )
 
 
 def _no_value(r: _Run, f: _Field, text: str) -> Turn:
@@ -1262,10 +1267,10 @@ def _together_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
     if is_question(text):
         return r.wait(t, SideQuestion(specs[0], text))
     if what == "several":  # one section's details: the LLM's copy gives each field its words
-        return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *_open_others(r, *specs)), text))
+        return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *_open_others(r, text, *specs)), text))
     values = fields.parse_together(what, specs, text, r.t.date_order)
     if not t.looked and _says_more(text, specs, values):
-        others = _open_others(r, *specs)
+        others = _open_others(r, text, *specs)
         if others:  # "My name is Ada Lovelace, and I was born on …": the other values too
             return r.wait(replace(t, looked=True, heard=heard), LookAhead((*specs, *others), text))
     if what == "name" and values is not None and any(_unsure(r, s, v, heard) for s, v in zip(specs, values)):

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field, create_model
 
-from appliance.phone_agent import fields
+from appliance.phone_agent import fields, normalise
 from appliance.protocol import ONE_TIME_CODE, FieldSpec, FieldValue
 
 #: the longest copy of words the LLM may give for one field (characters)
@@ -90,6 +90,36 @@ def open_fields(specs: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
         and (s.group_index or 1) == 1
         and not _OTHER_ITEM.search(s.label)
     )
+
+
+def may_give(text: str, spec: FieldSpec, *, request: bool) -> bool:
+    """Whether ``text`` may hold a value for ``spec`` at all, by what such a value needs to
+    stand in words: an e-mail an "@" or "at … dot", a phone number six digits, a date a
+    digit or a month, a number or a code a digit (in a request also the field's own name
+    before it, as :func:`copies` requires), a choice one of its options' words; a person's
+    name in a request an introduction ("I'm", "my name is"), in an answer the word "name" or
+    an introduction; a town's or another name its field's name. Fields that fail are not
+    given to the LLM to copy (a request that gives nothing costs no LLM call; an answer's
+    copy is shorter: bench, 13 s of silence before the first question, 5.5 s before an
+    answer's read-back)."""
+    words = _words(text)
+    kind = fields.kind(spec)
+    label = set(_words(f"{_label(spec)} {spec.name.replace('_', ' ')}")) - {"your", "the", "of", "number", "name"}
+    introduced = any(tuple(words[i : i + len(w)]) == w for w in _INTRODUCED for i in range(len(words)))
+    match kind:
+        case "email":
+            return "@" in text or bool(re.search(r"\bat\b.*\bdot\b", text, re.I))
+        case "phone":
+            return len(re.findall(r"\d", text)) >= 6
+        case "date":
+            return bool(re.search(r"\d", text)) or any(w in normalise.MONTHS for w in words)
+        case "number" | "code":
+            return bool(re.search(r"\d", text)) and (not request or bool(label & set(words)))
+        case "choice":
+            return any(set(_words(o)) <= set(words) for o in spec.options or ())
+        case _ if _person_name(spec):
+            return introduced or (not request and "name" in words)
+    return bool(label & set(words))
 
 
 def _person_name(spec: FieldSpec) -> bool:
