@@ -1162,3 +1162,17 @@ async def test_a_joint_read_back_whose_and_whisper_wrote_as_in_is_judged_item_by
         "I have David Miller in your date of birth, the 14th of March, 1990. What is your passport number?"
     )
     assert person.turns[-1].kind != "check", said
+
+
+async def test_asked_two_details_together_the_person_gives_each_ones_first_answer():
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    profile = Profile(
+        "p",
+        {"email": "d@example.com", "phone": "+447700900123"},
+        first_answers={"phone": "07700900123"},
+    )
+    person = SimulatedPerson(profile, AgreeingLLM("none"), emit=lambda *a, **k: None)
+    said = await person.respond("What are your email and phone number?")
+    assert said == "My email is d@example.com. And my phone number is 07700900123."

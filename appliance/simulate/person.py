@@ -285,7 +285,8 @@ class SimulatedPerson:
             if topic == "none" and _TYPE_OFFER.search(heard):
                 topic = self._previous  # "I'm waiting for you: you can type it in the box …": the detail last asked
         if kind == "ask":
-            self._given(topic, heard)
+            for asked_for in (topic, *self._asked_with):  # each detail asked for: its wrong first answer too
+                self._given(asked_for, heard)
         if (
             kind == "ask"
             and type_in is not None
