@@ -124,8 +124,22 @@ class AudioLine:
         self.heard_words = heard.words
         return heard.text
 
-    async def hint(self, context: str) -> None:
+    async def hint(self, context: str, spelling: bool = False) -> None:
         self.context = context  # as the voice pipeline's STT takes it
+
+
+async def _until(envelopes, run: asyncio.Task):
+    """``envelopes`` as they come, until ``run`` (the agent) ends: its exception is raised then
+    (a broken agent must fail the test, not leave it waiting for a message that never comes)."""
+    it = aiter(envelopes)
+    while True:
+        nxt = asyncio.ensure_future(anext(it))
+        await asyncio.wait({nxt, run}, return_when=asyncio.FIRST_COMPLETED)
+        if not nxt.done():
+            nxt.cancel()
+            run.result()  # raises what ended the agent
+            return
+        yield nxt.result()
 
 
 async def _interview_family_name(runtime, spell_below_prob: float) -> tuple[list[str], AudioLine]:
@@ -149,7 +163,7 @@ async def _interview_family_name(runtime, spell_below_prob: float) -> tuple[list
         computer = bus.subscribe("computer")
         run = asyncio.create_task(agent.run())
         confirmed = []
-        async for env in computer:
+        async for env in _until(computer, run):
             if isinstance(env.payload, InfoCollected) and env.payload.confirmed:
                 confirmed.append(env.payload.value)
                 await bus.publish(
