@@ -25,6 +25,7 @@ WITCH = ToolSpec(tools.WITCH_ACT, targets=("P1", "P3", "P5"), victim="P3", can_p
         ("Number seven!", "P7"),
         ("My vote goes to Player Four.", "P4"),
         ("I at that place 3", "P3"),  # CI: Whisper's "I attack player three"
+        ("I attack play 3.", "P3"),  # CI again
     ],
 )
 def test_vote_targets(text, seat):

@@ -5,8 +5,8 @@ the ASR transcript. Accepted forms (case and punctuation ignored, number words o
 read as digits, Whisper's "P-3"/"P 3" spellings accepted):
 
 - a seat needs a marker: ``P3``, ``player three``, ``seat 3``, ``number three`` (plurals
-  too: Whisper sometimes repeats "players four"; and "place 3", how it wrote "player three"
-  in CI: "I at that place 3"). A bare number is not a seat ("the quiet one" must not
+  too: Whisper sometimes repeats "players four"; and "place 3" and "play 3", how it wrote
+  "player three" in CI: "I at that place 3", "I attack play 3"). A bare number is not a seat ("the quiet one" must not
   become P1);
 - vote/night_kill/seer_check: exactly one distinct seat, no negation (not, no, don't,
   never) anywhere; the seat must be among the tool's legal targets (a dead or unknown
@@ -31,7 +31,7 @@ from appliance.judge.state import Action, IllegalAction, NightKill, SeerCheck, S
 from appliance.judge.tools import ToolSpec
 
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-_SEAT = re.compile(r"\b(?:p|players?|place|seats?|number)\s*(\d+)\b")
+_SEAT = re.compile(r"\b(?:p|players?|play|place|seats?|number)\s*(\d+)\b")
 _NEGATION = re.compile(r"\b(?:not|no|don't|dont|never|won't|wont|nobody|none|keep)\b|n't\b")
 _ABSTAIN = re.compile(r"\b(?:abstain\w*|skip\w*|none|nobody|no vote)\b")
 _CLAUSES = re.compile(r"[,.;!?]|\band\b|\bbut\b|\bthen\b")
