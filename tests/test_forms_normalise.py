@@ -393,6 +393,7 @@ async def test_a_long_utterance_heard_without_its_closing_question_has_its_end_h
     import numpy as np
 
     from appliance.simulate.call import PersonOnCall
+    from appliance.simulate.webrtc_client import BotAudio
     from appliance.voice.asr.base import Transcript
 
     class Ear:
@@ -419,5 +420,5 @@ async def test_a_long_utterance_heard_without_its_closing_question_has_its_end_h
     )
     ear, person = Ear(), SimpleNamespace(profile=SimpleNamespace(facts={}), expecting=lambda: "")
     call = PersonOnCall(person, None, None, ear, style=None, emit=lambda *a, **k: None)
-    assert await call._transcribe(audio) == want
+    assert (await call._hear(BotAudio(audio, (0.0, 1.0), 1, True)))[0] == want
     assert ear.said == []  # every transcript heard, the tail only when the pieces asked nothing

@@ -12,7 +12,12 @@ audio into utterances at :data:`TURN_GAP_MS` of silence) and answers when what i
 last spoke asks something — a question, a read-back, a request to submit. After a
 statement ("One moment, please.") it stays silent and keeps listening;
 after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
-bot's next clause may be late) before it answers.
+bot's next clause may be late) before it answers. As people do, it gets its answer ready
+while the bot may still go on: at each pause of :data:`PAUSE_MS` it hears the utterance so far
+(what an earlier pause heard is not heard again) and, when that ends in a question, decides and
+voices its answer on a rehearsal twin of itself; if the bot stays silent for
+:data:`ANSWER_GAP_MS`, it takes the floor with that answer (issue 27: ≤ 600 ms from the bot's
+last audio); if the bot goes on, the rehearsal leaves no trace.
 
 The person also has the appliance's page in front of them (:class:`Screen`): the events it
 shows (``type_requested`` highlights a field's box) and the box to type a value in.
@@ -27,6 +32,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +42,13 @@ import numpy as np
 from appliance.simulate.hearing import clean, sentences
 from appliance.simulate.person import PERMISSION, SimulatedPerson, mouth
 from appliance.simulate.speech import ICAO
-from appliance.simulate.webrtc_client import WebRTCClient
+from appliance.simulate.webrtc_client import BotAudio, WebRTCClient
 from appliance.voice.piper_synth import VoiceStyle
 from appliance.voice.wav import write_wav
 
 log = logging.getLogger(__name__)
 
-ASR_RATE_HZ = 16_000  # what WebRTCClient.bot_utterances gives
+ASR_RATE_HZ = 16_000  # what WebRTCClient.next_bot_audio gives
 
 _GREETING = re.compile(r"^\W*(?:(?:hello|hi|hey|good (?:morning|afternoon|evening))\W*)+$", re.I)
 #: a question even where the ASR left out its question mark: a wh-word opening a clause ("Thanks, what
@@ -63,6 +69,20 @@ _ASKING = re.compile(
 #: answer 200–500 ms after it); a pause inside a line that is longer still only ends a piece that asks nothing
 #: or only reads back ("I have …"), which the person waits on
 TURN_GAP_MS = 500
+
+#: the pause (ms) in the bot's audio at which the person gets its answer ready (the client's ``pause_ms``): it hears
+#: the utterance so far and, when that ends in a question, decides and voices its answer while the bot may still
+#: go on; longer than the gaps between the words of one clause
+PAUSE_MS = 120
+#: the silence (ms) after a question at which the person answers when its answer is ready: a little over the
+#: longest pause inside one of the bot's lines (340 ms, :data:`TURN_GAP_MS`); issue 27 asks ≤ 600 ms from the
+#: bot's last audio to the answer's first (people answer ~200 ms after a question ends)
+ANSWER_GAP_MS = 360
+
+#: the least audio heard at a pause that is not heard again with what follows it, and the least that follows (s):
+#: as :data:`PIECE_S` says, tiny.en hears a short piece worse than a long one (a digit read-back cut at 5 s lost a
+#: group); below this the whole utterance is heard again at its end
+KEPT_S = 2.0
 
 #: how long the person waits after "I have …" for the rest of a read-back: the client hands over an utterance
 #: only once the bot is silent again, so the rest of a long spelled read-back arrives after all of it was played
@@ -175,6 +195,26 @@ def asks(text: str) -> bool:
     )
 
 
+@dataclass
+class _Ready:
+    """An answer got ready at a pause of the bot (:meth:`PersonOnCall._get_ready`): the utterance so
+    far (``heard``), its text and ``person_asr`` fields, the words answered (``said``: what the bot
+    said since the person last spoke, "" for nothing heard), the ``checkpoints`` of its hearing
+    (:meth:`PersonOnCall._hear`), and, when they end in a question, the
+    rehearsed turn (``twin``: the twin and its events), the ``reply`` and its ``voice``; ``taken``:
+    the person took the floor with it."""
+
+    heard: BotAudio
+    text: str
+    asr: dict
+    said: str
+    checkpoints: list[tuple[int, list[tuple[str, str]]]]
+    twin: tuple[SimulatedPerson, list[tuple[str, dict]]] | None = None
+    reply: str | None = None
+    voice: tuple[str, np.ndarray] | None = None
+    taken: bool = False
+
+
 class Screen:
     """The person's page on a form call, as far as the person uses it: the box the phone
     agent offers (the session's ``type_requested`` events, over ``GET /api/events``) and
@@ -260,47 +300,138 @@ class PersonOnCall:
     async def _listen(self) -> None:
         heard: list[str] = []  # what the bot said since the person last spoke
         waiting = False  # a read-back ("I have …") without its question yet: give the bot a moment
-        while True:
-            try:
-                audio = await self.client.next_bot_utterance(READ_BACK_WAIT_S if waiting else 86_400)
-            except TimeoutError:
-                audio = None  # the bot paused long enough: the read-back is all there is
-            if audio is not None:
-                text = await self._transcribe(audio, self.client.last_span)
-                if text:
-                    heard.append(text)
-                if not heard or not asks(text):
-                    continue  # a statement, or nothing understood: keep listening
-                if unfinished(text) and not waiting:
-                    waiting = True  # its synthesis may lag behind: "Is that right?" may still come
+        getting: asyncio.Task[BotAudio] | None = None  # the next audio from the call
+        ready: asyncio.Task[_Ready] | None = None  # an answer got ready at a pause (one at a time)
+        ready_mark = 0  # the client's mark at that pause
+        kept: _Ready | None = None  # the last answer got ready and not given: its hearing serves the utterance's end
+        try:
+            while True:
+                if getting is None:
+                    getting = asyncio.create_task(self.client.next_bot_audio(READ_BACK_WAIT_S if waiting else 86_400))
+                await asyncio.wait({getting, *([ready] if ready else [])}, return_when=asyncio.FIRST_COMPLETED)
+                if ready is not None and ready.done():
+                    try:
+                        kept = ready.result()
+                    except Exception:  # the utterance's end is heard again
+                        log.exception("simulated person: getting ready failed")
+                        kept = None
+                    ready = None
+                    if kept is not None and kept.taken:  # the person took the floor after the question: answer now
+                        self._record(kept.heard, kept.asr)
+                        heard, waiting = [], False
+                        self.emit("person_heard", text=kept.said)
+                        self.person.adopt(*kept.twin)
+                        await self._speak(kept.reply, kept.voice)
+                        kept = None
                     continue
-            waiting = False
-            said, heard = " ".join(heard), []
-            self.emit("person_heard", text=said)
-            try:
-                reply = await self.person.respond(said, type_in=self.screen.type_in if self.screen else None)
-                if reply:
-                    await self._speak(reply)
-            except Exception:  # one broken turn must not silence the person for the rest of the call
-                log.exception("simulated person: turn failed")
+                try:
+                    bot = getting.result()
+                except TimeoutError:
+                    bot = None  # the bot paused long enough: the read-back is all there is
+                getting = None
+                if bot is not None and not bot.final:
+                    if ready is not None:  # the bot went on: what that pause asked is not the question
+                        ready.cancel()
+                        await asyncio.gather(ready, return_exceptions=True)
+                    ready, ready_mark = asyncio.create_task(self._get_ready(bot, heard, kept)), bot.mark
+                    continue
+                prepared = None
+                if bot is not None:
+                    if ready is not None:  # got ready for this utterance's last pause: its end; else stale
+                        if ready_mark != bot.mark:
+                            ready.cancel()
+                        (got,) = await asyncio.gather(ready, return_exceptions=True)
+                        kept = got if isinstance(got, _Ready) else None
+                        ready = None
+                    prepared = kept if kept is not None and kept.heard.mark == bot.mark else None
+                    if prepared is not None:
+                        text, asr = prepared.text, prepared.asr
+                    else:
+                        text, asr, _ = await self._hear(bot, kept)
+                    kept = None
+                    self._record(bot, asr)
+                    if text:
+                        heard.append(text)
+                    if not heard or not asks(text):
+                        continue  # a statement, or nothing understood: keep listening
+                    if unfinished(text) and not waiting:
+                        waiting = True  # its synthesis may lag behind: "Is that right?" may still come
+                        continue
+                waiting = False
+                said, heard = " ".join(heard), []
+                self.emit("person_heard", text=said)
+                try:
+                    if prepared is not None and prepared.twin is not None and prepared.said == said:
+                        self.person.adopt(*prepared.twin)
+                        reply, voice = prepared.reply, prepared.voice
+                    else:
+                        reply = await self.person.respond(said, type_in=self.screen.type_in if self.screen else None)
+                        voice = await self._voice(reply, self.person.repeat) if reply else None
+                    if reply:
+                        await self._speak(reply, voice)
+                except Exception:  # one broken turn must not silence the person for the rest of the call
+                    log.exception("simulated person: turn failed")
+        finally:
+            for t in (getting, ready):
+                if t is not None:
+                    t.cancel()
+                    await asyncio.gather(t, return_exceptions=True)
 
-    async def _transcribe(self, audio: np.ndarray, span: tuple[float, float] | None = None) -> str:
-        """What the person heard in one bot utterance: Whisper's text of each of its
-        :func:`pieces`, repetition loops undone (:func:`~appliance.simulate.hearing.clean`),
-        joined; an utterance heard in pieces that ends with no question (a read-back's frame
-        alone is none: "I have …") has its
-        :func:`last_clause` heard again alone, and the question in it added. Event
-        ``person_asr``, with the utterance's audible ``span`` as ``bot_start_ts``/``bot_end_ts``
-        (ms since the epoch) when known."""
-        self._heard_n += 1
-        if self.folder is not None:
-            write_wav(
-                self.folder / f"heard-{self._heard_n:03d}.wav",
-                (np.clip(audio, -1, 1) * 32767).astype(np.int16),
-                ASR_RATE_HZ,
-            )
+    async def _get_ready(self, bot: BotAudio, heard: list[str], before: _Ready | None) -> _Ready:
+        """At a pause of the bot (``bot``: the utterance so far): hear it, and when it ends in a
+        question, decide the answer on a :meth:`~appliance.simulate.person.SimulatedPerson.rehearsal`
+        twin and voice it; then, unless the bot goes on, take the floor after :data:`ANSWER_GAP_MS` of
+        silence. ``heard``: what the bot said before this utterance since the person last spoke (not changed);
+        ``before``: what was got ready at an earlier pause (its hearing may serve, :meth:`_hear`)."""
+        text, asr, checkpoints = await self._hear(bot, before)
+        said = " ".join([*heard, text]) if text else ""
+        ready = _Ready(bot, text, asr, said, checkpoints)
+        if not text or not asks(text) or unfinished(text):
+            return ready  # nothing asked yet, or a read-back whose question may still come: the end decides
+        twin, events = self.person.rehearsal()
+        typing = False
+
+        async def would_type(value: str) -> bool:  # the rehearsal types nothing: the box is the real turn's
+            nonlocal typing
+            typing = True
+            return False
+
+        try:
+            reply = await twin.respond(said, type_in=would_type if self.screen else None)
+            voice = await self._voice(reply, twin.repeat) if reply else None
+        except Exception:  # the real turn decides again, and logs it
+            log.debug("simulated person: rehearsal failed", exc_info=True)
+            return ready
+        if typing or not reply:
+            return ready
+        ready.twin, ready.reply, ready.voice = (twin, events), reply, voice
+        while self.client.mark == bot.mark and self.client.receiving and self.client.silent_ms < ANSWER_GAP_MS:
+            await asyncio.sleep(0.01)
+        ready.taken = self.client.take(bot.mark)
+        return ready
+
+    async def _hear(
+        self, bot: BotAudio, before: _Ready | None = None
+    ) -> tuple[str, dict, list[tuple[int, list[tuple[str, str]]]]]:
+        """What the person hears in one bot utterance (``bot``, or the utterance so far): Whisper's
+        text of each of its :func:`pieces`, repetition loops undone
+        (:func:`~appliance.simulate.hearing.clean`), joined; an utterance heard in pieces that ends
+        with no question (a read-back's frame alone is none: "I have …") has its
+        :func:`last_clause` heard again alone, and the question in it added. Also the fields of
+        its ``person_asr`` event (:meth:`_record`), and its checkpoints: ``(samples, passes)`` for
+        the audio heard at each pause so far (each piece's passes, :meth:`_transcribe_piece`).
+        What was heard up to a checkpoint of an earlier pause of the same utterance (``before``)
+        is not heard again: the latest one at least :data:`KEPT_S` into the utterance and
+        :data:`KEPT_S` before its end is kept, and only the rest is heard."""
         t0 = time.monotonic()
-        passes = [await self._transcribe_piece(p) for p in pieces(audio)]
+        audio, start, passes = bot.audio, 0, []
+        checkpoints = list(before.checkpoints) if before is not None and before.heard.span[0] == bot.span[0] else []
+        for samples, heard in reversed(checkpoints):
+            if KEPT_S * ASR_RATE_HZ <= samples <= len(audio) - KEPT_S * ASR_RATE_HZ:
+                start, passes = samples, list(heard)
+                break
+        passes += [await self._transcribe_piece(p) for p in pieces(audio[start:])]
+        checkpoints.append((len(audio), passes))
         text = " ".join(c for t, _ in passes if (c := clean(t)))
         last = sentences(text)[-1]
         if len(passes) > 1 and (not asks(last) or unfinished(last)) and (tail := last_clause(audio)) is not None:
@@ -313,17 +444,33 @@ class PersonOnCall:
             ]
             text = " ".join([text, *asked])
         first_pass = " ".join(f for _, f in passes if f)
+        asr = {
+            "text": text,
+            "audio_s": round(len(audio) / ASR_RATE_HZ, 2),
+            "asr_ms": round((time.monotonic() - t0) * 1000),
+            "pieces": len(passes),
+            "first_pass": first_pass if first_pass != text else None,
+        }
+        return text, asr, checkpoints
+
+    def _record(self, bot: BotAudio, asr: dict) -> None:
+        """Event ``person_asr`` for one bot utterance (``asr``: from :meth:`_hear`), with its
+        audible span as ``bot_start_ts``/``bot_end_ts`` (ms since the epoch), and its audio kept
+        as ``heard-NNN.wav``."""
+        self._heard_n += 1
+        if self.folder is not None:
+            write_wav(
+                self.folder / f"heard-{self._heard_n:03d}.wav",
+                (np.clip(bot.audio, -1, 1) * 32767).astype(np.int16),
+                ASR_RATE_HZ,
+            )
         self.emit(
             "person_asr",
             n=self._heard_n,
-            text=text,
-            audio_s=round(len(audio) / ASR_RATE_HZ, 2),
-            asr_ms=round((time.monotonic() - t0) * 1000),
-            pieces=len(passes),
-            first_pass=first_pass if first_pass != text else None,
-            **({"bot_start_ts": round(span[0] * 1000), "bot_end_ts": round(span[1] * 1000)} if span else {}),
+            **asr,
+            bot_start_ts=round(bot.span[0] * 1000),
+            bot_end_ts=round(bot.span[1] * 1000),
         )
-        return text
 
     async def _transcribe_piece(self, audio: np.ndarray) -> tuple[str, str]:
         """Whisper's text for one piece of bot audio, and its first pass's. Whisper may have
@@ -350,14 +497,19 @@ class PersonOnCall:
             text = spelled if _alphabet_words(spelled) >= _alphabet_words(text) else text
         return text, tr.text
 
-    async def _speak(self, reply: str) -> None:
+    async def _voice(self, reply: str, repeat: int) -> tuple[str, np.ndarray]:
+        """The words a person says for the written ``reply`` and their audio, after being asked
+        ``repeat`` times in a row for the same thing."""
         # asked again, or correcting a read-back, a person spells codes with the spelling alphabet
-        spoken = mouth(reply, self.vocabulary, spell=self.person.repeat >= 1 or reply.startswith("No"))
+        spoken = mouth(reply, self.vocabulary, spell=repeat >= 1 or reply.startswith("No"))
         # asked again for the same thing, a person says it again more slowly
-        slower = 1 + 0.15 * min(self.person.repeat, 3)
+        slower = 1 + 0.15 * min(repeat, 3)
         style = dataclasses.replace(self.style, length_scale=self.style.length_scale * slower)
-        voice = await asyncio.to_thread(self.synth.synthesize, spoken, style)
-        seconds = len(voice) / self.synth.sample_rate_hz
+        return spoken, await asyncio.to_thread(self.synth.synthesize, spoken, style)
+
+    async def _speak(self, reply: str, voice: tuple[str, np.ndarray]) -> None:
+        spoken, audio = voice
+        seconds = len(audio) / self.synth.sample_rate_hz
         self.spoken_s += seconds
         self.emit("person_said", written=reply, spoken=spoken, audio_s=round(seconds, 2))
-        await self.client.say(voice, self.synth.sample_rate_hz)
+        await self.client.say(audio, self.synth.sample_rate_hz)

@@ -22,7 +22,7 @@ from appliance.demo.spec import spec_for_url
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, run_session
 from appliance.protocol.line import SayOutcome
-from appliance.simulate.call import TURN_GAP_MS, PersonOnCall, Screen, asks
+from appliance.simulate.call import PAUSE_MS, TURN_GAP_MS, PersonOnCall, Screen, asks
 from appliance.simulate.person import SimulatedPerson
 from appliance.simulate.report import fetch_submissions, fields_filled, report
 from appliance.simulate.stages import stages
@@ -104,7 +104,7 @@ async def simulate_form(
     client: WebRTCClient | None = None
     try:
         await server.start()
-        client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS)
+        client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS, pause_ms=PAUSE_MS)
         await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
         call = PersonOnCall(
             person,

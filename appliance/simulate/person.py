@@ -40,6 +40,7 @@ The person shares no code with the phone agent: its ear and its words
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -197,6 +198,26 @@ class SimulatedPerson:
         if key in self._first_used and key not in self._corrected:
             return self.profile.first_answers[key]
         return self.profile.facts.get(key, "")
+
+    def rehearsal(self) -> tuple[SimulatedPerson, list[tuple[str, dict]]]:
+        """A twin that decides as this person would now and keeps what it did to itself: its
+        events go to the returned list (``(event, fields)``), its state is its own. A listener
+        gets its answer ready while the bot may still go on (:class:`~appliance.simulate.call.PersonOnCall`);
+        :meth:`adopt` makes the twin's turn this person's once the bot has stopped."""
+        said: list[tuple[str, dict]] = []
+        twin = copy.copy(self)
+        twin.emit = lambda event, **fields: said.append((event, fields))
+        for name in ("turns", "_first_used", "_corrected", "_rejections", "_together"):
+            setattr(twin, name, copy.copy(getattr(self, name)))
+        return twin, said
+
+    def adopt(self, twin: SimulatedPerson, said: list[tuple[str, dict]]) -> None:
+        """Take a :meth:`rehearsal` twin's turn as this person's: its state, and its events emitted now."""
+        emit = self.emit
+        self.__dict__.update(twin.__dict__)
+        self.emit = emit
+        for event, fields in said:
+            emit(event, **fields)
 
     async def warm(self) -> None:
         """Put the persona's prompt in its LLM slot before the call (a cold prompt costs seconds)."""

@@ -2,9 +2,12 @@
 
 Simulated people (form filling, Werewolf) use it: they talk by :meth:`WebRTCClient.say`
 (16 kHz mono speech, sent in real time over an Opus track; silence otherwise) and hear
-the bot through :meth:`WebRTCClient.bot_utterances` (the received audio, cut into
+the bot through :meth:`WebRTCClient.next_bot_utterance` (the received audio, cut into
 utterances at ≥ ``gap_ms`` of silence; :attr:`WebRTCClient.last_span` says when the one
-last taken was audible). Signalling is the page's own: ``POST /api/offer``.
+last taken was audible). A client made with ``pause_ms`` also hands over, through
+:meth:`WebRTCClient.next_bot_audio`, the utterance so far at each pause of ``pause_ms`` inside
+it (:class:`BotAudio` with ``final`` False): a listener gets ready to answer before the bot has
+surely stopped, and takes the floor with :meth:`WebRTCClient.take`. Signalling is the page's own: ``POST /api/offer``.
 No STUN/TURN (``iceServers=[]``); use it in a loopback-only namespace with
 ``transport.loopback_only`` as the tests do.
 """
@@ -15,6 +18,7 @@ import asyncio
 import fractions
 import logging
 import time
+from dataclasses import dataclass
 
 import aiohttp
 import av
@@ -66,22 +70,44 @@ class MicTrack(MediaStreamTrack):
         return frame
 
 
+@dataclass(frozen=True)
+class BotAudio:
+    """The bot's audio as the client hands it over: ``audio`` float32 mono 16 kHz; ``span`` the
+    wall-clock seconds (``time.time()``) of the arrival of its first and last audible 20 ms frame;
+    ``mark`` the client's :attr:`WebRTCClient.mark` at its last audible frame; ``final`` True for
+    an utterance ended by ``gap_ms`` of silence, False for the utterance so far at a pause of
+    ``pause_ms``."""
+
+    audio: np.ndarray
+    span: tuple[float, float]
+    mark: int
+    final: bool
+
+
 class WebRTCClient:
     """One WebRTC session with the appliance (``url`` = the page's base URL).
 
-    ``connect()`` negotiates and starts receiving; ``close()`` ends it.
+    ``connect()`` negotiates and starts receiving; ``close()`` ends it. ``gap_ms``: the silence
+    that ends an utterance; ``pause_ms``: a shorter one at which the utterance so far is handed
+    over too (None: never).
     """
 
-    def __init__(self, url: str, gap_ms: int = 900):
+    def __init__(self, url: str, gap_ms: int = 900, pause_ms: int | None = None):
         self.url = url.rstrip("/")
-        self.gap_ms = gap_ms
+        self.gap_ms, self.pause_ms = gap_ms, pause_ms
         self.pc = None
         self.pc_id: str | None = None
         self._mic = None
-        self._utterances: asyncio.Queue[tuple[np.ndarray, tuple[float, float]]] = asyncio.Queue()
+        self._heard: asyncio.Queue[BotAudio] = asyncio.Queue()
         self._recv_task: asyncio.Task | None = None
+        self._current: list[np.ndarray] = []  # the utterance being received (48 kHz frames)
+        self._rate = RATE_HZ
         self.bot_audio_s = 0.0
-        #: (first, last) audible 20 ms frame of the utterance last taken (:meth:`bot_utterances`,
+        #: audible 20 ms frames received so far: a :class:`BotAudio`'s ``mark`` is stale once it has grown
+        self.mark = 0
+        #: the silence (ms) since the last audible frame of the utterance being received (0 while it is audible)
+        self.silent_ms = 0.0
+        #: (first, last) audible 20 ms frame of the utterance last taken (:meth:`next_bot_audio`,
         #: :meth:`next_bot_utterance`), as wall-clock seconds (``time.time()``) of their arrival
         self.last_span: tuple[float, float] | None = None
 
@@ -114,43 +140,64 @@ class WebRTCClient:
         await asyncio.wait_for(got_track.wait(), 10)
 
     async def _receive(self, track) -> None:
-        current: list[np.ndarray] = []
-        silent_ms = 0.0
         first = last = 0.0  # wall-clock arrival of the current utterance's first and last audible frame
         try:
             while True:
                 frame = await track.recv()
                 pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels)).mean(axis=1) / 32768
-                rate = frame.sample_rate
-                ms = len(pcm) / rate * 1000
+                self._rate = frame.sample_rate
+                ms = len(pcm) / self._rate * 1000
                 loud = float(np.sqrt(np.mean(pcm**2))) > AUDIBLE_RMS if len(pcm) else False
                 if loud:
                     last = time.time()
-                    if not current:
+                    if not self._current:
                         first = last
-                    current.append(pcm.astype(np.float32))
-                    silent_ms = 0.0
+                    self._current.append(pcm.astype(np.float32))
+                    self.silent_ms = 0.0
+                    self.mark += 1
                     self.bot_audio_s += ms / 1000
-                elif current:
-                    current.append(pcm.astype(np.float32))
-                    silent_ms += ms
-                    if silent_ms >= self.gap_ms:
-                        audio = resample(np.concatenate(current), rate, 16_000)
-                        self._utterances.put_nowait((audio, (first, last)))
-                        current, silent_ms = [], 0.0
+                elif self._current:
+                    self._current.append(pcm.astype(np.float32))
+                    paused = self.pause_ms is not None and self.silent_ms < self.pause_ms <= self.silent_ms + ms
+                    self.silent_ms += ms
+                    if self.silent_ms >= self.gap_ms:
+                        self._heard.put_nowait(BotAudio(self._so_far(), (first, last), self.mark, True))
+                        self._current, self.silent_ms = [], 0.0
+                    elif paused:
+                        self._heard.put_nowait(BotAudio(self._so_far(), (first, last), self.mark, False))
         except (MediaStreamError, asyncio.CancelledError):
             return
 
-    async def bot_utterances(self):
-        """Async iterator of the bot's utterances, float32 mono 16 kHz."""
-        while True:
-            audio, self.last_span = await self._utterances.get()
-            yield audio
+    def _so_far(self) -> np.ndarray:
+        return resample(np.concatenate(self._current), self._rate, 16_000)
+
+    @property
+    def receiving(self) -> bool:
+        """Whether an utterance is being received (audible audio since the last one ended)."""
+        return bool(self._current)
+
+    def take(self, mark: int) -> bool:
+        """Take the floor after the utterance handed over at ``mark`` (a pause of it): True, and
+        that utterance is over (no final :class:`BotAudio` follows for it), when no audible audio
+        has come since; False when the bot went on."""
+        if mark != self.mark or not self._current:
+            return False
+        self._current, self.silent_ms = [], 0.0
+        return True
+
+    async def next_bot_audio(self, timeout_s: float) -> BotAudio:
+        """The next utterance, or the utterance so far at a pause of ``pause_ms``.
+        Raises: TimeoutError after ``timeout_s``."""
+        heard = await asyncio.wait_for(self._heard.get(), timeout_s)
+        self.last_span = heard.span
+        return heard
 
     async def next_bot_utterance(self, timeout_s: float) -> np.ndarray:
-        """The next bot utterance. Raises: TimeoutError after ``timeout_s``."""
-        audio, self.last_span = await asyncio.wait_for(self._utterances.get(), timeout_s)
-        return audio
+        """The next bot utterance (pauses skipped). Raises: TimeoutError after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not (heard := await self.next_bot_audio(deadline - time.monotonic())).final:
+            pass
+        return heard.audio
 
     async def say(self, audio: np.ndarray, rate_hz: int, wait: bool = True) -> None:
         """Speak ``audio`` (int16 or float32 mono at ``rate_hz``) into the session;
