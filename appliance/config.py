@@ -38,6 +38,7 @@ LLM_SLOTS: dict[str, int] = {
     "computer": 0,
     "phone": 1,
     "person": 2,
+    "ack": 3,  # the plain assistant's acknowledgement while ``llm.slow`` answers (voice/acks.py)
     **{f"P{i}": i - 1 for i in range(1, MAX_SEATS + 1)},
 }
 FORM_SLOTS = ("computer", "phone", "person")
@@ -112,7 +113,12 @@ class TurnConfig(_Section):
     end_of_turn: Literal["smart_turn", "timeout"] = "smart_turn"
     # smart_turn: how long after the VAD stop an utterance that sounds unfinished waits for more speech
     incomplete_timeout_ms: int = Field(2000, ge=0)
-    interim_every_ms: int = Field(400, ge=100)  # cadence of interim re-transcription while the bot speaks (barge-in)
+    # cadence of interim re-transcription while the bot speaks (barge-in: the growing buffer from the VAD start;
+    # issue 28, the stop waited ~600 ms for the first interim at 400)
+    interim_every_ms: int = Field(100, ge=50)
+    # cadence of interims while the bot is quiet (the page's live transcript line), 0: none; the early final
+    # takes over the one in flight when the person stops (voice/stt.py)
+    quiet_interim_every_ms: int = Field(500, ge=0)
     early_final_ms: int = Field(100, ge=40)  # trailing quiet after which the final transcript is started early
     speculate: bool = True  # plain assistant: the LLM starts on the early final; kept if the final matches
     agent_speech_timeout_ms: int = Field(600, ge=0)  # pipecat's user_speech_timeout default (0.6 s)
@@ -218,11 +224,17 @@ class LLMConfig(_Section):
         "You are a friendly voice assistant running on a local appliance. "
         "Answer in one or two short spoken sentences. No lists, no markdown."
     )
+    # a slow mind for the plain assistant's answers (a larger model, a remote endpoint), shaped like ``llm``
+    # (its ``system_prompt`` unused: the answer keeps ``llm.system_prompt``): while it thinks, ``llm`` says a short
+    # acknowledgement of what was asked (voice/acks.py); None: ``llm`` answers
+    slow: "LLMConfig | None" = None
 
     @model_validator(mode="after")
     def _provider_fields(self) -> "LLMConfig":
         if self.provider == "openai_compatible" and not self.base_url:
             raise ValueError("llm.base_url is required when provider is openai_compatible")
+        if self.slow is not None and self.slow.slow is not None:
+            raise ValueError("llm.slow.slow: the slow mind has no slower one")
         return self
 
 
@@ -516,7 +528,7 @@ class Config(_Section):
         Raises:
             ConfigError: naming the provider and the unset variable.
         """
-        for key, llm in (("llm", self.llm), ("werewolf.llm", self.werewolf.llm)):
+        for key, llm in (("llm", self.llm), ("llm.slow", self.llm.slow), ("werewolf.llm", self.werewolf.llm)):
             if llm is not None and llm.provider == "openai_compatible" and llm.api_key_env:
                 if not os.environ.get(llm.api_key_env):
                     raise ConfigError(

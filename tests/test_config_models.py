@@ -36,6 +36,8 @@ def test_operator_file_merges_over_defaults(tmp_path):
         ("llm:\n  provider: cloudy\n", "llm.provider", "Input should be"),
         ("llm:\n  provider: openai_compatible\n", "llm", "base_url is required"),
         ("- just\n- a list\n", "", "top level must be a mapping"),
+        ("llm:\n  slow:\n    provider: openai_compatible\n", "llm.slow", "base_url is required"),
+        ("llm:\n  slow:\n    slow:\n      model: m\n", "llm.slow", "no slower one"),
     ],
 )
 def test_bad_config_names_file_key_and_why(tmp_path, text, key, why):
@@ -138,3 +140,25 @@ def test_ice_adapter_offers_loopback():
     ice.use_loopback_only(False)
     addrs = aioice.ice.get_host_addresses(True, False)
     assert "127.0.0.1" in addrs
+
+
+def test_a_slow_mind_is_its_own_endpoint_with_its_own_key(tmp_path, monkeypatch):
+    """``llm.slow`` (issue 28): resolved beside ``llm`` by the LLM runtime, its key checked at start."""
+    from appliance.llm.runtime import LLMRuntime
+
+    monkeypatch.delenv("APPLIANCE_SLOW_KEY", raising=False)
+    cfg = config.load(
+        _write(
+            tmp_path,
+            "llm:\n  provider: openai_compatible\n  base_url: http://127.0.0.1:9/v1\n  model: fast\n"
+            "  slow:\n    provider: openai_compatible\n    base_url: http://127.0.0.1:8/v1\n    model: big\n"
+            "    api_key_env: APPLIANCE_SLOW_KEY\n",
+        )
+    )
+    with pytest.raises(ConfigError, match="llm.slow.api_key_env: environment variable APPLIANCE_SLOW_KEY"):
+        cfg.check_credentials()
+    monkeypatch.setenv("APPLIANCE_SLOW_KEY", "k")
+    llms = LLMRuntime(cfg, log_path=tmp_path / "llm.log").start(lambda _m: None)
+    assert (llms.slow.base_url, llms.slow.model, llms.slow.api_key) == ("http://127.0.0.1:8/v1", "big", "k")
+    assert (llms.main.base_url, llms.main.model) == ("http://127.0.0.1:9/v1", "fast")
+    assert LLMRuntime(config.load(), log_path=tmp_path / "llm.log").slow is None

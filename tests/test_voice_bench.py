@@ -110,3 +110,10 @@ def test_barge_in_steps_are_timed_from_each_trials_duck():
     ]  # no duck in its span: left out
     assert barge_in_steps(trials, events) == {"vad_start": -10.0, "first_interim": 500.0, "confirmed": 705.0}
     assert barge_in_steps(trials[2:], events) == {"vad_start": None, "first_interim": None, "confirmed": None}
+
+
+def test_interim_on_page_counts_turns_whose_words_showed_before_their_final():
+    from appliance.bench.voice import interim_on_page
+
+    assert interim_on_page(["interim", "interim", "final", "final", "interim", "final"]) == round(2 / 3, 3)
+    assert interim_on_page(["interim"]) is None

@@ -57,3 +57,26 @@ async def test_an_interruption_drops_the_partial_clause():
     )
     assert [f.text for f in down if isinstance(f, StyledClauseFrame)] == ["Yes."]
     assert any(isinstance(f, InterruptionFrame) for f in down)  # passed on to TTS
+
+
+async def test_markers_as_the_llm_spells_them_are_never_spoken_and_still_style_the_clause():
+    down, _ = await run_test(
+        SpeakableTextProcessor(first_words=4, max_words=14),
+        frames_to_send=_reply(
+            "[SPEED:", "0.8x]", " Slowly", " now", ".", " [", "emo", " :", " Calm", " ]", " Yes", "."
+        ),
+    )
+    clauses = [(f.text, f.style) for f in down if isinstance(f, StyledClauseFrame)]
+    assert clauses == [("Slowly now.", SpeechStyle(0.8, "neutral", 0)), ("Yes.", SpeechStyle(0.8, "calm", 0))]
+
+
+def test_the_assistant_is_told_every_marker_it_may_use_and_each_one_parses():
+    import re
+
+    from appliance.voice.markers import EMOTIONS, MARKER_RE, spoken_prompt
+
+    prompt = spoken_prompt("You are a voice assistant.")
+    told = re.findall(r"\[[^\]]+\]", prompt)
+    assert prompt.startswith("You are a voice assistant.") and len(told) >= 5
+    assert all(MARKER_RE.fullmatch(m) for m in told), told
+    assert {m.split(":")[1].rstrip("]") for m in told if m.startswith("[EMO:")} <= set(EMOTIONS)

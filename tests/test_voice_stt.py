@@ -57,7 +57,9 @@ def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
 
 async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
-    stt = StreamingSTTService(asr, interim_every_ms=100, on_final=finals.append, eager=eager, interims_while_quiet=True)
+    stt = StreamingSTTService(
+        asr, interim_every_ms=100, on_final=finals.append, eager=eager, quiet_interim_every_ms=100
+    )
     probe = StopProbe(asr)
     down, _ = await run_test(
         Pipeline([stt, probe]),
@@ -189,7 +191,7 @@ async def test_the_asr_transcribes_after_the_context_an_agents_line_sends_upstre
     """The phone agent's line hints the person's confirmed names (``ASRContextFrame``, pushed
     upstream): every later transcription, interim or final, is decoded after them."""
     asr = FakeASR()
-    stt = StreamingSTTService(asr, interim_every_ms=100, interims_while_quiet=True)
+    stt = StreamingSTTService(asr, interim_every_ms=100, quiet_interim_every_ms=100)
     line = LineProcessor(config.load().turn)
     task = asyncio.create_task(
         run_test(
@@ -240,3 +242,38 @@ async def test_each_use_is_heard_by_its_own_engine():
     assert [f.text for f in down if isinstance(f, TranscriptionFrame)] == ["one two"] * 3
     assert ear.calls and len(talk.calls) == 2 and len(spell.calls) == 1
     assert spell.contexts == ["Alfa, Bravo"] and talk.contexts == ["", ""]
+
+
+class SlowASR(FakeASR):
+    def transcribe(self, audio, context=""):
+        import time
+
+        time.sleep(0.3)
+        return super().transcribe(audio, context)
+
+
+async def test_while_the_bot_is_quiet_interims_reach_the_page_and_the_early_final_takes_over_the_last_one():
+    """Issue 28: the page's live line in an ordinary turn. The interim in flight when the
+    person stops already heard everything: the early final is that transcription, so the
+    interims cost the end of the turn no ASR call."""
+    asr = SlowASR()
+    stt = StreamingSTTService(asr, interim_every_ms=100, quiet_interim_every_ms=100, eager=True)
+    down, _ = await run_test(
+        stt,
+        frames_to_send=[
+            VADUserStartedSpeakingFrame(),
+            *audio_frames(tone(1.0)),
+            SleepFrame(0.2),  # an interim starts on the second of speech
+            *audio_frames(silence(0.16)),  # the person stops: the early final is due
+            SleepFrame(0.5),
+            VADUserStoppedSpeakingFrame(),
+            SleepFrame(0.3),
+        ],
+    )
+    interims = [f.text for f in down if isinstance(f, InterimTranscriptionFrame)]
+    finals = [
+        f.text for f in down if isinstance(f, TranscriptionFrame) and not isinstance(f, InterimTranscriptionFrame)
+    ]
+    assert len(interims) == 1 and interims[0] and finals[-1] == interims[0]
+    assert any(isinstance(f, EagerTranscriptionFrame) for f in down)
+    assert asr.calls == [SAMPLE_RATE_HZ]  # one call: the interim's, taken over by the early and the final

@@ -15,6 +15,8 @@ const YIELD_GAIN = 0.3;              // −10.5 dB while the server decides: qui
 const DUCK_GIVE_UP_MS = 4000;        // no answer from the server: back to full level
 const CONFIRMED_UNDUCK_MS = 500;     // after a confirmed barge-in the cut reply's last packets (~300 ms in flight) drain, muted
 const bargeLog = []; window.applianceBargeLog = bargeLog;
+// What the live transcript line showed, in order: "interim" (words while you speak) or "final" (the benchmark's interim_on_page).
+const lineLog = []; window.applianceLineLog = lineLog;
 // The meter's clock against the wall clock (ms), so the page's figures can be set beside the server's events.
 window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, Date.now()] : null);  // [t_ms, what] of onsets, ducks and the server's answers
 // Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
@@ -122,8 +124,8 @@ function onEvent(ev) {
   if (FORM_EVENTS.has(ev.event)) onForm(ev);
   if (ev.event === "preview_focus") return;  // drawn on the preview, not logged
   switch (ev.event) {
-    case "interim_transcript": $("interim").textContent = ev.text; break;
-    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); break;
+    case "interim_transcript": $("interim").textContent = ev.text; lineLog.push("interim"); break;
+    case "final_transcript": $("interim").textContent = ""; addMsg("user", ev.text); lineLog.push("final"); break;
     case "backchannel": {  // said while the bot talked, and it went on: shown aside
       const lines = [...document.querySelectorAll(".msg.user")]; const last = lines[lines.length - 1];
       if (last && last.querySelector(".text").textContent === ev.text) last.classList.add("aside");

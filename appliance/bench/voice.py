@@ -32,6 +32,8 @@ is audible when its RMS > 0.01 (−40 dBFS).
   noises, each played 500 ms into the reply to a new story question): the share of clips after which the bot stayed
   inaudible ≥ 300 ms (a silence starting within the clip or 600 ms after it) or its reply
   was cancelled; ``ducks_released``: ducks the server released.
+- ``interim_on_page``: v2v turns whose words the page's live line showed before their final
+  transcript ÷ turns (``turn.quiet_interim_every_ms``).
 - ``speculation_kept_rate``: replies started on the early final and kept ÷ replies started
   early (ours). ``acks``: "never silent" acknowledgements said (off in the benchmark).
 - ``stages_ms``: per stage, the server's median ms from the end of speech (early final, VAD
@@ -78,6 +80,16 @@ QUESTIONS = [
     ("How do I make a cup of green tea?", "espeak"),
     ("What time zone is Tokyo in?", "piper"),
     ("Give me one tip for sleeping better.", "espeak"),
+    ("What is the tallest mountain in the world?", "piper"),
+    ("How far is the moon from the earth?", "espeak"),
+    ("Name a good vegetable for a small garden.", "piper"),
+    ("Why is the sky blue?", "espeak"),
+    ("What should I pack for a weekend hike?", "piper"),
+    ("How long should I boil an egg?", "espeak"),
+    ("What is a healthy breakfast?", "piper"),
+    ("Who wrote Romeo and Juliet?", "espeak"),
+    ("How do plants make their food?", "piper"),
+    ("What is the best way to learn a new language?", "espeak"),
 ]
 #: The story questions, a new one for each barge-in trial and each false barge-in clip: asked again
 #: in the same call, the small LLM repeats its first answer (as trimmed by the interruption), one sentence.
@@ -96,13 +108,24 @@ STORIES = [
         "a young astronaut on the moon",
         "a king who lost his crown",
         "a fox and a clever crow",
+        "a painter who lost her colours",
+        "a snowman who wanted to see summer",
+        "a train that ran on moonlight",
+        "a pirate who was afraid of water",
+        "a tiny mouse in a big library",
+        "an owl who could not sleep",
+        "a gardener and a giant pumpkin",
+        "a boy who found an old map",
+        "a cat who ran a little cafe",
+        "a musician and a singing river",
     )
 ]
 INTERRUPTIONS = ["Stop. What is two plus two?", "Wait, stop. What is the capital of Spain?", "Stop, wait a moment."]
 #: Backchannels and noises played while the bot speaks: none may stop it.
 FALSE_BARGE_INS = ["mm-hm", "yeah", "right", "cough", "knock", "tone"]
-BARGE_IN_TRIALS = 6
-MIN_VALID_TRIALS = 5
+FALSE_BARGE_IN_ROUNDS = 2  # each clip played this many times: 12 clips, so that a rate means something (issue 28)
+BARGE_IN_TRIALS = 10
+MIN_VALID_TRIALS = 8
 GAP_S = 8.0  # silence after each v2v utterance: room for the reply; also the unanswered fallback
 BARGE_IN_MAX_TOKENS = 160  # the story goes on well past the interruption, even on a loaded machine
 PERSON_STYLE = VoiceStyle(length_scale=1.05, pitch_semitones=-3)
@@ -306,7 +329,7 @@ async def _barge_session(server: VoiceServer, clips: dict[str, np.ndarray]):
             await asyncio.sleep(len(clips[clip]) / RATE + 1.0)
             await _wait_bot_quiet(mic, max_s=8)
             trials.append(Trial(clip, start, (t0, time.time()), len(clips[clip]) / RATE * 1000))
-        for j, name in enumerate(FALSE_BARGE_INS, start=BARGE_IN_TRIALS):
+        for j, name in enumerate(FALSE_BARGE_INS * FALSE_BARGE_IN_ROUNDS, start=BARGE_IN_TRIALS):
             start, t0 = await _over_the_story(mic, clips, f"story{j}", name, extra_ms=300)
             await asyncio.sleep(len(clips[name]) / RATE + 2.0)
             falses.append(Trial(name, start, (t0, time.time()), len(clips[name]) / RATE * 1000))
@@ -442,6 +465,18 @@ def speculation_kept_rate(events: list[dict]) -> float | None:
     return round(spec.count("kept") / started, 3) if started else None
 
 
+def interim_on_page(line: list[str]) -> float | None:
+    """Turns whose words the page's live line showed before the final transcript ÷ turns
+    (``line``: :attr:`~appliance.simulate.page_client.PageRun.line`); None with no final."""
+    finals, shown, interim = 0, 0, False
+    for what in line:
+        if what == "interim":
+            interim = True
+        else:
+            finals, shown, interim = finals + 1, shown + interim, False
+    return round(shown / finals, 3) if finals else None
+
+
 def stage_medians(events: list[dict]) -> dict:
     """Median ms from the end of speech (server side) to each stage, over the run's turns."""
     turns = [e for e in events if e["event"] == "turn"]
@@ -462,7 +497,7 @@ def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
     return round(statistics.median(v2v) - statistics.median(sent), 1)
 
 
-async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
+async def run_bench(cfg: Config, turns: int = 20, stock: bool = True) -> dict:
     """Run the benchmark; returns the JSON object the module docstring describes. When a
     pipeline had fewer than :data:`MIN_VALID_TRIALS` valid barge-in trials, ``error`` says so.
 
@@ -511,6 +546,7 @@ async def run_bench(cfg: Config, turns: int = 10, stock: bool = True) -> dict:
                     "v2v_all_ms": [round(v, 1) for v in v2v],
                     **barge_in_figures(brun, trials, falses, bevents),
                     "stages_ms": stages,
+                    "interim_on_page": interim_on_page(run.line),
                     "acks": sum(1 for e in events + bevents if e["event"] == "ack"),
                 }
                 if name == "ours":

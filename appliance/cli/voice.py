@@ -36,7 +36,7 @@ def register(parsers) -> None:
     p = parsers.bench.add_parser("voice", help="v2v and barge-in latency, ours vs stock pipecat, at headless Chromium")
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--turns", type=int, default=10, help="utterances per pipeline (≥ 10)")
+    p.add_argument("--turns", type=int, default=20, help="utterances per pipeline (10–20)")
     p.add_argument("--skip-stock", action="store_true", help="measure ours only")
     p.set_defaults(func=_bench)
 

@@ -4,12 +4,14 @@
 the embedded llama-server (or resolves the ``openai_compatible`` endpoint and its key) and
 hands out clients (:class:`~appliance.llm.client.OpenAICompatibleClient`) by the name of
 the prompt they serve (:data:`appliance.config.LLM_SLOTS`: ``"computer"``, ``"phone"``,
-``"person"``, ``"P1"``…``"P8"``), pinned to that name's slot on the embedded server.
+``"person"``, ``"ack"``, ``"P1"``…``"P8"``), pinned to that name's slot on the embedded server.
 :class:`appliance.voice.runtime.VoiceRuntime` holds one beside the ASR and TTS models.
 
-Two endpoints at most: ``llm`` for every prompt, and — when ``werewolf.llm`` is set and
-differs from ``llm`` — a second one for the Werewolf seats ``P1``…``P8`` (say the bundled
-1.5B model, or any OpenAI-compatible server), started and stopped with the first.
+``llm`` serves every prompt; when ``werewolf.llm`` is set and differs from ``llm``, a second
+endpoint serves the Werewolf seats ``P1``…``P8`` (say the bundled 1.5B model, or any
+OpenAI-compatible server); when ``llm.slow`` is set, a third one (:attr:`LLMRuntime.slow`)
+answers the plain assistant while ``llm`` acknowledges (``"ack"``). All are started and
+stopped together.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ SEAT_NAMES = tuple(f"P{i}" for i in range(1, MAX_SEATS + 1))
 
 class Endpoint:
     """One LLM endpoint: an embedded llama-server (a child process) or a remote
-    OpenAI-compatible server; ``key`` names its config (``llm`` or ``werewolf.llm``)."""
+    OpenAI-compatible server; ``key`` names its config (``llm``, ``llm.slow`` or ``werewolf.llm``)."""
 
     def __init__(self, cfg: LLMConfig, key: str, log_path: Path):
         self.cfg = cfg
@@ -78,6 +80,11 @@ class LLMRuntime:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.log_path = log_path or Path(cfg.recording.dir).expanduser() / f"llm-{stamp}.log"
         self.main = Endpoint(cfg.llm, "llm", self.log_path)
+        slow = cfg.llm.slow
+        #: ``llm.slow``'s endpoint (the plain assistant's answers while ``llm`` acknowledges), or None
+        self.slow = (
+            Endpoint(slow, "llm.slow", self.log_path.with_name(f"llm-slow-{stamp}.log")) if slow is not None else None
+        )
         seats = cfg.werewolf.llm
         self.seats = (
             Endpoint(seats, "werewolf.llm", self.log_path.with_name(f"llm-werewolf-{stamp}.log"))
@@ -110,20 +117,23 @@ class LLMRuntime:
             ModelError: an embedded model's file is missing or has the wrong size.
             LLMError: an embedded server did not come up.
         """
-        self.main.start(progress)
-        if self.seats is not None:
-            try:
-                self.seats.start(progress)
-            except BaseException:
-                self.main.stop()
-                raise
+        started: list[Endpoint] = []
+        try:
+            for e in (self.main, self.slow, self.seats):
+                if e is not None:
+                    e.start(progress)
+                    started.append(e)
+        except BaseException:
+            for e in reversed(started):
+                e.stop()
+            raise
         return self
 
     def stop(self) -> None:
         """Stop the embedded server(s) (a remote endpoint needs nothing)."""
-        if self.seats is not None:
-            self.seats.stop()
-        self.main.stop()
+        for e in (self.seats, self.slow, self.main):
+            if e is not None:
+                e.stop()
 
     def endpoint(self, name: str) -> Endpoint:
         """The endpoint that serves the prompt ``name``: ``werewolf.llm``'s for a seat when set, else ``llm``'s."""
@@ -167,15 +177,17 @@ class LLMRuntime:
             on_warm=e.server.remember if e.server is not None else None,
         )
 
-    def warm(self, system: str) -> float:
-        """Warm ``system`` into any slot of the main endpoint (blocking; the embedded server
-        warms it again after a restart); returns the seconds taken.
+    def warm(self, system: str, name: str | None = None) -> float:
+        """Warm ``system`` into the main endpoint: into the slot of the prompt ``name``
+        (:data:`~appliance.config.LLM_SLOTS`), or any slot when None (blocking; the embedded
+        server warms it again after a restart); returns the seconds taken.
 
         Raises:
             OSError: the request failed.
         """
+        slot = LLM_SLOTS[name] if name is not None else None
         if self.main.server is not None:
-            return self.main.server.warm(system)
+            return self.main.server.warm(system, slot)
         return warm(
             self.main.base_url, self.main.model, system, self.main.api_key, timeout_s=self.cfg.llm.request_timeout_s
         )

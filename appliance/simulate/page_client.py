@@ -35,7 +35,8 @@ AUDIBLE_RMS = 0.01  # −40 dBFS: a 20 ms window this loud is "audible" in the v
 class PageRun:
     """What the page saw: ``mic``/``bot`` = [(t_ms, rms)] per 20 ms window (same clock),
     ``user_lines``/``bot_lines`` = the conversation the page shows, ``status`` text,
-    ``ducks`` = the meter-clock ms at which the page lowered the bot for an onset."""
+    ``ducks`` = the meter-clock ms at which the page lowered the bot for an onset, ``line`` =
+    what the live transcript line showed, in order (``"interim"`` or ``"final"``)."""
 
     mic: list[tuple[float, float]]
     bot: list[tuple[float, float]]
@@ -44,6 +45,7 @@ class PageRun:
     interrupted_lines: int
     status: str
     ducks: list[float]
+    line: list[str]
 
     def audible(self, which: str) -> list[float]:
         return [t for t, rms in getattr(self, which) if rms > AUDIBLE_RMS]
@@ -107,6 +109,7 @@ async def _read(page) -> PageRun:
         cut,
         await page.inner_text("#status"),
         ducks,
+        await page.evaluate("window.applianceLineLog || []"),
     )
 
 

@@ -433,7 +433,8 @@ class SimulatedPerson:
                 if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:
                     value = f"{value}: {speech.say_spelled(value)}"
                 self._previous = topic  # its read-back comes next
-                return f"No, {self._sentence(topic, value)[0].lower()}{self._sentence(topic, value)[1:]}"
+                sentence = self._sentence(topic, value)
+                return f"No, {sentence[0].lower()}{sentence[1:]}"
         return None
 
     async def _answer(self, heard: str, topic: str, kind: str) -> str | None:

@@ -95,7 +95,7 @@ class LineProcessor(FrameProcessor):
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
         if isinstance(frame, LLMContextFrame):
-            text = _last_user_text(frame.context.get_messages())
+            text = last_user_text(frame.context.get_messages())
             if text:
                 self._heard.put_nowait((text, tuple(self._words), self._turn_resumes))
             self._words, self._turn_resumes, self._stopped_at = [], False, None
@@ -210,7 +210,8 @@ class _PlayedProbe(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
-def _last_user_text(messages: list) -> str:
+def last_user_text(messages: list) -> str:
+    """The text of the last ``user`` message of an LLM context's ``messages`` ('' when none)."""
     for m in reversed(messages):
         if isinstance(m, dict) and m.get("role") == "user":
             content = m.get("content")

@@ -30,8 +30,10 @@ from pipecat.utils.text.base_text_aggregator import TextType
 
 from appliance.voice.piper_synth import VoiceStyle
 
-MARKER_RE = re.compile(r"\[(THINKING|EMO:[A-Za-z_]+|SPEED:\d+(?:\.\d+)?)\]")
-_PARTIAL_MARKER_RE = re.compile(r"\[[A-Z:._a-z0-9]{0,16}$")
+#: a marker, as the LLM writes it: the body (group 1) in any case, spaces around the colon allowed, a speed with
+#: or without a trailing "x" ("[SPEED:0.8x]", the seed's own spelling, had been read aloud)
+MARKER_RE = re.compile(r"\[\s*(THINKING|EMO\s*:\s*[A-Za-z_]+|SPEED\s*:\s*\d+(?:\.\d+)?)\s*[x×]?\s*\]", re.I)
+_PARTIAL_MARKER_RE = re.compile(r"\[[A-Za-z:._0-9 ×]{0,20}$")
 _CLAUSE_END_RE = re.compile(r"[.!?;:,\u2014](?=\s)|\n")
 EMOTIONS = ("neutral", "happy", "sad", "angry", "excited", "calm", "serious")
 THINKING_PAUSE_MS = 300
@@ -68,13 +70,30 @@ def apply_marker(style: SpeechStyle, marker: str) -> SpeechStyle:
 
     Unknown emotions map to neutral; speed is clamped to [0.5, 2.0].
     """
-    if marker == "THINKING":
+    marker = re.sub(r"\s+", "", marker)
+    if marker.upper() == "THINKING":
         return replace(style, pause_before_ms=style.pause_before_ms + THINKING_PAUSE_MS)
     kind, _, value = marker.partition(":")
+    kind = kind.upper()
     if kind == "EMO":
         emo = value.lower()
         return replace(style, emotion=emo if emo in EMOTIONS else "neutral")
     return replace(style, speed=min(2.0, max(0.5, float(value))))
+
+
+#: what the plain assistant's LLM is told about the markers (:func:`spoken_prompt`); the speeds are
+#: :func:`apply_marker`'s range, the emotions :data:`EMOTIONS`
+MARKERS_HINT = (
+    "To change how a sentence sounds, you may start it with one of these markers, which are never read out: "
+    "[EMO:happy], [EMO:sad], [EMO:calm], [EMO:excited], [EMO:serious], [SPEED:0.8] (slower) up to "
+    "[SPEED:1.3] (faster), [THINKING] (a short pause). Use them rarely."
+)
+
+
+def spoken_prompt(system_prompt: str) -> str:
+    """``system_prompt`` with :data:`MARKERS_HINT` after it: the plain assistant's prompt
+    (issue 28: the LLM had never been told the markers it may use)."""
+    return f"{system_prompt.rstrip()} {MARKERS_HINT}"
 
 
 def strip_markers(text: str) -> str:

@@ -40,13 +40,13 @@ from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
 
 from appliance.config import Config
-from appliance.voice.acks import Acknowledger
+from appliance.voice.acks import Acknowledger, RelevantAck
 from appliance.voice.apology import LLMApology
 from appliance.voice.decisions import VoiceActivity
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
-from appliance.voice.markers import SpeakableTextProcessor
+from appliance.voice.markers import SpeakableTextProcessor, spoken_prompt
 from appliance.voice.piper_tts import PiperClauseTTSService
 from appliance.voice.playout import ListeningSileroVAD, Playout
 from appliance.voice.runtime import VoiceRuntime
@@ -82,7 +82,8 @@ def build_task(
 ) -> PipelineWorker:
     """The pipeline for one session on ``transport``; run it with :func:`run_task`.
 
-    ``system_prompt`` overrides ``llm.system_prompt``. ``line``: an agent speaks and
+    ``system_prompt`` overrides ``llm.system_prompt`` (told the control markers,
+    :func:`~appliance.voice.markers.spoken_prompt`). ``line``: an agent speaks and
     listens through this :class:`~appliance.voice.line.LineProcessor` instead of the LLM.
     ``cfg``: this session's settings (default: the runtime's; ``bench voice`` gives its
     barge-in trials longer replies, :meth:`~appliance.config.Config.with_reply_tokens`).
@@ -109,6 +110,7 @@ def build_task(
         spelling_asr=runtime.spelling_asr,
         on_final=on_final,
         early_final_ms=cfg.turn.early_final_ms,
+        quiet_interim_every_ms=cfg.turn.quiet_interim_every_ms,
         eager=cfg.turn.speculate and not agent,
     )
     activity = VoiceActivity()  # what the VAD hears now: written by the VAD, read by the playout
@@ -130,15 +132,18 @@ def build_task(
             user_turn_stop_timeout=cfg.turn.user_turn_timeout_ms / 1000,
         ),
     )
+    # the plain assistant answers with llm.slow when it is set, and the fast llm acknowledges meanwhile
+    slow = None if agent else runtime.llms.slow
+    answers = slow or runtime.llms.main
     llm = line or RetryingOpenAILLMService(
         max_retries=cfg.llm.max_retries,
-        api_key=runtime.llm_api_key,
-        base_url=runtime.llm_base_url,
+        api_key=answers.api_key,
+        base_url=answers.base_url,
         settings=OpenAILLMService.Settings(
-            model=runtime.llm_model,
+            model=answers.model,
             max_tokens=cfg.llm.max_tokens,
             temperature=cfg.llm.temperature,
-            system_instruction=system_prompt or cfg.llm.system_prompt,
+            system_instruction=system_prompt or spoken_prompt(cfg.llm.system_prompt),
         ),
     )
     if cfg.tts.provider == "piper":
@@ -147,10 +152,16 @@ def build_task(
         tts = FishClauseTTSService(cfg.tts, runtime.fish_api_key)
     apology = [] if agent else [LLMApology(llm, session.events.emit)]  # a line is no LLM: nothing to apologise for
     ack = acknowledger(runtime, agent, session)
+    relevant_ack = (
+        [RelevantAck(runtime.llm("ack"), runtime.synth, report=session.events.emit)]
+        if slow is not None and runtime.synth is not None
+        else []
+    )
     processors = [
         transport.input(),
         stt,
         aggregators.user(),  # its VAD writes `activity`; BargeInStart: BackchannelFrame ↓
+        *relevant_ack,  # llm.slow: AckAudioRawFrame ↓ (through the LLM and the TTS)
         *apology,
         llm,  # a line: AcknowledgeFrame ↓
         SpeakableTextProcessor(cfg.tts.first_clause_words, cfg.tts.max_clause_words),

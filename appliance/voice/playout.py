@@ -33,7 +33,8 @@ Barge-in, decided in two steps:
    level comes back (a paused bot resumes where it was).
 
 An acknowledgement (:class:`~appliance.voice.acks.AckAudioRawFrame`) still queued when the
-answer's audio arrives is dropped. At each change of the audio it holds or sent on ahead,
+answer's audio arrives is dropped, and one that arrives after the answer's audio (since the
+person's turn last ended) too. At each change of the audio it holds or sent on ahead,
 the playout pushes a :class:`~appliance.voice.decisions.PlayoutAheadFrame` upstream: the
 TTS keeps pace with what is heard.
 
@@ -65,6 +66,7 @@ from pipecat.frames.frames import (
     StartFrame,
     SystemFrame,
     UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
@@ -148,6 +150,7 @@ class Playout(FrameProcessor):
         self._speech = False  # the VAD hears the person
         self._page = False  # a page ducks for this session: the VAD's start never pauses the bot (that is a stop there)
         self._timer: asyncio.Task | None = None
+        self._answered = False  # answer audio came since the person's turn last ended
 
     @property
     def paused(self) -> bool:
@@ -194,9 +197,12 @@ class Playout(FrameProcessor):
             return
         if isinstance(frame, EndFrame) and (self.paused or self._ducked_at is not None):
             await self._release("the session ends")
+        if isinstance(frame, AckAudioRawFrame) and self._answered:
+            return  # the answer came first: an acknowledgement now would cut into it
         if isinstance(frame, OutputAudioRawFrame) and not isinstance(frame, AckAudioRawFrame):
             # the answer is here: an acknowledgement still waiting is dropped, never played before it
             self._queue = deque(f for f in self._queue if not isinstance(f, AckAudioRawFrame))
+            self._answered = True
         self._queue.append(frame)
         self._changed.set()
         if isinstance(frame, OutputAudioRawFrame):
@@ -228,6 +234,8 @@ class Playout(FrameProcessor):
             self._speech = False
             if self.paused or self._ducked_at is not None:
                 self._arm(SETTLE_MS / 1000, "no decision after the speech")
+        elif isinstance(frame, UserStoppedSpeakingFrame):
+            self._answered = False  # a new turn: its answer is still to come
         elif isinstance(frame, UserStartedSpeakingFrame) and self.paused and not self._turn.barge_in:
             await self._release("barge-in is off")
 

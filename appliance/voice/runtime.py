@@ -10,7 +10,9 @@ from typing import Callable
 from appliance.config import Config
 from appliance.llm.base import LLM
 from appliance.llm.runtime import LLMRuntime
+from appliance.voice.acks import ACK_PROMPT
 from appliance.voice.asr import ASREngine, load_asrs
+from appliance.voice.markers import spoken_prompt
 from appliance.voice.piper_synth import PiperSynth
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,9 @@ class VoiceRuntime:
             self.fish_api_key = os.environ[cfg.tts.api_key_env]
         self.llms.start(progress)
         progress("warming the system prompt into the LLM cache")
-        self.llms.warm(cfg.llm.system_prompt)
+        self.llms.warm(spoken_prompt(cfg.llm.system_prompt))
+        if cfg.llm.slow is not None:  # the fast model's acknowledgement while llm.slow answers (voice/acks.py)
+            self.llms.warm(ACK_PROMPT, "ack")
         progress(f"ready in {time.monotonic() - t0:.1f} s")
         return self
 

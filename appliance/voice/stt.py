@@ -106,10 +106,11 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
     transcribed, from :data:`FIRST_INTERIM_MS` after the VAD start on: "Stop." is decided in
     its own pause) and otherwise every ``interim_every_ms`` (the first ``interim_every_ms``
     after the VAD start), and an ``InterimTranscriptionFrame`` is pushed when its text
-    changed. While the bot is quiet there are none at all (``interims_while_quiet`` False,
-    the default; asked for, none starts in a pause that may be the end): on 2 cores one still
-    in flight when the person stops holds up the early final by a whole ASR call, and the
-    final transcript comes ~100 ms into the silence anyway. Final: a
+    changed. While the bot is quiet (the page's live transcript line) one runs every
+    ``quiet_interim_every_ms`` (0: none) while the person is audibly speaking, never in a pause
+    that may be the end; on 2 cores one still in flight when the person stops would hold up the
+    early final by a whole ASR call, so when nothing was said after the audio it covers, the
+    early final *is* that interim's transcription (same engine only), not a second call. Final: a
     ``TranscriptionFrame`` (``finalized``) for the whole VAD segment, empty (``''``) for
     silence or noise (pipecat's user aggregator adds nothing for it; the turn strategies
     learn that the segment is done). Early final: once the end of the utterance has been
@@ -139,7 +140,7 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
         on_final: Callable[[Transcript], None] | None = None,
         early_final_ms: int = 120,
         eager: bool = False,
-        interims_while_quiet: bool = False,
+        quiet_interim_every_ms: int = 0,
         interim_asr: ASREngine | None = None,
         spelling_asr: ASREngine | None = None,
         **kwargs,
@@ -158,7 +159,8 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
         self._spelling = False  # the last ASRContextFrame's
         self._interim_every_s = interim_every_ms / 1000
         self._early_final_ms = early_final_ms
-        self._interims_while_quiet = interims_while_quiet
+        self._quiet_interim_every_s = quiet_interim_every_ms / 1000
+        self._interim: tuple[bytes, asyncio.Future] | None = None  # the interim in flight while the bot is quiet
         self._on_final = on_final
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
         self._utterance = bytearray()
@@ -203,7 +205,11 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             recent = bytes(self._utterance[-_RECENT_BYTES:])
             if trailing_silence(recent, self._early_final_ms):  # the person has probably stopped
                 pcm = bytes(self._utterance)
-                early = self._early = (pcm, self._transcribe(pcm, self._final_asr))
+                interim = self._interim
+                if interim is not None and self._interim_asr is self._final_asr and quiet_after(pcm, len(interim[0])):
+                    early = self._early = interim  # the interim heard all that was said: no second call
+                else:
+                    early = self._early = (pcm, self._transcribe(pcm, self._final_asr))
                 self.create_task(self._announce(early), "early_final")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
@@ -254,8 +260,13 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
                 word = paused and loop.time() - started >= FIRST_INTERIM_MS / 1000 and not quiet_after(pcm, last_len)
                 # (a tick with nothing said since the last interim has nothing new to hear)
                 due = word or (loop.time() - last_t >= self._interim_every_s and not quiet_after(pcm, last_len))
-            else:  # a pause that may be the end: leave the ASR to the early final
-                due = self._interims_while_quiet and not paused and loop.time() - last_t >= self._interim_every_s
+            else:  # the page's live line, while the person is audibly speaking: a pause may be the end
+                due = (
+                    self._quiet_interim_every_s > 0
+                    and not paused
+                    and loop.time() - last_t >= self._quiet_interim_every_s
+                    and not quiet_after(pcm, last_len)
+                )
             if not due:
                 continue
             last_t, last_len = loop.time(), len(pcm)
@@ -264,6 +275,13 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
                 # task, not the transcription)
                 early = self._early = (pcm, self._transcribe(pcm, self._interim_asr))
                 result = await asyncio.shield(early[1])
+            elif not self._bot_speaking:  # the early final may take it over (shielded, as above)
+                interim = self._interim = (pcm, self._transcribe(pcm, self._interim_asr))
+                try:
+                    result = await asyncio.shield(interim[1])
+                finally:
+                    if self._interim is interim:
+                        self._interim = None
             else:
                 result = await self._transcribe(pcm, self._interim_asr)
             if result.text and result.text != last_text and self._speaking:
