@@ -318,7 +318,10 @@ async def test_a_field_the_form_never_accepts_is_asked_at_most_four_times_then_h
             await publish(FillError(field="family_name", reason="the name is not on the passenger list"))
 
     line = _Line(["Miller.", "Yes."] * 8)  # every value is read back, accepted, and refused by the page
-    outcome, line, seen, _ = await run_phone([NAME], [], computer, line=line)
+    events = []
+    outcome, line, seen, _ = await run_phone([NAME], [], computer, line=line, events=events)
+    # the box it is told to type in is offered for it (bench, xiaoling: it was not, and the person could not)
+    assert ("type_requested", "family_name") in [(e, f.get("field")) for e, f in events]
     asks = [s for s in line.said if "family name?" in s or "letter by letter?" in s]
     assert len(asks) == MAX_ASKS, "\n".join(line.said)
     handed = (
@@ -1038,3 +1041,25 @@ async def test_a_yes_to_a_read_back_cut_off_by_barge_in_is_not_taken_and_the_rea
         {"agent": "phone", "what": "read_back_cut", "field": "family_name", "heard": "I have"},
     ) in events
     assert outcome.status == "not_submitted"
+
+
+async def test_a_no_at_the_summary_that_states_a_detail_without_naming_it_asks_what_to_change():
+    """Bench, joaquin: "No, I was born on 1995-06-11." to the summary had ended the call unsent.
+    It states a detail: the phone agent asks which to change, and the form is still sent."""
+    answers = ["It's Miller.", "Window.", "No, I was born on the eleventh of June.", "Yes, submit it."]
+
+    async def computer(env, publish):
+        match env.payload:
+            case InfoCollected(confirmed=True):
+                await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+            case SubmitAuthorized():
+                await publish(Submitted(confirmation="Booking confirmed"))
+
+    events = []
+    outcome, line, seen, _ = await run_phone([NAME, SEAT], answers, computer, events=events)
+    assert "Which detail should I change? Or shall I submit the form as it is?" in line.said
+    assert [f["what"] for e, f in events if e == "decision" and f["what"].startswith(("summary", "submit"))] == [
+        "summary_correction_unclear",
+        "submit_authorized",
+    ]
+    assert any(e.type == "submit_authorized" for e in seen) and outcome.status == "submitted"

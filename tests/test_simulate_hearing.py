@@ -1001,6 +1001,32 @@ async def test_told_to_type_the_detail_last_asked_the_person_types_it():
     assert said is None and typed == ["428913"]
 
 
+async def test_reminded_of_a_detail_left_to_them_the_person_types_that_detail():
+    """Bench, xiaoling: the given name was handed over; reminded of it later (after the e-mail was
+    asked), the person must type the given name, not the detail asked last."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    typed: list[str] = []
+
+    async def type_in(value: str) -> bool:
+        typed.append(value)
+        return True
+
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Xiaoling", "email": "xl@example.com"}),
+        AgreeingLLM("email"),
+        emit=lambda *a, **k: None,
+    )
+    await person.respond("What is your email?")
+    said = await person.respond(
+        "I'm waiting for you to set your given name: You can type it in the box on your screen, or set it yourself"
+        " in the preview on your page.",
+        type_in,
+    )
+    assert said is None and typed == ["Xiaoling"]
+
+
 async def test_a_question_whose_last_word_whisper_dropped_is_about_the_detail_it_starts():
     """Bench, otp-verify (audio): "What is your security?" (for "… security code?") was taken for
     the consent, and "Yes, I accept." was the answer."""
@@ -1041,6 +1067,16 @@ async def test_the_iban_as_whisper_writes_it_is_asked_for_the_iban():
         (
             "I have your email, emma at example dot org, and your phone, plus four nine, three zero one, two three"
             " four five six. Is that right?",
+            "No, my email is emma@example.com.",
+        ),
+        (  # bench, aoife: the person's ear dropped the e-mail's own part, and a yes sent a misheard e-mail
+            "I have your email. at example dot com in your phone number. Plus 4 9 3 0 1 Two three four five six."
+            " Is that right?",
+            "No, my email is emma@example.com.",
+        ),
+        (  # … or the whole value: a label heard alone confirms nothing
+            "I have your email, and your phone number, plus four nine, three zero one, two three four five six."
+            " Is that right?",
             "No, my email is emma@example.com.",
         ),
     ],
@@ -1085,6 +1121,28 @@ async def test_a_value_the_summary_states_for_the_first_time_is_checked_before_t
         emit=lambda *a, **k: None,
     )
     summary = f"Here is what I'll submit: Ada; your passport number, {passport}. Shall I submit the form now?"
+    assert await person.respond(summary) == want
+
+
+@pytest.mark.parametrize(
+    "said, want",
+    [
+        ("the 11th of June. 1995, Spain, Rome. 28 June, 2027, Window", "Yes, please submit it."),
+        ("the 12th of June. 1995, Spain, Rome. 28 June, 2027, Window", "No, I was born on 1995-06-11."),
+    ],
+)
+async def test_a_date_in_a_summary_is_judged_without_the_values_after_it(said, want):
+    """Bench, joaquin: the date of birth read with the values after it ("…, 1995, Spain, Rome. 28 June,
+    2027") was taken for a wrong date, and the person said no to a right summary."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    person = SimulatedPerson(
+        Profile("p", {"date_of_birth": "1995-06-11", "travel_date": "2027-06-28"}),
+        AgreeingLLM("none"),
+        emit=lambda *a, **k: None,
+    )
+    summary = f"Here's what I'll submit, Joaquin. Your date of birth, {said}. Shall I submit the form now?"
     assert await person.respond(summary) == want
 
 

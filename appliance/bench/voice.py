@@ -32,6 +32,9 @@ is audible when its RMS > 0.01 (−40 dBFS).
   noises, each played 500 ms into the reply to a new story question): the share of clips after which the bot stayed
   inaudible ≥ 300 ms (a silence starting within the clip or 600 ms after it) or its reply
   was cancelled; ``ducks_released``: ducks the server released.
+- ``sessions_N`` (``--sessions N``, default 2): N pages talking at once to our pipeline on
+  one server (its models and LLM server shared), each the v2v utterances:
+  ``{"v2v_ms": {"p50", "p95"}, "unanswered"}`` over all their turns.
 - ``interim_on_page``: v2v turns whose words the page's live line showed before their final
   transcript ÷ turns (``turn.quiet_interim_every_ms``).
 - ``speculation_kept_rate``: replies started on the early final and kept ÷ replies started
@@ -497,15 +500,33 @@ def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
     return round(statistics.median(v2v) - statistics.median(sent), 1)
 
 
-async def run_bench(cfg: Config, turns: int = 20, stock: bool = True) -> dict:
+async def _measure_together(server: VoiceServer, wav: Path, listen_s: float, sessions: int) -> dict:
+    """``sessions`` pages talking at once (each the same utterances, from capture on) to our
+    pipeline on one server: ``{"v2v_ms": {"p50", "p95"}, "unanswered"}`` over all their turns."""
+    runs = await asyncio.gather(*(talk(server.url, wav, listen_s) for _ in range(sessions)))
+    await asyncio.sleep(1.0)
+    server.sessions.clear()
+    v2v, missing = [], 0
+    for run in runs:
+        got, lost = v2v_from_run(run.audible("mic"), run.audible("bot"), GAP_S * 1000)
+        v2v += got
+        missing += lost
+    pct = _pct(v2v)
+    return {"v2v_ms": {"p50": pct["p50"], "p95": pct["p95"]}, "unanswered": missing}
+
+
+async def run_bench(cfg: Config, turns: int = 20, stock: bool = True, sessions: int = 2) -> dict:
     """Run the benchmark; returns the JSON object the module docstring describes. When a
     pipeline had fewer than :data:`MIN_VALID_TRIALS` valid barge-in trials, ``error`` says so.
+    ``sessions`` ≥ 2: also ``sessions_N`` (:func:`_measure_together`, ours).
 
     Raises:
-        ValueError: ``turns`` < 10 or more than the bench's utterances.
+        ValueError: ``turns`` < 10 or more than the bench's utterances, or ``sessions`` < 1.
     """
     if not 10 <= turns <= len(QUESTIONS) + len(models.ARCTIC_TEXT):
         raise ValueError(f"--turns must be between 10 and {len(QUESTIONS) + len(models.ARCTIC_TEXT)}")
+    if sessions < 1:
+        raise ValueError("--sessions must be at least 1")
     cfg = cfg.for_voice_bench(BENCH_MAX_TOKENS)
     barge_cfg = cfg.with_reply_tokens(BARGE_IN_MAX_TOKENS)
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -552,6 +573,12 @@ async def run_bench(cfg: Config, turns: int = 20, stock: bool = True) -> dict:
                 if name == "ours":
                     result[name]["asr_rtf"] = asr_rtf(events)
                     result[name]["speculation_kept_rate"] = speculation_kept_rate(events)
+                    if sessions > 1:
+                        log.info("bench: ours, %d sessions at once", sessions)
+                        server.pipeline_builder = builder
+                        result[f"sessions_{sessions}"] = await _measure_together(
+                            server, tmp / "turns.wav", turns_s, sessions
+                        )
         finally:
             await server.stop()
             server.runtime.stop()

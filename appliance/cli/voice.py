@@ -38,6 +38,9 @@ def register(parsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--turns", type=int, default=20, help="utterances per pipeline (10–20)")
     p.add_argument("--skip-stock", action="store_true", help="measure ours only")
+    p.add_argument(
+        "--sessions", type=int, default=2, help="also N pages talking at once to our pipeline (sessions_N; 1: none)"
+    )
     p.set_defaults(func=_bench)
 
     p = parsers.bench.add_parser(
@@ -83,7 +86,7 @@ def _replay(args) -> int:
 
 
 def _bench(args) -> int:
-    result = asyncio.run(run_bench(_load(args), turns=args.turns, stock=not args.skip_stock))
+    result = asyncio.run(run_bench(_load(args), turns=args.turns, stock=not args.skip_stock, sessions=args.sessions))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
     if "error" in result:
         print(f"appliance bench voice: {result['error']}", file=sys.stderr)

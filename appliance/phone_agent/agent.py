@@ -28,6 +28,7 @@ fed back to the confirmation core; ``hear``): the WebRTC voice pipeline or a ter
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
 
@@ -324,8 +325,12 @@ class PhoneAgent:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
             self._reminders = 0
         except TimeoutError:
-            # waiting for the person, not the browser: remind them what to do
-            advice = self.state.waiting_for or next(reversed(self.state.handed_over.values()), "")
+            # waiting for the person, not the browser: remind them what to do (and which field: bench, xiaoling
+            # heard "I'm waiting for you: You can type it in the box …" six times, and never which box)
+            advice = self.state.waiting_for
+            field = None
+            if not advice and self.state.handed_over:
+                field, advice = next(reversed(self.state.handed_over.items()))
             if not advice:
                 if time.monotonic() - self._silent_since >= SILENT_S:
                     raise _Unresponsive() from None
@@ -334,7 +339,12 @@ class PhoneAgent:
                 return advice
             else:
                 self._reminders += 1
-                await self.call_line.say(f"I'm waiting for you: {advice}")
+                if field is None:
+                    await self.call_line.say(f"I'm waiting for you: {advice}")
+                else:
+                    self._offer_box(field)
+                    what = re.sub(r"(?i)^(your|my)\s+", "", fields.spoken_label(self.state.specs[field]))
+                    await self.call_line.say(fields.spoken_text(f"I'm waiting for you to set your {what}: {advice}"))
         return None
 
     async def _explain(self, ex: interview.Explain) -> None:
@@ -343,7 +353,13 @@ class PhoneAgent:
         self.stats.explained_failures += 1
         delay_ms = now_ms() - ex.since_ms if ex.since_ms else None
         self.emit("failure_explained", agent=self.id, problem=ex.problem, field=ex.field, delay_ms=delay_ms)
+        if ex.problem == "asked_out" and ex.field is not None:  # its advice offers the box: the page shows it
+            self._offer_box(ex.field)
         await self.call_line.say(fields.spoken_text(f"{ex.reason.rstrip('. ')}. {ex.advice}"))
+
+    def _offer_box(self, name: str) -> None:
+        """Event ``type_requested`` for field ``name``: the page highlights the box on the screen for it."""
+        self.emit("type_requested", agent=self.id, field=name, label=self.state.specs[name].label)
 
     # ---- the confirmation core's steps -------------------------------------------------------------
 

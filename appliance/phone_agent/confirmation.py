@@ -137,6 +137,12 @@ ADD_ITEM = re.compile(
 )
 #: an explicit end: "don't submit", "stop", "cancel" (never read as a request for more)
 STOP = re.compile(r"\b(don'?t (submit|send)|do not (submit|send)|stop|cancel|forget it|never mind)\b", re.I)
+#: a "no" to submitting that states a detail ("No, I was born on the eleventh of June.", "No, it's 14 March.",
+#: "No, my …"): a correction, not a refusal ("No.", "No, leave it." refuse)
+STATES_DETAIL = re.compile(
+    r"\b(?:my|i was|i am|i'?m|it'?s|it is|born|live|lives)\b|\d|@|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b",
+    re.I,
+)
 #: the person ends the task mid-interview: the whole answer is "stop", "cancel", "forget it" … (issue 27:
 #: only an explicit stop ends it; "never mind, it's Miller" is an answer)
 CANCEL = re.compile(
@@ -1511,8 +1517,9 @@ def authorise(state: Interview, talk: Talk) -> Turn:
     :class:`SubmitGrace` (a "stop" then asks again), then ``submit_authorized`` sent and
     :class:`WatchSubmit`; an answer asking for one more item ("Not yet: please add a second
     passenger", :data:`ADD_ITEM`) → ``add_item`` and the interview goes on with the new fields
-    (only an explicit "don't submit" or "stop" ends it); a "no" → ``status_update{canceled}``
-    and :class:`EndCall`; an
+    (only an explicit "don't submit" or "stop" ends it); a "no" → ``status_update{canceled}`` and
+    :class:`EndCall`, unless it states a detail without naming its field (:data:`STATES_DETAIL`:
+    "No, I was born on …") → "Which detail should I change? …"; an
     answer naming a confirmed field ("No, my town is Leeds.") takes that field up again with
     the answer (:func:`~appliance.phone_agent.interview.reopen`; the summary is read again
     once the computer agent has the new value in and asks again); the page asking for
@@ -1555,6 +1562,11 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
         return r.done()
     if yes:
         return r.wait(a, SubmitGrace())
+    if yes is False and STATES_DETAIL.search(text) and not STOP.search(text):
+        # "No, I was born on …" naming no field (bench, joaquin: the call had ended unsent on it): a correction
+        # (issue 27: only an explicit "don't submit", "stop" or a plain "no" ends it)
+        r.decide("summary_correction_unclear", heard=text)
+        return _authorise(r, replace(a, question="Which detail should I change? Or shall I submit the form as it is?"))
     if yes is False:
         r.decide("submit_declined")
         r.say("All right, I won't submit it. Nothing has been sent. Goodbye.")

@@ -240,10 +240,20 @@ class Interruption(SessionEvent):
 
 
 class Ack(SessionEvent):
-    """An acknowledgement ("mm-hm") was played ``after_ms`` after the end of speech, before the answer."""
+    """An acknowledgement was said before the answer: the canned one (``turn.ack_text``) ``after_ms`` after the
+    turn's end, or, while ``llm.slow`` answers, the fast model's line ``text`` (voice/acks.py) ``after_ms`` after
+    the turn's end."""
 
     event: Literal["ack"] = "ack"
     after_ms: float
+    text: str | None = None
+
+
+class AckFailed(SessionEvent):
+    """The fast model's acknowledgement (``llm.slow``) could not be made (``error``): the answer comes unacknowledged."""
+
+    event: Literal["ack_failed"] = "ack_failed"
+    error: str
 
 
 class LlmApology(SessionEvent):
@@ -401,6 +411,7 @@ DecisionWhat = Literal[
     "read_back_in_summary",
     "summary_corrected",
     "summary_correction_refused",
+    "summary_correction_unclear",
     "submit_stopped",
     "submit_authorized",
     "submit_declined",

@@ -418,23 +418,29 @@ class SimulatedPerson:
         value it names by its detail ("…, your passport number, X-ray, one, …": several said
         together, or one the summary states for the first time) is judged against that detail,
         the first one unnamed ("I have Ada Lovelace, your date of birth, …") against ``about``
-        (None: not judged). An objection names its detail ("No, my passport number is …")."""
+        (None: not judged). A named detail whose value the person did not make out (garbled, or
+        not heard at all) is objected to too. An objection names its detail ("No, my passport number is …")."""
         first, *named = _LABELLED.split(read_back_items(heard))
         if about is not None and first.strip(" ,.;:") and about not in ("none", "submit") and self.believed(about):
             if (objection := await self._judge(f"I have {first}", about)) is not None:
                 return objection
         for item in named:
-            label, _, said = item.partition(",")
+            # the label ends at the first comma or full stop (Whisper: "your email. at example dot com")
+            label, said = (m.group(1), m.group(2)) if (m := _LABEL_END.match(item)) else (item, "")
             topic = self._named_as(label)
-            if topic is None or not said.strip() or not self.believed(topic) or _AS_CONFIRMED.search(item):
+            if topic is None or not self.believed(topic) or _AS_CONFIRMED.search(item):
                 continue  # "your email and phone as you confirmed them", or a detail this person does not know
+            # a value heard garbled, or not at all, is not confirmed: bench, aoife and siobhan said yes to "I have
+            # your email. at example dot com in your phone number, …" and a misheard e-mail was sent
+            if _ISO_DATE.fullmatch(self.believed(topic)) and (year := _YEAR.search(said)):
+                said = said[: year.end()]  # a summary's values run on: "the 11th of June. 1995, Spain, 28 June, 2027"
             if await self._judge(f"I have {said}", topic) is not None:
                 value = self.believed(topic)
                 if self._rejections[topic] >= 2 and topic in SPELLABLE_KEYS:
                     value = f"{value}: {speech.say_spelled(value)}"
                 self._previous = topic  # its read-back comes next
                 sentence = self._sentence(topic, value)
-                return f"No, {sentence[0].lower()}{sentence[1:]}"
+                return f"No, {sentence if sentence.startswith('I ') else sentence[0].lower() + sentence[1:]}"
         return None
 
     async def _answer(self, heard: str, topic: str, kind: str) -> str | None:
@@ -516,7 +522,9 @@ def _companion_topic(asked: str, topics) -> str | None:
 _CONSENT_ASKED = re.compile(r"^\W*(?:and\W+)?do you (?:accept|agree|consent)\b", re.I)
 #: a question that names what it asks for in its object: "What is your date of birth?", "what's your email
 #: address", "What is your seat preference: Window, …?" (group 1: the words after "your")
-_ASKED_FOR = re.compile(r"\bwhat(?:'s| is| are) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
+#: the detail a question names: "What is your X?", or a reminder of one left to the person ("I'm waiting for you
+#: to set your X: you can type it in the box …")
+_ASKED_FOR = re.compile(r"\b(?:what(?:'s| is| are)|to set) your ([a-z][a-z -]*?)\s*(?:[?:.,;]|$)", re.I)
 #: where the question starts after a read-back ("I have Miller. What is …?", or with a comma as Whisper may write
 #: it, or a question mark: "I have G-Gars like curse what? What is your date of birth?", or nothing before a
 #: capital: "I have plus 1 4 1 6 5 5 5 0 1 4 2 What is your destination?")
@@ -560,6 +568,10 @@ def _spellable(value: str) -> bool:
 #: a summary's details stated by their names only ("your passport number, email, and phone number as you
 #: confirmed them"): bench, the person took "email" for a wrong passport number and corrected it 1,000 times
 _AS_CONFIRMED = re.compile(r"\bas you (?:confirm|gave|give)", re.I)  # Whisper: "as you confirm them"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d\b")
+#: a labelled item of a read-back: its label, and the value after the first comma, full stop, colon or semicolon
+_LABEL_END = re.compile(r"\s*([^,.;:]+?)\s*[,.;:]\s*(.*)", re.S)
 _LABELLED = re.compile(r"(?:[,;.]\s*|\s+)(?:(?:and|in|an|end)\s+)?\byour\s+", re.I)  # Whisper: "in your"
 
 
