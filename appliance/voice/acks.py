@@ -15,8 +15,8 @@ e.g. a tool call, sends an :class:`~appliance.voice.decisions.AcknowledgeFrame`)
 
 A fast voice while a slow mind thinks (``llm.slow``, the plain assistant; issue 28):
 :class:`RelevantAck` sits before the LLM, which then answers with ``llm.slow``; at each turn's
-end the fast ``llm`` says a short acknowledgement of what was asked ("The history of Rome, let
-me think."), not a canned one, as :class:`AckAudioRawFrame` audio; the playout drops it when the
+end the fast ``llm`` names what was asked, said back ("The history of Rome, let me think."),
+not a canned line, as :class:`AckAudioRawFrame` audio; the playout drops it when the
 answer's audio comes first.
 """
 
@@ -38,11 +38,11 @@ from pipecat.frames.frames import (
     VADUserStartedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pydantic import BaseModel, Field
 
 from appliance.llm.base import LLM
 from appliance.voice.decisions import AcknowledgeFrame
 from appliance.voice.line import last_user_text
-from appliance.voice.markers import strip_markers
 from appliance.voice.piper_synth import VoiceStyle
 
 log = logging.getLogger(__name__)
@@ -50,28 +50,36 @@ log = logging.getLogger(__name__)
 _CHUNK_MS = 40
 
 #: what the fast model is asked while the slow one answers (issue 28: "a short, relevant acknowledgement … not a
-#: canned 'One moment.'"); its words are the person's last ones
+#: canned 'One moment.'"): the subject of the person's last words, which the line says back (:func:`ack_line`). Asked
+#: for a whole sentence, the 0.5B coder model answered the question instead ("Rome was a Roman city located in the
+#: Mediterranean Sea.") and took ~1 s for 16 tokens; a few words under a grammar take ~10 tokens
 ACK_PROMPT = (
-    "You are a voice assistant. Another assistant is working out the full answer to what the person just said. "
-    "Reply with one short sentence of at most eight words that shows you understood what they asked, "
-    'without answering it. Examples: "The history of Rome, let me think." "A book for a long flight, '
-    'good question." "Green tea, let me check."'
+    "Name the subject of the person's words in two to five words, as a listener repeats it back while thinking. "
+    'Examples: "Can you tell me about the history of Rome?" -> the history of Rome. "How do I make a cup of '
+    'green tea?" -> making green tea. "What is the weather like in London in spring?" -> London in spring.'
 )
-ACK_MAX_TOKENS = 16  # at ~30 ms a token on 2 cores, the acknowledgement's text within ~0.5 s
-ACK_MAX_WORDS = 10
 
 
-def ack_line(text: str) -> str:
-    """The fast model's reply as said: markers, quotation marks and a role prefix gone, its first
-    sentence, at most :data:`ACK_MAX_WORDS` words; '' when no word is left."""
-    text = re.sub(r"^\s*(?:assistant|bot|ai)\s*:\s*", "", strip_markers(text), flags=re.I)
-    text = re.sub(r"[\"“”]|(?<!\w)'|'(?!\w)", "", text).strip()
-    first = re.match(r"(.+?[.!?])(?:\s|$)", text)
-    words = (first.group(1) if first else text).split()[:ACK_MAX_WORDS]
-    if not any(re.search(r"\w", w) for w in words):
-        return ""
-    line = " ".join(words)
-    return line if line.endswith((".", "!", "?")) else f"{line.rstrip(',;:')}."
+class AckTopic(BaseModel):
+    """The fast model's answer: what the person asked about, in a few words ("the history of Rome")."""
+
+    topic: str = Field(pattern=r"^[A-Za-z][A-Za-z' ]{1,34}$")
+
+
+ACK_MAX_TOKENS = 16  # {"topic":"…"} of up to 35 characters
+ACK_MAX_WORDS = 6
+#: the acknowledgement's opening, said the moment the turn ends while the fast model names the subject (its words
+#: came 0.6–0.7 s after the turn's end here, 2 cores; the opening lasts ~0.8 s): it starts within the issue's 700 ms
+ACK_LEAD = "Let me think about"
+#: … and its close when the fast model named nothing speakable
+ACK_FALLBACK = "that."
+
+
+def ack_line(topic: str) -> str:
+    """The close said after :data:`ACK_LEAD` for the subject ``topic``: "the history of Rome."
+    (at most :data:`ACK_MAX_WORDS` of its words); '' when it has no word."""
+    words = re.findall(r"[A-Za-z][A-Za-z']*", topic)[:ACK_MAX_WORDS]
+    return f"{' '.join(words)}." if words else ""
 
 
 @dataclass
@@ -146,13 +154,16 @@ class RelevantAck(FrameProcessor):
     """Says what a person says while thinking (``llm.slow`` answers; see the module docstring).
 
     At each turn's end (the ``LLMContextFrame`` the user aggregator pushes to the LLM, passed
-    on) ``llm`` (the fast model's ``"ack"`` slot) is asked for a line (:data:`ACK_PROMPT`,
-    :func:`ack_line`) about the person's last words; ``synth`` (Piper: ``synthesize(text,
-    VoiceStyle) -> int16``, ``sample_rate_hz``) says it in the bot's voice, and the audio goes downstream as
-    :class:`AckAudioRawFrame` chunks. ``report(event, **fields)`` gets ``ack`` with ``after_ms``
-    (from the turn's end to the audio's push) and ``text``, or ``ack_failed`` with ``error``:
-    the person hears nothing then, never an error. New speech or an interruption drops an
-    acknowledgement not yet pushed.
+    on) it says :data:`ACK_LEAD` at once and asks ``llm`` (the fast model's ``"ack"`` slot)
+    for the subject of the person's last words (:data:`ACK_PROMPT`, :class:`AckTopic`), said
+    next (:func:`ack_line`; :data:`ACK_FALLBACK` when it names nothing speakable or fails):
+    "Let me think about the history of Rome." ``synth`` (Piper: ``synthesize(text,
+    VoiceStyle) -> int16``, ``sample_rate_hz``) says both in the bot's voice (the opening and
+    the fallback once per session); the audio goes downstream as :class:`AckAudioRawFrame`
+    chunks. ``report(event, **fields)`` gets ``ack`` with ``after_ms`` (from the turn's end to
+    the opening's push) and ``text`` (all of it), and ``ack_failed`` with ``error`` when the
+    subject could not be had: the person hears the fallback then, never an error. New speech
+    or an interruption drops what is not yet pushed.
     """
 
     def __init__(self, llm: LLM, synth, report: Callable[..., None] | None = None, **kwargs):
@@ -160,6 +171,7 @@ class RelevantAck(FrameProcessor):
         self._llm, self._synth = llm, synth
         self._report = report or (lambda *_a, **_k: None)
         self._task: asyncio.Task | None = None
+        self._said: dict[str, bytes] = {}  # the opening and the fallback, synthesised once
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
@@ -178,23 +190,40 @@ class RelevantAck(FrameProcessor):
             await self.cancel_task(self._task)
             self._task = None
 
-    async def _say(self, words: str) -> None:
-        t0 = asyncio.get_running_loop().time()
-        try:
-            line = ack_line(await self._llm.text(ACK_PROMPT, words, max_tokens=ACK_MAX_TOKENS, temperature=0.3))
-            if not line:
-                self._report("ack_failed", error="the fast model said nothing speakable")
-                return
-            audio = (await asyncio.to_thread(self._synth.synthesize, line, VoiceStyle())).tobytes()
-        except Exception as e:  # the LLM's error, or Piper's: the answer still comes, unacknowledged
-            log.warning("acknowledgement failed: %s", e)
-            self._report("ack_failed", error=str(e))
-            return
+    async def _audio(self, text: str, keep: bool = False) -> bytes:
+        if text in self._said:
+            return self._said[text]
+        audio = (await asyncio.to_thread(self._synth.synthesize, text, VoiceStyle())).tobytes()
+        if keep:
+            self._said[text] = audio
+        return audio
+
+    async def _push(self, audio: bytes) -> None:
         rate = self._synth.sample_rate_hz
-        self._report("ack", after_ms=round((asyncio.get_running_loop().time() - t0) * 1000), text=line)
         step = rate * 2 * _CHUNK_MS // 1000
         for i in range(0, len(audio), step):
             await self.push_frame(AckAudioRawFrame(audio[i : i + step], rate, 1))
+
+    async def _say(self, words: str) -> None:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        topic = asyncio.ensure_future(self._llm.decide(ACK_PROMPT, words, AckTopic, max_tokens=ACK_MAX_TOKENS))
+        try:
+            await self._push(await self._audio(ACK_LEAD, keep=True))
+            after_ms = round((loop.time() - t0) * 1000)
+            try:
+                line = ack_line((await topic).topic)
+                if not line:
+                    raise ValueError("the fast model named nothing speakable")
+                close = await self._audio(line)
+            except Exception as e:  # the LLM's error, or Piper's: the fallback closes it
+                log.warning("acknowledgement: %s", e)
+                self._report("ack_failed", error=str(e))
+                line, close = ACK_FALLBACK, await self._audio(ACK_FALLBACK, keep=True)
+            await self._push(close)
+            self._report("ack", after_ms=after_ms, text=f"{ACK_LEAD} {line}")
+        finally:
+            topic.cancel()
 
     async def cleanup(self):
         await super().cleanup()
