@@ -1,8 +1,10 @@
 """Helpers the tests share (fixtures are in conftest.py): transcripts, WAV files, the
-network namespace, a scripted phone side for the computer agent, Chromium processes."""
+network namespace, a scripted phone side for the computer agent, Chromium processes, the
+bot's audio frames as a pipeline's end sees them."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -11,6 +13,8 @@ from pathlib import Path
 import ifaddr
 import numpy as np
 import soundfile as sf
+from pipecat.frames.frames import Frame, TTSAudioRawFrame
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 
 # --- voice -------------------------------------------------------------------------
@@ -170,3 +174,23 @@ def chromium_processes() -> list[int]:
         if b"chromium" in cmd and alive(pid):
             out.append(pid)
     return out
+
+
+class AudioSink(FrameProcessor):
+    """The end of a pipeline under test: ``audio`` = each ``TTSAudioRawFrame`` passing, with its loop time."""
+
+    def __init__(self):
+        super().__init__()
+        self.audio: list[tuple[float, TTSAudioRawFrame]] = []
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TTSAudioRawFrame):
+            self.audio.append((asyncio.get_running_loop().time(), frame))
+        await self.push_frame(frame, direction)
+
+
+def answer_audio(seconds: float, rate_hz: int, level: int = 1) -> list[TTSAudioRawFrame]:
+    """An answer's audio as the TTS pushes it: 40 ms chunks of ``level``."""
+    n = rate_hz * 40 // 1000
+    return [TTSAudioRawFrame(np.full(n, level, np.int16).tobytes(), rate_hz, 1) for _ in range(round(seconds * 25))]

@@ -980,10 +980,27 @@ async def test_asked_the_first_of_its_answers_together_the_person_gives_them_all
     assert await person.respond("What is your email?") == "My email is emma@example.com."  # once
 
 
-async def test_told_to_type_the_detail_last_asked_the_person_types_it():
-    """Bench, otp-verify (audio): after the field was handed over ("I'm waiting for you: You can
-    type it in the box on your screen …"), the person said "Sorry, could you say that again?"
-    six times; a person with a screen types the detail last asked."""
+@pytest.mark.parametrize(
+    "facts, asked, reminder, want",
+    [
+        (  # bench, otp-verify (audio): "Sorry, could you say that again?" six times; a person with a screen types
+            {"one_time_code": "428913"},
+            "What is your security code?",
+            "I'm waiting for you: You can type it in the box on your screen, or set it yourself in the preview.",
+            "428913",
+        ),
+        (  # bench, xiaoling: the given name was handed over; reminded of it after the e-mail was asked
+            {"given_name": "Xiaoling", "email": "xl@example.com"},
+            "What is your email?",
+            "I'm waiting for you to set your given name: You can type it in the box on your screen, or set it"
+            " yourself in the preview on your page.",
+            "Xiaoling",
+        ),
+    ],
+)
+async def test_told_to_type_a_detail_the_person_types_the_one_named_else_the_one_last_asked(
+    facts, asked, reminder, want
+):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
@@ -993,38 +1010,9 @@ async def test_told_to_type_the_detail_last_asked_the_person_types_it():
         typed.append(value)
         return True
 
-    person = SimulatedPerson(Profile("p", {"one_time_code": "428913"}), AgreeingLLM("none"), emit=lambda *a, **k: None)
-    assert await person.respond("What is your security code?") == "The code is 428913."
-    said = await person.respond(
-        "I'm waiting for you: You can type it in the box on your screen, or set it yourself in the preview.", type_in
-    )
-    assert said is None and typed == ["428913"]
-
-
-async def test_reminded_of_a_detail_left_to_them_the_person_types_that_detail():
-    """Bench, xiaoling: the given name was handed over; reminded of it later (after the e-mail was
-    asked), the person must type the given name, not the detail asked last."""
-    from appliance.demo.profile import Profile
-    from appliance.simulate.person import SimulatedPerson
-
-    typed: list[str] = []
-
-    async def type_in(value: str) -> bool:
-        typed.append(value)
-        return True
-
-    person = SimulatedPerson(
-        Profile("p", {"given_name": "Xiaoling", "email": "xl@example.com"}),
-        AgreeingLLM("email"),
-        emit=lambda *a, **k: None,
-    )
-    await person.respond("What is your email?")
-    said = await person.respond(
-        "I'm waiting for you to set your given name: You can type it in the box on your screen, or set it yourself"
-        " in the preview on your page.",
-        type_in,
-    )
-    assert said is None and typed == ["Xiaoling"]
+    person = SimulatedPerson(Profile("p", facts), AgreeingLLM("none"), emit=lambda *a, **k: None)
+    await person.respond(asked)
+    assert await person.respond(reminder, type_in) is None and typed == [want]
 
 
 async def test_a_question_whose_last_word_whisper_dropped_is_about_the_detail_it_starts():
@@ -1103,47 +1091,43 @@ async def test_values_read_back_together_are_each_judged_against_their_own_detai
         assert said == want and person.turns[-1].kind == "check"
 
 
-@pytest.mark.parametrize(
-    "passport, want",
-    [
-        ("X-ray, one two three, four five six, seven eight", "Yes, please submit it."),
-        ("X-ray, one two three, four five six, seven nine", "No, my passport number is X12345678."),
-    ],
-)
-async def test_a_value_the_summary_states_for_the_first_time_is_checked_before_the_yes(passport, want):
-    """Issue 27 item 3: a value left to the summary is confirmed there: the person says no to a wrong one."""
-    from appliance.demo.profile import Profile
-    from appliance.simulate.person import SimulatedPerson
-
-    person = SimulatedPerson(
-        Profile("p", {"given_name": "Ada", "passport_number": "X12345678"}),
-        AgreeingLLM("none"),
-        emit=lambda *a, **k: None,
-    )
-    summary = f"Here is what I'll submit: Ada; your passport number, {passport}. Shall I submit the form now?"
-    assert await person.respond(summary) == want
+_PASSPORT = {"given_name": "Ada", "passport_number": "X12345678"}
+_DATES = {"date_of_birth": "1995-06-11", "travel_date": "2027-06-28"}
 
 
 @pytest.mark.parametrize(
-    "said, want",
+    "facts, stated, want",
     [
-        ("the 11th of June. 1995, Spain, Rome. 28 June, 2027, Window", "Yes, please submit it."),
-        ("the 12th of June. 1995, Spain, Rome. 28 June, 2027, Window", "No, I was born on 1995-06-11."),
+        # issue 27 item 3: a value left to the summary is confirmed there: the person says no to a wrong one
+        (
+            _PASSPORT,
+            "Ada; your passport number, X-ray, one two three, four five six, seven eight",
+            "Yes, please submit it.",
+        ),
+        (
+            _PASSPORT,
+            "Ada; your passport number, X-ray, one two three, four five six, seven nine",
+            "No, my passport number is X12345678.",
+        ),
+        # bench, joaquin: a date read with the values after it was taken for a wrong date
+        (
+            _DATES,
+            "Joaquin. Your date of birth, the 11th of June. 1995, Spain, Rome. 28 June, 2027",
+            "Yes, please submit it.",
+        ),
+        (
+            _DATES,
+            "Joaquin. Your date of birth, the 12th of June. 1995, Spain, Rome. 28 June, 2027",
+            "No, I was born on 1995-06-11.",
+        ),
     ],
 )
-async def test_a_date_in_a_summary_is_judged_without_the_values_after_it(said, want):
-    """Bench, joaquin: the date of birth read with the values after it ("…, 1995, Spain, Rome. 28 June,
-    2027") was taken for a wrong date, and the person said no to a right summary."""
+async def test_each_value_a_summary_states_for_the_first_time_is_checked_before_the_yes(facts, stated, want):
     from appliance.demo.profile import Profile
     from appliance.simulate.person import SimulatedPerson
 
-    person = SimulatedPerson(
-        Profile("p", {"date_of_birth": "1995-06-11", "travel_date": "2027-06-28"}),
-        AgreeingLLM("none"),
-        emit=lambda *a, **k: None,
-    )
-    summary = f"Here's what I'll submit, Joaquin. Your date of birth, {said}. Shall I submit the form now?"
-    assert await person.respond(summary) == want
+    person = SimulatedPerson(Profile("p", facts), AgreeingLLM("none"), emit=lambda *a, **k: None)
+    assert await person.respond(f"Here is what I'll submit: {stated}. Shall I submit the form now?") == want
 
 
 async def test_asked_for_two_details_in_one_question_the_person_gives_both():

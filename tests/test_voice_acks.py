@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-import numpy as np
 from fakes import FakeSynth
-from pipecat.frames.frames import Frame, TTSAudioRawFrame, UserStoppedSpeakingFrame
+from helpers import AudioSink, answer_audio
+from pipecat.frames.frames import Frame, UserStoppedSpeakingFrame
 from pipecat.pipeline.pipeline import Pipeline
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance import config
@@ -23,36 +22,19 @@ from appliance.voice.session import Session
 RATE = 16_000
 
 
-class Sink(FrameProcessor):
-    def __init__(self):
-        super().__init__()
-        self.audio: list[tuple[float, TTSAudioRawFrame]] = []
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection):
-        await super().process_frame(frame, direction)
-        if isinstance(frame, TTSAudioRawFrame):
-            self.audio.append((asyncio.get_running_loop().time(), frame))
-        await self.push_frame(frame, direction)
-
-
-def answer(seconds: float) -> list[TTSAudioRawFrame]:
-    n = RATE * 40 // 1000
-    return [TTSAudioRawFrame(np.full(n, 1, np.int16).tobytes(), RATE, 1) for _ in range(round(seconds * 25))]
-
-
-async def _run(frames: list[Frame]) -> tuple[Sink, list[tuple[str, dict]]]:
+async def _run(frames: list[Frame]) -> tuple[AudioSink, list[tuple[str, dict]]]:
     cfg = config.load()
     reports: list[tuple[str, dict]] = []
     ack = Acknowledger(
         bytes(RATE * 2), RATE, after_ms=200, every_turn=True, report=lambda e, **f: reports.append((e, f))
     )
-    sink = Sink()
+    sink = AudioSink()
     await run_test(Pipeline([ack, Playout(cfg.turn, 200), sink]), frames_to_send=frames)
     return sink, reports
 
 
 async def test_a_late_answer_is_acknowledged_and_the_ack_gives_way_to_it():
-    sink, reports = await _run([UserStoppedSpeakingFrame(), SleepFrame(0.5), *answer(0.4), SleepFrame(0.8)])
+    sink, reports = await _run([UserStoppedSpeakingFrame(), SleepFrame(0.5), *answer_audio(0.4, RATE), SleepFrame(0.8)])
     assert [e for e, _f in reports] == ["ack"]
     kinds = [isinstance(f, AckAudioRawFrame) for _t, f in sink.audio]
     first_answer = kinds.index(False)
@@ -62,7 +44,9 @@ async def test_a_late_answer_is_acknowledged_and_the_ack_gives_way_to_it():
 
 
 async def test_a_prompt_answer_is_not_acknowledged():
-    sink, reports = await _run([UserStoppedSpeakingFrame(), SleepFrame(0.05), *answer(0.4), SleepFrame(0.6)])
+    sink, reports = await _run(
+        [UserStoppedSpeakingFrame(), SleepFrame(0.05), *answer_audio(0.4, RATE), SleepFrame(0.6)]
+    )
     assert reports == [] and not any(isinstance(f, AckAudioRawFrame) for _t, f in sink.audio)
 
 
@@ -117,12 +101,12 @@ def _turn(words: str):
     return LLMContextFrame(LLMContext(messages=[{"role": "user", "content": words}]))
 
 
-async def _relevant(llm: FastLLM, frames: list[Frame]) -> tuple[Sink, list[tuple[str, dict]], FakeSynth]:
+async def _relevant(llm: FastLLM, frames: list[Frame]) -> tuple[AudioSink, list[tuple[str, dict]], FakeSynth]:
     from appliance.voice.acks import RelevantAck
 
     reports: list[tuple[str, dict]] = []
     synth = FakeSynth(RATE)
-    sink = Sink()
+    sink = AudioSink()
     ack = RelevantAck(llm, synth, report=lambda e, **f: reports.append((e, f)))
     await run_test(Pipeline([ack, Playout(config.load().turn, 200), sink]), frames_to_send=frames)
     return sink, reports, synth
@@ -131,7 +115,7 @@ async def _relevant(llm: FastLLM, frames: list[Frame]) -> tuple[Sink, list[tuple
 async def test_while_the_slow_mind_thinks_the_fast_one_says_what_was_asked_and_gives_way_to_the_answer():
     llm = FastLLM("the history of Rome")
     asked = "Tell me about the history of Rome."
-    frames = [UserStoppedSpeakingFrame(), _turn(asked), SleepFrame(0.5), *answer(0.4), SleepFrame(0.6)]
+    frames = [UserStoppedSpeakingFrame(), _turn(asked), SleepFrame(0.5), *answer_audio(0.4, RATE), SleepFrame(0.6)]
     sink, reports, synth = await _relevant(llm, frames)
     assert llm.asked[0][1] == asked
     assert [c for c, _ in synth.calls] == ["Let me think about", "the history of Rome."]
@@ -143,7 +127,13 @@ async def test_while_the_slow_mind_thinks_the_fast_one_says_what_was_asked_and_g
 
 async def test_an_acknowledgement_later_than_the_answer_is_never_heard_after_it():
     llm = FastLLM("Rome", delay_s=0.6)
-    frames = [UserStoppedSpeakingFrame(), _turn("Tell me about Rome."), SleepFrame(0.1), *answer(0.4), SleepFrame(0.9)]
+    frames = [
+        UserStoppedSpeakingFrame(),
+        _turn("Tell me about Rome."),
+        SleepFrame(0.1),
+        *answer_audio(0.4, RATE),
+        SleepFrame(0.9),
+    ]
     sink, reports, _ = await _relevant(llm, frames)
     kinds = [isinstance(f, AckAudioRawFrame) for _t, f in sink.audio]
     assert not any(kinds[kinds.index(False) :]) and kinds.count(False) == 10  # the whole answer, and no ack after it

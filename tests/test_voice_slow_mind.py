@@ -4,19 +4,14 @@ gives way to the slow answer."""
 
 from __future__ import annotations
 
-import asyncio
-
-import numpy as np
 import pytest
+from helpers import AudioSink, answer_audio
 from pipecat.frames.frames import (
-    Frame,
     LLMContextFrame,
-    TTSAudioRawFrame,
     UserStoppedSpeakingFrame,
 )
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.tests.utils import SleepFrame, run_test
 
 from appliance.voice.acks import ACK_PROMPT, AckAudioRawFrame, RelevantAck
@@ -29,29 +24,12 @@ pytestmark = pytest.mark.e2e
 ACK_WITHIN_MS = 400
 
 
-class Heard(FrameProcessor):
-    def __init__(self):
-        super().__init__()
-        self.audio: list[tuple[float, TTSAudioRawFrame]] = []
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection):
-        await super().process_frame(frame, direction)
-        if isinstance(frame, TTSAudioRawFrame):
-            self.audio.append((asyncio.get_running_loop().time(), frame))
-        await self.push_frame(frame, direction)
-
-
-def _answer(rate: int, seconds: float) -> list[TTSAudioRawFrame]:
-    n = rate * 40 // 1000
-    return [TTSAudioRawFrame(np.full(n, 300, np.int16).tobytes(), rate, 1) for _ in range(round(seconds * 25))]
-
-
 @pytest.mark.parametrize("asked", ["Can you tell me about the history of Rome?", "How do I make a cup of green tea?"])
 async def test_the_fast_model_acknowledges_what_was_asked_before_the_slow_answer(runtime, asked):
     fast = runtime.llm("ack")
     await fast.warm(ACK_PROMPT)  # at start-up with llm.slow set (VoiceRuntime.start)
     reports: list[tuple[str, dict]] = []
-    heard = Heard()
+    heard = AudioSink()
     rate = runtime.synth.sample_rate_hz
     await run_test(
         Pipeline(
@@ -65,7 +43,7 @@ async def test_the_fast_model_acknowledges_what_was_asked_before_the_slow_answer
             UserStoppedSpeakingFrame(),
             LLMContextFrame(LLMContext(messages=[{"role": "user", "content": asked}])),
             SleepFrame(2.0),  # the slow mind's answer comes after 2 s
-            *_answer(rate, 0.5),
+            *answer_audio(0.5, rate, level=300),
             SleepFrame(0.6),
         ],
     )
