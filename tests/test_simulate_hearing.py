@@ -1015,6 +1015,33 @@ async def test_told_to_type_a_detail_the_person_types_the_one_named_else_the_one
     assert await person.respond(reminder, type_in) is None and typed == [want]
 
 
+async def test_offered_a_box_for_one_detail_and_asked_another_the_person_types_the_boxs_and_answers_the_other():
+    """Bench, xiaoling: the given name's box was offered with the hand-over, and the next question
+    (the nationality) came in the same breath: the person typed "Canadian" in the name's box, and
+    it was sent."""
+    from appliance.demo.profile import Profile
+    from appliance.simulate.person import SimulatedPerson
+
+    typed: list[str] = []
+
+    async def type_in(value: str) -> bool:
+        typed.append(value)
+        return True
+
+    person = SimulatedPerson(
+        Profile("p", {"given_name": "Xiaoling", "nationality": "Canadian"}),
+        AgreeingLLM("none"),
+        emit=lambda *a, **k: None,
+    )
+    said = await person.respond(
+        "Let's leave your given name for now: I couldn't get it in. You can type it in the box on your screen, or set"
+        " it yourself in the preview on your page. What is your nationality?",
+        type_in,
+        box="Given name(s)",
+    )
+    assert typed == ["Xiaoling"] and said == "My nationality is Canadian."
+
+
 async def test_a_question_whose_last_word_whisper_dropped_is_about_the_detail_it_starts():
     """Bench, otp-verify (audio): "What is your security?" (for "… security code?") was taken for
     the consent, and "Yes, I accept." was the answer."""

@@ -365,7 +365,9 @@ class PersonOnCall:
                         self.person.adopt(*prepared.twin)
                         reply, voice = prepared.reply, prepared.voice
                     else:
-                        reply = await self.person.respond(said, type_in=self.screen.type_in if self.screen else None)
+                        reply = await self.person.respond(
+                            said, type_in=self.screen.type_in if self.screen else None, box=self._box()
+                        )
                         voice = await self._voice(reply, self.person.repeat) if reply else None
                     if reply:
                         await self._speak(reply, voice)
@@ -397,7 +399,7 @@ class PersonOnCall:
             return False
 
         try:
-            reply = await twin.respond(said, type_in=would_type if self.screen else None)
+            reply = await twin.respond(said, type_in=would_type if self.screen else None, box=self._box())
             voice = await self._voice(reply, twin.repeat) if reply else None
         except Exception:  # the real turn decides again, and logs it
             log.debug("simulated person: rehearsal failed", exc_info=True)
@@ -409,6 +411,10 @@ class PersonOnCall:
             await asyncio.sleep(0.01)
         ready.taken = self.client.take(bot.mark)
         return ready
+
+    def _box(self) -> str | None:
+        """The label of the box the person's screen offers now, or None."""
+        return self.screen.box["label"] if self.screen is not None and self.screen.box is not None else None
 
     async def _hear(
         self, bot: BotAudio, before: _Ready | None = None

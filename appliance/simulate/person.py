@@ -226,13 +226,17 @@ class SimulatedPerson:
         except LLMError as e:
             log.warning("persona warm-up: %s", e)
 
-    async def respond(self, heard: str, type_in: Callable[[str], Awaitable[bool]] | None = None) -> str | None:
+    async def respond(
+        self, heard: str, type_in: Callable[[str], Awaitable[bool]] | None = None, box: str | None = None
+    ) -> str | None:
         """What the person says back to ``heard`` (the bot has yielded the floor: always
         something, unless the person typed the answer instead).
 
         ``type_in``: the person's hands on their page, ``await type_in(value)`` → whether the
-        page took ``value`` in the box it offers; a person with a screen offered the box
-        types the detail asked for there and says nothing (event ``person_typed``).
+        page took ``value`` in the box it offers (``box``: its label on the screen, when known);
+        a person with a screen offered the box types there the detail the box is for (by its
+        label, else the detail asked for) and says nothing, or, when the question asks for
+        another detail, answers that too (event ``person_typed``).
         A read-back ("… Is that right?") is about the detail it names, else the one last asked; a
         request to submit is about submitting; for anything else the LLM decides which detail is asked for, and a
         request to spell in which it finds no detail a person spells ("Could you spell your post
@@ -308,15 +312,18 @@ class SimulatedPerson:
         if kind == "ask":
             for asked_for in (topic, *self._asked_with):  # each detail asked for: its wrong first answer too
                 self._given(asked_for, heard)
+        # the box's own detail (bench, xiaoling: offered the given name's box, then asked the nationality, the person
+        # typed "Canadian" in it and it was sent)
+        typed = (self._named_as(re.sub(r"\(s\)", "", box)) if box else None) or topic
         if (
             kind == "ask"
             and type_in is not None
             and _TYPE_OFFER.search(heard)
-            and self.believed(topic)
-            and await type_in(self.believed(topic))
+            and self.believed(typed)
+            and await type_in(self.believed(typed))
         ):
-            kind, said = "typed", None
-            self.emit("person_typed", topic=topic, value=self.believed(topic))
+            self.emit("person_typed", topic=typed, value=self.believed(typed))
+            kind, said = ("typed", None) if typed == topic else (kind, await self._answer(heard, topic, kind))
         else:
             said = await self._answer(heard, topic, kind)
         return self._turn(heard, topic, kind, said)
