@@ -184,10 +184,14 @@ class ScriptedLine(QueueLine):
         self.said: list[str] = []
         self.hints: list[tuple[int, str]] = []  # (how many lines were said before it, the context)
         self.spelling: list[bool] = []  # each hint's: a spelling expected
+        self.acknowledged: list[int] = []  # each acknowledgement's: how many lines were said before it
 
     async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
         return SayOutcome(interrupted=False, heard=text)
+
+    async def acknowledge(self) -> None:
+        self.acknowledged.append(len(self.said))
 
     async def hint(self, context: str, spelling: bool = False) -> None:
         self.hints.append((len(self.said), context))

@@ -124,6 +124,9 @@ class AudioLine:
         self.heard_words = heard.words
         return heard.text
 
+    async def acknowledge(self) -> None:
+        """No pipeline, no acknowledger: a slow step passes in silence."""
+
     async def hint(self, context: str, spelling: bool = False) -> None:
         self.context = context  # as the voice pipeline's STT takes it
 

@@ -117,3 +117,25 @@ def test_interim_on_page_counts_turns_whose_words_showed_before_their_final():
 
     assert interim_on_page(["interim", "interim", "final", "final", "interim", "final"]) == round(2 / 3, 3)
     assert interim_on_page(["interim"]) is None
+
+
+def test_transport_splits_into_uplink_and_downlink_on_the_shared_wall_clock():
+    """The page's meter runs 1,000,000 ms behind the epoch; the server put the first end of
+    speech 90 ms after the page's and sent the reply 700 ms after that, heard 150 ms later."""
+    from appliance.bench.voice import link_ms
+    from appliance.simulate.page_client import PageRun
+
+    def rms(ts):
+        return [(t, 0.1) for t in ts]
+
+    mic = windows(1000, 2000) + windows(12000, 13000)
+    bot = windows(2940, 4000) + windows(13900, 15000)
+    run = PageRun(rms(mic), rms(bot), [], [], 0, "", [], [], epoch_offset_ms=1_000_000)
+    turns = [  # ts: when the first audio was sent (epoch ms); its first_audio_sent_ms from the end of speech
+        {"event": "turn", "ts": 1_000_000 + 2090 + 700, "first_audio_sent_ms": 700},
+        {"event": "turn", "ts": 1_000_000 + 13110 + 600, "first_audio_sent_ms": 600},
+    ]
+    assert link_ms(run, [{"event": "vad_stopped"}, *turns]) == {"uplink_ms": 100.0, "downlink_ms": 170.0}
+    assert link_ms(run, []) == {"uplink_ms": None, "downlink_ms": None}  # no turn to pair
+    no_clock = PageRun(rms(mic), rms(bot), [], [], 0, "", [], [])
+    assert link_ms(no_clock, turns) == {"uplink_ms": None, "downlink_ms": None}

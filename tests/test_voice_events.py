@@ -129,3 +129,18 @@ async def test_barge_in_logs_the_cut_reply_and_no_turn_summary():
         "text": "Once upon a time",
         "interrupted": True,
     }
+
+
+async def test_the_llms_own_ttfb_is_logged_and_other_services_are_not():
+    from pipecat.frames.frames import MetricsFrame
+    from pipecat.metrics.metrics import TTFBMetricsData
+
+    events = await _events(
+        [
+            MetricsFrame(data=[TTFBMetricsData(processor="RetryingOpenAILLMService#0", value=0.4321)]),
+            MetricsFrame(data=[TTFBMetricsData(processor="PiperClauseTTSService#0", value=0.2)]),
+            MetricsFrame(data=[TTFBMetricsData(processor="RetryingOpenAILLMService#0", value=0.0)]),  # none measured
+            GAP,
+        ]
+    )
+    assert [(e["event"], e["ttfb_ms"]) for e in events] == [("llm_ttfb", 432.1)]

@@ -18,12 +18,12 @@ const bargeLog = []; window.applianceBargeLog = bargeLog;
 // What the live transcript line showed, in order: "interim" (words while you speak) or "final" (the benchmark's interim_on_page).
 const lineLog = []; window.applianceLineLog = lineLog;
 // The meter's clock against the wall clock (ms), so the page's figures can be set beside the server's events.
-window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, Date.now()] : null);  // [t_ms, what] of onsets, ducks and the server's answers
+window.applianceClock = () => (audioCtx ? [audioCtx.currentTime * 1000, performance.timeOrigin + performance.now()] : null);
 // Events the conversation view shows itself; anything else (the agents' messages and decisions) goes to the activity log.
 const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_speaking", "barge_in_detected", "vad_stopped",
   "interim_transcript", "final_transcript", "llm_first_token", "tts_first_audio", "first_audio_sent", "bot_text",
   "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error", "early_final", "speculation", "turn_held",
-  "backchannel", "duck", "duck_released", "barge_in_confirmed"]);
+  "backchannel", "duck", "duck_released", "barge_in_confirmed", "llm_ttfb"]);
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }

@@ -39,9 +39,13 @@ is audible when its RMS > 0.01 (−40 dBFS).
   transcript ÷ turns (``turn.quiet_interim_every_ms``).
 - ``speculation_kept_rate``: replies started on the early final and kept ÷ replies started
   early (ours). ``acks``: "never silent" acknowledgements said (off in the benchmark).
+- ``llm_ttft_alone_ms``: the questions sent straight to the answering LLM server before the
+  pipelines run (:func:`ttft_alone`); ``llm_ttft_pipeline_ms`` (ours): pipecat's own TTFT of
+  the pipeline's requests (:func:`ttft_in_pipeline`).
 - ``stages_ms``: per stage, the server's median ms from the end of speech (early final, VAD
   stop, final transcript, LLM first token, TTS first audio, first audio sent) and, from the
-  page, ``heard`` = v2v p50 (``transport`` = heard − first audio sent).
+  page, ``heard`` = v2v p50 (``transport`` = heard − first audio sent), split into
+  ``uplink`` and ``downlink`` on the wall clock both ends share (:func:`link_ms`).
 
 The page client needs a loopback-only network namespace: run ``appliance bench voice``
 under ``unshare -n sh -c 'ip link set lo up; …'`` (``scripts/bench_voice.sh`` does).
@@ -228,15 +232,24 @@ def _pct(values: list[float]) -> dict:
     return {"p50": round(float(np.percentile(values, 50)), 1), "p95": round(float(np.percentile(values, 95)), 1)}
 
 
+def replies(mic: list[float], bot: list[float]) -> list[tuple[float, float | None]]:
+    """Per utterance (audible mic windows split at gaps > 1.5 s): (its last audible window,
+    the first audible bot window after it and before the next utterance, or None), meter ms."""
+    utts = _segments(mic, 1500)
+    out = []
+    for i, (_start, end) in enumerate(utts):
+        nxt = utts[i + 1][0] if i + 1 < len(utts) else float("inf")
+        out.append((end, next((t for t in bot if end < t < nxt), None)))
+    return out
+
+
 def v2v_from_run(mic: list[float], bot: list[float], fallback_ms: float) -> tuple[list[float], int]:
     """Per utterance: first audible bot window after its end − its end (ms); replies
-    missing before the next utterance count as ``fallback_ms``. Returns (values, missing)."""
-    utts = _segments(mic, 1500)
+    missing before the next utterance (or within ``fallback_ms`` of the last) count as
+    ``fallback_ms``. Returns (values, missing)."""
     values, missing = [], 0
-    for i, (_start, end) in enumerate(utts):
-        nxt = utts[i + 1][0] if i + 1 < len(utts) else end + fallback_ms
-        first = next((t for t in bot if end < t < nxt), None)
-        if first is None:
+    for end, first in replies(mic, bot):
+        if first is None or first - end >= fallback_ms:
             missing += 1
             values.append(fallback_ms)
         else:
@@ -500,6 +513,73 @@ def transport_ms(v2v: list[float], events: list[dict]) -> float | None:
     return round(statistics.median(v2v) - statistics.median(sent), 1)
 
 
+def link_ms(run, events: list[dict]) -> dict:
+    """``transport_ms`` split, as medians over the answered turns (ms; None without a page clock
+    or a paired turn). Both ends read this machine's wall clock, the page through its
+    ``applianceClock`` (:attr:`~appliance.simulate.page_client.PageRun.epoch_offset_ms`):
+
+    - ``uplink_ms``: where the server put the end of speech (its VAD stop − ``vad.stop_ms``,
+      from the ``turn`` event: ``ts`` − ``first_audio_sent_ms``) − the utterance's last audible
+      window at the page: capture, Opus, the receive jitter buffer, resampling and the VAD's
+      own lag.
+    - ``downlink_ms``: the reply's first audible window at the page − when the server sent its
+      first audio (the ``turn`` event's ``ts``): pacing, Opus, the page's jitter buffer and
+      WebAudio.
+
+    A turn pairs with the utterance whose end it placed within −300…+1,500 ms of the page's
+    and whose first audio went out before the page heard the reply."""
+    if run.epoch_offset_ms is None:
+        return {"uplink_ms": None, "downlink_ms": None}
+    turns = [(t["ts"] - t["first_audio_sent_ms"], t["ts"]) for t in events if t["event"] == "turn"]
+    up, down = [], []
+    for end, first in replies(run.audible("mic"), run.audible("bot")):
+        if first is None:
+            continue
+        end_e, heard_e = run.epoch_ms(end), run.epoch_ms(first)
+        paired = [(s, sent) for s, sent in turns if end_e - 300 <= s <= end_e + 1500 and sent <= heard_e]
+        if paired:
+            speech_end, sent = paired[-1]
+            up.append(speech_end - end_e)
+            down.append(heard_e - sent)
+    return {
+        "uplink_ms": round(statistics.median(up), 1) if up else None,
+        "downlink_ms": round(statistics.median(down), 1) if down else None,
+    }
+
+
+async def ttft_alone(endpoint, system: str, questions: list[str], max_tokens: int) -> dict:
+    """``llm_ttft_alone_ms``: each question as the pipeline's first turn would send it (the
+    system prompt, the question; streamed, ``max_tokens``) to the same server, one at a time,
+    with no audio running: ms to the first token, ``{"p50", "p95"}``. ``endpoint``: the
+    answering :class:`~appliance.llm.runtime.Endpoint`."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0)
+    values = []
+    for question in questions:
+        t0 = time.monotonic()
+        stream = await client.chat.completions.create(
+            model=endpoint.model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
+            max_tokens=max_tokens,
+            stream=True,
+        )
+        first = None
+        async for chunk in stream:
+            if first is None and chunk.choices and chunk.choices[0].delta.content:
+                first = (time.monotonic() - t0) * 1000
+        if first is not None:
+            values.append(first)
+    await client.close()
+    return _pct(values)
+
+
+def ttft_in_pipeline(events: list[dict]) -> dict:
+    """``llm_ttft_pipeline_ms``: pipecat's own time to the first token of each of the
+    pipeline's LLM requests (the ``llm_ttfb`` events; speculative requests too), ``{"p50", "p95"}``."""
+    return _pct([e["ttfb_ms"] for e in events if e["event"] == "llm_ttfb"])
+
+
 async def _measure_together(server: VoiceServer, wav: Path, listen_s: float, sessions: int) -> dict:
     """``sessions`` pages talking at once (each the same utterances, from capture on) to our
     pipeline on one server: ``{"v2v_ms": {"p50", "p95"}, "unanswered"}`` over all their turns."""
@@ -547,7 +627,13 @@ async def run_bench(cfg: Config, turns: int = 20, stock: bool = True, sessions: 
             raise RuntimeError(server.error)
         result: dict = {"turns": turns}
         try:
+            from appliance.voice.markers import spoken_prompt
             from appliance.voice.pipeline import build_task
+
+            answers = server.runtime.llms.slow or server.runtime.llms.main
+            result["llm_ttft_alone_ms"] = await ttft_alone(
+                answers, spoken_prompt(cfg.llm.system_prompt), [t for t, _ in turn_utts], cfg.llm.max_tokens
+            )
 
             for name, builder in [("ours", build_task)] + ([("stock", stock_pipeline)] if stock else []):
                 server.pipeline_builder = builder
@@ -561,6 +647,7 @@ async def run_bench(cfg: Config, turns: int = 20, stock: bool = True, sessions: 
                 v2v_pct = _pct(v2v)
                 stages["heard_ms"] = v2v_pct["p50"]
                 stages["transport_ms"] = transport_ms(v2v, events)
+                stages.update(link_ms(run, events))
                 result[name] = {
                     "v2v_ms": v2v_pct,
                     "unanswered": missing,
@@ -573,6 +660,7 @@ async def run_bench(cfg: Config, turns: int = 20, stock: bool = True, sessions: 
                 if name == "ours":
                     result[name]["asr_rtf"] = asr_rtf(events)
                     result[name]["speculation_kept_rate"] = speculation_kept_rate(events)
+                    result[name]["llm_ttft_pipeline_ms"] = ttft_in_pipeline(events)
                     if sessions > 1:
                         log.info("bench: ours, %d sessions at once", sessions)
                         server.pipeline_builder = builder

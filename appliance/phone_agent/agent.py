@@ -58,9 +58,6 @@ HOLD_S = 20.0  # a hold longer than this gets a word to the person
 #: reminders of a give-up's advice (one each :data:`HOLD_S`) with nothing changing before the call ends
 #: unsent: the person is not acting on it (about 2 minutes)
 HANDS_REMINDERS = 6
-#: a hold at a step boundary says "One moment, please." only after this long (s) with nothing new from the
-#: computer agent (issue 27: a filler before a question that is ready adds nothing)
-FILLER_AFTER_S = 0.7
 #: the person asked to wait ("hold on, I need to find it"): silence this long (s) before "Are you still there?"
 PERSON_HOLD_S = 60.0
 #: holding for the computer agent this long (s) with no word from it, and the call ends unsent:
@@ -309,18 +306,14 @@ class PhoneAgent:
         nothing for :data:`SILENT_S`."""
         if self._silent_since is None:
             self._silent_since = time.monotonic()
-        quiet_s = FILLER_AFTER_S - (time.monotonic() - self._silent_since)
-        if boundary and self.state.specs and not self.state.filler_said and quiet_s > 0:
-            try:  # the next question may come at once: "One moment, please." would only delay it
-                await asyncio.wait_for(self._inbox.arrived.wait(), quiet_s)
-                return None
-            except TimeoutError:
-                pass
         self.state, filler = interview.hold(self.state)
-        if filler is not None:
-            await self.call_line.say(sayings.FILLERS[filler])
-        elif not boundary:
-            self.emit("waits_on_browser", agent=self.id, count=self.state.waits_on_browser)
+        match filler:
+            case "opening":
+                await self.call_line.say(sayings.OPENING)
+            case "working":  # a page loads, the form is submitted: "One moment." unless the next words come soon
+                await self.call_line.acknowledge()
+            case None if not boundary:
+                self.emit("waits_on_browser", agent=self.id, count=self.state.waits_on_browser)
         try:
             await asyncio.wait_for(self._inbox.arrived.wait(), HOLD_S)
             self._reminders = 0
@@ -411,7 +404,9 @@ class PhoneAgent:
 
     async def _watch_submit(self) -> None:
         """Until the page has answered: a "wait"/"stop"/"no" sends ``interrupt`` (the computer
-        agent disarms the submit if it has not clicked yet) and authorisation is asked again."""
+        agent disarms the submit if it has not clicked yet) and authorisation is asked again.
+        The submit is a slow step: acknowledged (:meth:`~appliance.phone_agent.line.Line.acknowledge`)."""
+        await self.call_line.acknowledge()
         hearing = asyncio.ensure_future(self.line.hear())
         try:
             while True:

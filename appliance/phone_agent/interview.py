@@ -214,7 +214,8 @@ class Hold:
 
 Step = Failed | Finished | Reopening | Explain | Ask | AskTogether | Authorise | Review | Hold
 
-#: What to tell the person on a hold: the form is still opening (no field known yet), or the agent is working on it.
+#: What a hold tells the person: the form is still opening (no field known yet), or a slow step of the agent's
+#: (a page loads, the form is submitted), acknowledged unless the next words come soon.
 Filler = Literal["opening", "working"]
 
 
@@ -228,7 +229,7 @@ class Interview:
     known, by name, in arrival order; ``confirmed``: values the person accepted; ``refusals``:
     the page's last refusal per field; ``given_up``: give-ups per field; ``auth_requested``:
     the computer agent waits for authorisation; ``browser_busy``: loading or moving between
-    pages; ``filler_said``: the person was told about this hold; ``submitted``: the page's
+    pages; ``filler_said``: this hold was told or acknowledged (:func:`hold`); ``submitted``: the page's
     confirmation once submitted; ``failed``: why the form cannot be done;
     ``waits_on_browser``: holds that were not step boundaries; ``rejections``: read-backs the
     person rejected, per field; ``spell_asks``: spellings asked for, per field; ``typed``:
@@ -631,7 +632,7 @@ def withdrawn(state: Interview) -> Interview:
 
 def hold(state: Interview) -> tuple[Interview, Filler | None]:
     """Start a :class:`Hold`: the new state and what to tell the person first (once per step
-    boundary; None: nothing). A hold that is not a step boundary counts in ``waits_on_browser``.
+    boundary, :data:`Filler`; None: nothing). A hold that is not a step boundary counts in ``waits_on_browser``.
 
     Raises:
         InterviewError: the next step is not a :class:`Hold`.

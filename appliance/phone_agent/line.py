@@ -37,6 +37,11 @@ class Line(Protocol):
     async def hear(self) -> str:
         """The person's next final transcript (waits; must be safe to cancel)."""
 
+    async def acknowledge(self) -> None:
+        """A slow step begins (a page loads, the form is submitted): unless something is said
+        within ``turn.ack_after_ms``, the person hears a short acknowledgement (``turn.ack_text``);
+        a line without audio says nothing."""
+
     async def hint(self, context: str, spelling: bool = False) -> None:
         """Words the person may say again (their names as heard, :func:`~appliance.phone_agent.fields.asr_context`):
         a line with an ASR transcribes after them from now on; one without (text) has no use for them.
@@ -59,6 +64,9 @@ class QueueLine:
 
     async def hear(self) -> str:
         return await self._q.get()
+
+    async def acknowledge(self) -> None:
+        """Text needs no acknowledgement: the person reads the next words when they come."""
 
     async def hint(self, context: str, spelling: bool = False) -> None:
         """Typed text needs no ASR context."""
@@ -111,6 +119,10 @@ class CallLine:
             await self.line.hint(*hinted)
         self.emit("say", agent=self.agent, text=text)
         return await self.line.say(text)
+
+    async def acknowledge(self) -> None:
+        """A slow step begins: the line acknowledges it unless the next words come soon (:meth:`Line.acknowledge`)."""
+        await self.line.acknowledge()
 
     async def ask(
         self,

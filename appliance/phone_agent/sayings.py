@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from appliance.phone_agent import fields, interview
+from appliance.phone_agent import fields
 from appliance.protocol import FieldSpec
 
 #: short: the greeting and the consent notice ran 10.5 s before the first question (bench)
@@ -17,7 +17,8 @@ REOPENING = (
     "Sorry, the web browser I use for your form stopped. I'm opening the form again and putting back what "
     "you've told me, so there's no need to repeat anything."
 )
-FILLERS: dict[interview.Filler, str] = {"opening": "I'm opening the form now.", "working": "One moment, please."}
+#: said on the first hold, while the form is still opening (a later hold acknowledges: ``Line.acknowledge``)
+OPENING = "I'm opening the form now."
 #: "wait", "stop", "no" after the yes to submitting
 STOP = re.compile(r"\b(wait|stop|hold on|hang on|cancel|no|don't|do not|not yet)\b", re.I)
 #: an answer to "Are you still there?" ("Yes, I'm here.", "Yes.", "")

@@ -159,6 +159,16 @@ class SmartTurn(SessionEvent):
     compute_ms: float
 
 
+class LLMTTFB(SessionEvent):
+    """pipecat's time to the first token of an LLM request inside the pipeline (its
+    ``TTFBMetricsData`` from the LLM service): ``ttfb_ms`` from the request to the first token,
+    ``processor`` the service's name."""
+
+    event: Literal["llm_ttfb"] = "llm_ttfb"
+    ttfb_ms: float
+    processor: str
+
+
 class EarlyFinal(SessionEvent):
     """The STT's early final transcript ``text``, before the VAD stop."""
 

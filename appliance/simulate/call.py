@@ -10,7 +10,7 @@ end of turn, barge-in. No text crosses the line unspoken.
 Turn-taking, by ear: the person listens until the bot pauses (the client cuts the bot's
 audio into utterances at :data:`TURN_GAP_MS` of silence) and answers when what it heard since it
 last spoke asks something — a question, a read-back, a request to submit. After a
-statement ("One moment, please.") it stays silent and keeps listening;
+statement ("One moment.") it stays silent and keeps listening;
 after "I have …" without its question it waits :data:`READ_BACK_WAIT_S` for the rest (the
 bot's next clause may be late) before it answers. As people do, it gets its answer ready
 while the bot may still go on: at each pause of :data:`PAUSE_MS` it hears the utterance so far

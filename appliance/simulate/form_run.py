@@ -215,6 +215,9 @@ class TypistLine:
         """The person's next typed answer (safe to cancel)."""
         return await self._typed.get()
 
+    async def acknowledge(self) -> None:
+        """A typist reads the next words when they come: nothing to acknowledge."""
+
     async def hint(self, context: str, spelling: bool = False) -> None:
         """Typed answers need no ASR context."""
 

@@ -36,7 +36,9 @@ class PageRun:
     """What the page saw: ``mic``/``bot`` = [(t_ms, rms)] per 20 ms window (same clock),
     ``user_lines``/``bot_lines`` = the conversation the page shows, ``status`` text,
     ``ducks`` = the meter-clock ms at which the page lowered the bot for an onset, ``line`` =
-    what the live transcript line showed, in order (``"interim"`` or ``"final"``)."""
+    what the live transcript line showed, in order (``"interim"`` or ``"final"``),
+    ``epoch_offset_ms`` = Unix epoch ms − meter ms (the page's ``applianceClock``; None
+    before the page had audio), so that a meter time can be set beside the server's events."""
 
     mic: list[tuple[float, float]]
     bot: list[tuple[float, float]]
@@ -46,6 +48,18 @@ class PageRun:
     status: str
     ducks: list[float]
     line: list[str]
+    epoch_offset_ms: float | None = None
+
+    def epoch_ms(self, t_ms: float) -> float:
+        """A meter time as Unix epoch ms (this machine's wall clock, which the server's events
+        also use on loopback).
+
+        Raises:
+            ValueError: the page never had an audio clock.
+        """
+        if self.epoch_offset_ms is None:
+            raise ValueError("the page had no audio clock to set beside the wall clock")
+        return t_ms + self.epoch_offset_ms
 
     def audible(self, which: str) -> list[float]:
         return [t for t, rms in getattr(self, which) if rms > AUDIBLE_RMS]
@@ -101,6 +115,7 @@ async def _read(page) -> PageRun:
     bot = await page.eval_on_selector_all(".msg.bot .text", "els => els.map(e => e.textContent)")
     cut = len(await page.query_selector_all(".msg.bot.cut"))
     ducks = [t for t, what in await page.evaluate("window.applianceBargeLog || []") if what == "duck"]
+    clock = await page.evaluate("window.applianceClock ? window.applianceClock() : null")
     return PageRun(
         [tuple(x) for x in meter["mic"]],
         [tuple(x) for x in meter["bot"]],
@@ -110,6 +125,7 @@ async def _read(page) -> PageRun:
         await page.inner_text("#status"),
         ducks,
         await page.evaluate("window.applianceLineLog || []"),
+        clock[1] - clock[0] if clock else None,
     )
 
 

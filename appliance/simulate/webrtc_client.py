@@ -26,6 +26,7 @@ import numpy as np
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
+from appliance.voice import rtp
 from appliance.voice.piper_synth import resample
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class WebRTCClient:
                 got_track.set()
 
         await self.pc.setLocalDescription(await self.pc.createOffer())
+        rtp.receive_at_once(self.pc)  # hears the bot without aiortc's 80 ms prefetch, as a browser would
         async with aiohttp.ClientSession() as http:
             async with http.post(
                 f"{self.url}/api/offer",

@@ -23,7 +23,7 @@ from pipecat.frames.frames import (
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
-from pipecat.metrics.metrics import TurnMetricsData
+from pipecat.metrics.metrics import TTFBMetricsData, TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.transports.base_output import BaseOutputTransport
 
@@ -78,7 +78,8 @@ class TurnObserver(BaseObserver):
     """Writes per-turn events and latencies (ms) to the :class:`EventLog`.
 
     Events: ``user_started_speaking``, ``early_final`` (the STT's early final transcript,
-    before the VAD stop), ``smart_turn`` (Smart Turn's verdict at a VAD stop), ``vad_stopped`` (``speech_end_ms`` = VAD stop
+    before the VAD stop), ``smart_turn`` (Smart Turn's verdict at a VAD stop), ``llm_ttfb`` (pipecat's
+    time to the LLM's first token of a request), ``vad_stopped`` (``speech_end_ms`` = VAD stop
     − ``vad.stop_ms``), ``interim_transcript``, ``final_transcript``, ``llm_first_token``,
     ``tts_first_audio``, ``first_audio_sent``, ``bot_text`` (what was spoken),
     ``interruption`` (a reply was cut: the bot was speaking or generating), ``bot_stopped``, ``llm_reply`` (the whole generated reply, which
@@ -152,6 +153,8 @@ class TurnObserver(BaseObserver):
                         probability=round(m.probability, 3),
                         compute_ms=round(m.e2e_processing_time_ms, 1),
                     )
+                elif isinstance(m, TTFBMetricsData) and "LLM" in m.processor and m.value > 0:
+                    self._ev.emit("llm_ttfb", ttfb_ms=round(m.value * 1000, 1), processor=m.processor)
         elif isinstance(f, EagerTranscriptionFrame):
             self._early = self._ev.now_ms()
             self._ev.emit("early_final", text=f.text)

@@ -54,7 +54,7 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from appliance import heap
 from appliance.config import Config, ConfigError
-from appliance.voice import access, ice
+from appliance.voice import access, ice, rtp
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.runtime import VoiceRuntime
@@ -321,6 +321,7 @@ class VoiceServer:
         connection = SmallWebRTCConnection(ice_servers=list(self.cfg.transport.ice_servers))
         try:
             await connection.initialize(sdp=sdp, type="offer")
+            rtp.receive_at_once(connection.pc)  # the uplink without aiortc's 80 ms prefetch
             answer = connection.get_answer()
             if answer is None:
                 raise ValueError("no SDP answer could be made for it")
@@ -341,6 +342,7 @@ class VoiceServer:
             return self._refuse(404, f"no session {pc_id!r} to renegotiate")
         try:
             await call.connection.renegotiate(sdp=sdp, type="offer", restart_pc=restart)
+            rtp.receive_at_once(call.connection.pc)  # a restart makes a new peer connection
         except Exception as e:  # as in _admit: aiortc's errors for an unusable offer
             return self._refuse(400, f"bad offer: {type(e).__name__}: {e}")
         return web.json_response(call.connection.get_answer())
