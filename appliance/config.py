@@ -73,6 +73,19 @@ class ServerConfig(_Section):
     # pages handed back after each session. Soak 50 sessions: RSS +2 % (off: +14–24 %); costs Whisper ~+55 %
     # and Piper ~+40 ms a clause (fresh pages for each large buffer)
     heap_trim: bool = True
+    # HTTPS for the page, the API and the event socket (PEM files, both or neither): a browser on another device
+    # gives the page the microphone only over HTTPS; `appliance cert` makes a pair (appliance/voice/tls.py)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    # a TLS-terminating proxy is in front (list its https:// origin in allowed_origins): no plain-HTTP warning,
+    # and every request counts as remote (the token is required, an Origin too) whatever server.host is
+    behind_proxy: bool = False
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> "ServerConfig":
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("server.tls_cert and server.tls_key go together: set both (PEM files) or neither")
+        return self
 
     @field_validator("allowed_origins")
     @classmethod

@@ -1,4 +1,4 @@
-"""CLI: ``appliance serve``, ``appliance replay`` (a voice session; features add their own
+"""CLI: ``appliance serve``, ``appliance cert`` (HTTPS for other devices), ``appliance replay`` (a voice session; features add their own
 recordings through ``Parsers.replayers``), ``appliance bench voice``, ``appliance bench soak``."""
 
 from __future__ import annotations
@@ -7,11 +7,13 @@ import asyncio
 import importlib
 import json
 import sys
+from pathlib import Path
 
 from appliance import config
 from appliance.bench.replay import replay
 from appliance.bench.voice import run_bench
 from appliance.config import add_config_arg
+from appliance.voice import tls
 from appliance.voice.server import serve_forever
 from appliance.voice.transports import serve_single
 
@@ -22,6 +24,14 @@ def register(parsers) -> None:
     p.add_argument("--transport", choices=["webrtc", "websocket", "local"], help="override transport.kind")
     p.add_argument("--port", type=int, help="override server.port")
     p.set_defaults(func=_serve, serve_modes=parsers.serve_modes)
+
+    p = parsers.top.add_parser(
+        "cert", help="make an HTTPS certificate for a LAN name or address (server.tls_cert, server.tls_key)"
+    )
+    p.add_argument("--host", required=True, help="the name or address other devices open, e.g. appliance.lan")
+    p.add_argument("--dir", required=True, help="folder for cert.pem, key.pem and ca.pem (made if missing)")
+    p.add_argument("--days", type=int, default=tls.CERT_DAYS, help=f"validity (default {tls.CERT_DAYS}, at most 398)")
+    p.set_defaults(func=_cert)
 
     p = parsers.top.add_parser(
         "replay",
@@ -69,6 +79,16 @@ def _serve(args) -> int:
         asyncio.run(serve_forever(cfg, features))
     else:
         asyncio.run(serve_single(cfg))
+    return 0
+
+
+def _cert(args) -> int:
+    try:
+        files = tls.make_certificate(args.host, Path(args.dir).expanduser(), args.days)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(tls.how_to_use(files, args.host))
     return 0
 
 

@@ -13,11 +13,12 @@ these rules, in this order (the first one broken answers, with ``{"error": why}`
    WebSocket upgrade): a present ``Origin`` must be the page's own (``http://<Host>``) or
    one of ``server.allowed_origins``; ``null`` never is. A missing ``Origin`` (our aiortc
    client, ``curl``; browsers always send one on these requests) is accepted only from a
-   loopback peer while ``server.host`` is loopback. Otherwise **403**.
+   loopback peer while ``server.host`` is loopback and no proxy is in front
+   (``server.behind_proxy``: then every peer is the proxy). Otherwise **403**.
 3. **Content type** (requests with a body): ``application/json`` only, so the
    preflight-free ``text/plain`` / form posts a foreign page can make are refused: **415**.
 4. **Token** (whenever one is set: ``server.token``, or the random one the server makes
-   when ``server.host`` is not loopback): required on the page, the API and the event
+   when ``server.host`` is not loopback or ``server.behind_proxy`` is set): required on the page, the API and the event
    socket — the page's own code under ``/static/`` is public. Given as ``?token=…`` (the
    URL printed at start carries it), ``Authorization: Bearer …``, or the cookie the page
    gets when it is loaded with a valid ``?token=`` (``HttpOnly; SameSite=Strict``, so the
@@ -88,11 +89,14 @@ class AccessPolicy:
         host: ``server.host``, the listen address.
         allowed_origins: ``server.allowed_origins``, lower-case ``scheme://host[:port]``.
         token: the token every non-public request needs, or None (no token).
+        behind_proxy: ``server.behind_proxy``: every request comes through a proxy on this
+            machine, so a loopback peer proves nothing (a request without ``Origin`` is refused).
     """
 
     host: str
     allowed_origins: frozenset[str]
     token: str | None
+    behind_proxy: bool = False
 
     def check(
         self,
@@ -130,11 +134,11 @@ class AccessPolicy:
                         f"Origin {origin!r} may not use this appliance (its page is {page}; "
                         f"others must be listed in server.allowed_origins)",
                     )
-            elif not (is_loopback(self.host) and remote is not None and is_loopback(remote)):
+            elif self.behind_proxy or not (is_loopback(self.host) and remote is not None and is_loopback(remote)):
                 return Refusal(
                     403,
                     "a request without an Origin header is accepted only from this machine while "
-                    "server.host is loopback",
+                    "server.host is loopback and no proxy is in front (server.behind_proxy)",
                 )
             if has_body and (content_type or "").split(";")[0].strip().lower() != "application/json":
                 return Refusal(415, f"request bodies must be application/json, not {content_type or 'untyped'!r}")
@@ -152,9 +156,16 @@ class AccessPolicy:
 
 def policy_for(server) -> AccessPolicy:
     """The policy of a server with the ``server`` config section: its ``token``, or a random
-    one (``secrets.token_urlsafe(24)``) when ``host`` is not loopback, else none."""
-    token = server.token or (None if is_loopback(server.host) else secrets.token_urlsafe(24))
-    return AccessPolicy(host=server.host, allowed_origins=frozenset(server.allowed_origins), token=token)
+    one (``secrets.token_urlsafe(24)``) when ``host`` is not loopback or a proxy is in front
+    (``behind_proxy``), else none."""
+    local = is_loopback(server.host) and not server.behind_proxy
+    token = server.token or (None if local else secrets.token_urlsafe(24))
+    return AccessPolicy(
+        host=server.host,
+        allowed_origins=frozenset(server.allowed_origins),
+        token=token,
+        behind_proxy=server.behind_proxy,
+    )
 
 
 def websocket_refusal(

@@ -54,7 +54,7 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from appliance import heap
 from appliance.config import Config, ConfigError
-from appliance.voice import access, ice, rtp
+from appliance.voice import access, ice, rtp, tls
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.runtime import VoiceRuntime
@@ -178,8 +178,9 @@ class VoiceServer:
 
     @property
     def url(self) -> str:
-        """The page's base URL (``http://host:port/``), without the token."""
-        return f"http://{self.cfg.server.host}:{self.port}/"
+        """The page's base URL (``http://host:port/``; ``https`` with ``server.tls_cert``), without the token."""
+        scheme = "https" if self.cfg.server.tls_cert else "http"
+        return f"{scheme}://{self.cfg.server.host}:{self.port}/"
 
     @property
     def page_url(self) -> str:
@@ -191,17 +192,21 @@ class VoiceServer:
         With ``server.heap_trim``, this process's malloc is set up for a long-lived server
         (:func:`appliance.heap.configure`).
 
+        Over TLS with ``server.tls_cert``/``server.tls_key`` (:mod:`appliance.voice.tls`).
+
         Raises:
             ConfigError: the address cannot be listened on (no such host, not this
-                machine's, the port taken), naming ``server.host``/``server.port`` and why.
+                machine's, the port taken), naming ``server.host``/``server.port`` and why;
+                or the TLS files are missing or not a key pair.
             OSError: ``server.heap_trim`` and the C library is not glibc.
         """
         if self.cfg.server.heap_trim:
             heap.configure()
+        tls_context = tls.server_context(self.cfg)
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         srv = self.cfg.server
-        site = web.TCPSite(self._runner, srv.host, srv.port)
+        site = web.TCPSite(self._runner, srv.host, srv.port, ssl_context=tls_context)
         try:
             await site.start()
         except OSError as e:  # socket.gaierror included
@@ -604,6 +609,8 @@ async def serve_forever(cfg: Config, features: list[Feature] = ()) -> None:
     server = VoiceServer(cfg)
     cleanups = [c for c in [await install(server) for install in features] if c is not None]
     await server.start()
+    if (warning := tls.plain_http_warning(cfg)) is not None:
+        print(warning, flush=True)
     print(f"appliance: open {server.page_url} in Chromium or Firefox (models loading…)", flush=True)
     try:
         await server.ready.wait()

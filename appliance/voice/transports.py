@@ -2,7 +2,8 @@
 (``sounddevice``), and a WAV file (replay). All are pipecat transports, so the same
 pipeline (:func:`appliance.voice.pipeline.build_task`) runs on each.
 
-WebSocket protocol (``appliance serve --transport websocket``, ``ws://host:port/``):
+WebSocket protocol (``appliance serve --transport websocket``, ``ws://host:port/``;
+``wss://`` with ``server.tls_cert``/``server.tls_key``):
 client → server binary messages are the microphone, s16le, any chunk size: 16 kHz mono
 unless the client first sends the text message ``{"event": "format", "sample_rate_hz": N,
 "channels": C}`` (interleaved channels are averaged to mono, N resampled to 16 kHz, with
@@ -35,6 +36,7 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 from appliance.config import Config
 from appliance.errors import ApplianceError
 from appliance.voice.access import AccessPolicy, policy_for, websocket_refusal
+from appliance.voice.tls import server_context
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +128,13 @@ def websocket_transport(cfg: Config, policy: AccessPolicy) -> BaseTransport:
     )
     from websockets.asyncio.server import serve
 
+    tls_context = server_context(cfg)  # wss:// with server.tls_cert
+
     class GuardedInput(SingleClientWebsocketServerInputTransport):
-        async def _server_task_handler(self):  # pipecat's, with the access check on each upgrade
-            async with serve(self._client_handler, self._host, self._port, process_request=self._check):
+        async def _server_task_handler(self):  # pipecat's, with the access check on each upgrade and TLS
+            async with serve(
+                self._client_handler, self._host, self._port, process_request=self._check, ssl=tls_context
+            ):
                 await self._callbacks.on_websocket_ready()
                 await self._stop_server_event.wait()
 
@@ -370,8 +376,9 @@ async def serve_single(cfg: Config) -> None:
             if cfg.transport.kind == "websocket":
                 transport = websocket_transport(cfg, policy)
                 token = f"?token={policy.token}" if policy.token else ""
+                scheme = "wss" if cfg.server.tls_cert else "ws"
                 print(
-                    f"appliance: waiting for a WebSocket client at ws://{cfg.server.host}:{cfg.server.port}/{token}",
+                    f"appliance: waiting for a WebSocket client at {scheme}://{cfg.server.host}:{cfg.server.port}/{token}",
                     flush=True,
                 )
             else:
