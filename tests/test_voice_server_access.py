@@ -4,6 +4,7 @@ real VoiceServer on loopback (no model: a stand-in runtime and a bare pipeline).
 from __future__ import annotations
 
 import asyncio
+import json
 
 import aiohttp
 import pytest
@@ -236,3 +237,31 @@ async def test_aiohttps_own_refusals_are_json_too(server, http):
         assert r.status == 413 and "Maximum request body size" in (await r.json())["error"]
     async with http.get(_base(server) + "/api/nothing-here") as r:
         assert r.status == 404 and (await r.json())["error"]
+
+
+async def test_the_agent_card_is_public_names_the_form_skill_and_nothing_private(tmp_path, http):
+    """Issue 30: A2A's Agent Card at its well-known path, without the token the rest needs."""
+    from appliance.demo.site import DemoSite
+    from appliance.forms.mode import FormFeature
+
+    site = DemoSite()
+    await site.start()
+    srv = await _server(tmp_path, features=[FormFeature(site=site).install], host="0.0.0.0")
+    try:
+        base = _base(srv)
+        async with http.get(base + "/.well-known/agent-card.json") as r:
+            assert r.status == 200
+            card = await r.json()
+        assert {"name", "description", "version", "supportedInterfaces", "capabilities", "skills"} <= set(card)
+        assert [s["id"] for s in card["skills"]] == ["assistant", "form"]
+        form = card["skills"][1]
+        assert "interviews the person by voice" in form["description"] and form["examples"]
+        assert card["supportedInterfaces"][0]["url"] == base + "/api/offer"
+        assert card["securitySchemes"]["token"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+        text = json.dumps(card)
+        assert srv.token not in text and str(tmp_path) not in text and "recording" not in text
+        async with http.get(base + "/api/status") as r:
+            assert r.status == 401  # the rest still needs the token
+    finally:
+        await srv.stop()
+        await site.stop()

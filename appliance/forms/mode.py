@@ -48,8 +48,23 @@ from pydantic import ValidationError
 from appliance.computer_agent.preview import Preview
 from appliance.demo.site import DemoSite
 from appliance.forms.session import PageSide, SessionResult, run_session
+from appliance.voice.agent_card import Skill
 
 log = logging.getLogger(__name__)
+
+#: the Agent Card's form-filling skill (appliance/voice/agent_card.py)
+FORM_SKILL = Skill(
+    id="form",
+    name="Fill a web form by voice",
+    description=(
+        "Given a form's address, a computer agent fills the form in a browser while a phone agent interviews "
+        "the person by voice; the person watches a live preview and can type; nothing is submitted without "
+        "the person's go-ahead. Start it with an offer whose mode is \"form\" and whose url is the form's "
+        "address (http or https), with an optional task in words."
+    ),
+    tags=("forms", "voice", "computer-use", "browser"),
+    examples=("Fill in this flight booking for me: https://example.com/book", "I'm Ada Lovelace, book me a seat."),
+)
 
 
 class FormFeature:
@@ -74,6 +89,7 @@ class FormFeature:
             await self.site.start()
         server.info["demo_forms"] = self.site.urls
         server.modes["form"] = self._run
+        server.skills.append(FORM_SKILL)
         server.offer_checks["form"] = lambda body: self._url(server.cfg, body)
         server.app.router.add_post("/api/form/cancel", self._cancel)
         server.app.router.add_get("/api/form/preview", self._preview)

@@ -19,7 +19,8 @@ these rules, in this order (the first one broken answers, with ``{"error": why}`
    preflight-free ``text/plain`` / form posts a foreign page can make are refused: **415**.
 4. **Token** (whenever one is set: ``server.token``, or the random one the server makes
    when ``server.host`` is not loopback or ``server.behind_proxy`` is set): required on the page, the API and the event
-   socket — the page's own code under ``/static/`` is public. Given as ``?token=…`` (the
+   socket — the page's own code under ``/static/`` and the A2A Agent Card
+   (``/.well-known/agent-card.json``) are public. Given as ``?token=…`` (the
    URL printed at start carries it), ``Authorization: Bearer …``, or the cookie the page
    gets when it is loaded with a valid ``?token=`` (``HttpOnly; SameSite=Strict``, so the
    page's own requests carry it and a foreign site's do not). Missing: **401**; wrong: **403**.
@@ -44,6 +45,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 PUBLIC_PREFIX = "/static/"
+#: public without a token as well: the A2A Agent Card (appliance/voice/agent_card.py), which names nothing private
+PUBLIC_PATHS = frozenset({"/.well-known/agent-card.json"})
 TOKEN_COOKIE = "appliance_token"
 
 
@@ -142,7 +145,7 @@ class AccessPolicy:
                 )
             if has_body and (content_type or "").split(";")[0].strip().lower() != "application/json":
                 return Refusal(415, f"request bodies must be application/json, not {content_type or 'untyped'!r}")
-        if self.token is not None and not path.startswith(PUBLIC_PREFIX):
+        if self.token is not None and not path.startswith(PUBLIC_PREFIX) and path not in PUBLIC_PATHS:
             if not token:
                 return Refusal(
                     401,

@@ -54,7 +54,7 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from appliance import heap
 from appliance.config import Config, ConfigError
-from appliance.voice import access, ice, rtp, tls
+from appliance.voice import access, agent_card, ice, rtp, tls
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.runtime import VoiceRuntime
@@ -156,6 +156,7 @@ class VoiceServer:
                 web.patch("/api/offer", self._patch),
                 web.get("/api/events", self._events),
                 web.post("/api/disconnect", self._disconnect),
+                web.get(agent_card.PATH, self._agent_card),
                 web.static("/static", PAGE_DIR),
             ]
         )
@@ -170,6 +171,8 @@ class VoiceServer:
         self.offer_checks: dict[str, OfferCheck] = {}
         #: extra keys for ``/api/status`` (e.g. the demo forms' URLs)
         self.info: dict = {}
+        #: what the modes can do, for the Agent Card (:mod:`appliance.voice.agent_card`); the forms add theirs
+        self.skills: list[agent_card.Skill] = []
         #: builds a plain connection's pipeline: (runtime, transport, session) → task; the
         #: voice assistant by default (the benchmark swaps in stock pipecat).
         self.pipeline_builder = build_task
@@ -270,6 +273,11 @@ class VoiceServer:
                 **self.info,
             }
         )
+
+    async def _agent_card(self, req: web.Request) -> web.Response:
+        """The A2A Agent Card, public; its URLs are the ones the asking client used."""
+        base = f"{req.scheme}://{req.host}"
+        return web.json_response(agent_card.card(base, self.skills, token_required=self.token is not None))
 
     @staticmethod
     def _refuse(status: int, error: str) -> web.Response:
