@@ -276,6 +276,9 @@ class TTSConfig(_Section):
 class RecordingConfig(_Section):
     enabled: bool = True
     dir: str = "~/.cache/appliance/recordings"
+    # recordings whose newest file is older than this many days are deleted at start and daily
+    # (appliance/voice/recordings.py); 0 = kept until deleted by hand
+    retention_days: int = Field(30, ge=0)
 
 
 class BusConfig(_Section):

@@ -58,6 +58,8 @@ async def test_page_shows_final_transcript_and_bot_audio_arrives(server, arctic,
     bot_after = [t for t in run.audible("bot") if t > speech_end]
     assert len(bot_after) >= 10, "less than 0.2 s of audible bot audio reached the page"
     assert run.bot_lines and run.bot_lines[0].strip()
+    # issue 30: a recorded call is said to be recorded as it connects, before the first answer
+    assert "recorded" in run.bot_lines[0].lower(), run.bot_lines
     # issue 28: the live line shows the words while the person speaks, before the final, in an ordinary turn
     assert "final" in run.line and "interim" in run.line[: run.line.index("final")], run.line
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -233,4 +234,60 @@ async def test_a_peer_that_vanishes_or_sends_no_audio_is_closed_after_the_idle_t
         client.wait()
         client.stdout.close()
         client.stderr.close()
+        await srv.stop()
+
+
+async def test_the_person_deletes_their_calls_recording_once_it_has_ended(rec_dir):
+    """Issue 30: the page's "delete this call's recording" (POST /api/recording/delete)."""
+    srv, probe = await _server(rec_dir, connect_timeout_ms=500)
+    try:
+        status, answer = await _offer(srv, await real_offer(candidates=False), mode="probe")
+        pc_id = answer["pc_id"]
+        await eventually(lambda: probe.started, 5, "the mode started")
+        url = f"http://127.0.0.1:{srv.port}/api/recording/delete"
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, params={"pc_id": pc_id}) as r:
+                assert r.status == 409 and "end it first" in (await r.json())["error"]
+            await asyncio.wait_for(srv.calls[pc_id].finished.wait(), 5)
+            assert len(_folders(rec_dir)) == 1  # the agent's file kept it (with a "failed" note)
+            async with http.post(url, params={"pc_id": pc_id}) as r:
+                assert r.status == 200 and (await r.json())["status"] == "deleted"
+            assert _folders(rec_dir) == []
+            async with http.post(url, params={"pc_id": "nobody"}) as r:
+                assert r.status == 404
+    finally:
+        await srv.stop()
+
+
+async def test_recordings_older_than_the_retention_are_pruned_when_the_server_starts(rec_dir):
+    old, new = rec_dir / "20200101-000000-webrtc-old", rec_dir / "20990101-000000-webrtc-new"
+    for folder in (old, new):
+        folder.mkdir(parents=True)
+        (folder / "input.wav").write_bytes(b"RIFF")
+    month_ago = time.time() - 31 * 86_400
+    os.utime(old / "input.wav", (month_ago, month_ago))
+    srv, _ = await _server(rec_dir)
+    try:
+        await eventually(lambda: not old.exists(), 5, "the old recording pruned")
+        assert new.exists()
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.parametrize("record", [True, False])
+async def test_a_plain_call_is_announced_and_a_declined_one_stores_nothing(rec_dir, record):
+    """Issue 30: the person's choice comes with the offer, before any audio; the page is told
+    (``recording_notice``) and, when recorded, the assistant says so as the call connects."""
+    srv, _ = await _server(rec_dir, connect_timeout_ms=500)
+    try:
+        status, answer = await _offer(srv, await real_offer(candidates=False), record=record)
+        assert status == 200
+        session = srv.sessions[answer["pc_id"]]
+        (notice,) = [e for e in session.events.events if e["event"] == "recording_notice"]
+        assert notice["recorded"] is record and (notice["folder"] is not None) is record
+        assert (session.folder is not None) is record
+        if not record:
+            assert _folders(rec_dir) == []  # nothing of the call is stored
+        await asyncio.wait_for(srv.calls[answer["pc_id"]].finished.wait(), 5)
+    finally:
         await srv.stop()

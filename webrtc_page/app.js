@@ -25,6 +25,7 @@ const CONVERSATION_EVENTS = new Set(["connected", "disconnected", "user_started_
   "interruption", "bot_stopped", "llm_reply", "asr", "turn", "error", "early_final", "speculation", "turn_held",
   "backchannel", "duck", "duck_released", "barge_in_confirmed", "llm_ttfb"]);
 let lastMicAudible = null, botSilentSince = 0, botAudible = false, pendingRow = null;
+let recorded = false, lastPcId = null;  // the last call's recording, which the person may delete once it has ended
 
 function setStatus(text, state) { $("status").textContent = text; $("dot").className = "dot " + (state || ""); }
 
@@ -34,6 +35,7 @@ async function pollStatus() {
     if (s.error) { setStatus("Failed to start: " + s.error, "error"); return; }
     if (s.ready) {
       setStatus("Ready — click Connect and talk.", "ready"); $("connect").disabled = false;
+      if ($("record").disabled) { $("record").checked = !!s.recording_default; $("record").disabled = false; }
       if ((s.modes || []).includes("form")) {
         $("form-card").hidden = false; $("form-start").disabled = false;
         if (s.demo_forms && !$("form-url").value) $("form-url").value = s.demo_forms.flight;
@@ -147,7 +149,8 @@ function onEvent(ev) {
     case "agent_done": $("form-cancel").hidden = true; $("ww-start").disabled = false; break;
     case "type_requested": askToType(ev.field, ev.label); break;  // the phone agent offers the field's box
     case "recording_notice":
-      $("form-record-where").textContent = ev.recorded ? "Recorded in " + ev.folder : "Not recorded"; break;
+      recorded = ev.recorded;
+      $("record-where").textContent = ev.recorded ? "Recorded on this appliance in " + ev.folder : "Not recorded"; break;
     case "call_ended": disconnect("The call has ended: " + ev.reason + "."); break;
   }
   if (!CONVERSATION_EVENTS.has(ev.event)) logActivity(ev);
@@ -394,6 +397,9 @@ function logActivity(ev) {
 async function connect(offerExtra) {
   mode = offerExtra ? offerExtra.mode : null;
   $("connect").disabled = true; setStatus("Connecting…");
+  // the person's choice, before any audio: a call not recorded stores nothing (issue 30)
+  offerExtra = { ...(offerExtra || {}), record: $("record").checked };
+  $("record").disabled = true; $("delete-recording").hidden = true; $("record-where").textContent = ""; recorded = false;
   try {
     micStream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
     audioCtx = new AudioContext();
@@ -424,7 +430,7 @@ async function connect(offerExtra) {
       setTimeout(resolve, 2000);
     });
     const r = await fetch("/api/offer", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: pc.localDescription.type, ...(offerExtra || {}) }) });
+      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: pc.localDescription.type, ...offerExtra }) });
     const answer = await r.json();
     if (!r.ok) throw new Error(answer.error || r.statusText);
     window.appliancePcId = answer.pc_id;
@@ -441,6 +447,8 @@ async function connect(offerExtra) {
 
 function disconnect(message) {
   if (window.appliancePcId) fetch("/api/disconnect?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });
+  lastPcId = window.appliancePcId || lastPcId;
+  $("record").disabled = false; $("delete-recording").hidden = !(recorded && lastPcId);
   if (events) events.close(); if (pc) pc.close(); if (micStream) micStream.getTracks().forEach((t) => t.stop());
   if (audioCtx) audioCtx.close();
   clearTimeout(duckTimer);
@@ -451,13 +459,18 @@ function disconnect(message) {
 }
 
 $("connect").addEventListener("click", () => (pc ? disconnect() : connect()));
+$("delete-recording").addEventListener("click", async () => {
+  const r = await fetch("/api/recording/delete?pc_id=" + encodeURIComponent(lastPcId), { method: "POST" });
+  const body = await r.json();
+  $("record-where").textContent = r.ok ? "The recording of that call is deleted." : "Not deleted: " + body.error;
+  if (r.ok) { $("delete-recording").hidden = true; recorded = false; }
+});
 $("form-start").addEventListener("click", async () => {
   const url = $("form-url").value.trim();
   if (!/^https?:\/\//.test(url)) { setStatus("Give the form's full address (http://…).", "error"); return; }
   if (pc) disconnect();
   $("activity").innerHTML = ""; formReset();
-  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked, task: $("form-task").value.trim(),
-                  record: $("form-record").checked });
+  await connect({ mode: "form", url, autonomous: $("form-autonomous").checked, task: $("form-task").value.trim() });
 });
 $("form-cancel").addEventListener("click", () => {
   if (window.appliancePcId) fetch("/api/form/cancel?pc_id=" + encodeURIComponent(window.appliancePcId), { method: "POST" });

@@ -1,4 +1,4 @@
-"""CLI: ``appliance serve``, ``appliance cert`` (HTTPS for other devices), ``appliance replay`` (a voice session; features add their own
+"""CLI: ``appliance serve``, ``appliance cert`` (HTTPS for other devices), ``appliance recordings``, ``appliance replay`` (a voice session; features add their own
 recordings through ``Parsers.replayers``), ``appliance bench voice``, ``appliance bench soak``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from appliance import config
 from appliance.bench.replay import replay
 from appliance.bench.voice import run_bench
 from appliance.config import add_config_arg
-from appliance.voice import tls
+from appliance.voice import recordings, tls
 from appliance.voice.server import serve_forever
 from appliance.voice.transports import serve_single
 
@@ -32,6 +32,22 @@ def register(parsers) -> None:
     p.add_argument("--dir", required=True, help="folder for cert.pem, key.pem and ca.pem (made if missing)")
     p.add_argument("--days", type=int, default=tls.CERT_DAYS, help=f"validity (default {tls.CERT_DAYS}, at most 398)")
     p.set_defaults(func=_cert)
+
+    rec = parsers.top.add_parser(
+        "recordings", help="list, delete or prune the recordings in recording.dir"
+    ).add_subparsers(dest="recordings_command", required=True, metavar="SUBCOMMAND")
+    p = rec.add_parser("list", help="every recording, oldest first: id, last modified, size, whether it holds audio")
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_recordings_list)
+    p = rec.add_parser("delete", help="delete one recording by its id")
+    add_config_arg(p)
+    p.add_argument("id", help="a recording's id (its name in `appliance recordings list`)")
+    p.set_defaults(func=_recordings_delete)
+    p = rec.add_parser("prune", help="delete the recordings older than recording.retention_days (or --days)")
+    add_config_arg(p)
+    p.add_argument("--days", type=int, help="override recording.retention_days (0: delete nothing)")
+    p.set_defaults(func=_recordings_prune)
 
     p = parsers.top.add_parser(
         "replay",
@@ -89,6 +105,42 @@ def _cert(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(tls.how_to_use(files, args.host))
+    return 0
+
+
+def _recordings_dir(args) -> Path:
+    return Path(_load(args).recording.dir).expanduser()
+
+
+def _recordings_list(args) -> int:
+    found = recordings.list_recordings(_recordings_dir(args))
+    if args.json:
+        print(json.dumps({"recordings": [r.as_json() for r in found]}))
+    else:
+        for r in found:
+            j = r.as_json()
+            print(f"{j['id']:48} {j['modified']}  {r.size_bytes / 1e6:8.1f} MB  {'audio' if r.audio else ''}")
+    return 0
+
+
+def _recordings_delete(args) -> int:
+    try:
+        recordings.delete(_recordings_dir(args), args.id)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"deleted {args.id}")
+    return 0
+
+
+def _recordings_prune(args) -> int:
+    cfg = _load(args)
+    days = cfg.recording.retention_days if args.days is None else args.days
+    if days < 0:
+        print("error: --days must be 0 or more", file=sys.stderr)
+        return 2
+    gone = recordings.prune(Path(cfg.recording.dir).expanduser(), days)
+    print(f"deleted {len(gone)} recording(s) older than {days} days" if days else "--days 0: nothing deleted")
     return 0
 
 

@@ -53,7 +53,6 @@ from appliance.llm.base import LLM
 from appliance.phone_agent.agent import PhoneAgent
 from appliance.phone_agent.line import Line
 from appliance.phone_agent.outcome import PhoneOutcome
-from appliance.phone_agent.sayings import consent_notice
 from appliance.protocol import (
     Emit,
     FieldSpec,
@@ -66,6 +65,7 @@ from appliance.protocol import (
     TaskCompleted,
     Terminate,
 )
+from appliance.voice.session import recording_notice
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,6 @@ async def run_session(
     seen: list[Envelope] = []
     started: dict[str, Any] = {"task": None, "by": None}
     call_ended = asyncio.Event()  # the bus says the call is over: the phone's task_completed, or a terminate
-    emit("recording_notice", recorded=folder is not None, folder=str(folder) if folder else None)
     async with session_bus(cfg, task_id, folder, joined=agent is not None) as bus:
         tap = bus.subscribe()
         computer = None
@@ -302,7 +301,7 @@ async def run_session(
                 fields=fields,
                 date_order=cfg.forms.date_order,
                 answer_timeout_s=cfg.forms.answer_timeout_s,
-                consent=consent_notice(folder),
+                consent=recording_notice(folder is not None),
                 submit_grace_s=cfg.forms.submit_grace_ms / 1000,
                 spell_below_prob=cfg.forms.spell_below_prob,
                 task=task,

@@ -94,7 +94,7 @@ class PhoneAgent:
         fields: fields already known (autonomous launch: ``required_info``).
         answer_timeout_s: silence after which the agent checks the person is still there
             (twice), then gives up.
-        consent: said with the greeting, before the first question (:func:`consent_notice`).
+        consent: said with the greeting, before the first question (the recording notice).
         submit_grace_s: after the yes to submitting, how long a "stop" still prevents it.
         spell_below_prob: a name answered in words is asked to be spelled at once, without a
             read-back, when the ASR's probability for one of its words is below this

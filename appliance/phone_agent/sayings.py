@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from appliance.phone_agent import fields
 from appliance.protocol import FieldSpec
@@ -54,13 +53,6 @@ def review(message: str) -> str:
 def stopping(advice: str) -> str:
     """The person has not acted on ``advice`` after the reminders: the call ends."""
     return f"I'll stop here: nothing has changed, and the form is not submitted. {advice} Goodbye."
-
-
-def consent_notice(folder: Path | None) -> str:
-    """What the person is told about recording before the first question."""
-    if folder is None:
-        return "This call is not recorded."
-    return "This call is recorded, on this appliance only; the page shows where."
 
 
 PICK_OPTION = (

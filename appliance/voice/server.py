@@ -3,16 +3,25 @@
 Routes (all on ``server.host:server.port``, 127.0.0.1 by default):
 
 - ``GET /`` — the voice page (``webrtc_page/``, no build step); ``GET /static/*`` its files.
-- ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null}`` while models load.
+- ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null, "modes", "recording_default"}``
+  (``recording.enabled``: the page's "record this call" switch starts there).
 - ``POST /api/offer`` ``{sdp, type: "offer", pc_id?, mode?, record?, ...}`` → ``{sdp, type, pc_id}``
   (pipecat SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain
-  assistant; ``record: false`` keeps this call out of ``recording.dir``; an offer naming the
+  assistant; ``record: false`` keeps this call out of ``recording.dir`` (nothing of it is stored:
+  the person's choice on the page, made before Connect); a recorded call is announced
+  (``recording_notice`` event; the plain assistant says it at once, an agent in its opening); an offer naming the
   ``pc_id`` of a live session renegotiates it.
   ``PATCH /api/offer`` ``{pc_id, candidates: [...]}`` trickled ICE candidates.
 - ``GET /api/events?pc_id=…`` — WebSocket: that session's events as JSON (transcripts,
   captions, per-turn latencies), the same records as its ``events.jsonl``; closed when
   the session ends.
 - ``POST /api/disconnect?pc_id=…`` — end that session.
+- ``POST /api/recording/delete?pc_id=…`` — delete that ended session's recording (409 while
+  it goes on).
+- ``GET /.well-known/agent-card.json`` — the A2A Agent Card (:mod:`appliance.voice.agent_card`), public.
+
+Recordings older than ``recording.retention_days`` are deleted at start and daily
+(:mod:`appliance.voice.recordings`).
 
 Every request first passes :mod:`appliance.voice.access` (Host, Origin, content type,
 token). Errors are JSON ``{"error": why}``: 400 a malformed request or an SDP offer that
@@ -54,11 +63,11 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from appliance import heap
 from appliance.config import Config, ConfigError
-from appliance.voice import access, agent_card, ice, rtp, tls
+from appliance.voice import access, agent_card, ice, recordings, rtp, tls
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.runtime import VoiceRuntime
-from appliance.voice.session import Session, open_session
+from appliance.voice.session import Session, open_session, recording_notice
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +156,7 @@ class VoiceServer:
         self.token = policy.token
         ice.use_loopback_only(cfg.transport.loopback_only)
         self._runner: web.AppRunner | None = None
+        self._pruner: asyncio.Task | None = None
         self.app = web.Application(middlewares=[_json_errors, access.middleware(policy)])
         self.app.add_routes(
             [
@@ -156,6 +166,7 @@ class VoiceServer:
                 web.patch("/api/offer", self._patch),
                 web.get("/api/events", self._events),
                 web.post("/api/disconnect", self._disconnect),
+                web.post("/api/recording/delete", self._delete_recording),
                 web.get(agent_card.PATH, self._agent_card),
                 web.static("/static", PAGE_DIR),
             ]
@@ -218,6 +229,8 @@ class VoiceServer:
                 f"server.host {srv.host!r}, server.port {srv.port}: cannot listen there: {e.strerror or e}"
             ) from None
         self.port = site._server.sockets[0].getsockname()[1]
+        if self.cfg.recording.retention_days:
+            self._pruner = asyncio.create_task(self._prune_daily(), name="recordings pruner")
         if self.runtime.asr is not None:
             self.stage = "ready"
             self.ready.set()
@@ -239,8 +252,25 @@ class VoiceServer:
             log.error("model loading failed: %s", self.error)
             loop.call_soon_threadsafe(self.ready.set)
 
+    async def _prune_daily(self) -> None:
+        """Delete recordings older than ``recording.retention_days``, now and then once a day."""
+        rec = self.cfg.recording
+        while True:
+            gone = await asyncio.to_thread(recordings.prune, Path(rec.dir).expanduser(), rec.retention_days)
+            if gone:
+                log.info(
+                    "deleted %d recording(s) older than %d days (recording.retention_days)",
+                    len(gone),
+                    rec.retention_days,
+                )
+            await asyncio.sleep(recordings.DAY_S)
+
     async def stop(self) -> None:
         """End every call (torn down as in the module docstring), then stop serving."""
+        if self._pruner is not None:
+            self._pruner.cancel()
+            await asyncio.gather(self._pruner, return_exceptions=True)
+            self._pruner = None
         runners = [call.runner for call in self.calls.values() if call.runner is not None]
         for call in self.calls.values():
             call.end.set()
@@ -270,6 +300,7 @@ class VoiceServer:
                 "stage": self.stage,
                 "error": self.error,
                 "modes": sorted(self.modes),
+                "recording_default": self.cfg.recording.enabled,
                 **self.info,
             }
         )
@@ -386,6 +417,19 @@ class VoiceServer:
             return self._refuse(404, f"no session {pc_id!r}")
         return web.json_response({"status": "ok"})
 
+    async def _delete_recording(self, req: web.Request) -> web.Response:
+        """The person deletes the recording of their call, once it has ended (the page's button)."""
+        pc_id = req.query.get("pc_id", "")
+        session = self.sessions.get(pc_id)
+        if session is None:
+            return self._refuse(404, f"no session {pc_id!r}")
+        if pc_id in self.calls:
+            return self._refuse(409, "the call is still going on: end it first, then delete its recording")
+        folder, session.folder = session.folder, None
+        if folder is not None and folder.exists():
+            await asyncio.to_thread(shutil.rmtree, folder)
+        return web.json_response({"status": "deleted" if folder is not None else "not recorded"})
+
     async def _events(self, req: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=20)
         await ws.prepare(req)
@@ -438,6 +482,7 @@ class VoiceServer:
 
     # --- calls ----------------------------------------------------------------------
     def _start_call(self, connection, mode: str | None, body: dict) -> Call:
+        from pipecat.frames.frames import TTSSpeakFrame
         from pipecat.transports.base_transport import TransportParams
         from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
 
@@ -457,12 +502,20 @@ class VoiceServer:
         else:
             pipeline = self.pipeline_builder(self.runtime, transport, session)
         session.events.emit("connected", pc_id=pc_id, mode=mode or "assistant")
+        folder = str(session.folder) if session.folder else None
+        session.events.emit("recording_notice", recorded=folder is not None, folder=folder)
         agent = self.modes[mode](self, pc_id, session, line, body) if mode else None
         call = Call(pc_id=pc_id, mode=mode, session=session, connection=connection, pipeline=pipeline, agent=agent)
 
         @transport.event_handler("on_client_disconnected")
         async def _gone(_t, _c):
             call.end.set()
+
+        if mode is None and session.folder is not None:  # an agent mode's agent says it in its own opening
+
+            @transport.event_handler("on_client_connected")
+            async def _notice(_t, _c):
+                await pipeline.queue_frame(TTSSpeakFrame(recording_notice(True), append_to_context=False))
 
         self.calls[pc_id] = call
         self.sessions[pc_id] = session

@@ -14,6 +14,15 @@ from appliance.config import Config
 from appliance.voice.events import EventLog
 
 
+def recording_notice(recorded: bool) -> str:
+    """What the person hears about recording before anything else (issue 30): every mode says it
+    when the call is recorded (the page shows where: the ``recording_notice`` event); the form
+    interview says it either way."""
+    if not recorded:
+        return "This call is not recorded."
+    return "This call is recorded, on this appliance only; the page shows where."
+
+
 @dataclass
 class Session:
     """One conversation: its event log, recording folder (or None) and LLM context."""

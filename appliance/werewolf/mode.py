@@ -48,6 +48,7 @@ from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
 from appliance.protocol import Emit
 from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
+from appliance.voice.session import recording_notice
 from appliance.werewolf import voices
 from appliance.werewolf.game import Judge, _first
 from appliance.werewolf.seats import AISeat, SeatLLM, system_prompt
@@ -243,6 +244,8 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     game_id = f"werewolf-seed{seed}-n{seats}"
     emit("ww_started", seat=user, role=state.role(user).value, seats=list(state.seats), seed=seed)
     table = TableVoice(line, voices.load(ww.voices), emit)
+    if folder is not None:  # before anything of the person's is stored (issue 30)
+        await table.say(recording_notice(True))
     agents: dict[str, Any] = {}
     for seat in state.seats:
         if seat == user:
