@@ -23,6 +23,11 @@ def register(parsers) -> None:
     add_config_arg(p)
     p.add_argument("--transport", choices=["webrtc", "websocket", "local"], help="override transport.kind")
     p.add_argument("--port", type=int, help="override server.port")
+    p.add_argument(
+        "--no-record",
+        action="store_true",
+        help="store nothing of the sessions (the page's switch decides per call over WebRTC)",
+    )
     p.set_defaults(func=_serve, serve_modes=parsers.serve_modes)
 
     p = parsers.top.add_parser(
@@ -90,6 +95,8 @@ def _load(args) -> config.Config:
 
 def _serve(args) -> int:
     cfg = _load(args)
+    if args.no_record:
+        cfg = cfg.without_recording()
     if cfg.transport.kind == "webrtc":
         features = [importlib.import_module(name).install for name in args.serve_modes]
         asyncio.run(serve_forever(cfg, features))

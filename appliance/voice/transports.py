@@ -27,7 +27,14 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipecat.frames.frames import Frame, InputAudioRawFrame, InterruptionFrame, OutputAudioRawFrame, StartFrame
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+    TTSSpeakFrame,
+)
 from pipecat.serializers.base_serializer import FrameSerializer
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
@@ -365,7 +372,7 @@ async def serve_single(cfg: Config) -> None:
     """
     from appliance.voice.pipeline import build_task, run_task
     from appliance.voice.runtime import VoiceRuntime
-    from appliance.voice.session import open_session
+    from appliance.voice.session import open_session, recording_notice
 
     if cfg.transport.kind == "local":
         transport = LocalAudioTransport(cfg.transport.input_device, cfg.transport.output_device)
@@ -385,6 +392,9 @@ async def serve_single(cfg: Config) -> None:
                 print("appliance: listening on the local microphone (Ctrl-C to stop)", flush=True)
             session = open_session(cfg, cfg.transport.kind)
             task = build_task(runtime, transport, session)
+            if cfg.transport.kind == "local" and session.folder is not None:  # said before anything else (issue 30)
+                print(f"appliance: this session is recorded in {session.folder} (--no-record: not)", flush=True)
+                await task.queue_frame(TTSSpeakFrame(recording_notice(True), append_to_context=False))
 
             if cfg.transport.kind == "websocket":
 
