@@ -5,6 +5,7 @@ The two runs of the pipeline are e2e (real models); the transports' errors are f
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 
 import numpy as np
@@ -87,7 +88,7 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
             "transport": voice_cfg.transport.model_copy(update={"kind": "websocket"}),
         }
     )
-    session = open_session(cfg, "ws-test")
+    session = open_session(cfg, "ws-test", choose_later=True)
     task = build_task(runtime, websocket_transport(cfg, policy_for(cfg.server)), session)
     runner = asyncio.create_task(run_task(task))
     try:
@@ -110,6 +111,8 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
                     received.extend(msg)
 
         read_task = asyncio.create_task(reader())
+        assert session.folder is None  # nothing stored before the client's choice
+        await ws.send(json.dumps({"event": "format", "sample_rate_hz": 16_000, "channels": 1, "record": True}))
         for off in range(0, len(pcm), 640):  # 20 ms chunks, in real time
             await ws.send(pcm[off : off + 640])
             await asyncio.sleep(0.02)
@@ -128,6 +131,8 @@ async def test_websocket_client_talks_and_hears_the_bot(voice_cfg, runtime, arct
     finals = [e["text"] for e in session.events.events if e["event"] == "final_transcript"]
     assert finals and word_recall(models.ARCTIC_TEXT[CLIP], finals[0]) >= 0.8, finals
     assert _audible_windows(received) >= 10, "no audible bot audio over the WebSocket"
+    # issue 30: recorded from the client's choice on (its format event)
+    assert session.folder is not None and "final_transcript" in (session.folder / "events.jsonl").read_text()
 
 
 def _audible_windows(pcm: bytes | bytearray) -> int:
@@ -215,7 +220,8 @@ async def test_a_websocket_client_may_declare_its_format():
     from appliance.voice.transports import PCMSerializer
 
     ser = PCMSerializer()
-    assert await ser.deserialize('{"event": "format", "sample_rate_hz": 48000, "channels": 2}') is None
+    choice = await ser.deserialize('{"event": "format", "sample_rate_hz": 48000, "channels": 2}')
+    assert choice.record is None  # no choice named: the operator's recording.enabled
     pcm = (_tone(1.0, 48_000, channels=2) * 32767).astype("<i2").tobytes()
     out = bytearray()
     for off in range(0, len(pcm), 1001):  # chunks that split samples and channels
@@ -231,7 +237,37 @@ async def test_websocket_audio_is_16_khz_mono_without_a_declaration_and_bad_ones
     from appliance.voice.transports import PCMSerializer
 
     ser = PCMSerializer()
-    for bad in ('{"event": "format", "sample_rate_hz": 5, "channels": 2}', "not json", '{"event": "hello"}'):
+    for bad in (
+        '{"event": "format", "sample_rate_hz": 5, "channels": 2}',
+        "not json",
+        '{"event": "hello"}',
+        '{"event": "format", "record": "yes"}',
+    ):
         assert await ser.deserialize(bad) is None
     frame = await ser.deserialize(bytes(640))
     assert frame.sample_rate == 16_000 and frame.audio == bytes(640)
+
+
+@pytest.mark.parametrize(("record", "recorded"), [(True, True), (None, True), (False, False)])
+async def test_a_websocket_session_stores_nothing_before_the_clients_choice_and_nothing_if_it_declines(
+    tmp_path, record, recorded
+):
+    from pipecat.tests.utils import run_test
+
+    from appliance import config
+    from appliance.voice.decisions import RecordingChoiceFrame
+    from appliance.voice.pipeline import RecordingConsent
+
+    cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}})
+    session = open_session(cfg, "websocket", choose_later=True)
+    session.events.emit("connected", pc_id="ws", mode="assistant")  # before the choice: never stored
+    assert session.folder is None and list(tmp_path.iterdir()) == []
+    await run_test(RecordingConsent(session), frames_to_send=[RecordingChoiceFrame(record)])
+    assert (session.folder is not None) is recorded and session.pending is None
+    notice = session.events.events[-1]
+    assert notice["event"] == "recording_notice" and notice["recorded"] is recorded
+    if recorded:
+        logged = (session.folder / "events.jsonl").read_text()
+        assert "recording_notice" in logged and "connected" not in logged
+    else:
+        assert list(tmp_path.iterdir()) == []

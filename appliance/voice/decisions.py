@@ -7,6 +7,7 @@
     TTS ◀──────────PlayoutAheadFrame ↑─── Playout         audio not yet heard: Piper keeps pace with it
     Playout ──────────BargeInFrame ↓──▶ output transport  ready | confirmed | released, to the page
     ListeningSileroVAD ── VoiceActivity ── Playout        the VAD's state between its frames (no frame)
+    WebSocket input ──RecordingChoiceFrame ↓──▶ RecordingConsent   the client's choice: record from now on, or not
 
 The frames are pipecat system frames (``SystemFrame``): each processor handles them at once (a TTS does not
 queue them behind a clause's audio) and an interruption does not drop them (a backchannel
@@ -38,6 +39,15 @@ class BackchannelFrame(SystemFrame):
     releases a bot it paused or the page ducked. ``text``: that transcript."""
 
     text: str
+
+
+@dataclass
+class RecordingChoiceFrame(SystemFrame):
+    """A WebSocket client's choice about recording (its ``format`` event's ``record``: True, False,
+    or None when it named none: the operator's ``recording.enabled``), pushed downstream by the
+    transport's input; :class:`~appliance.voice.pipeline.RecordingConsent` acts on it."""
+
+    record: bool | None
 
 
 @dataclass

@@ -64,6 +64,12 @@ class EventLog:
             fn(rec)
         return rec
 
+    def attach(self, path: Path) -> None:
+        """Write the events from now on to ``path`` as well (a session whose recording began
+        after it opened: what came before is not stored)."""
+        if self._fh is None:
+            self._fh = open(path, "a", buffering=1)
+
     def close(self) -> None:
         if self._fh:
             self._fh.close()

@@ -30,11 +30,13 @@ from __future__ import annotations
 import logging
 
 from pipecat.audio.vad.vad_analyzer import VADParams
+from pipecat.frames.frames import Frame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
 from pipecat.processors.audio.audio_buffer_processor import AudioBufferProcessor
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
@@ -42,7 +44,7 @@ from pipecat.workers.runner import WorkerRunner
 from appliance.config import Config
 from appliance.voice.acks import Acknowledger, RelevantAck
 from appliance.voice.apology import LLMApology
-from appliance.voice.decisions import VoiceActivity
+from appliance.voice.decisions import RecordingChoiceFrame, VoiceActivity
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
 from appliance.voice.line import LineProcessor
@@ -159,6 +161,7 @@ def build_task(
     )
     processors = [
         transport.input(),
+        *([RecordingConsent(session)] if session.pending is not None else []),  # RecordingChoiceFrame ↓ ends here
         stt,
         aggregators.user(),  # its VAD writes `activity`; BargeInStart: BackchannelFrame ↓
         *relevant_ack,  # llm.slow: AckAudioRawFrame ↓ (through the LLM and the TTS)
@@ -171,7 +174,7 @@ def build_task(
         Playout(cfg.turn, cfg.vad.start_ms, report=session.events.emit, activity=activity),
         transport.output(),  # BargeInFrame → the page; a clause's text only after its audio
         *([] if line is None else [line.played]),
-        *([] if not session.folder else [_recorder(session)]),
+        *([] if not (session.folder or session.pending) else [_recorder(session)]),
         aggregators.assistant(),
     ]
     task = PipelineWorker(
@@ -184,16 +187,42 @@ def build_task(
 
 def _recorder(session: Session) -> AudioBufferProcessor:
     """Records the session into ``session.recorder``: ``input.wav`` and ``output.wav`` in
-    its folder when the pipeline ends."""
-    session.recorder = AudioBufferProcessor(sample_rate=16_000, num_channels=1, auto_start_recording=True)
-    folder = session.folder
+    its folder when the pipeline ends; from the start, or (the person chooses later:
+    ``session.pending``) from :class:`RecordingConsent`'s start on."""
+    session.recorder = AudioBufferProcessor(
+        sample_rate=16_000, num_channels=1, auto_start_recording=session.folder is not None
+    )
 
     @session.recorder.event_handler("on_track_audio_data")
     async def _save(_proc, user_pcm: bytes, bot_pcm: bytes, sample_rate: int, _channels: int):
-        write_wav(folder / "input.wav", user_pcm, sample_rate)
-        write_wav(folder / "output.wav", bot_pcm, sample_rate)
+        if session.folder is not None:
+            write_wav(session.folder / "input.wav", user_pcm, sample_rate)
+            write_wav(session.folder / "output.wav", bot_pcm, sample_rate)
 
     return session.recorder
+
+
+class RecordingConsent(FrameProcessor):
+    """A WebSocket client's choice (:class:`~appliance.voice.decisions.RecordingChoiceFrame`,
+    from its ``format`` event): the session records from now on (:meth:`Session.choose`;
+    the recorder starts) or stores nothing. Audio and events before the choice are never stored."""
+
+    def __init__(self, session: Session):
+        super().__init__()
+        self._session = session
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, RecordingChoiceFrame):
+            if self._session.choose(frame.record) and self._session.recorder is not None:
+                await self._session.recorder.start_recording()
+            self._session.events.emit(
+                "recording_notice",
+                recorded=self._session.folder is not None,
+                folder=str(self._session.folder) if self._session.folder else None,
+            )
+            return
+        await self.push_frame(frame, direction)
 
 
 def acknowledger(runtime: VoiceRuntime, agent: bool, session: Session) -> Acknowledger | None:

@@ -25,20 +25,40 @@ def recording_notice(recorded: bool) -> str:
 
 @dataclass
 class Session:
-    """One conversation: its event log, recording folder (or None) and LLM context."""
+    """One conversation: its event log, recording folder (or None) and LLM context.
+    ``pending``: the config to record with once the person chooses (a WebSocket client, in
+    its ``format`` event: :meth:`choose`); None when nothing waits for a choice."""
 
     events: EventLog
     folder: Path | None = None
     context: LLMContext = field(default_factory=LLMContext)
     recorder: AudioBufferProcessor | None = None
+    pending: Config | None = None
+    name: str = ""
+
+    def choose(self, record: bool | None) -> bool:
+        """The person's choice, made after the session opened: ``record`` (None: the
+        operator's default, which ``pending`` holds) opens the folder now, and the events and
+        audio from now on are stored; nothing before is. Returns whether the session records."""
+        cfg, self.pending = self.pending, None
+        if cfg is not None and record is not False and self.folder is None:
+            self.folder = _folder(cfg, self.name)
+            self.events.attach(self.folder / "events.jsonl")
+        return self.folder is not None
 
 
-def open_session(cfg: Config, name: str) -> Session:
-    """Create the session's recording folder (``recording.dir/<time>-<name>``) with the
-    config used, and its event log."""
-    folder = None
-    if cfg.recording.enabled:
-        folder = Path(cfg.recording.dir).expanduser() / f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
-    return Session(events=EventLog(folder / "events.jsonl" if folder else None), folder=folder)
+def _folder(cfg: Config, name: str) -> Path:
+    folder = Path(cfg.recording.dir).expanduser() / f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    return folder
+
+
+def open_session(cfg: Config, name: str, choose_later: bool = False) -> Session:
+    """The session's event log and recording folder (``recording.dir/<time>-<name>``, with
+    the config used) when ``recording.enabled``; ``choose_later``: the person chooses after
+    it opens (:meth:`Session.choose`), so no folder yet and nothing stored until then."""
+    if choose_later:
+        return Session(events=EventLog(None), pending=cfg if cfg.recording.enabled else None, name=name)
+    folder = _folder(cfg, name) if cfg.recording.enabled else None
+    return Session(events=EventLog(folder / "events.jsonl" if folder else None), folder=folder, name=name)

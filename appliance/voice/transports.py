@@ -6,7 +6,9 @@ WebSocket protocol (``appliance serve --transport websocket``, ``ws://host:port/
 ``wss://`` with ``server.tls_cert``/``server.tls_key``):
 client → server binary messages are the microphone, s16le, any chunk size: 16 kHz mono
 unless the client first sends the text message ``{"event": "format", "sample_rate_hz": N,
-"channels": C}`` (interleaved channels are averaged to mono, N resampled to 16 kHz, with
+"channels": C, "record": true|false}`` (``record``: the person's choice; absent: the
+operator's ``recording.enabled``; nothing before this message is stored, and a client that
+never sends it is not recorded) (interleaved channels are averaged to mono, N resampled to 16 kHz, with
 one streaming resampler so chunk edges leave no clicks); server → client binary messages
 are the bot's audio, s16le mono at 16 kHz, paced in real time; a text message
 ``{"event": "interruption"}`` tells the client to drop the bot audio it has buffered
@@ -43,6 +45,7 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 from appliance.config import Config
 from appliance.errors import ApplianceError
 from appliance.voice.access import AccessPolicy, policy_for, websocket_refusal
+from appliance.voice.decisions import RecordingChoiceFrame
 from appliance.voice.tls import server_context
 
 log = logging.getLogger(__name__)
@@ -87,12 +90,13 @@ class PCMSerializer(FrameSerializer):
 
     async def deserialize(self, data: str | bytes) -> Frame | None:
         if isinstance(data, str):
-            self._declare(data)
-            return None
+            return self._declare(data)
         pcm = self._to_16k_mono(self._rest + data)
         return InputAudioRawFrame(audio=pcm, sample_rate=SAMPLE_RATE_HZ, num_channels=1) if pcm else None
 
-    def _declare(self, text: str) -> None:
+    def _declare(self, text: str) -> RecordingChoiceFrame | None:
+        """The client's ``format`` event: its audio format from now on, and its choice about
+        recording (the frame; ``record`` absent: None, the operator's default)."""
         try:
             msg = json.loads(text)
             if msg.get("event") != "format":
@@ -100,16 +104,20 @@ class PCMSerializer(FrameSerializer):
             rate, channels = int(msg.get("sample_rate_hz", SAMPLE_RATE_HZ)), int(msg.get("channels", 1))
             if not (8_000 <= rate <= self.MAX_RATE_HZ and 1 <= channels <= self.MAX_CHANNELS):
                 raise ValueError(f"unsupported format {rate} Hz × {channels}")
+            record = msg.get("record")
+            if record is not None and not isinstance(record, bool):
+                raise ValueError(f"record must be true or false, not {record!r}")
         except (ValueError, TypeError, AttributeError) as e:
             log.warning("websocket: ignored a text message (%s): %.80s", e, text)
-            return
+            return None
         import soxr
 
         self._rate, self._channels, self._rest = rate, channels, b""
         self._resampler = (
             None if rate == SAMPLE_RATE_HZ else soxr.ResampleStream(rate, SAMPLE_RATE_HZ, 1, dtype="float32")
         )
-        log.info("websocket: the client's audio is %d Hz, %d channel(s)", rate, channels)
+        log.info("websocket: the client's audio is %d Hz, %d channel(s); record: %s", rate, channels, record)
+        return RecordingChoiceFrame(record)
 
     def _to_16k_mono(self, data: bytes) -> bytes:
         import numpy as np
@@ -390,7 +398,8 @@ async def serve_single(cfg: Config) -> None:
                 )
             else:
                 print("appliance: listening on the local microphone (Ctrl-C to stop)", flush=True)
-            session = open_session(cfg, cfg.transport.kind)
+            # a WebSocket client chooses in its format event (nothing before it is stored)
+            session = open_session(cfg, cfg.transport.kind, choose_later=cfg.transport.kind == "websocket")
             task = build_task(runtime, transport, session)
             if cfg.transport.kind == "local" and session.folder is not None:  # said before anything else (issue 30)
                 print(f"appliance: this session is recorded in {session.folder} (--no-record: not)", flush=True)
