@@ -96,12 +96,41 @@ class ServerConfig(_Section):
         return [o.lower() for o in origins]
 
 
+class IceServerConfig(_Section):
+    """One STUN or TURN server for the page and aiortc alike (WebRTC's ``RTCIceServer``):
+    ``urls`` (``stun:``, ``turn:`` or ``turns:``), and a TURN server's static ``username`` and
+    ``credential`` — or none, when ``transport.turn_secret_env`` mints them per call."""
+
+    urls: str | list[str]
+    username: str | None = None
+    credential: str | None = None
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, urls: str | list[str]) -> str | list[str]:
+        for url in [urls] if isinstance(urls, str) else urls:
+            if not re.match(r"(stun|turns?):[^\s]+$", url):
+                raise ValueError(
+                    f"{url!r} is not a STUN or TURN URL (stun:HOST[:PORT], turn:HOST[:PORT][?transport=udp|tcp])"
+                )
+        return urls
+
+
 class TransportConfig(_Section):
     kind: Literal["webrtc", "websocket", "local"] = "webrtc"
-    ice_servers: list[str] = []  # no STUN/TURN by default (offline, loopback)
+    # STUN/TURN servers for the page and aiortc: URLs, or {urls, username, credential}; none by default (offline)
+    ice_servers: list[str | IceServerConfig] = []
+    # the name of the environment variable holding the TURN server's shared secret (coturn's use-auth-secret /
+    # static-auth-secret): each call gets time-limited credentials for the TURN servers without their own
+    turn_secret_env: str | None = None
     loopback_only: bool = False  # true: offer only 127.0.0.1 ICE candidates (tests; see voice/ice.py)
     input_device: int | str | None = None  # sounddevice id or name (local transport)
     output_device: int | str | None = None
+
+    @field_validator("ice_servers")
+    @classmethod
+    def _ice(cls, servers: list) -> list:
+        return [IceServerConfig(urls=s) if isinstance(s, str) else s for s in servers]
 
 
 class VADConfig(_Section):

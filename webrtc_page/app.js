@@ -410,7 +410,10 @@ async function connect(offerExtra) {
     const onset = new AudioWorkletNode(audioCtx, "onset");
     onset.port.onmessage = (e) => { if (e.data.type === "onset") onOnset(e.data.t_ms); };
     const quiet = audioCtx.createGain(); quiet.gain.value = 0; mic.connect(onset); onset.connect(quiet); quiet.connect(audioCtx.destination);
-    pc = new RTCPeerConnection({ iceServers: [] }); window.pcRef = pc;
+    // the operator's STUN/TURN servers (transport.ice_servers; TURN credentials minted for this call)
+    const ice = await fetch("/api/ice");
+    if (!ice.ok) throw new Error((await ice.json()).error || ice.statusText);
+    pc = new RTCPeerConnection({ iceServers: (await ice.json()).ice_servers }); window.pcRef = pc;
     channel = pc.createDataChannel("appliance");
     channel.onmessage = (e) => { try { onServerMessage(JSON.parse(e.data)); } catch (_) { /* not ours */ } };
     micStream.getAudioTracks().forEach((tr) => pc.addTrack(tr, micStream));

@@ -5,6 +5,8 @@ Routes (all on ``server.host:server.port``, 127.0.0.1 by default):
 - ``GET /`` — the voice page (``webrtc_page/``, no build step); ``GET /static/*`` its files.
 - ``GET /api/status`` — ``{"ready": bool, "stage": str, "error": str|null, "modes", "recording_default"}``
   (``recording.enabled``: the page's "record this call" switch starts there).
+- ``GET /api/ice`` — ``{"ice_servers": [{urls, username?, credential?}]}``: ``transport.ice_servers``
+  for the page's ``RTCPeerConnection`` (TURN credentials minted per call with ``transport.turn_secret_env``).
 - ``POST /api/offer`` ``{sdp, type: "offer", pc_id?, mode?, record?, ...}`` → ``{sdp, type, pc_id}``
   (pipecat SmallWebRTC); ``mode`` picks an agent (e.g. ``form``) instead of the plain
   assistant; ``record: false`` keeps this call out of ``recording.dir`` (nothing of it is stored:
@@ -162,6 +164,7 @@ class VoiceServer:
             [
                 web.get("/", self._index),
                 web.get("/api/status", self._status),
+                web.get("/api/ice", self._ice),
                 web.post("/api/offer", self._offer),
                 web.patch("/api/offer", self._patch),
                 web.get("/api/events", self._events),
@@ -305,6 +308,10 @@ class VoiceServer:
             }
         )
 
+    async def _ice(self, _req: web.Request) -> web.Response:
+        """The STUN/TURN servers for the page's next call (TURN credentials minted now, when a secret is set)."""
+        return web.json_response({"ice_servers": ice.ice_servers(self.cfg.transport)})
+
     async def _agent_card(self, req: web.Request) -> web.Response:
         """The A2A Agent Card, public; its URLs are the ones the asking client used."""
         base = f"{req.scheme}://{req.host}"
@@ -362,7 +369,7 @@ class VoiceServer:
         """Answer a new offer and start its call; a 400 leaves nothing behind."""
         from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
 
-        connection = SmallWebRTCConnection(ice_servers=list(self.cfg.transport.ice_servers))
+        connection = SmallWebRTCConnection(ice_servers=ice.rtc_ice_servers(self.cfg.transport))
         try:
             await connection.initialize(sdp=sdp, type="offer")
             rtp.receive_at_once(connection.pc)  # the uplink without aiortc's 80 ms prefetch
