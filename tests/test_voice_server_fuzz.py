@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import resource
 import time
 
 import aiohttp
@@ -45,7 +44,21 @@ ROUTES = [
     ("GET", "/api/../../etc/passwd"),
     ("DELETE", "/api/offer"),
 ]
-ODD = [None, True, 0, -1, 2**63, 1e308, "", "x" * 10_000, [], {}, [1, "a", None], {"a": {"b": {"c": []}}}, "\u0000\ud7ff"]
+ODD = [
+    None,
+    True,
+    0,
+    -1,
+    2**63,
+    1e308,
+    "",
+    "x" * 10_000,
+    [],
+    {},
+    [1, "a", None],
+    {"a": {"b": {"c": []}}},
+    "\u0000\ud7ff",
+]
 
 
 def _value(rng: random.Random, sdp: str):
