@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3-venv chromium libportaudio2 redis-server espeak-ng sox iproute2 util-linux)
+APT_PACKAGES=(python3-venv chromium libportaudio2 redis-server espeak-ng sox iproute2 util-linux coturn)
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 say() { printf '\033[1m[install]\033[0m %s\n' "$*"; }
 

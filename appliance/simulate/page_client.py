@@ -72,10 +72,14 @@ async def talk(
     screenshot: Path | None = None,
     done: Callable[[PageRun], bool] | None = None,
     max_s: float = 60.0,
+    executable: str | None = None,
+    extra_args: tuple[str, ...] = (),
 ) -> PageRun:
     """Open ``url``, connect with ``wav`` as the microphone, wait ``listen_s`` seconds
     after connecting — then, if ``done`` is given, until ``done(run)`` holds (checked
     twice a second, at most ``max_s`` in all) — and collect the page's measurements.
+    ``executable``: the Chromium to launch (default :func:`appliance.chromium.executable`; a
+    test may wrap it, e.g. in another network namespace); ``extra_args``: more switches.
 
     Raises:
         TimeoutError: the page never became ready to connect (30 s).
@@ -85,9 +89,9 @@ async def talk(
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(
-            executable_path=chromium.executable(),
+            executable_path=executable or chromium.executable(),
             headless=True,
-            args=chromium.OFFLINE_ARGS + chromium.fake_microphone_args(wav),
+            args=chromium.OFFLINE_ARGS + chromium.fake_microphone_args(wav) + list(extra_args),
         )
         try:
             page = await browser.new_page()
