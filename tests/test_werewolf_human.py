@@ -302,6 +302,7 @@ async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_p
     person on a fake line; then ``appliance replay`` of the session's recording."""
     from test_werewolf_bench import FakeRuntime
 
+    from appliance.voice.session import recording_notice
     from appliance.werewolf.replay import replay
 
     emitted: list[dict] = []
@@ -325,5 +326,7 @@ async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_p
     said = [(e["text"], e["voice"]) for e in emitted if e["event"] == "said"]
     assert captions and all((c["text"], BOOK.seats[c["seat"]]) in said for c in captions)
     assert said[-1] == (f"Game over: the {over['winner']} win.", BOOK.narrator)
+    # issue 30: a recorded game says so before anything else is heard
+    assert said[0] == (recording_notice(True), BOOK.narrator)
     out = await replay(tmp_path)
     assert out["diverged"] is False and out["recorded"] > 50
