@@ -14,36 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from appliance.phone_agent.normalise import ORDINALS, TEENS, TENS
+
+# the agent's tables, but not its "oh"/"o"/"nought" for 0: here an "oh" is a word like any other
 _UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
-_TEENS = {
-    w: 10 + i
-    for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())
-}
-_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_TEENS = TEENS
+_TENS = TENS
 _SCALES = {"thousand": 1_000, "million": 1_000_000}
-_ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "eleventh": 11,
-    "twelfth": 12,
-    "thirteenth": 13,
-    "fourteenth": 14,
-    "fifteenth": 15,
-    "sixteenth": 16,
-    "seventeenth": 17,
-    "eighteenth": 18,
-    "nineteenth": 19,
-    "twentieth": 20,
-    "thirtieth": 30,
-}
+_ORDINALS = ORDINALS
 _SPELLINGS = {"ok": "okay"}
 
 
