@@ -1070,3 +1070,24 @@ async def test_a_no_at_the_summary_that_states_a_detail_without_naming_it_asks_w
         "submit_authorized",
     ]
     assert any(e.type == "submit_authorized" for e in seen) and outcome.status == "submitted"
+
+
+async def test_a_no_at_the_summary_that_mentions_a_field_takes_it_up_again():
+    """Bench, oluwaseun: the summary's "your meal, Halal" was heard "Howl"; "No, I'd like a halal
+    meal." named no field by a lead-in ("my meal is") and ended the call unsent."""
+
+    async def computer(env, publish):
+        match env.payload:
+            case InfoCollected(field="seat_preference", confirmed=True):
+                await publish(StatusUpdate(state="auth-required", message="ready to submit"))
+            case SubmitAuthorized():
+                await publish(Submitted(confirmation="Booking confirmed"))
+
+    answers = ["It's Miller.", "Window.", "No, I'd like an aisle seat.", "Yes."]
+    events = []
+    outcome, line, seen, _ = await run_phone([NAME, SEAT], answers, computer, events=events)
+    assert [f["field"] for e, f in events if e == "decision" and f["what"] == "summary_corrected"] == [
+        "seat_preference"
+    ]
+    assert info_collected(seen, confirmed=True)[-1] == ("seat_preference", "Aisle")
+    assert outcome.status == "submitted", line.said

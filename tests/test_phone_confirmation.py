@@ -385,6 +385,8 @@ def test_one_utterance_with_several_values_fills_their_fields_and_reads_them_bac
 def test_a_correction_naming_one_of_the_values_said_together_takes_that_one_up_again():
     turn = answer(ada_in_one_breath(), "No, my passport number is X12345679.")
     assert turn.state.confirmed == {"given_name": "Ada", "family_name": "Lovelace", "date_of_birth": "1990-12-10"}
+    # the "no" vouched for none of them: the summary states the others again (bench, grzegorz)
+    assert set(turn.talk.unread) == {"given_name", "family_name", "date_of_birth"}
     turn = settle(confirmation.begin(turn.state, turn.talk, interview.next_step(turn.state)))
     assert question(turn) == (
         "For your passport number, I have it as X-ray, one two three, four five six, seven nine. Is that right?"

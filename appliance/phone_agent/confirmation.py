@@ -1345,8 +1345,8 @@ def _confirm_together(r: _Run, t: _Together) -> None:
 def _together_read_back_answer(r: _Run, t: _Together, heard: Heard) -> Turn:
     """A rejected name read-back sends each field back to be asked (and spelled) on its own; a
     date's "no, it's …" is read back; values said in one breath: an answer naming one of
-    them ("No, my passport number is …") takes that field up again with it (the others
-    confirmed); anything else that fails asks each field on its own."""
+    them ("No, my passport number is …") takes that field up again with it (the others kept
+    for the summary to state); anything else that fails asks each field on its own."""
     assert t.values is not None
     nxt, text, what, specs = t.nxt, heard.text, t.together.what, _specs(t)
     if nxt is not None and REPEAT.search(text) and not t.repeated:  # "say that again": the read-back too
@@ -1495,12 +1495,16 @@ def _corrected_values(r: _Run, t: _Together, said: str) -> tuple[FieldValue, ...
 
 def _breath_corrected(r: _Run, t: _Together, named: FieldSpec, text: str) -> Turn:
     """``named``, one of the values said in one breath, corrected by ``text`` ("No, my
-    passport number is …"): the others confirmed, ``named`` asked next with ``text`` as its
-    answer (its rejection counted: it is read back on its own)."""
+    passport number is …"): ``named`` asked next with ``text`` as its answer (its rejection
+    counted: it is read back on its own); the others kept, but stated again by the summary
+    (:meth:`_Run.unread`): the "no" was about the whole read-back, and a person correcting one
+    value does not vouch for the rest (bench, grzegorz: "No, my email is …" to a read-back
+    whose phone number had a digit too many, which was then sent)."""
     assert t.values is not None
-    for spec, v in zip(_specs(t), t.values):
+    words = t.words or ("",) * len(t.values)
+    for spec, v, w in zip(_specs(t), t.values, words):
         if spec.name != named.name and not interview.refused(r.s, spec.name, v):
-            r.send(spec, v, confirmed=True)
+            r.unread(spec, v, w)
     ask = next(a for a in t.together.asks if a.spec.name == named.name)
     r.s = interview.split(r.s, AskTogether((ask,), "several"))
     r.t = replace(r.t, ahead=_frozen({**r.t.ahead, named.name: _correction(text)}))
@@ -1541,7 +1545,10 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
     if r.s.queue:  # the page wants something else first
         return r.done()
     yes = normalise.yes_no(text)
-    named = None if yes else fields.field_named(text, {n: r.s.specs[n] for n in r.s.confirmed})
+    confirmed = {n: r.s.specs[n] for n in r.s.confirmed}
+    named = None if yes else fields.field_named(text, confirmed)
+    if named is None and yes is False and not STOP.search(text):  # "No, I'd like a halal meal." (bench, oluwaseun)
+        named = fields.field_mentioned(text, confirmed)
     if named is not None and r.s.reopened >= interview.MAX_REOPENS:
         r.decide("summary_correction_refused", field=named.name, heard=text)
         r.say(

@@ -194,6 +194,19 @@ def field_named(text: str, specs: Mapping[str, FieldSpec]) -> FieldSpec | None:
     return found[0] if len(found) == 1 else None
 
 
+#: words too common to say which field a sentence is about
+_COMMON_WORDS = frozenset("the and you your for with like want would please not that this its are was have".split())
+
+
+def field_mentioned(text: str, specs: Mapping[str, FieldSpec]) -> FieldSpec | None:
+    """The one field of ``specs`` whose name or label shares a word with ``text`` (words of
+    three letters or more, :data:`_COMMON_WORDS` aside) — "No, I'd like a halal meal." → the
+    meal field — when :func:`field_named` finds no lead-in; None when no field or several are."""
+    said = {w for w in _label_words(text) if len(w) >= 3 and w not in _COMMON_WORDS}
+    found = [s for s in specs.values() if said & _field_words(s)]
+    return found[0] if len(found) == 1 else None
+
+
 def _lead_in_words(text: str) -> set[str]:
     m = _NAMED.match(text.strip())
     return _label_words(m.group(1)) if m else set()
