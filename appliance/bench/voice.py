@@ -133,6 +133,9 @@ FALSE_BARGE_INS = ["mm-hm", "yeah", "right", "cough", "knock", "tone"]
 FALSE_BARGE_IN_ROUNDS = 2  # each clip played this many times: 12 clips, so that a rate means something (issue 28)
 BARGE_IN_TRIALS = 10
 MIN_VALID_TRIALS = 8
+#: the longest wait for the story's reply before a clip: under the server's idle timeout (15 s), since the WebAudio
+#: microphone sends nothing while no clip plays (a reply that never came had ended the call, and every trial after it)
+REPLY_WAIT_S = 12.0
 GAP_S = 8.0  # silence after each v2v utterance: room for the reply; also the unanswered fallback
 BARGE_IN_MAX_TOKENS = 160  # the story goes on well past the interruption, even on a loaded machine
 PERSON_STYLE = VoiceStyle(length_scale=1.05, pitch_semitones=-3)
@@ -322,7 +325,7 @@ async def _over_the_story(
     meter start (None: the reply never came) and the wall time (epoch s) just before it."""
     asked = await mic.play(story)
     start = await mic.play_when_bot_heard(
-        clip, 200, extra_ms=extra_ms, timeout_s=25, since=asked + len(clips[story]) / RATE * 1000
+        clip, 200, extra_ms=extra_ms, timeout_s=REPLY_WAIT_S, since=asked + len(clips[story]) / RATE * 1000
     )
     return start, time.time() - 0.05
 
@@ -554,7 +557,13 @@ async def ttft_alone(endpoint, system: str, questions: list[str], max_tokens: in
     answering :class:`~appliance.llm.runtime.Endpoint`."""
     import openai
 
-    client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0)
+    client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=2)
+    # one unmeasured request first: the server's first connection was sometimes dropped unanswered here
+    await client.chat.completions.create(
+        model=endpoint.model,
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": "Hi."}],
+        max_tokens=1,
+    )
     values = []
     for question in questions:
         t0 = time.monotonic()
