@@ -36,7 +36,7 @@ class FakeServer:
         self.cfg = config.load()
         self.runtime = SimpleNamespace(llm=lambda name: None)
         self.app = web.Application()
-        self.modes, self.offer_checks, self.info, self.ended = {}, {}, {}, []
+        self.modes, self.offer_checks, self.info, self.ended, self.skills = {}, {}, {}, [], []
 
     async def end_session(self, pc_id: str) -> bool:
         self.ended.append(pc_id)
