@@ -36,6 +36,15 @@ async def server(voice_cfg, runtime):
     await srv.stop()
 
 
+@pytest.fixture
+async def unrecorded(voice_cfg, runtime):
+    """A server whose calls are not recorded: nothing is said before the person's first turn."""
+    srv = VoiceServer(voice_cfg.without_recording(), runtime=runtime)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
 def _events(srv, name):
     (session,) = srv.sessions.values()
     return [e for e in session.events.events if e["event"] == name]
@@ -72,7 +81,7 @@ async def test_page_shows_final_transcript_and_bot_audio_arrives(server, arctic,
         assert event in logged, event
 
 
-async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, tmp_path):
+async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(unrecorded, tmp_path):
     """The page's WebAudio microphone (the benchmark's hook) speaks once the page has heard
     the bot for a while, so each clip lands while the bot talks, whatever the machine's load."""
     synth = PiperSynth()
@@ -90,7 +99,7 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
         "mm": resample(mm_audio, rate, 48_000),
         "stop": clip("Stop, wait a moment."),
     }
-    async with open_page(server.url) as mic:
+    async with open_page(unrecorded.url) as mic:
         for name, audio in clips.items():
             await mic.add(name, audio)
         await asyncio.sleep(1.0)
@@ -120,14 +129,14 @@ async def test_mm_hm_lets_the_bot_go_on_and_stop_wait_a_moment_stops_it(server, 
     await asyncio.sleep(0.5)
     # mm-hm is a backchannel and interrupts nothing; the stop does (CI: Piper's comma pause made "Stop." and "Wait a
     # moment." two turns, each a barge-in: counted by when, not how many)
-    backchannels, confirmed = _events(server, "backchannel"), _events(server, "barge_in_confirmed")
+    backchannels, confirmed = _events(unrecorded, "backchannel"), _events(unrecorded, "barge_in_confirmed")
     assert backchannels, "mm-hm was not heard as a backchannel"
     assert confirmed and all(e["t_ms"] > backchannels[0]["t_ms"] for e in confirmed), (
         "mm-hm must not interrupt; stop must"
     )
-    assert _events(server, "duck_released"), "the page's duck on mm-hm was not released"
-    (session,) = server.sessions.values()
-    first = _events(server, "llm_reply")[0]
+    assert _events(unrecorded, "duck_released"), "the page's duck on mm-hm was not released"
+    (session,) = unrecorded.sessions.values()
+    first = _events(unrecorded, "llm_reply")[0]
     assistant = [m["content"] for m in session.context.get_messages() if m["role"] == "assistant"]
     assert assistant, "no assistant message in the context"
     heard = assistant[0] if isinstance(assistant[0], str) else " ".join(p["text"] for p in assistant[0])
