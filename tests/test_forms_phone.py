@@ -1091,3 +1091,11 @@ async def test_a_no_at_the_summary_that_mentions_a_field_takes_it_up_again():
     ]
     assert info_collected(seen, confirmed=True)[-1] == ("seat_preference", "Aisle")
     assert outcome.status == "submitted", line.said
+
+
+@pytest.mark.parametrize(("answer", "ends"), [("No, I'd like a how-me-ill.", False), ("No, thank you.", True)])
+async def test_a_no_at_the_summary_that_says_more_asks_which_detail_and_a_plain_no_ends_it(answer, ends):
+    """Bench, oluwaseun: "halal meal" was heard "how-me-ill": no field's word, but no refusal either."""
+    _, line, _, _ = await run_phone([NAME], ["It's Miller.", "Yes.", answer, "No."], authorise_when_confirmed)
+    asked = "Which detail should I change? Or shall I submit the form as it is?" in line.said
+    assert asked is not ends, line.said

@@ -1533,6 +1533,12 @@ def authorise(state: Interview, talk: Talk) -> Turn:
     return _authorise(_Run(state, talk), _Authorising(q))
 
 
+def _no_and_more(text: str) -> bool:
+    """A "no" followed by three words or more ("No, I'd like a how-me-ill": a correction the ASR
+    mangled, bench oluwaseun), not a plain refusal ("No.", "No, thank you.", "No, leave it.")."""
+    return len(re.sub(r"^\W*(?:no|nope|nah)\b\W*", "", text.strip(), flags=re.I).split()) >= 3
+
+
 def _authorise(r: _Run, a: _Authorising) -> Turn:
     if a.tries >= 3:
         r.say("I'll leave the form unsent for now. Goodbye.")
@@ -1569,7 +1575,7 @@ def _authorise_answer(r: _Run, a: _Authorising, heard: Heard) -> Turn:
         return r.done()
     if yes:
         return r.wait(a, SubmitGrace())
-    if yes is False and STATES_DETAIL.search(text) and not STOP.search(text):
+    if yes is False and (STATES_DETAIL.search(text) or _no_and_more(text)) and not STOP.search(text):
         # "No, I was born on …" naming no field (bench, joaquin: the call had ended unsent on it): a correction
         # (issue 27: only an explicit "don't submit", "stop" or a plain "no" ends it)
         r.decide("summary_correction_unclear", heard=text)
