@@ -65,7 +65,7 @@ from aiortc.sdp import SessionDescription, candidate_from_sdp
 
 from appliance import heap
 from appliance.config import Config, ConfigError
-from appliance.voice import access, agent_card, ice, recordings, rtp, tls
+from appliance.voice import access, agent_card, ice, recordings, tls
 from appliance.voice.line import LineProcessor
 from appliance.voice.pipeline import build_task, run_task
 from appliance.voice.runtime import VoiceRuntime
@@ -372,7 +372,6 @@ class VoiceServer:
         connection = SmallWebRTCConnection(ice_servers=ice.rtc_ice_servers(self.cfg.transport))
         try:
             await connection.initialize(sdp=sdp, type="offer")
-            rtp.receive_at_once(connection.pc)  # the uplink without aiortc's 80 ms prefetch
             answer = connection.get_answer()
             if answer is None:
                 raise ValueError("no SDP answer could be made for it")
@@ -393,7 +392,6 @@ class VoiceServer:
             return self._refuse(404, f"no session {pc_id!r} to renegotiate")
         try:
             await call.connection.renegotiate(sdp=sdp, type="offer", restart_pc=restart)
-            rtp.receive_at_once(call.connection.pc)  # a restart makes a new peer connection
         except Exception as e:  # as in _admit: aiortc's errors for an unusable offer
             return self._refuse(400, f"bad offer: {type(e).__name__}: {e}")
         return web.json_response(call.connection.get_answer())
