@@ -54,11 +54,16 @@ def test_tts_keeps_no_memory_arena(synth):
 
 @pytest.mark.parametrize("style", [VoiceStyle(), VoiceStyle(length_scale=0.9, pitch_semitones=-2)])
 def test_tts_round_trip_through_asr(asr, synth, style):
+    """Piper draws fresh noise each call (``noise_scale``), so one synthesis in ~50 is misheard
+    ("Please welcome Wendell's seat", CI): the median of three must be heard right."""
     text = "Please book a window seat for the twelfth of March."
-    audio = synth.synthesize(text, style)
-    assert audio.dtype == np.int16 and len(audio) > synth.sample_rate_hz  # over a second of speech
-    heard = asr.transcribe(resample(audio, synth.sample_rate_hz, 16_000).astype(np.float32) / 32768).text
-    assert word_recall("please book a window seat for the of march", heard) >= 0.8, heard
+    recalls, heard = [], []
+    for _ in range(3):
+        audio = synth.synthesize(text, style)
+        assert audio.dtype == np.int16 and len(audio) > synth.sample_rate_hz  # over a second of speech
+        heard.append(asr.transcribe(resample(audio, synth.sample_rate_hz, 16_000).astype(np.float32) / 32768).text)
+        recalls.append(word_recall("please book a window seat for the of march", heard[-1]))
+    assert sorted(recalls)[1] >= 0.8, heard
 
 
 def _vad_speech_windows(audio16k: np.ndarray) -> int:
