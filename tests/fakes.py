@@ -83,7 +83,7 @@ class ScriptedLLM:
     ``complete`` returns it as the raw text a server streams. An exception in a script is
     raised instead of answering. A request beyond the end of its script fails the test
     (``AssertionError`` naming the prompt) — nothing is made up. ``calls`` records every
-    request with its keyword arguments but ``on_text``.
+    request with its keyword arguments but ``on_text``; ``warmed`` the systems warmed.
     """
 
     def __init__(self, json: list[Answer] | None = None, text: list[Answer] | None = None, *, slot: int | None = 0):
@@ -92,7 +92,11 @@ class ScriptedLLM:
 
     @property
     def calls(self) -> list[Call]:
-        return self._script.calls
+        return [c for c in self._script.calls if c.kind != "warm"]
+
+    @property
+    def warmed(self) -> list[str]:
+        return [c.system for c in self._script.calls if c.kind == "warm"]
 
     @property
     def unused(self) -> dict[str, list[Answer]]:

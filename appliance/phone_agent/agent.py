@@ -149,6 +149,7 @@ class PhoneAgent:
         try:
             async with asyncio.TaskGroup() as tg:
                 reader = tg.create_task(self._inbox.read(sub))
+                tg.create_task(self._warm())
                 outcome = await self._call()
                 reader.cancel()
         except* Terminated:
@@ -164,6 +165,16 @@ class PhoneAgent:
             detail=outcome.detail,
         )
         return outcome
+
+    async def _warm(self) -> None:
+        """Put :data:`~appliance.phone_agent.told.SYSTEM` into the phone agent's LLM slot while
+        the greeting plays: the first answer that gives several values is copied without
+        evaluating it (bench form, flight/david: 269 prompt tokens took 3.1 s of a 4.6 s wait
+        after "My name is David Miller and I was born on the 14th of March, 1990")."""
+        try:
+            await self.llm.warm(told.SYSTEM)
+        except LLMError as e:
+            self.emit("decision", agent=self.id, what="warm_failed", error=str(e)[:200])
 
     async def _call(self) -> PhoneOutcome:
         try:
