@@ -409,6 +409,11 @@ class FormsConfig(_Section):
     # VAD segment, which Whisper transcribes whole; the turn's waits after the VAD stop (turn.agent_speech_timeout_ms,
     # turn.incomplete_timeout_ms) shrink by as much (the longest pause inside a turn stays the same)
     vad_stop_ms: int = Field(500, ge=0)
+    # who runs a form call's computer agent (appliance/forms/pool.py): local = this process (Chromium here); pool =
+    # a worker (`appliance worker computer`, bus.backend: redis) takes the task from the form_tasks stream
+    computer: Literal["local", "pool"] = "local"
+    pool_wait_s: float = Field(10.0, gt=0)  # pool: no worker took the call's task this soon → "all busy", call ends
+    claim_idle_ms: int = Field(30_000, ge=1000)  # pool: a dead worker's task is taken over after this long idle
 
 
 class Config(_Section):

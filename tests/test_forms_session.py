@@ -113,3 +113,23 @@ async def test_the_page_side_sends_typed_values_and_a_submit_as_the_page():
             },
         )
     ]
+
+
+def test_a_pool_needs_redis_and_reads_its_tasks_from_the_start_with_the_configured_claim_time():
+    from appliance.errors import ApplianceError
+    from appliance.forms import pool
+    from appliance.forms.mode import FormFeature
+
+    cfg = config.load(overrides={"forms": {"computer": "pool"}})
+    with pytest.raises(ApplianceError, match="forms.computer: pool needs bus.backend: redis"):
+        pool.tasks_bus(cfg)
+    rcfg = config.load(
+        overrides={
+            "bus": {"backend": "redis", "redis_url": "redis://127.0.0.1:1/0"},
+            "forms": {"computer": "pool", "claim_idle_ms": 4000},
+        }
+    )
+    tasks = pool.tasks_bus(rcfg)  # not started: no server needed
+    assert (tasks.stream, tasks.from_start, tasks.claim_idle_ms) == (pool.TASKS_STREAM, True, 4000)
+    with pytest.raises(ValueError, match="autonomous launch runs both agents in one process"):
+        FormFeature()._url(rcfg, {"url": "http://127.0.0.1:1/", "autonomous": True})

@@ -63,6 +63,7 @@ def open_bus(
     resume: bool = False,
     log_path: Path | None = None,
     from_start: bool = False,
+    claim_idle_ms: int | None = None,
 ) -> Bus:
     """A bus (not yet started) as configured: ``async with open_bus(cfg) as bus: ...``.
 
@@ -74,7 +75,9 @@ def open_bus(
     dead-lettering after ``cfg.max_deliveries``; this process's publisher log, re-sent from
     after a server restart, is ``<cfg.log_dir>/<stream>-<UTC time>-<pid>.jsonl``;
     ``from_start``: subscriptions read the stream from its first entry (a stream that holds
-    one task, which agents in several processes join at different times).
+    one task, which agents in several processes join at different times); ``claim_idle_ms``: how
+    long an entry a group member holds may stay idle before another member takes it over
+    (None: :class:`~appliance.bus.redis_streams.RedisBus`'s default).
 
     Raises:
         ValueError: ``from_start`` on the in-process backend (it keeps no history to read).
@@ -92,6 +95,7 @@ def open_bus(
             log_path=Path(cfg.log_dir).expanduser() / own_log,
             log_fsync_ms=cfg.log_fsync_ms,
             from_start=from_start,
+            **({} if claim_idle_ms is None else {"claim_idle_ms": claim_idle_ms}),
         )
     if from_start:
         raise ValueError("from_start needs bus.backend: redis (an in-process bus keeps no history to read)")

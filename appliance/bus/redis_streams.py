@@ -283,7 +283,7 @@ class _RedisSubscription(Subscription):
 
     def _lanes(self) -> tuple[dict[str, Any], int]:
         """The streams there is room to read now (urgent first) and the COUNT to ask for."""
-        room_u, room_n = self.lanes.room(True), self.lanes.room(False)
+        room_u, room_n = self._room(True), self._room(False)
         keys: dict[str, Any] = {}
         count = self._bus.batch
         if room_u > 0:
@@ -314,6 +314,10 @@ class _RedisSubscription(Subscription):
             if not (keys and await self._read(keys, count, None)):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.lanes.wait_room(), URGENT_POLL_S)
+
+    def _room(self, urgent: bool) -> int:
+        """How many more envelopes of this urgency may be read now."""
+        return self.lanes.room(urgent)
 
     async def _prepare(self) -> None:
         """Set-up before the first read (durable groups create the consumer group)."""
@@ -361,8 +365,10 @@ class _RedisGroupSubscription(_RedisSubscription):
         consumer: str,
         maxsize: int,
         overflow: Overflow,
+        hold: int | None = None,
     ) -> None:
         self._group_name = group
+        self.hold = hold
         self.consumer = consumer
         self._held: dict[str, tuple[str, bytes]] = {}  # envelope id -> (stream, entry id), queued or yielded
         self._deliveries: dict[str, int] = {}  # held envelopes taken over: envelope id -> Redis delivery count
@@ -376,6 +382,10 @@ class _RedisGroupSubscription(_RedisSubscription):
 
     def _delivered(self, env: Envelope) -> None:
         self._last = env
+
+    def _room(self, urgent: bool) -> int:
+        room = self.lanes.room(urgent)
+        return room if self.hold is None else min(room, self.hold - len(self._held))
 
     async def __anext__(self) -> Envelope:
         if self._last is not None:
@@ -506,14 +516,14 @@ class _RedisGroupSubscription(_RedisSubscription):
             await self._renew()
             for key in bus._keys:
                 urgent = key == bus._urgent_key
-                while self.lanes.room(urgent) > 0:
+                while self._room(urgent) > 0:
                     cursor, entries, deleted = await self._conn.xautoclaim(
                         key,
                         self._group_name,
                         self.consumer,
                         bus.claim_idle_ms,
                         start_id=self._cursors[key],
-                        count=min(bus.batch, self.lanes.room(urgent)),
+                        count=min(bus.batch, self._room(urgent)),
                     )
                     self._cursors[key] = cursor
                     if deleted:
@@ -809,16 +819,24 @@ class RedisBus(Bus):
         maxsize: int = DEFAULT_MAXSIZE,
         overflow: Overflow = "block",
         consumer: str | None = None,
+        hold: int | None = None,
     ) -> Subscription:
         """See :meth:`Bus.subscribe`; ``consumer`` names this member of ``group`` (default: host:pid:random).
 
-        Members of one group must use the same filter.
+        Members of one group must use the same filter. ``hold``: the most envelopes this member
+        holds at once, queued here or handed out and not yet acknowledged (None: ``maxsize``
+        queued, however many handed out). ``hold=1`` takes nothing more, not even one to have
+        ready, until the one handed out is acknowledged: what it has not taken, other members
+        take (a worker pool's slot, :mod:`appliance.forms.pool`), and it takes over a dead
+        member's envelope only when it has room.
 
         Raises:
             ValueError: bad arguments.
             BusClosedError: the bus is not running.
         """
         ts = normalise_filter(recipient, types, maxsize, overflow)
+        if hold is not None and (group is None or hold < 1):
+            raise ValueError(f"hold={hold}: a limit of 1 or more, for a member of a group")
         if not self._running:
             raise BusClosedError("bus is not running")
         sub: _RedisSubscription
@@ -826,7 +844,7 @@ class RedisBus(Bus):
             sub = _RedisSubscription(self, recipient, ts, maxsize, overflow)
         else:
             consumer = consumer or f"{socket.gethostname()}:{os.getpid()}:{uuid7()[-8:]}"
-            sub = _RedisGroupSubscription(self, recipient, ts, group, consumer, maxsize, overflow)
+            sub = _RedisGroupSubscription(self, recipient, ts, group, consumer, maxsize, overflow, hold)
         self._subs.add(sub)
         return sub
 

@@ -16,6 +16,13 @@ line: a bad option or URL, or the bus cannot be reached), 130 interrupted twice.
 Ctrl-C or SIGTERM cancels the task: ``terminate`` on its bus stops both agents, wherever
 they run.
 
+* ``appliance worker computer --max-tasks N`` — a pool worker (``bus.backend: redis``): takes
+  form calls' computer agents from the ``form_tasks`` stream that ``appliance serve`` with
+  ``forms.computer: pool`` publishes, N at a time (one Chromium each); one JSON line per
+  event on stdout. SIGTERM or Ctrl-C: it takes no more, finishes the ones it holds, exits 0.
+* ``appliance pool status`` — the workers, their free slots, tasks in flight and pending
+  claims, as one JSON object (:func:`appliance.forms.pool.status`).
+
 The simulated person's commands (``simulate form``, ``bench form``) are in
 :mod:`appliance.cli.simulate`.
 """
@@ -33,6 +40,7 @@ from appliance.bus import BusError
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.errors import ApplianceError
+from appliance.forms import pool
 from appliance.forms.session import AGENTS, PageSide, check_split, run_session
 from appliance.forms.typed import is_typed_line
 from appliance.llm.runtime import LLMRuntime
@@ -65,6 +73,19 @@ def register(parsers) -> None:
     )
     p.add_argument("--task-id", help="the task's id; its bus is the Redis stream form-<id> (default: a new one)")
     p.set_defaults(func=_form)
+
+    p = parsers.top.add_parser("worker", help="a pool worker: run form calls' computer agents taken from Redis")
+    p.add_argument("agent", choices=("computer",), help="the agent this worker runs")
+    add_config_arg(p)
+    p.add_argument("--max-tasks", type=int, default=1, help="tasks at a time, one Chromium each (default: 1)")
+    p.set_defaults(func=_worker)
+
+    pool_ = parsers.top.add_parser("pool", help="the form workers' pool on Redis").add_subparsers(
+        dest="pool_command", required=True, metavar="SUBCOMMAND"
+    )
+    p = pool_.add_parser("status", help="workers, free slots, tasks in flight and pending claims, as JSON")
+    add_config_arg(p)
+    p.set_defaults(func=_pool_status)
 
 
 def _demo(args) -> int:
@@ -191,3 +212,55 @@ def _read_terminal(line: TerminalLine, hands: PageSide, emit, loop: asyncio.Abst
                 return
 
     threading.Thread(target=read_stdin, daemon=True).start()
+
+
+def _worker(args) -> int:
+    cfg = config.load(args.config).for_forms()
+    pool.check_pool(cfg)
+    if args.max_tasks < 1:
+        raise ApplianceError(f"--max-tasks {args.max_tasks}: a worker runs 1 task or more at a time")
+    llms = LLMRuntime(cfg).start()
+
+    def emit(event: str, **fields) -> None:
+        print(json.dumps({"event": event, **fields}, default=str), flush=True)
+
+    async def run_task(env, worker: str) -> None:
+        url = cfg.browser.check_url(env.payload.url)  # this worker's own browser policy
+        await run_session(
+            cfg,
+            url,
+            llms=llms.llm,
+            line=None,
+            emit=emit,
+            task=env.payload.task,
+            task_id=env.task_id,
+            agent="computer",
+            taken_by=worker,
+        )
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        worker = pool.Worker(cfg, run_task, max_tasks=args.max_tasks, emit=emit)
+        emit("worker_started", worker=worker.id, max_tasks=args.max_tasks, redis=cfg.bus.redis_url)
+        await worker.run(stop)
+        emit("worker_stopped", worker=worker.id)
+
+    try:
+        asyncio.run(run())
+    except BusError as e:
+        raise ApplianceError(str(e)) from None
+    finally:
+        llms.stop()
+    return 0
+
+
+def _pool_status(args) -> int:
+    cfg = config.load(args.config)
+    try:
+        print(json.dumps(asyncio.run(pool.status(cfg))), flush=True)
+    except BusError as e:
+        raise ApplianceError(str(e)) from None
+    return 0

@@ -41,12 +41,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from appliance.computer_agent.preview import Preview
 from appliance.demo.site import DemoSite
+from appliance.forms import pool
 from appliance.forms.session import PageSide, SessionResult, run_session
 from appliance.voice.agent_card import Skill
 
@@ -121,13 +123,20 @@ class FormFeature:
 
         Raises:
             appliance.chromium.URLRefused: naming the URL and why (a ValueError: the offer's 400).
+            ValueError: an autonomous launch with ``forms.computer: pool`` (it runs in one process).
         """
+        if body.get("autonomous") and cfg.forms.computer == "pool":
+            raise ValueError(
+                "the autonomous launch runs both agents in one process; this server has forms.computer: pool"
+            )
         return cfg.browser.check_url(str(body.get("url") or self.site.urls["flight"]))
 
     async def _run(self, srv, pc_id: str, session, line, body: dict) -> None:
         url = self._url(srv.cfg, body)  # checked when the offer came (offer_checks): it opens
         autonomous = bool(body.get("autonomous"))
         task = str(body.get("task") or "")
+        pooled = srv.cfg.forms.computer == "pool"  # a worker runs the computer agent (forms/pool.py)
+        task_id = str(uuid.uuid4()) if pooled else None
         stop = self._stops.setdefault(pc_id, asyncio.Event())
         side = PageSide(Preview(), date_order=srv.cfg.forms.date_order)
         self._sides[pc_id] = (side, session.events.emit)
@@ -135,6 +144,9 @@ class FormFeature:
         cancelled = False  # the call itself is ending (the person left, the server stops)
         session.events.emit("form_started", url=url, autonomous=autonomous, task=task)
         try:
+            if pooled:
+                async with pool.tasks_bus(srv.cfg) as tasks:
+                    await pool.offer(tasks, task_id, url, task=task, wait_s=srv.cfg.forms.pool_wait_s)
             result = await run_session(
                 srv.cfg,
                 url,
@@ -146,11 +158,14 @@ class FormFeature:
                 stop=stop,
                 task=task,
                 page_side=side,
+                task_id=task_id,
+                agent="phone" if pooled else None,
+                taken_within_s=srv.cfg.forms.pool_wait_s if pooled else None,
             )
             session.events.emit(
                 "form_finished",
-                status=result.computer.status,
-                detail=result.computer.detail,
+                status=result.status,
+                detail=result.detail,
                 duration_s=round(result.duration_s, 1),
                 actions=result.actions,
                 explained_failures=result.explained_failures,
@@ -170,7 +185,7 @@ class FormFeature:
     def _end_call(self, srv, pc_id: str, session, result: SessionResult | None) -> None:
         """The task is over: end the call from outside this mode's run (the server's end of a
         call cancels the mode's task, which is this one)."""
-        session.events.emit("call_ended", reason=result.computer.status if result else "the form session failed")
+        session.events.emit("call_ended", reason=result.status if result else "the form session failed")
         ending = asyncio.get_running_loop().create_task(srv.end_session(pc_id), name=f"end call {pc_id[:8]}")
         self._ending.add(ending)
         ending.add_done_callback(self._ending.discard)

@@ -48,6 +48,7 @@ from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.errors import ApplianceError
+from appliance.forms import pool
 from appliance.forms.typed import TypedValues
 from appliance.llm.base import LLM
 from appliance.phone_agent.agent import PhoneAgent
@@ -63,6 +64,7 @@ from appliance.protocol import (
     StatusUpdate,
     SubmitAuthorized,
     TaskCompleted,
+    TaskTaken,
     Terminate,
 )
 from appliance.voice.session import recording_notice
@@ -84,6 +86,19 @@ class SessionResult:
     envelopes: list[Envelope] = field(default_factory=list)
     duration_s: float = 0.0
     folder: Path | None = None
+    busy: bool = False  # a pooled task no worker took in time: the person was told, nothing ran
+
+    @property
+    def status(self) -> str:
+        """How the task ended: the computer agent's status where it ran here, else the phone
+        agent's (``busy``: no pool worker took it)."""
+        out = self.computer or self.phone
+        return "busy" if self.busy or out is None else out.status
+
+    @property
+    def detail(self) -> str:
+        out = self.computer or self.phone
+        return pool.BUSY if self.busy or out is None else out.detail
 
     @property
     def actions(self) -> int:
@@ -238,6 +253,8 @@ async def run_session(
     page_side: PageSide | None = None,
     task_id: str | None = None,
     agent: str | None = None,
+    taken_by: str | None = None,
+    taken_within_s: float | None = None,
 ) -> SessionResult:
     """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
@@ -257,6 +274,11 @@ async def run_session(
     :data:`WRAP_UP_S` to end (its ``task_completed``, or a ``terminate``), else ``terminate``
     ends it, wherever the phone agent runs.
 
+    A pooled task (:mod:`appliance.forms.pool`): the worker hosting the computer agent passes
+    its id as ``taken_by`` (``task_taken`` goes on the stream first); the side hosting the phone
+    agent passes ``taken_within_s``: with no ``task_taken`` that soon the person hears
+    :data:`~appliance.forms.pool.BUSY` and nothing else runs (``SessionResult.busy``).
+
     Returns when the agents this process hosts have stopped (``SessionResult.computer``
     None: the computer agent ran elsewhere; ``phone`` None: it never started here).
 
@@ -273,6 +295,18 @@ async def run_session(
     call_ended = asyncio.Event()  # the bus says the call is over: the phone's task_completed, or a terminate
     async with session_bus(cfg, task_id, folder, joined=agent is not None) as bus:
         tap = bus.subscribe()
+        if taken_by is not None:
+            await bus.publish(Envelope.new(TaskTaken(worker=taken_by), sender="computer", recipient="*"))
+        if taken_within_s is not None:
+            worker = await pool.wait_taken(tap, taken_within_s, seen.append)
+            if worker is not None:
+                emit("task_taken", worker=worker, wait_s=taken_within_s)
+            else:
+                emit("pool_busy", wait_s=taken_within_s)
+                if line is not None:
+                    await line.say(pool.BUSY)
+                await tap.close()
+                return SessionResult(None, None, None, seen, time.monotonic() - t0, folder, busy=True)
         computer = None
         if "computer" in hosts:
             computer = ComputerAgent(

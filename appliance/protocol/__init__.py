@@ -28,6 +28,7 @@ from appliance.protocol.forms import (
     FieldValue,
     FillError,
     FormatInvalid,
+    FormTask,
     InfoCollected,
     InitiatePhoneCallAgent,
     ItemAddable,
@@ -36,6 +37,7 @@ from appliance.protocol.forms import (
     StepProblem,
     SubmitAuthorized,
     Submitted,
+    TaskTaken,
 )
 from appliance.protocol.registry import (
     EnvelopeError,
@@ -60,6 +62,7 @@ __all__ = [
     "FieldValue",
     "FillError",
     "FormatInvalid",
+    "FormTask",
     "InfoCollected",
     "InitiatePhoneCallAgent",
     "ItemAddable",
@@ -75,6 +78,7 @@ __all__ = [
     "TaskAssigned",
     "TaskCompleted",
     "TaskState",
+    "TaskTaken",
     "Terminate",
     "TurnPayload",
     "TypeSpec",

@@ -438,6 +438,7 @@ DecisionWhat = Literal[
     "told_failed",
     "answered_ahead",
     "look_ahead_failed",
+    "warm_failed",
 ]
 
 
@@ -658,12 +659,13 @@ class FormStarted(SessionEvent):
 
 
 class FormFinished(SessionEvent):
-    """The form task ended with the computer agent's ``status`` (``detail``), after
+    """The form task ended with the computer agent's ``status`` (``detail``; a pooled task: the
+    phone agent's, or ``busy``: no worker took it, :mod:`appliance.forms.pool`), after
     ``duration_s``, with ``actions`` (browser actions, all kinds together) and
     ``explained_failures`` (times the person was told a step failed)."""
 
     event: Literal["form_finished"] = "form_finished"
-    status: ComputerStatus
+    status: ComputerStatus | PhoneStatus | Literal["busy"]  # pool: the phone agent's, or no worker took it
     detail: str
     duration_s: float
     actions: int
@@ -683,6 +685,73 @@ class RecordingNotice(SessionEvent):
     event: Literal["recording_notice"] = "recording_notice"
     recorded: bool
     folder: str | None
+
+
+class TaskTaken(SessionEvent):
+    """A pool ``worker`` took the call's task within ``wait_s`` (:mod:`appliance.forms.pool`)."""
+
+    event: Literal["task_taken"] = "task_taken"
+    worker: str
+    wait_s: float
+
+
+class PoolBusy(SessionEvent):
+    """No pool worker took the call's task within ``wait_s``: the person was told, the call ends."""
+
+    event: Literal["pool_busy"] = "pool_busy"
+    wait_s: float
+
+
+class WorkerStarted(SessionEvent):
+    """``appliance worker computer``: ``worker`` (host:pid) takes up to ``max_tasks`` at a time from ``redis``."""
+
+    event: Literal["worker_started"] = "worker_started"
+    worker: str
+    max_tasks: int
+    redis: str
+
+
+class WorkerStopped(SessionEvent):
+    """The worker took no more tasks and finished the ones it held."""
+
+    event: Literal["worker_stopped"] = "worker_stopped"
+    worker: str
+
+
+class PoolTaskStarted(SessionEvent):
+    """A worker started task ``task_id``'s computer agent on ``url``."""
+
+    event: Literal["task_started"] = "task_started"
+    worker: str
+    task_id: str
+    url: str
+
+
+class PoolTaskFinished(SessionEvent):
+    """Task ``task_id`` ended on the worker after ``duration_s`` (its outcome is on its stream)."""
+
+    event: Literal["task_finished"] = "task_finished"
+    worker: str
+    task_id: str
+    duration_s: float
+
+
+class PoolTaskFailed(SessionEvent):
+    """Task ``task_id`` could not run on the worker (``error``: its page refused, its bus lost)."""
+
+    event: Literal["task_failed"] = "task_failed"
+    worker: str
+    task_id: str
+    error: str
+
+
+class PoolTaskSkipped(SessionEvent):
+    """The worker read task ``task_id`` and did not start it (``why``: withdrawn, not taken in time)."""
+
+    event: Literal["task_skipped"] = "task_skipped"
+    worker: str
+    task_id: str
+    why: str
 
 
 class PhoneAgentStarted(SessionEvent):

@@ -25,6 +25,13 @@ step_failed                 ``{problem, reason, advice, field?}`` — the comput
                             ``no_control``, ``login``, ``captcha``, ``no_result``,
                             ``page_error``); the phone agent tells the person ``reason``
                             and ``advice`` at once
+form_task                   ``{url, task?, take_by_ms}`` — on the pool's
+                            ``form_tasks`` stream: a form call's computer agent for any
+                            worker; its envelope's ``task_id`` names the task's
+                            ``form-<task id>`` stream. Not taken by ``take_by_ms`` (Unix
+                            ms): withdrawn, and a worker that reads it later skips it
+task_taken                  ``{worker}`` — on ``form-<task id>``: a worker started the
+                            task's computer agent
 ==========================  ===========================================================
 
 ``FieldSpec = {name, label, type, required, pattern?, options?, format_hint?, meaning?, consent,
@@ -134,6 +141,19 @@ class ItemAddable(Payload):
     what: str = Field(min_length=1)
 
 
+class FormTask(Payload):
+    """A form call's computer agent, for whichever pool worker takes it first
+    (:mod:`appliance.forms.pool`)."""
+
+    url: str = Field(min_length=1)
+    task: str = ""  # the person's words (fill it but don't submit → a review)
+    take_by_ms: int = Field(ge=0)  # Unix ms: after this the call was told no helper is free
+
+
+class TaskTaken(Payload):
+    worker: str = Field(min_length=1)  # the worker's id (host:pid)
+
+
 for _name, _model, _urgent in (
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
@@ -146,5 +166,7 @@ for _name, _model, _urgent in (
     ("step_failed", StepFailed, False),
     ("add_item", AddItem, False),
     ("item_addable", ItemAddable, False),
+    ("form_task", FormTask, False),
+    ("task_taken", TaskTaken, False),
 ):
     register_type(_name, _model, urgent=_urgent)
