@@ -193,6 +193,10 @@ class Lanes:
         self._putters.append(fut)
         await fut
 
+    def room_freed(self) -> None:
+        """Room came from outside the lanes (a held envelope acknowledged): wake whoever waits for room."""
+        self._wake_putters()
+
     def close(self) -> None:
         """Mark closed and wake the reader and every waiting publisher."""
         self.closed = True

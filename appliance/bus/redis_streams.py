@@ -312,8 +312,9 @@ class _RedisSubscription(Subscription):
                         f"is waiting in stream {bus.stream}"
                     )
             if not (keys and await self._read(keys, count, None)):
+                # no room at all (a member holding its ``hold``): wait for room, or for the next renewal
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.lanes.wait_room(), URGENT_POLL_S)
+                    await asyncio.wait_for(self.lanes.wait_room(), URGENT_POLL_S if keys else block / 1000)
 
     def _room(self, urgent: bool) -> int:
         """How many more envelopes of this urgency may be read now."""
@@ -400,6 +401,12 @@ class _RedisGroupSubscription(_RedisSubscription):
             self._acks.append((env.id, *where))
             self._acked.add(env.id)
             self._ack_wake.set()
+            self._released()
+
+    def _released(self) -> None:
+        """A held envelope was acknowledged: with a ``hold``, that is room to read another."""
+        if self.hold is not None:
+            self.lanes.room_freed()
 
     async def ack(self, env: Envelope, publish: Sequence[Envelope] = ()) -> None:
         for e in publish:
@@ -416,6 +423,7 @@ class _RedisGroupSubscription(_RedisSubscription):
         self._held.pop(env.id, None)
         self._deliveries.pop(env.id, None)
         self._acked.add(env.id)
+        self._released()
         if not fresh:
             log.warning(
                 "%s: %s %s was already handled in group %s; its %d envelope(s) were not published again",

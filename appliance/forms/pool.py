@@ -132,8 +132,9 @@ class Worker:
         Raises:
             ApplianceError: the bus is not Redis. BusError: Redis cannot be reached.
         """
+        r = aioredis.from_url(self.cfg.bus.redis_url)  # the announcements' connection
         async with tasks_bus(self.cfg) as bus:
-            announcer = asyncio.create_task(self._announce())
+            announcer = asyncio.create_task(self._announce(r))
             try:
                 async with asyncio.TaskGroup() as tg:
                     for k in range(self.max_tasks):
@@ -142,7 +143,9 @@ class Worker:
                 announcer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await announcer
-                await self._forget()
+                with contextlib.suppress(OSError, aioredis.RedisError):  # a lost server: its entry goes stale
+                    await r.hdel(WORKERS_KEY, self.id)
+                await r.aclose()
 
     async def _slot(self, bus: Bus, k: int, stop: asyncio.Event) -> None:
         """One Chromium's worth: a member of :data:`GROUP` that holds one task at a time."""
@@ -178,23 +181,11 @@ class Worker:
             "seen_ms": int(time.time() * 1000),
         }
 
-    async def _announce(self) -> None:
-        r = aioredis.from_url(self.cfg.bus.redis_url)
-        try:
-            while True:
-                with contextlib.suppress(OSError, aioredis.RedisError):  # a lost server: the bus reports it
-                    await r.hset(WORKERS_KEY, self.id, json.dumps(self.announcement()))
-                await asyncio.sleep(ANNOUNCE_S)
-        finally:
-            await r.aclose()
-
-    async def _forget(self) -> None:
-        r = aioredis.from_url(self.cfg.bus.redis_url)
-        try:
-            with contextlib.suppress(OSError, aioredis.RedisError):
-                await r.hdel(WORKERS_KEY, self.id)
-        finally:
-            await r.aclose()
+    async def _announce(self, r: aioredis.Redis) -> None:
+        while True:
+            with contextlib.suppress(OSError, aioredis.RedisError):  # a lost server: the bus reports it
+                await r.hset(WORKERS_KEY, self.id, json.dumps(self.announcement()))
+            await asyncio.sleep(ANNOUNCE_S)
 
 
 async def _next_or_stop(sub, stop: asyncio.Event) -> Envelope | None:
