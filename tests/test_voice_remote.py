@@ -49,12 +49,17 @@ def _run(*cmd: str) -> None:
 
 @contextmanager
 def caller_namespace():
-    """A network namespace joined to this one by a veth pair (here ``HERE``, there ``CALLER``)."""
+    """A network namespace joined to this one by a veth pair (here ``HERE``, there ``CALLER``),
+    IPv4 only: an IPv6 link-local address that appears once its duplicate check is done is a
+    network change to Chromium, and a page load under way fails (CI: ``net::ERR_NETWORK_CHANGED``)."""
     name, here_if = f"caller{os.getpid()}", f"vc{os.getpid() % 100000}"
+    no_ipv6 = "echo 1 > /proc/sys/net/ipv6/conf/{}/disable_ipv6"
     _run("ip", "netns", "add", name)
     try:
         _run("ip", "link", "add", here_if, "type", "veth", "peer", "name", "vcaller")
         _run("ip", "link", "set", "vcaller", "netns", name)
+        _run("sh", "-c", no_ipv6.format(here_if))
+        _run("ip", "netns", "exec", name, "sh", "-c", no_ipv6.format("vcaller"))
         _run("ip", "addr", "add", f"{HERE}/24", "dev", here_if)
         _run("ip", "link", "set", here_if, "up")
         for cmd in (("ip", "addr", "add", f"{CALLER}/24", "dev", "vcaller"), ("ip", "link", "set", "vcaller", "up")):
