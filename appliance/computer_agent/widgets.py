@@ -71,6 +71,11 @@ from appliance.computer_agent import localised
 SUGGEST_WAIT_S = 1.5
 #: Pause between two key presses when typing like a person (ms).
 KEY_DELAY_MS = 30
+#: A widget seen shut this long after its option was picked stays shut (s), and the longest
+#: it is tried (s): tom-select reopened on the pick's last events after it had been seen shut
+#: once, and its list then covered the form's button (CI, a loaded machine)
+CLOSED_FOR_S = 0.45
+CLOSE_WAIT_S = 3.0
 #: Most month steps a calendar is moved by its arrows (ten years).
 MAX_MONTH_STEPS = 120
 
@@ -590,15 +595,25 @@ async def searchable_select(t: Target, value: Value, timeout_ms: int) -> Read:
 
 async def _close_widget(t: Target, timeout_ms: int) -> None:
     """A widget that stays open once its option is picked (tom-select) is shut as a person
-    does: Escape, else focus leaves it (after a moment: some reopen on the click's last events)."""
-    await asyncio.sleep(0.15)
-    w = await t.call("search")
-    if w and w["expanded"]:
-        await t.page.keyboard.press("Escape")
-        await asyncio.sleep(0.05)
+    does: Escape, else focus leaves it, until it has stayed shut for :data:`CLOSED_FOR_S`
+    (some reopen on the click's last events), for at most :data:`CLOSE_WAIT_S`."""
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    shut_since: float | None = None
+    escaped = False
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.15)
         w = await t.call("search")
-    if w and w["expanded"]:
-        await t.frame.locator(f'[data-ap-widget="{t.f.ref}"]').evaluate("e => e.blur()", timeout=timeout_ms)
+        if not (w and w["expanded"]):
+            shut_since = shut_since or time.monotonic()
+            if time.monotonic() - shut_since >= CLOSED_FOR_S:
+                return
+            continue
+        shut_since = None
+        if not escaped:
+            await t.page.keyboard.press("Escape")
+            escaped = True
+        else:
+            await t.frame.locator(f'[data-ap-widget="{t.f.ref}"]').evaluate("e => e.blur()", timeout=timeout_ms)
 
 
 async def searchable_select_by_keys(t: Target, value: Value, timeout_ms: int) -> Read:
