@@ -201,6 +201,7 @@ class ComputerAgent:
         self._naming: asyncio.Task | None = None
         self._phone_started = not autonomous
         self._authorized = False
+        self._started_ms = now_ms()  # a go-ahead from before this is for a page that is gone
         self._ready_sent = False
         self._review: _Review | None = None
         self._refusals: dict[str, tuple[str, str]] = {}  # field → (value, refusal) the page last gave
@@ -451,6 +452,16 @@ class ComputerAgent:
             match env.payload:
                 case InfoCollected():
                     await self._on_info(page, view, env)
+                case SubmitAuthorized() if env.ts < self._started_ms:
+                    # given to an agent before this one (a pool task taken over from a worker that died,
+                    # its stream read from the start): its page is gone, so the go-ahead is asked for again
+                    self.emit(
+                        "decision",
+                        agent=self.id,
+                        what="submit_authorized_ignored",
+                        sender=env.sender,
+                        why="given before this agent started",
+                    )
                 case SubmitAuthorized() if env.sender != self.phone_id and self._review is None:
                     # the person's page may submit a form left for their review; any other go-ahead is
                     # the phone agent's, after the spoken summary
