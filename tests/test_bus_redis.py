@@ -275,3 +275,20 @@ async def test_consumer_killed_mid_stream_is_redelivered_and_handled_exactly_onc
         if env.type == "ack":
             answers[env.reply_to].append(env.sender)
     assert answers == {e.id: ["doomed"] for e in sent[:5]} | {e.id: ["survivor"] for e in sent[5:]}
+
+
+async def test_a_mark_swapped_in_by_many_processes_at_once_comes_back_changed_to_exactly_one(redis_url):
+    """The submit guard's ground (issue 29): of the buses that swap the same value in at once,
+    one gets back what was there before; every other gets its own value back."""
+    buses = [RedisBus(redis_url, stream="form-guard") for _ in range(4)]
+    for bus in buses:
+        await bus.start()
+    try:
+        assert await buses[0].read_mark("submit") is None
+        got = await asyncio.gather(*(bus.swap_mark("submit", "e7 pressed") for bus in buses))
+        assert got.count(None) == 1 and await buses[1].read_mark("submit") == "e7 pressed"
+        async with RedisBus(redis_url, stream="form-other") as other:  # marks belong to their stream
+            assert await other.read_mark("submit") is None
+    finally:
+        for bus in buses:
+            await bus.stop()

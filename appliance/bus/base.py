@@ -318,6 +318,27 @@ class Bus(ABC):
             BusClosedError: the bus is not running.
         """
 
+    @abstractmethod
+    async def read_mark(self, name: str) -> str | None:
+        """The value of this bus's mark ``name``, or None when it was never set.
+
+        A mark is a small value every process on the bus shares (on Redis the key
+        ``<stream>:mark:<name>``, kept as long as the de-duplication horizon): a form task's
+        submit guard (:mod:`appliance.computer_agent.agent`).
+
+        Raises:
+            BusError: the backend did not answer.
+        """
+
+    @abstractmethod
+    async def swap_mark(self, name: str, value: str) -> str | None:
+        """Set mark ``name`` to ``value`` and return the value it held (None: unset), atomically:
+        of several processes swapping in the same value, exactly one gets back something else.
+
+        Raises:
+            BusError: the backend did not answer.
+        """
+
     async def request(self, env: Envelope, timeout_s: float) -> Envelope:
         """Publish ``env`` and return the first envelope whose ``reply_to`` is ``env.id``.
 

@@ -176,6 +176,7 @@ class InProcBus(Bus):
         self._window = dedup_window
         self._subs: list[_InProcSubscription] = []
         self._groups: dict[str, _Group] = {}
+        self._marks: dict[str, str] = {}
         self._running = False
 
     async def start(self) -> None:
@@ -246,6 +247,13 @@ class InProcBus(Bus):
             ordered = [e for e in g.backlog if e.urgent] + [e for e in g.backlog if not e.urgent]
             g.backlog = deque(ordered)
         return sub
+
+    async def read_mark(self, name: str) -> str | None:
+        return self._marks.get(name)
+
+    async def swap_mark(self, name: str, value: str) -> str | None:
+        old, self._marks[name] = self._marks.get(name), value
+        return old
 
     async def publish(self, env: Envelope) -> None:
         await self._commit((env,), (check(env),))

@@ -869,6 +869,23 @@ class RedisBus(Bus):
         items = [(self._urgent_key if check(e) else self.stream, e) for e in envs]
         await asyncio.gather(*self._enqueue(items))
 
+    async def read_mark(self, name: str) -> str | None:
+        try:
+            raw = await self._r.get(self._mark_key(name))
+        except (RedisError, OSError) as e:
+            raise BusError(f"redis at {self.url}: reading mark {name!r}: {e}") from None
+        return raw.decode() if raw is not None else None
+
+    async def swap_mark(self, name: str, value: str) -> str | None:
+        try:  # SET … GET: one atomic command (Redis ≥ 6.2)
+            raw = await self._r.set(self._mark_key(name), value, get=True, px=self.dedup_ttl_ms)
+        except (RedisError, OSError) as e:
+            raise BusError(f"redis at {self.url}: setting mark {name!r}: {e}") from None
+        return raw.decode() if raw is not None else None
+
+    def _mark_key(self, name: str) -> str:
+        return f"{self.stream}:mark:{name}"
+
     async def trim(self) -> int:
         """Trim both streams now (see the module docstring); returns how many entries were removed.
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
-from appliance.computer_agent import fieldbook, mapper, verdict, widgets
+from appliance.computer_agent import fieldbook, mapper, takeover, verdict, widgets
 from appliance.computer_agent.actions import Actions
 from appliance.computer_agent.browser import Browser
 from appliance.computer_agent.decide import decide
@@ -163,6 +163,9 @@ class ComputerAgent:
         driver: reads and operates the browser's page (tests pass a stand-in);
             by default Playwright's.
         preview: the person's live picture of the page (attached once the browser starts).
+        takeover: what the agent before this one left on the task's stream (a pool task taken
+            over from a worker that died: :mod:`~appliance.computer_agent.takeover`); None: a
+            new task.
     """
 
     def __init__(
@@ -183,6 +186,7 @@ class ComputerAgent:
         browser: Browser | None = None,
         driver: PageDriver | None = None,
         preview: Preview | None = None,
+        takeover: takeover.Takeover | None = None,
     ):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
@@ -201,6 +205,11 @@ class ComputerAgent:
         self._naming: asyncio.Task | None = None
         self._phone_started = not autonomous
         self._authorized = False
+        self._auth_id = ""  # the envelope id of the go-ahead that armed the submit
+        self.takeover = takeover
+        self._taken_names = frozenset(s.name for s in takeover.fields) if takeover else frozenset()
+        self._carried: list[Envelope] = []  # values for taken-over fields whose page is not open yet
+        self._unknown_press = False  # the agent before this one pressed the final submit and died before its answer
         self._started_ms = now_ms()  # a go-ahead from before this is for a page that is gone
         self._ready_sent = False
         self._review: _Review | None = None
@@ -258,6 +267,8 @@ class ComputerAgent:
         return out
 
     async def _loop(self) -> None:
+        if self.takeover is not None and await self._take_over():
+            return
         warm = asyncio.create_task(self.llm.warm(mapper.SYSTEM))  # overlaps the browser start and page load
         try:
             for restarts in range(MAX_BROWSER_RESTARTS + 1):
@@ -298,6 +309,33 @@ class ComputerAgent:
         self._authorized = self._ready_sent = False
         self._review = None
 
+    async def _take_over(self) -> bool:
+        """Start a task taken over (:attr:`takeover`): True when it is over already (the page
+        confirmed the earlier agent's submission). Else the phone agent hears that the form is
+        opened again with every value (``fill_error{field: "page", recovering: true}``, one
+        sentence to the person); a final submit pressed with no answer read (the task's submit
+        mark) is told once the page is open (:meth:`_drive`).
+
+        Raises:
+            BusError: the submit mark cannot be read.
+        """
+        t = self.takeover
+        self._unknown_press = t.submitted is None and takeover.pressed_unanswered(
+            await self.bus.read_mark(takeover.SUBMIT_MARK)
+        )
+        self.emit(
+            "task_taken_over",
+            agent=self.id,
+            fields=[s.name for s in t.fields],
+            submitted=t.submitted is not None,
+            unknown_press=self._unknown_press,
+        )
+        if t.submitted is not None:
+            self._outcome = Outcome("submitted", t.submitted)
+            return True
+        await self._send(FillError(field="page", reason="the form's worker stopped", recovering=True))
+        return False
+
     async def _drive(self) -> None:
         page = await self.browser.start()
         page.set_default_timeout(self.cfg.action_timeout_ms)
@@ -305,6 +343,9 @@ class ComputerAgent:
             await self.preview.attach(page)
         if not await self._goto(page):
             return
+        if self._unknown_press:  # before anything else: what the page at the form's address says now
+            self._unknown_press = False
+            await self._give_up(verdict.unknown_outcome(await self._perceive(page)))
         while self._outcome is None:
             view = await self._perceive(page)
             await self._on_view(view)
@@ -381,6 +422,8 @@ class ComputerAgent:
             await self._give_up(verdict.obstacle_step(obstacle))
             if obstacle.sign_in:
                 return  # the person signs in first: nothing here is ours to name or fill
+        if self.takeover is not None:
+            self._inherit(view)
         unnamed = fieldbook.unnamed(self.book, self._fields(view))
         if unnamed and (self._naming is None or self._naming.done()):
             self.book = fieldbook.start_naming(self.book, unnamed)
@@ -390,6 +433,27 @@ class ComputerAgent:
         self.book, errors = fieldbook.see(self.book, view)
         for err in errors:
             await self._send(err)
+
+    def _inherit(self, view: PageView) -> None:
+        """A task taken over: the page's fields the earlier agent announced get their old names
+        (:func:`fieldbook.inherit`); the values that came for them before they were on a page
+        are taken again, before any newer message."""
+        self.book, taken = fieldbook.inherit(self.book, self._fields(view), self.takeover.fields)
+        for s in taken:
+            self.emit(
+                "field_named",
+                agent=self.id,
+                ident=fieldbook.entry(self.book, s.name).view.ident,
+                label=s.label,
+                name=s.name,
+                source="taken_over",
+                ms=0,
+            )
+        names = {s.name for s in taken}
+        back = [env for env in self._carried if env.payload.field in names]
+        if back:
+            self._carried = [env for env in self._carried if env not in back]
+            self._inbox.items[:0] = back
 
     async def _name(self, view: PageView, fields: list[FieldView]) -> None:
         """Background task: name ``fields`` (page names at once, the LLM's as they stream) and
@@ -473,7 +537,7 @@ class ComputerAgent:
                         why="not in review",
                     )
                 case SubmitAuthorized():
-                    self._authorized = True
+                    self._authorized, self._auth_id = True, env.id
                     self._state.tries += 1
                     self.emit("decision", agent=self.id, what="submit_authorized_received", sender=env.sender)
                 case AddItem(request=request):
@@ -508,6 +572,10 @@ class ComputerAgent:
 
     async def _on_info(self, page, view: PageView, env: Envelope) -> None:
         p = env.payload
+        if fieldbook.get(self.book, p.field) is None and p.field in self._taken_names:
+            self._carried.append(env)  # a taken-over field whose page is not open yet
+            self.emit("fill_deferred", agent=self.id, field=p.field, why="its page is not open yet")
+            return
         if fieldbook.get(self.book, p.field) is None:
             await self._send(FillError(field=p.field, reason="the form has no such field"))
             return
@@ -713,13 +781,25 @@ class ComputerAgent:
         return next((b for b in buttons if b.role == "opener" and ADD_ITEM_BUTTON.search(b.text)), None)
 
     async def _submit(self, page, view: PageView, final: ButtonView, *, by: str) -> None:
-        """Press the final submit and read the page's answer: ``submitted`` only on a result."""
+        """Press the final submit and read the page's answer: ``submitted`` only on a result.
+
+        One go-ahead, one press, whichever process holds the task: the task's submit mark
+        (:data:`~appliance.computer_agent.takeover.SUBMIT_MARK`, swapped atomically on the bus)
+        holds ``"<go-ahead id> pressed"`` from just before the press until the answer is read
+        (then ``answered``); a go-ahead whose id the mark already holds (an envelope delivered
+        again, two workers on one task) presses nothing."""
+        self._authorized = False  # one authorisation, one press
+        before = await self.bus.swap_mark(takeover.SUBMIT_MARK, f"{self._auth_id} pressed")
+        if before is not None and before.split(" ")[0] == self._auth_id:
+            self.emit("decision", agent=self.id, what="submit_guarded", button=final.text, mark=before)
+            return
         self.emit("decision", agent=self.id, what="press_final_submit", button=final.text, by=by)
         await self._status("working", f"submitting the form ({final.text!r})")
-        self._authorized = False  # one authorisation, one press
         submitted_at = now_ms()
         await self._press(page, final)
         v, after = await self._answer(page, view)
+        if v.kind != "result":  # the outcome is known: a takeover needs not warn of an unknown one
+            await self.bus.swap_mark(takeover.SUBMIT_MARK, f"{self._auth_id} answered")
         self.emit("decision", agent=self.id, what="submit_answer", verdict=v.kind, text=v.text)
         match v.kind:
             case "result":

@@ -25,7 +25,8 @@ new book and, where the phone agent must hear of it, the payload to send:
   only while it is required and the page shows it empty; a new value (:func:`collect`)
   takes it back.
 - :func:`reopened`: the form was opened again in a new browser (Chromium died): names and
-  values stay, and every value is put in again.
+  values stay, and every value is put in again. :func:`inherit`: a task taken over from an
+  agent that died with its worker names the fields as that agent announced them.
 - :func:`pressed` / :func:`see`: after a button press, the next reading of the page reports
   each error it shows for a value we entered, once per (error, value), as ``fill_error``;
   that field is then neither filled nor confirmed.
@@ -172,6 +173,24 @@ def name(book: FieldBook, f: page.FieldView, wanted: str, instead: str = "") -> 
         unique, n = f"{wanted}_{n}", n + 1
     spec = spec_for(unique, f)
     return replace(book, entries=book.entries + (Entry(spec, f),)), spec
+
+
+def inherit(
+    book: FieldBook, fields: Iterable[page.FieldView], specs: Iterable[FieldSpec]
+) -> tuple[FieldBook, tuple[FieldSpec, ...]]:
+    """Name each of ``fields`` that is not named yet by the name an earlier agent of this task
+    announced for it (``specs``: a task taken over, :mod:`~appliance.computer_agent.takeover`):
+    a field takes spec ``s`` when :func:`spec_for` under ``s.name`` gives ``s`` itself (same
+    label, kind, options, group …) and no field has that name yet. Returns the book and the
+    specs taken, in page order (the phone agent knows them: they are not announced again)."""
+    specs = tuple(specs)
+    taken = []
+    for f in unnamed(book, fields):
+        s = next((s for s in specs if get(book, s.name) is None and spec_for(s.name, f) == s), None)
+        if s is not None:
+            book = replace(book, entries=book.entries + (Entry(s, f),))
+            taken.append(s)
+    return book, tuple(taken)
 
 
 def done_naming(book: FieldBook) -> FieldBook:

@@ -19,8 +19,8 @@ never asks for a password out loud; a sign-in page — a password and at most tw
 fields, under words like "sign in" — is the person's to pass). A password field is never
 named or filled by the agent (:func:`secret`).
 
-**Give-ups** (:func:`widget_failed`, :func:`no_control`, :func:`no_result`, :func:`page_error`,
-:func:`obstacle_step`): the ``step_failed`` payloads, in words for the person — what is
+**Give-ups** (:func:`widget_failed`, :func:`no_control`, :func:`no_result`, :func:`unknown_outcome`,
+:func:`page_error`, :func:`obstacle_step`): the ``step_failed`` payloads, in words for the person — what is
 wrong and what they can do in the preview on their page.
 """
 
@@ -207,6 +207,25 @@ def no_result(button: str) -> StepFailed:
         problem="no_result",
         reason=f"I pressed {_said(button)!r}, but the page did not show that anything happened.",
         advice=f"Please look at it {PREVIEW}: you may have to press it yourself.",
+    )
+
+
+def unknown_outcome(view: PageView) -> StepFailed:
+    """The agent before this one (a pool task taken over) pressed the final submit and stopped
+    before the page answered; ``view`` is the form's address read again. A page there with no
+    form (a confirmation, a "you have already applied") is quoted; either way the form is
+    filled again and never sent without a new go-ahead."""
+    said = ""
+    if not view.live_fields:
+        head = " ".join(view.headings[:2]) or view.title
+        said = " The form's page now says: " + _said(
+            f"{head}. {view.text}" if head and head not in view.text else view.text
+        )
+    return StepFailed(
+        problem="no_result",
+        reason="The helper filling your form stopped just after pressing its send button, so I can't tell whether "
+        "the form was sent." + said,
+        advice="I'm putting your answers back in, and I won't send it again unless you tell me to.",
     )
 
 

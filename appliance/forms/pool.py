@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 #: the stream form calls' tasks are offered on, and the workers' consumer group
 TASKS_STREAM = "form_tasks"
-GROUP = "computer-workers"
+GROUP = "computer"  # CONTRACTS: the task stream is form_tasks, consumer group computer
 #: the hash of the workers' announcements
 WORKERS_KEY = "form_pool:workers"
 #: how often a worker announces itself (s), and after how long without one it is left out (s)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from appliance.bus import Bus, Envelope, open_bus
+from appliance.computer_agent import takeover
 from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
@@ -275,7 +276,9 @@ async def run_session(
     ends it, wherever the phone agent runs.
 
     A pooled task (:mod:`appliance.forms.pool`): the worker hosting the computer agent passes
-    its id as ``taken_by`` (``task_taken`` goes on the stream first); the side hosting the phone
+    its id as ``taken_by`` (``task_taken`` goes on the stream first; what the stream held before
+    it is the task's history: an earlier ``task_taken`` there makes this a task taken over from
+    a worker that died, :mod:`~appliance.computer_agent.takeover`); the side hosting the phone
     agent passes ``taken_within_s``: with no ``task_taken`` that soon the person hears
     :data:`~appliance.forms.pool.BUSY` and nothing else runs (``SessionResult.busy``).
 
@@ -295,8 +298,15 @@ async def run_session(
     call_ended = asyncio.Event()  # the bus says the call is over: the phone's task_completed, or a terminate
     async with session_bus(cfg, task_id, folder, joined=agent is not None) as bus:
         tap = bus.subscribe()
+        inherited = None
         if taken_by is not None:
-            await bus.publish(Envelope.new(TaskTaken(worker=taken_by), sender="computer", recipient="*"))
+            mine = Envelope.new(TaskTaken(worker=taken_by), sender="computer", recipient="*")
+            await bus.publish(mine)
+            async for env in tap:  # the stream from its start up to our task_taken: the task's history
+                seen.append(env)
+                if env.id == mine.id:
+                    break
+            inherited = takeover.of(seen[:-1])
         if taken_within_s is not None:
             worker = await pool.wait_taken(tap, taken_within_s, seen.append)
             if worker is not None:
@@ -320,6 +330,7 @@ async def run_session(
                 task=task,
                 browser_cfg=cfg.browser,
                 preview=page_side.preview if page_side else None,
+                takeover=inherited,
             )
         if page_side is not None:
             page_side.bind(bus, task_id)

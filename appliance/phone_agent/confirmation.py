@@ -563,6 +563,12 @@ class _Run:
     def decide(self, what: DecisionWhat, **details: Any) -> None:
         self.steps.append(Decision(what, details))
 
+    def asked(self, name: str) -> None:
+        """A question for field ``name`` is about to be said: counted (:func:`interview.asked`)
+        and logged (``field_asked`` with how many ``times``: what shows a field asked again)."""
+        self.s = interview.asked(self.s, name)
+        self.decide("field_asked", field=name, times=self.s.asks[name])
+
     def say(self, text: str) -> None:
         self.steps.append(Say(text))
 
@@ -815,7 +821,7 @@ def _field_top(r: _Run, f: _Field) -> Turn:
     f = replace(f, attempt=f.attempt + 1, say=None, reason="", mode=mode, answer=None)
     if carried is not None:
         return _field_answer(r, f, carried)
-    r.s = interview.asked(r.s, spec.name)
+    r.asked(spec.name)
     return r.wait(f, Question(say, spec.name))
 
 
@@ -1209,7 +1215,7 @@ def _choose(r: _Run, c: _Choose) -> Turn:
         return r.give_up(c.ask.spec)
     if interview.asked_out(r.s, c.ask.spec.name):
         return r.hand_over(c.ask.spec)
-    r.s = interview.asked(r.s, c.ask.spec.name)
+    r.asked(c.ask.spec.name)
     return r.wait(replace(c, tries=c.tries + 1), Question(c.say, c.ask.spec.name))
 
 
@@ -1256,7 +1262,7 @@ def _together(r: _Run, t: _Together) -> Turn:
     t = replace(t, tries=t.tries + 1)
     if t.values is None:
         for spec in _specs(t):
-            r.s = interview.asked(r.s, spec.name)
+            r.asked(spec.name)
         return r.wait(replace(t, waiting="question", nxt=None), Question(t.say, None))
     return _together_values(r, t)
 

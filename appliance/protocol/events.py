@@ -397,6 +397,7 @@ DecisionWhat = Literal[
     "press_step_button",
     "await_authorisation",
     "press_final_submit",
+    "submit_guarded",
     "submit_answer",
     "review",
     "review_ended",
@@ -437,6 +438,7 @@ DecisionWhat = Literal[
     "told",
     "told_failed",
     "answered_ahead",
+    "field_asked",
     "look_ahead_failed",
     "warm_failed",
 ]
@@ -473,6 +475,17 @@ class BrowserLost(AgentEvent):
     reason: str
     restart: int
     values: list[str]
+
+
+class TaskTakenOver(AgentEvent):
+    """A pool task taken over from a worker that died: the earlier agent had announced ``fields``
+    (names, kept); ``submitted``: the page had confirmed its submission (the task is over);
+    ``unknown_press``: it pressed the final submit and died before the page answered."""
+
+    event: Literal["task_taken_over"] = "task_taken_over"
+    fields: list[str]
+    submitted: bool
+    unknown_press: bool
 
 
 class PageLoaded(AgentEvent):
