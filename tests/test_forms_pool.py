@@ -7,6 +7,7 @@ hosts the phone agent with the simulated person typing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -23,8 +24,9 @@ from appliance.bus import Envelope
 from appliance.demo.profile import load_profile
 from appliance.demo.spec import evaluate, spec_for_url
 from appliance.forms import pool
-from appliance.forms.session import run_session
+from appliance.forms.session import run_session, session_bus
 from appliance.phone_agent.line import QueueLine
+from appliance.phone_agent.sayings import REOPENING
 from appliance.protocol.line import SayOutcome
 from appliance.simulate.form_run import TypistLine
 from appliance.simulate.person import SimulatedPerson
@@ -180,18 +182,43 @@ async def test_a_killed_workers_task_is_taken_over_by_another_worker(redis_url, 
     assert ran == [task_id] and await _pending(redis_url) == 0
 
 
-async def test_a_worker_process_fills_a_real_form_for_a_call_hosted_here(
+async def _worker_process(path: Path, log) -> asyncio.subprocess.Process:
+    """``appliance worker computer --config path`` (stderr to ``log``), once it says it started."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "appliance.cli",
+        "worker",
+        "computer",
+        "--config",
+        str(path),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    started = json.loads(await proc.stdout.readline())
+    assert started["event"] == "worker_started", started
+    return proc
+
+
+async def test_a_worker_killed_mid_form_leaves_it_to_another_that_finishes_it_asking_nothing_again(
     forms_cfg, forms_runtime, demo_site, redis_url, tmp_path
 ):
-    """``appliance worker computer`` (real Chromium, the session's LLM as its endpoint) takes the
-    call's task; this process hosts the phone agent, the simulated person typing its answers."""
-    form, profile = "masked-phone", load_profile("david")
+    """Two ``appliance worker computer`` processes (real Chromium, the session's LLM as their
+    endpoint); this process hosts the phone agent, the simulated person typing. The worker that
+    takes the call's task is SIGKILLed once two values are on the page; the other takes the task
+    over after ``forms.claim_idle_ms``, puts those values back and finishes the form: no value
+    the person gave before the kill is asked again, they hear one sentence about it, and the
+    page gets one submission, judged right."""
+    form, profile = "flight", load_profile("david")
     url = demo_site.urls[form]
     spec = spec_for_url(url)
+    claim_idle_ms = 5000
     cfg = config.load(
         overrides={
             "bus": {"backend": "redis", "redis_url": redis_url, "log_dir": str(tmp_path / "bus")},
-            "forms": {"computer": "pool", "pool_wait_s": 60.0},
+            "forms": {"computer": "pool", "pool_wait_s": 60.0, "claim_idle_ms": claim_idle_ms},
             "recording": {"dir": str(tmp_path / "rec")},
         }
     ).for_forms()
@@ -205,53 +232,138 @@ async def test_a_worker_process_fills_a_real_form_for_a_call_hosted_here(
                     "model": forms_cfg.llm.model,
                 },
                 "bus": cfg.bus.model_dump(),
+                "forms": {"claim_idle_ms": claim_idle_ms},
                 "recording": {"dir": str(tmp_path / "rec")},
                 "browser": {"network": "loopback"},
             }
         )
     )
-    log = (tmp_path / "worker.log").open("wb")
-    worker = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "appliance.cli",
-        "worker",
-        "computer",
-        "--config",
-        str(path),
-        cwd=REPO,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=log,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    log = (tmp_path / "workers.log").open("wb")
+    workers = []
     person = SimulatedPerson(spec.person(profile), forms_runtime.llm("person"), lambda *a, **k: None)
     await person.warm()
+    events: list[tuple[float, str, dict]] = []
     try:
         async with asyncio.timeout(GUARD_S):
-            started = json.loads(await worker.stdout.readline())
-            assert started["event"] == "worker_started", started
+            workers = [await _worker_process(path, log) for _ in range(2)]
             task_id = await _offer(cfg, url, wait_s=cfg.forms.pool_wait_s)
-            result = await run_session(
-                cfg,
-                url,
-                llms=forms_runtime.llm,
-                line=TypistLine(person, lambda *a, **k: None),
-                emit=lambda *a, **k: None,
-                task_id=task_id,
-                agent="phone",
-                taken_within_s=cfg.forms.pool_wait_s,
+            call = asyncio.create_task(
+                run_session(
+                    cfg,
+                    url,
+                    llms=forms_runtime.llm,
+                    line=TypistLine(person, lambda *a, **k: None),
+                    emit=lambda event, **f: events.append((time.monotonic(), event, f)),
+                    task_id=task_id,
+                    agent="phone",
+                    taken_within_s=cfg.forms.pool_wait_s,
+                )
             )
-            assert result.status == "submitted", (result.detail, (tmp_path / "worker.log").read_text()[-3000:])
-            worker.send_signal(signal.SIGTERM)  # drains: holds nothing now, so it exits at once
-            out, _ = await worker.communicate()
+            taken_by, filled, given = None, [], set()
+            async with session_bus(cfg, task_id, None, joined=True) as bus, bus.subscribe() as tap:
+                async for env in tap:
+                    if env.type == "task_taken":
+                        taken_by = env.payload.worker
+                    elif env.type == "info_collected" and env.payload.confirmed:
+                        given.add(env.payload.field)
+                    elif env.type == "field_filled":
+                        filled.append(env.payload.field)
+                    if len(filled) == 2 or call.done():
+                        break
+            [doomed] = [w for w in workers if taken_by.endswith(f":{w.pid}")]
+            doomed.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            await doomed.wait()
+            result = await call
+            heir = next(w for w in workers if w is not doomed)
+            heir.send_signal(signal.SIGTERM)  # drains: holds nothing now, so it exits at once
+            out, _ = await heir.communicate()
     finally:
-        if worker.returncode is None:
-            worker.kill()
-            await worker.wait()
+        for w in workers:
+            if w.returncode is None:
+                w.kill()
+                await w.wait()
         log.close()
-    assert worker.returncode == 0
-    events = [json.loads(line) for line in out.decode().splitlines()]
-    assert [e["task_id"] for e in events if e["event"] == "task_started"] == [task_id]
-    [sub] = demo_site.submissions_of(form)
+    worker_log = (tmp_path / "workers.log").read_text()[-3000:]
+    assert result.status == "submitted", (result.detail, worker_log)
+    assert heir.returncode == 0
+    heir_events = [json.loads(line) for line in out.decode().splitlines()]
+    assert [e["task_id"] for e in heir_events if e["event"] == "task_started"] == [task_id]
+    # the values given before the kill were not asked for again; the person heard it once
+    asked_after = {
+        f["field"] for t, ev, f in events if ev == "decision" and f["what"] == "field_asked" and t > killed_at
+    }
+    assert given and not asked_after & given, (given, asked_after)
+    assert [f["text"] for _, ev, f in events if ev == "say"].count(REOPENING) == 1
+    [sub] = demo_site.submissions_of(form)  # one submission, right
     assert all(r.ok for r in evaluate(spec, profile, sub.data)), sub.data
-    assert (events[-1]["event"], await _pending(redis_url)) == ("worker_stopped", 0)
+    assert (heir_events[-1]["event"], await _pending(redis_url)) == ("worker_stopped", 0)
+
+
+PAGE = """<!doctype html><html><body style="margin:0">
+<input id="name" style="position:absolute;left:20px;top:20px;width:200px;height:30px">
+<input id="agree" type="checkbox" style="position:absolute;left:20px;top:80px;width:30px;height:30px">
+<div id="tick" style="position:absolute;left:300px;top:20px"></div>
+<script>let n = 0; setInterval(() => { document.getElementById('tick').textContent = ++n; }, 20);</script>
+</body></html>"""
+
+
+async def test_the_preview_of_a_browser_on_a_worker_reaches_the_persons_page_and_takes_their_hands(redis_url, tmp_path):
+    """A worker's preview relayed over Redis (``form-ID:preview``, at most 5 pictures a second,
+    trimmed) to the serving side's RemotePreview; the person's click and key there land on the
+    worker's page; a click sent before the relay began (for a page that is gone) does not."""
+    from appliance.computer_agent.browser import Browser
+    from appliance.computer_agent.preview import Preview
+    from appliance.config import BrowserConfig
+    from appliance.forms import remote
+    from appliance.protocol import PreviewClick
+
+    cfg = _cfg(redis_url, tmp_path)
+    task_id = str(uuid.uuid4())
+    browser = Browser(BrowserConfig(network="loopback"))
+    page = await browser.start()
+    try:
+        await page.set_content(PAGE)  # a page that repaints 50 times a second
+        preview = Preview()
+        await preview.attach(page)
+        async with session_bus(cfg, task_id, None, joined=True) as bus:
+            stale = Envelope.new(PreviewClick(x=35, y=95), sender="page", recipient="computer")
+            await bus.publish(stale.model_copy(update={"ts": stale.ts - 60_000}))
+
+            async def send(payload) -> None:
+                await bus.publish(Envelope.new(payload, sender="page", recipient="computer"))
+
+            seen = remote.RemotePreview(redis_url, task_id, send)
+            relay = asyncio.create_task(remote.relay_preview(preview, bus, redis_url, task_id, lambda *a, **k: None))
+            try:
+                first = await seen.next_frame(0, timeout_s=5)
+                assert first is not None and first.data[:2] == b"\xff\xd8" and first.width > 0
+                seqs, t0 = [first.seq], time.monotonic()
+                while time.monotonic() - t0 < 2.0:
+                    f = await seen.next_frame(seqs[-1], timeout_s=1)
+                    if f is not None:
+                        seqs.append(f.seq)
+                assert 3 <= len(seqs) - 1 <= 2.0 * remote.MAX_FPS + 1, seqs  # live, and at most 5 a second
+                r = aioredis.Redis.from_url(redis_url)
+                assert await r.xlen(remote.preview_stream(task_id)) <= remote.KEEP
+                with pytest.raises(ValueError, match="viewport"):
+                    await seen.click(1e9, 5)
+                await seen.click(120, 35)  # into the name box, then a key
+                await seen.key("Z")
+                async with asyncio.timeout(5):
+                    while await page.evaluate("document.getElementById('name').value") != "Z":
+                        await asyncio.sleep(0.05)
+                assert not await page.evaluate("document.getElementById('agree').checked")  # the stale click
+                await seen.click(35, 95)
+                async with asyncio.timeout(5):
+                    while not await page.evaluate("document.getElementById('agree').checked"):
+                        await asyncio.sleep(0.05)
+            finally:
+                relay.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await relay
+                await seen.close()
+        assert not await r.exists(remote.preview_stream(task_id))  # the relay leaves nothing behind
+        await r.aclose()
+    finally:
+        await browser.close()

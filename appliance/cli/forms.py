@@ -37,6 +37,7 @@ import threading
 
 from appliance import config
 from appliance.bus import BusError
+from appliance.computer_agent.preview import Preview
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.errors import ApplianceError
@@ -236,6 +237,7 @@ def _worker(args) -> int:
             task_id=env.task_id,
             agent="computer",
             taken_by=worker,
+            page_side=PageSide(Preview()),  # its pictures go to the person's page over Redis
         )
 
     async def run() -> None:

@@ -34,6 +34,9 @@ form session for that ``pc_id``, 409: it is not running yet or any more):
   with the value as taken ``{status, field, value}``; 400: a field the form has not shown,
   or no value for it;
 * ``POST /api/form/submit {pc_id}`` — the person's Submit from their page (a review).
+
+With ``forms.computer: pool`` the browser is on a worker: the same routes serve its pictures,
+read from Redis, and send the clicks and keys back as envelopes (:mod:`appliance.forms.remote`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from pydantic import ValidationError
 from appliance.computer_agent.preview import Preview
 from appliance.demo.site import DemoSite
 from appliance.forms import pool
+from appliance.forms.remote import RemotePreview
 from appliance.forms.session import PageSide, SessionResult, run_session
 from appliance.voice.agent_card import Skill
 
@@ -138,7 +142,9 @@ class FormFeature:
         pooled = srv.cfg.forms.computer == "pool"  # a worker runs the computer agent (forms/pool.py)
         task_id = str(uuid.uuid4()) if pooled else None
         stop = self._stops.setdefault(pc_id, asyncio.Event())
-        side = PageSide(Preview(), date_order=srv.cfg.forms.date_order)
+        side = PageSide(None if pooled else Preview(), date_order=srv.cfg.forms.date_order)
+        if pooled:  # the browser is on a worker: its pictures come over Redis, the clicks go back
+            side.preview = RemotePreview(srv.cfg.bus.redis_url, task_id, side.to_computer)
         self._sides[pc_id] = (side, session.events.emit)
         result = None
         cancelled = False  # the call itself is ending (the person left, the server stops)
@@ -174,6 +180,8 @@ class FormFeature:
             cancelled = True
             raise
         finally:
+            if isinstance(side.preview, RemotePreview):
+                await side.preview.close()
             self._stops.pop(pc_id, None)
             self._sides.pop(pc_id, None)
             waiter = self._waiters.get(pc_id)

@@ -28,7 +28,10 @@ The person reaches a running session through a :class:`PageSide`: the live
 :class:`~appliance.computer_agent.preview.Preview` of the agent's browser, a value the person
 typed on the page or the terminal (:mod:`appliance.forms.typed`: ``info_collected{confirmed:
 true}`` from ``page`` or ``terminal``) and a submit from the page during a review
-(``submit_authorized`` from ``page``).
+(``submit_authorized`` from ``page``). When the computer agent is on a pool worker, the page's
+preview is a :class:`~appliance.forms.remote.RemotePreview` and the worker's session relays its
+pictures and takes the person's clicks and keys (:func:`~appliance.forms.remote.relay_preview`,
+started here for a session hosting only the computer agent with a page side).
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ from appliance.computer_agent.agent import ComputerAgent, Outcome
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.errors import ApplianceError
-from appliance.forms import pool
+from appliance.forms import pool, remote
+from appliance.forms.remote import RemotePreview
 from appliance.forms.typed import TypedValues
 from appliance.llm.base import LLM
 from appliance.phone_agent.agent import PhoneAgent
@@ -120,7 +124,9 @@ class PageSide:
     (``appliance form``). Usable once the session has bound its bus (:meth:`bind`).
     """
 
-    def __init__(self, preview: Preview | None = None, *, sender: str = "page", date_order: str = "DMY") -> None:
+    def __init__(
+        self, preview: Preview | RemotePreview | None = None, *, sender: str = "page", date_order: str = "DMY"
+    ) -> None:
         self.preview, self.sender = preview, sender
         self.typed = TypedValues(date_order)
         self.in_review = False  # the filled form waits for the person's review (a "don't submit" task)
@@ -157,6 +163,15 @@ class PageSide:
         """As :meth:`value`, for a terminal line ``=field value``."""
         self._running()
         return await self._typed(self.typed.payload_line(line), emit)
+
+    async def to_computer(self, payload: Payload) -> None:
+        """Publish ``payload`` from the person's page to the computer agent (the preview's
+        clicks and keys when its browser is on a pool worker: :mod:`appliance.forms.remote`).
+
+        Raises:
+            RuntimeError: no session is running.
+        """
+        await self._publish(payload, "computer", None)
 
     async def _typed(self, payload: InfoCollected, emit: Emit | None) -> InfoCollected:
         await self._publish(payload, "*", emit)
@@ -380,6 +395,9 @@ async def run_session(
 
             tg.create_task(watch())
             canceller = tg.create_task(cancel_on_stop()) if stop is not None else None
+            relay = None  # the person's page is in another process: the preview goes over Redis
+            if agent == "computer" and page_side is not None and isinstance(page_side.preview, Preview):
+                relay = tg.create_task(remote.relay_preview(page_side.preview, bus, cfg.bus.redis_url, task_id, emit))
             if not autonomous and "phone" in hosts:
                 started.update(task=tg.create_task(phone_agent(purpose).run()), by="fixed")
             computer_out = await tg.create_task(computer.run()) if computer is not None else None
@@ -395,8 +413,9 @@ async def run_session(
                     )
             if phone_task is not None:
                 await phone_task
-            if canceller is not None:
-                canceller.cancel()
+            for task in (canceller, relay):
+                if task is not None:
+                    task.cancel()
             if page_side is not None:
                 page_side.bind(None)
             await tap.close()

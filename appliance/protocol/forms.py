@@ -154,6 +154,21 @@ class TaskTaken(Payload):
     worker: str = Field(min_length=1)  # the worker's id (host:pid)
 
 
+class PreviewClick(Payload):
+    """The person clicked the live preview at (``x``, ``y``), CSS pixels of the page's viewport:
+    for the process whose browser it shows (a pool worker; :mod:`appliance.forms.remote`)."""
+
+    x: float = Field(ge=0)
+    y: float = Field(ge=0)
+
+
+class PreviewKey(Payload):
+    """The person pressed ``key`` in the live preview (one character, or a name of
+    :data:`appliance.computer_agent.preview.KEYS`)."""
+
+    key: str = Field(min_length=1, max_length=16)
+
+
 for _name, _model, _urgent in (
     ("info_collected", InfoCollected, False),
     ("field_filled", FieldFilled, False),
@@ -168,5 +183,7 @@ for _name, _model, _urgent in (
     ("item_addable", ItemAddable, False),
     ("form_task", FormTask, False),
     ("task_taken", TaskTaken, False),
+    ("preview_click", PreviewClick, False),
+    ("preview_key", PreviewKey, False),
 ):
     register_type(_name, _model, urgent=_urgent)
