@@ -367,3 +367,48 @@ async def test_the_preview_of_a_browser_on_a_worker_reaches_the_persons_page_and
         await r.aclose()
     finally:
         await browser.close()
+
+
+async def test_a_task_whose_address_the_worker_may_not_open_ends_the_call_plainly_at_once(redis_url, tmp_path):
+    """The worker's browser settings are its own: a task at an address they refuse is taken and
+    ended with one plain sentence, not left to time out as "busy"; the worker says why."""
+    from fakes import ScriptedLLM
+
+    from appliance.forms.worker import REFUSED, computer_task
+    from appliance.phone_agent.sayings import failed
+
+    cfg = _cfg(redis_url, tmp_path)
+    strict = cfg.model_copy(update={"browser": cfg.browser.model_copy(update={"network": "loopback"})})
+    task_id = await _offer(cfg, "https://example.com/apply", wait_s=30.0)
+    events: list[tuple[str, dict]] = []
+    stop = asyncio.Event()
+    worker = pool.Worker(
+        strict,
+        computer_task(strict, lambda name: None, lambda *a, **k: None),
+        emit=lambda e, **f: events.append((e, f)),
+    )
+    running = asyncio.create_task(worker.run(stop))
+    line = Said()
+    t0 = time.monotonic()
+    try:
+        result = await asyncio.wait_for(
+            run_session(
+                cfg,
+                None,
+                llms=lambda name: ScriptedLLM(),
+                line=line,
+                emit=lambda *a, **k: None,
+                task_id=task_id,
+                agent="phone",
+                taken_within_s=30.0,
+            ),
+            60,
+        )
+    finally:
+        stop.set()
+        await running
+    assert result.status == "failed" and line.said[-1] == failed(REFUSED), line.said
+    assert time.monotonic() - t0 < 20  # not the 30 s wait for a worker
+    [(_, why)] = [(e, f) for e, f in events if e == "task_failed"]
+    assert "example.com" in why["error"] and "refused" in why["error"]
+    assert await _pending(redis_url) == 0

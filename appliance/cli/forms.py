@@ -37,13 +37,13 @@ import threading
 
 from appliance import config
 from appliance.bus import BusError
-from appliance.computer_agent.preview import Preview
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.errors import ApplianceError
 from appliance.forms import pool
 from appliance.forms.session import AGENTS, PageSide, check_split, run_session
 from appliance.forms.typed import is_typed_line
+from appliance.forms.worker import computer_task
 from appliance.llm.runtime import LLMRuntime
 from appliance.phone_agent.line import QueueLine
 from appliance.protocol.line import SayOutcome
@@ -225,27 +225,12 @@ def _worker(args) -> int:
     def emit(event: str, **fields) -> None:
         print(json.dumps({"event": event, **fields}, default=str), flush=True)
 
-    async def run_task(env, worker: str) -> None:
-        url = cfg.browser.check_url(env.payload.url)  # this worker's own browser policy
-        await run_session(
-            cfg,
-            url,
-            llms=llms.llm,
-            line=None,
-            emit=emit,
-            task=env.payload.task,
-            task_id=env.task_id,
-            agent="computer",
-            taken_by=worker,
-            page_side=PageSide(Preview()),  # its pictures go to the person's page over Redis
-        )
-
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        worker = pool.Worker(cfg, run_task, max_tasks=args.max_tasks, emit=emit)
+        worker = pool.Worker(cfg, computer_task(cfg, llms.llm, emit), max_tasks=args.max_tasks, emit=emit)
         emit("worker_started", worker=worker.id, max_tasks=args.max_tasks, redis=cfg.bus.redis_url)
         await worker.run(stop)
         emit("worker_stopped", worker=worker.id)
