@@ -152,7 +152,7 @@ class FormFeature:
         try:
             if pooled:
                 async with pool.tasks_bus(srv.cfg) as tasks:
-                    await pool.offer(tasks, task_id, url, task=task, wait_s=srv.cfg.forms.pool_wait_s)
+                    await pool.offer(tasks, task_id, url, task=task, wait_s=srv.cfg.forms.pool_wait_s, preview=True)
             result = await run_session(
                 srv.cfg,
                 url,

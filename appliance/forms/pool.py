@@ -84,11 +84,12 @@ def tasks_bus(cfg: Config) -> Bus:
     return open_bus(cfg.bus, session=TASKS_STREAM, from_start=True, claim_idle_ms=cfg.forms.claim_idle_ms)
 
 
-async def offer(bus: Bus, task_id: str, url: str, *, task: str = "", wait_s: float) -> None:
+async def offer(bus: Bus, task_id: str, url: str, *, task: str = "", wait_s: float, preview: bool = False) -> None:
     """Publish form call ``task_id``'s computer agent on ``bus`` (:func:`tasks_bus`) for any
-    worker, to be taken within ``wait_s`` seconds."""
+    worker, to be taken within ``wait_s`` seconds; ``preview``: the person's page shows the
+    browser (the worker relays its pictures: :mod:`appliance.forms.remote`)."""
     take_by = int((time.time() + wait_s) * 1000)
-    payload = FormTask(url=url, task=task, take_by_ms=take_by)
+    payload = FormTask(url=url, task=task, take_by_ms=take_by, preview=preview)
     await bus.publish(Envelope.new(payload, sender="server", recipient="computer", task_id=task_id))
 
 

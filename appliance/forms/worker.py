@@ -1,7 +1,7 @@
 """What a pool worker does with each task it takes (``appliance worker computer``): the task's
 computer agent in a session of its own (:func:`~appliance.forms.session.run_session` with
-``agent="computer"``), its preview relayed to the person's page over Redis
-(:mod:`appliance.forms.remote`).
+``agent="computer"``), its preview relayed to the person's page over Redis when the task says
+a page shows it (``form_task{preview}``; :mod:`appliance.forms.remote`).
 
 A task whose address this worker's ``browser`` settings refuse (an operator's worker stricter
 than the server that offered it) is still taken, so the call does not wait out
@@ -51,7 +51,7 @@ def computer_task(cfg: Config, llms: Callable[[str], LLM], emit: Emit) -> RunTas
             task_id=env.task_id,
             agent="computer",
             taken_by=worker,
-            page_side=PageSide(Preview()),  # its pictures go to the person's page over Redis
+            page_side=PageSide(Preview()) if env.payload.preview else None,  # pictures to the person's page
         )
 
     return run

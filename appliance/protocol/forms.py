@@ -148,6 +148,7 @@ class FormTask(Payload):
     url: str = Field(min_length=1)
     task: str = ""  # the person's words (fill it but don't submit → a review)
     take_by_ms: int = Field(ge=0)  # Unix ms: after this the call was told no helper is free
+    preview: bool = False  # a person's page shows the browser: the worker relays its pictures
 
 
 class TaskTaken(Payload):
