@@ -11,7 +11,7 @@ from appliance.demo.profile import Profile
 from appliance.demo.spec import FieldRule, FormSpec
 from appliance.forms.session import SessionResult
 from appliance.phone_agent.agent import CallStats, PhoneOutcome
-from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized
+from appliance.protocol import FieldFilled, InfoCollected, SubmitAuthorized, Submitted
 from appliance.simulate.report import report
 
 
@@ -40,6 +40,18 @@ def test_report_measures_fill_lag_and_authorisation_from_the_envelopes():
     assert [m["type"] for m in r["messages"]][-1] == "submit_authorized"
     early = replace(result, computer=Outcome("submitted", "ok", submitted_at_ms=3900))
     assert not report(early, None, None, None)["authorised_before_submit"]
+
+
+def test_a_session_whose_computer_agent_ran_on_a_pool_worker_is_reported_from_its_envelopes():
+    done = Envelope.new(Submitted(confirmation="ok"), sender="computer", recipient="phone")
+    envs = [_env(SubmitAuthorized(), 4000), done.model_copy(update={"ts": 4100})]
+    result = SessionResult(None, PhoneOutcome("submitted", 0), "fixed", envs, duration_s=9)
+    r = report(result, None, None, None)
+    assert r["submitted"] and r["authorised_before_submit"]
+    assert not report(replace(result, envelopes=[envs[1], _env(SubmitAuthorized(), 4200)]), None, None, None)[
+        "authorised_before_submit"
+    ]
+    assert report(replace(result, envelopes=envs[:1]), None, None, None)["submitted"] is False
 
 
 def test_report_gives_the_interviews_figures_per_field_filled():

@@ -12,7 +12,7 @@ from appliance.bus import Envelope
 from appliance.demo.profile import Profile
 from appliance.demo.spec import FormSpec, evaluate
 from appliance.forms.session import SessionResult
-from appliance.protocol import FieldFilled, InfoCollected, NeedInfo, SubmitAuthorized
+from appliance.protocol import FieldFilled, InfoCollected, NeedInfo, SubmitAuthorized, Submitted
 
 
 def fetch_submissions(url: str) -> list[dict] | None:
@@ -34,8 +34,9 @@ def fetch_submissions(url: str) -> list[dict] | None:
 def report(
     result: SessionResult, spec: FormSpec | None, profile: Profile | None, submissions: list[dict] | None
 ) -> dict:
-    """The ``simulate form --json`` object (with the interview's figures) of a session that
-    hosted the computer agent (``result.computer`` set):
+    """The ``simulate form --json`` object (with the interview's figures) of a session (its
+    computer agent here, or on a pool worker: then its status and submit time are read from
+    the envelopes):
 
     ``fields`` [{field, expected, filled, ok}] and ``field_accuracy`` (from the demo spec,
     else [] and null: what the page last took, or for a spec whose task is not to submit its
@@ -63,11 +64,12 @@ def report(
     records = [s for s in (submissions or []) if spec is None or s["form"] == spec.name]
     mine = [s for s in records if not s.get("draft")]
     drafts = [s for s in records if s.get("draft")]
-    submitted = bool(mine) if submissions is not None else result.computer.status == "submitted"
+    said_submitted = [e.ts for e in envs if isinstance(e.payload, Submitted) and e.sender == "computer"]
+    computer_submitted = result.computer.status == "submitted" if result.computer else bool(said_submitted)
+    submitted = bool(mine) if submissions is not None else computer_submitted
     auth_ts = [e.ts for e in envs if isinstance(e.payload, SubmitAuthorized)]
-    sub_ts = [s["ts_ms"] for s in mine] or (
-        [result.computer.submitted_at_ms] if result.computer.submitted_at_ms else []
-    )
+    at_ms = result.computer.submitted_at_ms if result.computer else (said_submitted[0] if said_submitted else None)
+    sub_ts = [s["ts_ms"] for s in mine] or ([at_ms] if at_ms else [])
     authorised = all(auth_ts and min(auth_ts) <= t for t in sub_ts)
     lags = _fill_lags(envs)
     fields, accuracy, accepted = [], None, None
@@ -83,7 +85,7 @@ def report(
     asks = sum(asks_by_field.values())
     page_fields = len(spec.rules_for(profile)) if spec is not None and profile is not None else len(_named(envs))
     wrong = bool(spec is not None and spec.submit and mine and fields and not all(f["ok"] for f in fields))
-    false_submitted = submissions is not None and result.computer.status == "submitted" and not mine
+    false_submitted = submissions is not None and computer_submitted and not mine
 
     def per_field(x: float | None) -> float | None:
         return round(x / filled, 2) if filled and x is not None else None
@@ -137,7 +139,7 @@ def _failure(result: SessionResult, fields: list[dict], asks_by_field: dict[str,
     if wrong:
         return f"the page accepted wrong values: {', '.join(wrong_fields)}"
     c, p = result.computer, result.phone
-    ended = f"computer agent {c.status}: {c.detail}" if c else "no computer agent"
+    ended = f"computer agent {c.status}: {c.detail}" if c else "computer agent elsewhere (a pool worker)"
     if p is not None:
         ended += f"; phone agent {p.status}: {p.detail}"
     missing = f"; not as expected: {', '.join(wrong_fields)}" if wrong_fields and len(wrong_fields) <= 4 else ""
