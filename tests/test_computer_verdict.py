@@ -53,6 +53,16 @@ def test_a_result_is_the_form_gone_never_the_click():
     assert verdict.after_press(FORM, survey).kind == "result"
 
 
+def test_the_browsers_own_error_page_after_a_press_is_never_a_result():
+    """A form gone because the site did not answer (Chromium's "This site can't be reached")
+    is not a confirmation (found replaying a call whose recording held no answer)."""
+    error = page(url="chrome-error://chromewebdata/", headings=("This site can’t be reached",), text="ERR_FAILED")
+    v = verdict.after_press(FORM, error)
+    assert v == verdict.Verdict("unreachable", "ERR_FAILED")
+    step = verdict.unreachable("Book flight", v.text)
+    assert "can't tell whether the form was sent" in step.reason and "ERR_FAILED" in step.reason
+
+
 def test_new_required_fields_are_a_next_step_and_a_field_missing_from_a_reading_is_nothing_yet():
     step2 = page(field("street", "Street"), field("city", "City"))
     assert verdict.after_press(FORM, step2) == verdict.Verdict("moved")

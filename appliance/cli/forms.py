@@ -34,13 +34,16 @@ import json
 import signal
 import sys
 import threading
+import time
+from pathlib import Path
 
 from appliance import config
+from appliance.bench import form_replay
 from appliance.bus import BusError
 from appliance.config import add_config_arg
 from appliance.demo.site import DemoSite, resolve_url, site_for
 from appliance.errors import ApplianceError
-from appliance.forms import pool
+from appliance.forms import pool, replay
 from appliance.forms.session import AGENTS, PageSide, check_split, run_session
 from appliance.forms.typed import is_typed_line
 from appliance.forms.worker import computer_task
@@ -80,6 +83,16 @@ def register(parsers) -> None:
     add_config_arg(p)
     p.add_argument("--max-tasks", type=int, default=1, help="tasks at a time, one Chromium each (default: 1)")
     p.set_defaults(func=_worker)
+
+    parsers.replayers.append((_is_form_recording, _replay))
+    p = parsers.bench.add_parser(
+        "replay", help="replay every form recording in DIR through today's agents and compare (issue 33)"
+    )
+    add_config_arg(p)
+    p.add_argument("dir", help="a folder of recordings (e.g. ~/.cache/appliance/recordings)")
+    p.add_argument("--timing", choices=("asked", "recorded"), default="asked", help=TIMING_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.set_defaults(func=_bench_replay)
 
     pool_ = parsers.top.add_parser("pool", help="the form workers' pool on Redis").add_subparsers(
         dest="pool_command", required=True, metavar="SUBCOMMAND"
@@ -250,4 +263,50 @@ def _pool_status(args) -> int:
         print(json.dumps(asyncio.run(pool.status(cfg))), flush=True)
     except BusError as e:
         raise ApplianceError(str(e)) from None
+    return 0
+
+
+TIMING_HELP = (
+    "form recordings: asked (each utterance answers the agent's next wait for one) or recorded "
+    "(each is heard at its recorded time)"
+)
+
+
+def _is_form_recording(folder: str) -> bool:
+    return replay.is_form_recording(folder)
+
+
+def _replay(args) -> int:
+    """``appliance replay FOLDER`` of a form recording (:mod:`appliance.forms.replay`)."""
+    cfg = config.load(args.config).for_forms()
+    rec = replay.load(args.folder)
+    llms = LLMRuntime(cfg).start()
+    try:
+        t0 = time.monotonic()
+        now = asyncio.run(replay.replay(cfg, rec, llms.llm, timing=args.timing))
+        report = replay.compare(rec, now, time.monotonic() - t0)
+    finally:
+        llms.stop()
+    if args.json:
+        print(json.dumps(report, default=str))
+    else:
+        for f in report["fields"]:
+            print(f"{f['field']}: then {f['then']!r}, now {f['now']!r}{'' if f['same'] else '  <- differs'}")
+        print(f"verdict: {report['verdict']}; diverged at: {report['diverged_at']}")
+    return 0
+
+
+def _bench_replay(args) -> int:
+    cfg = config.load(args.config).for_forms()
+    root = Path(args.dir).expanduser()
+    if not root.is_dir():
+        raise ApplianceError(f"{root}: not a folder of recordings")
+    llms = LLMRuntime(cfg).start()
+    try:
+        result = asyncio.run(
+            form_replay.bench(cfg, root, llms.llm, timing=args.timing, progress=lambda m: print(m, file=sys.stderr))
+        )
+    finally:
+        llms.stop()
+    print(json.dumps(result, default=str) if args.json else json.dumps(result, indent=2, default=str))
     return 0

@@ -62,6 +62,13 @@ def register(parsers) -> None:
     add_config_arg(p)
     p.add_argument("folder", help="a session recording folder (with input.wav), a WAV file, or a feature's recording")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--timing",
+        choices=("asked", "recorded"),
+        default="asked",
+        help="a form recording: each utterance answers the agent's next wait for one (asked), or is heard "
+        "at its recorded time",
+    )
     p.set_defaults(func=_replay, replayers=parsers.replayers)
 
     p = parsers.bench.add_parser("voice", help="v2v and barge-in latency, ours vs stock pipecat, at headless Chromium")

@@ -57,7 +57,7 @@ from appliance.bus import Bus, Envelope, now_ms
 from appliance.bus.inbox import AgentInbox, Terminated
 from appliance.computer_agent import fieldbook, mapper, takeover, verdict, widgets
 from appliance.computer_agent.actions import Actions
-from appliance.computer_agent.browser import Browser
+from appliance.computer_agent.browser import Browser, Har
 from appliance.computer_agent.decide import decide
 from appliance.computer_agent.page import (
     ADD_ITEM_BUTTON,
@@ -163,6 +163,8 @@ class ComputerAgent:
         driver: reads and operates the browser's page (tests pass a stand-in);
             by default Playwright's.
         preview: the person's live picture of the page (attached once the browser starts).
+        har: the pages, recorded into a HAR or served from one (:class:`~appliance.computer_agent.browser.Har`;
+            with the default browser only).
         takeover: what the agent before this one left on the task's stream (a pool task taken
             over from a worker that died: :mod:`~appliance.computer_agent.takeover`); None: a
             new task.
@@ -187,6 +189,7 @@ class ComputerAgent:
         driver: PageDriver | None = None,
         preview: Preview | None = None,
         takeover: takeover.Takeover | None = None,
+        har: Har | None = None,
     ):
         self.cfg, self.bus, self.llm, self.url = cfg, bus, llm, url
         self.task_id, self.emit, self.autonomous = task_id, emit, autonomous
@@ -194,7 +197,7 @@ class ComputerAgent:
         self.intent = read_task(self.task)
         self.id, self.phone_id = agent_id, phone_id
         self.max_tokens = map_max_tokens or cfg.map_max_tokens
-        self.browser = browser or Browser(browser_cfg or BrowserConfig(network="loopback"))
+        self.browser = browser or Browser(browser_cfg or BrowserConfig(network="loopback"), har=har)
         self.driver = driver or PlaywrightDriver()
         self.preview = preview
         self.actions = Actions()
@@ -230,6 +233,7 @@ class ComputerAgent:
             autonomous=self.autonomous,
             submit=self.intent.submit,
             task_words=self.intent.why or None,
+            task=self.task,
         )
         try:
             async with asyncio.timeout(self.cfg.task_deadline_s), asyncio.TaskGroup() as tg:
@@ -816,6 +820,9 @@ class ComputerAgent:
                 pass  # each error on a value of ours goes back to the phone agent (fieldbook.see), asked again
             case "moved":
                 pass  # another step: filled like the first
+            case "unreachable":
+                self._ready_sent = True
+                await self._give_up(verdict.unreachable(final.text, v.text))
             case _:
                 self._ready_sent = True
                 await self._give_up(verdict.no_result(final.text))

@@ -7,6 +7,8 @@ it finds the browser's process tree (by the launch's own PID, never by name) and
 what is left, so after ``close()`` returns no Chromium process of ours exists.
 :attr:`Browser.lost` says whether this launch died under us (its process exited or its page
 crashed): the computer agent then starts a new one (:meth:`~appliance.computer_agent.agent.ComputerAgent.run`).
+A :class:`Har` records the pages a recorded form call saw, or serves them again offline to
+its replay (:mod:`appliance.forms.replay`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,33 @@ import asyncio
 import logging
 import os
 import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
 from appliance import chromium
 from appliance.chromium import alive, descendants
 from appliance.config import BrowserConfig
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Har:
+    """The pages of a form recording as a HAR file (Playwright's ``record_har_path`` /
+    ``route_from_har``): ``mode`` ``record`` writes each browser start's pages to
+    :meth:`recorded` (``page.har``, then ``page-2.har`` … after a restart); ``replay`` answers
+    every request from ``path`` and nothing from the network (a request it does not hold is
+    aborted), keeping what the page sends in ``sent`` (``{url, method, body}``: a form's POST,
+    whether or not the HAR holds an answer for it)."""
+
+    path: Path
+    mode: Literal["record", "replay"]
+    sent: list[dict] = field(default_factory=list)
+
+    def recorded(self, start: int) -> Path:
+        """Where browser start number ``start`` (1, 2, …) records its pages."""
+        return self.path if start == 1 else self.path.with_name(f"{self.path.stem}-{start}{self.path.suffix}")
 
 
 class Browser:
@@ -34,9 +57,11 @@ class Browser:
         FileNotFoundError: the binary does not exist.
     """
 
-    def __init__(self, cfg: BrowserConfig, extra_args: tuple[str, ...] = ()):
+    def __init__(self, cfg: BrowserConfig, extra_args: tuple[str, ...] = (), har: Har | None = None):
         self.cfg = cfg
         self.extra_args = extra_args
+        self.har = har
+        self.starts = 0
         self._pw = None
         self._browser = None
         self.context = None
@@ -58,11 +83,27 @@ class Browser:
         self.pids = [p for p in descendants(os.getpid()) if p not in before]
         self.lost = None
         self._browser.on("disconnected", lambda _b: self._lose("Chromium exited"))
-        self.context = await self._browser.new_context()
+        self.starts += 1
+        if self.har is not None and self.har.mode == "record":  # written when the context closes
+            self.context = await self._browser.new_context(
+                record_har_path=str(self.har.recorded(self.starts)), record_har_content="embed"
+            )
+        else:
+            self.context = await self._browser.new_context()
+        if self.har is not None and self.har.mode == "replay":
+            await self.context.route_from_har(self.har.path, not_found="abort")
+            await self.context.route("**/*", self._note_post)
         self.page = await self.context.new_page()
         self.page.on("crash", lambda _p: self._lose("the page crashed"))
         log.info("chromium started (%d processes, network %s)", len(self.pids), self.cfg.network)
         return self.page
+
+    async def _note_post(self, route) -> None:
+        """Replaying a HAR: keep what the page sends (a form's POST body), then let the HAR answer."""
+        req = route.request
+        if req.method != "GET":
+            self.har.sent.append({"url": req.url, "method": req.method, "body": req.post_data or ""})
+        await route.fallback()
 
     def _lose(self, why: str) -> None:
         if self._browser is not None and self.lost is None:  # not while close() is closing it
@@ -85,6 +126,8 @@ class Browser:
         tree = self.processes()
         browser, self._browser = self._browser, None  # its "disconnected" is ours, not a loss
         try:
+            if browser is not None and self.har is not None and self.har.mode == "record" and self.context:
+                await asyncio.wait_for(self.context.close(), timeout_s)  # writes the HAR
             if browser is not None:
                 await asyncio.wait_for(browser.close(), timeout_s)
         except Exception as e:  # a dead or hung browser: the kill below finishes the job

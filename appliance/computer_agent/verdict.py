@@ -9,6 +9,8 @@ agent gives up — pure functions over :class:`~appliance.computer_agent.page.Pa
 - ``result`` — the form is gone: no field left, or only optional fields none of which
   was on the form (a confirmation view, a new page: "Booking confirmed");
 - ``moved`` — fields to fill that were not on the form (the next step of a wizard);
+- ``unreachable`` — the browser shows its own error page (the site did not answer: the
+  network dropped, or a replay's recording holds no answer to what was sent), never a result;
 - ``none`` — nothing changed yet, or only fields went missing (the caller waits and reads again).
 
 "Submitted" is reported only on a ``result``, never on the click.
@@ -37,6 +39,8 @@ _CAPTCHA = re.compile(r"captcha|recaptcha|hcaptcha|turnstile|challenges\.cloudfl
 _SIGN_IN = re.compile(r"\b(sign ?in|log ?in|login)\b", re.I)
 #: the most of the page's own words said in one explanation
 MAX_SAID = 200
+#: where Chromium puts its own error pages ("This site can't be reached")
+ERROR_PAGE = "chrome-error:"
 PREVIEW = "in the preview on your page"
 #: what the person hears when the agent itself fails (a bug, a crash): the error goes to the log
 #: and the recording, never into the call (issue 26: a stack trace was read aloud)
@@ -48,7 +52,7 @@ class Verdict:
     """The page's answer to a press: ``kind`` (see the module docstring) and ``text`` (the
     errors for ``refused``, what the page shows for ``result``)."""
 
-    kind: Literal["result", "refused", "moved", "none"]
+    kind: Literal["result", "refused", "moved", "unreachable", "none"]
     text: str = ""
 
 
@@ -99,6 +103,8 @@ def _said(text: str) -> str:
 def after_press(before: PageView, after: PageView) -> Verdict:
     """The page's answer to a press, from the readings ``before`` and ``after`` it (when
     another document was loaded in between, every error it shows is new)."""
+    if after.url.startswith(ERROR_PAGE):  # the browser's own error page: the site never answered
+        return Verdict("unreachable", _said(after.text))
     navigated = before.document != after.document
     shown = {(f.ident, f.error) for f in before.live_fields if f.error}
     errors = [f.error for f in after.live_fields if f.error and (navigated or (f.ident, f.error) not in shown)]
@@ -226,6 +232,16 @@ def unknown_outcome(view: PageView) -> StepFailed:
         reason="The helper filling your form stopped just after pressing its send button, so I can't tell whether "
         "the form was sent." + said,
         advice="I'm putting your answers back in, and I won't send it again unless you tell me to.",
+    )
+
+
+def unreachable(button: str, page_words: str) -> StepFailed:
+    """A press answered by the browser's own error page: the site did not answer."""
+    return StepFailed(
+        problem="no_result",
+        reason=f"I pressed {_said(button)!r}, but the site did not answer, so I can't tell whether the form "
+        f"was sent. The browser says: {_said(page_words)}",
+        advice="Please check with the site before sending it again.",
     )
 
 

@@ -242,9 +242,10 @@ class FormFeature:
 
     async def _click(self, req: web.Request) -> web.Response:
         body = await self._body(req, "pc_id", "x", "y")
-        side, _ = self._side(str(body["pc_id"]))
+        side, emit = self._side(str(body["pc_id"]))
         try:
             await side.preview.click(float(body["x"]), float(body["y"]))
+            emit("preview_click", x=float(body["x"]), y=float(body["y"]))  # a replay does it again
         except (TypeError, ValueError) as e:
             return web.json_response({"error": f"bad click: {e}"}, status=400)
         except RuntimeError as e:
@@ -253,9 +254,10 @@ class FormFeature:
 
     async def _key(self, req: web.Request) -> web.Response:
         body = await self._body(req, "pc_id", "key")
-        side, _ = self._side(str(body["pc_id"]))
+        side, emit = self._side(str(body["pc_id"]))
         try:
             await side.preview.key(str(body["key"]))
+            emit("preview_key", key=str(body["key"]))
         except ValueError as e:
             return web.json_response({"error": str(e)}, status=400)
         except RuntimeError as e:

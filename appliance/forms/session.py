@@ -49,6 +49,7 @@ from typing import Any
 from appliance.bus import Bus, Envelope, open_bus
 from appliance.computer_agent import takeover
 from appliance.computer_agent.agent import ComputerAgent, Outcome
+from appliance.computer_agent.browser import Har
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
 from appliance.errors import ApplianceError
@@ -157,12 +158,12 @@ class PageSide:
                 (pydantic.ValidationError: not a field value at all).
         """
         self._running()
-        return await self._typed(self.typed.payload(field, value), emit)
+        return await self.send_typed(self.typed.payload(field, value), emit)
 
     async def value_line(self, line: str, emit: Emit | None = None) -> InfoCollected:
         """As :meth:`value`, for a terminal line ``=field value``."""
         self._running()
-        return await self._typed(self.typed.payload_line(line), emit)
+        return await self.send_typed(self.typed.payload_line(line), emit)
 
     async def to_computer(self, payload: Payload) -> None:
         """Publish ``payload`` from the person's page to the computer agent (the preview's
@@ -173,7 +174,12 @@ class PageSide:
         """
         await self._publish(payload, "computer", None)
 
-    async def _typed(self, payload: InfoCollected, emit: Emit | None) -> InfoCollected:
+    async def send_typed(self, payload: InfoCollected, emit: Emit | None = None) -> InfoCollected:
+        """A value the person typed, as taken, to both agents (a replay sends the recorded ones).
+
+        Raises:
+            RuntimeError: no session is running.
+        """
         await self._publish(payload, "*", emit)
         return payload
 
@@ -271,6 +277,7 @@ async def run_session(
     agent: str | None = None,
     taken_by: str | None = None,
     taken_within_s: float | None = None,
+    har: Har | None = None,
 ) -> SessionResult:
     """Run one form task to its end (submitted, declined, reviewed, failed or past its deadline).
 
@@ -296,6 +303,10 @@ async def run_session(
     a worker that died, :mod:`~appliance.computer_agent.takeover`); the side hosting the phone
     agent passes ``taken_within_s``: with no ``task_taken`` that soon the person hears
     :data:`~appliance.forms.pool.BUSY` and nothing else runs (``SessionResult.busy``).
+
+    ``har``: the computer agent's pages served from a recorded HAR (a replay:
+    :mod:`appliance.forms.replay`); by default they are recorded into ``folder/page.har`` when
+    the session is recorded.
 
     Returns when the agents this process hosts have stopped (``SessionResult.computer``
     None: the computer agent ran elsewhere; ``phone`` None: it never started here).
@@ -346,6 +357,7 @@ async def run_session(
                 browser_cfg=cfg.browser,
                 preview=page_side.preview if page_side else None,
                 takeover=inherited,
+                har=har or (Har(folder / "page.har", "record") if folder is not None else None),
             )
         if page_side is not None:
             page_side.bind(bus, task_id)

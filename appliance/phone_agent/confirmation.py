@@ -563,6 +563,11 @@ class _Run:
     def decide(self, what: DecisionWhat, **details: Any) -> None:
         self.steps.append(Decision(what, details))
 
+    def read_back(self, *names: str) -> None:
+        """A read-back of fields ``names`` is about to be said: counted and logged (``read_back``)."""
+        self.t = replace(self.t, read_backs=self.t.read_backs + 1)
+        self.decide("read_back", fields=list(names))
+
     def asked(self, name: str) -> None:
         """A question for field ``name`` is about to be said: counted (:func:`interview.asked`)
         and logged (``field_asked`` with how many ``times``: what shows a field asked again)."""
@@ -941,7 +946,7 @@ def _read_back_or_implicit(r: _Run, f: _Field, v: _Value) -> Turn:
     if nxt is None:
         return _read_back(r, _ReadBack(f, v))
     r.send(v.spec, v.value, confirmed=False)
-    r.t = replace(r.t, read_backs=r.t.read_backs + 1)
+    r.read_back(v.spec.name)
     r.s = interview.begin(r.s, nxt)
     return _implicit(r, _Implicit(f, v, nxt))
 
@@ -1006,7 +1011,7 @@ def _read_back(r: _Run, rb: _ReadBack) -> Turn:
         return _read_back_answer(r, replace(rb, answer=None), rb.answer)
     v = rb.value
     r.send(v.spec, v.value, confirmed=False)
-    r.t = replace(r.t, read_backs=r.t.read_backs + 1)
+    r.read_back(v.spec.name)
     return r.wait(rb, Question(fields.read_back(v.spec, v.value, v.heard, v.spelled), v.spec.name, sync=True))
 
 
@@ -1311,7 +1316,7 @@ def _together_read_back(r: _Run, t: _Together) -> Turn:
     it, else left to the summary (:meth:`_Run.unread`)."""
     assert t.values is not None
     nxt = None if t.alone else _plain_next(r)
-    r.t = replace(r.t, read_backs=r.t.read_backs + 1)
+    r.read_back(*(spec.name for spec in _specs(t)))
     if nxt is None and _asks_next(r) and not t.alone:
         for spec, v, w in zip(_specs(t), t.values, _words(t), strict=True):
             if not interview.refused(r.s, spec.name, v):

@@ -362,7 +362,8 @@ class BusOut(AgentEvent):
 
 class AgentStarted(AgentEvent):
     """``agent`` started. The computer agent gives the form's ``url``, ``autonomous``, whether
-    the task asks to ``submit`` and the task's words about it (``task_words``); the phone agent
+    the task asks to ``submit``, the task's words about it (``task_words``) and the whole
+    ``task`` (what a replay runs again); the phone agent
     its call's ``purpose`` and the ``fields`` (names) it asks for."""
 
     event: Literal["agent_started"] = "agent_started"
@@ -370,6 +371,7 @@ class AgentStarted(AgentEvent):
     autonomous: bool | None = None
     submit: bool | None = None
     task_words: str | None = None
+    task: str | None = None
     purpose: str | None = None
     fields: list[str] | None = None
 
@@ -398,6 +400,7 @@ DecisionWhat = Literal[
     "await_authorisation",
     "press_final_submit",
     "submit_guarded",
+    "preview_action_dropped",
     "submit_answer",
     "review",
     "review_ended",
@@ -439,6 +442,7 @@ DecisionWhat = Literal[
     "told_failed",
     "answered_ahead",
     "field_asked",
+    "read_back",
     "look_ahead_failed",
     "warm_failed",
 ]
@@ -706,6 +710,21 @@ class TaskTaken(SessionEvent):
     event: Literal["task_taken"] = "task_taken"
     worker: str
     wait_s: float
+
+
+class PreviewClicked(SessionEvent):
+    """The person clicked the live preview at (``x``, ``y``), CSS pixels of the page's viewport."""
+
+    event: Literal["preview_click"] = "preview_click"
+    x: float
+    y: float
+
+
+class PreviewKeyPressed(SessionEvent):
+    """The person pressed ``key`` in the live preview."""
+
+    event: Literal["preview_key"] = "preview_key"
+    key: str
 
 
 class PoolBusy(SessionEvent):

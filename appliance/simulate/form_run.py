@@ -105,7 +105,7 @@ async def simulate_form(
     try:
         await server.start()
         client = WebRTCClient(server.url, gap_ms=TURN_GAP_MS, pause_ms=PAUSE_MS)
-        await client.connect(mode="form", url=url, autonomous=autonomous, task=_task(url, profile))
+        await client.connect(mode="form", url=url, autonomous=autonomous, task=person_task(url, profile))
         call = PersonOnCall(
             person,
             client,
@@ -145,7 +145,7 @@ def _played(url: str, profile: Profile) -> Profile:
     return spec.person(profile) if spec is not None else profile
 
 
-def _task(url: str, profile: Profile) -> str:
+def person_task(url: str, profile: Profile) -> str:
     """The person's task in words: the demo spec's own when it has one ("don't submit" → a
     review), else to fill the form in and submit it."""
     spec = spec_for_url(url)
@@ -252,6 +252,7 @@ async def simulate_form_text(
             )
 
     person = SimulatedPerson(_played(url, profile), runtime.llm("person"), emit)
+    emit("simulation", url=url, profile=profile.name, autonomous=False)  # what a replay judges against
     await person.warm()
     try:
         result = await run_session(
@@ -261,7 +262,7 @@ async def simulate_form_text(
             line=TypistLine(person, emit),
             emit=appliance_side.events.emit,
             folder=appliance_side.folder,
-            task=task or _task(url, profile),
+            task=task or person_task(url, profile),
         )
         out = report(result, spec_for_url(url), profile, await _submissions(site, url, since_ms))
         out["stages_s"] = None  # no audio: nothing to time by ear

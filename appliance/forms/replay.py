@@ -1,0 +1,419 @@
+"""A recorded form call re-run through today's agents, on the page it was made on (issue 33).
+
+**What a form recording holds** (the session folder of :func:`~appliance.forms.session.run_session`
+when the call is recorded; nothing when the person declined): ``events.jsonl`` (every
+utterance the phone agent heard, ``heard``, with its time; what the person typed,
+``bus_out`` from ``page`` / ``terminal``; their clicks and keys in the preview,
+``preview_click`` / ``preview_key``; each question's field, ``field_asked``, and read-back,
+``read_back``), ``bus.jsonl`` (every envelope), ``config.yaml`` and ``page.har``: every
+response the computer agent's browser got (Playwright's HAR recording), so the form's pages,
+their scripts and their answers to the submit are there offline.
+
+**Replay** (:func:`replay`): today's phone agent and a fresh computer agent run on the
+recording's URL with every response served from ``page.har`` and nothing from the network
+(:class:`~appliance.computer_agent.browser.Har`). The person is the recording: each
+utterance it heard is the answer to the agent's next wait for one (``timing="asked"``), or
+arrives at its recorded time (``"recorded"``); typed values and preview actions come at their
+recorded times. A POST the page sends is kept as sent (the HAR answers only a request it holds:
+a changed value gets no answer, and the form is not confirmed).
+
+**The difference** (:func:`compare`): per field, the value sent then and now (the last
+``info_collected``), asks and read-backs then and now; seconds per field (the phone agent's
+first words to its last value sent ÷ the fields the page took); the first bot utterance whose
+intent (:func:`intents`) differs; whether each run pressed the final submit and had it
+confirmed; and, for a simulated bench run (its person's folder beside it names the demo form
+and profile), each run's field accuracy against the profile's expected values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from appliance.bus import Envelope
+from appliance.bus.log import read_envelopes
+from appliance.computer_agent.browser import Har
+from appliance.computer_agent.preview import Preview
+from appliance.config import Config
+from appliance.demo.profile import ProfileError, load_profile
+from appliance.demo.spec import evaluate, spec_for_url
+from appliance.errors import ApplianceError
+from appliance.forms.session import PageSide, run_session
+from appliance.llm.base import LLM
+from appliance.protocol import FieldFilled, InfoCollected
+from appliance.protocol.line import SayOutcome
+
+TIMINGS = ("asked", "recorded")
+
+
+class ReplayError(ApplianceError):
+    """A folder that cannot be replayed as a form call: the message says why."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a call, then or now: its events (``events.jsonl`` records) and envelopes."""
+
+    events: list[dict]
+    envelopes: list[Envelope]
+    sent: list[dict] = field(default_factory=list)  # the page's POSTs ({url, method, body}), replays only
+
+
+@dataclass(frozen=True)
+class FormRecording:
+    """A recorded form call (see the module docstring): ``url``, the person's words as the task
+    (``task``), the run then, its ``har``, and for a bench run its demo ``form`` and ``profile``."""
+
+    folder: Path
+    url: str
+    task: str
+    then: Run
+    har: Path
+    duration_s: float
+    form: str | None = None
+    profile: str | None = None
+
+
+def is_form_recording(folder: str | Path) -> bool:
+    """Whether ``folder`` is a recorded form call (its events start a computer agent on a URL)."""
+    path = Path(folder) / "events.jsonl"
+    return path.is_file() and any(
+        e.get("event") == "agent_started" and e.get("agent") == "computer" for e in _events(path)
+    )
+
+
+def load(folder: str | Path) -> FormRecording:
+    """The form recording in ``folder``.
+
+    Raises:
+        ReplayError: not a recording, not a form call, or a recording with no pages (made before
+            pages were kept, or with the computer agent on a pool worker).
+    """
+    folder = Path(folder)
+    if not (folder / "events.jsonl").is_file():
+        raise ReplayError(
+            f"{folder}: no recording here (no events.jsonl): a call the person did not allow to be recorded "
+            "keeps nothing, so it cannot be replayed"
+        )
+    events = _events(folder / "events.jsonl")
+    started = next((e for e in events if e.get("event") == "agent_started" and e.get("agent") == "computer"), None)
+    if started is None:
+        raise ReplayError(f"{folder}: not a form call (no computer agent started in its events)")
+    har = folder / "page.har"
+    if not har.is_file():
+        raise ReplayError(
+            f"{folder}: the recording holds no pages (page.har): it was made before pages were recorded, "
+            "or its computer agent ran on a pool worker"
+        )
+    envs = read_envelopes(folder / "bus.jsonl") if (folder / "bus.jsonl").is_file() else []
+    form = profile = None
+    for person in sorted(folder.parent.glob(f"{folder.name}-*")):  # a simulated person's folder beside it
+        sim = next((e for e in _events(person / "events.jsonl") if e.get("event") == "simulation"), None)
+        if sim is not None:
+            spec = spec_for_url(sim["url"])
+            with contextlib.suppress(ProfileError):  # a profile given by path, gone since: no expected values
+                form, profile = (spec.name if spec else None), load_profile(sim["profile"]).name
+            break
+    return FormRecording(
+        folder,
+        started["url"],
+        started.get("task") or "",
+        Run(events, envs),
+        har,
+        max((e["t_ms"] for e in events), default=0) / 1000,
+        form,
+        profile,
+    )
+
+
+def _events(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class ReplayLine:
+    """The phone agent's line to a recording: each utterance it heard then, in order, is the
+    answer to its next wait (``timing="asked"``), or is heard at its recorded time after
+    :meth:`start` (``"recorded"``). What the agent says is kept (``said``). Once the utterances
+    run out, nothing more is heard (the agent's own silence checks end the call)."""
+
+    person_speaking = False
+    heard_words: tuple[tuple[str, float], ...] = ()
+    heard_resumes = False
+
+    def __init__(self, utterances: list[tuple[float, str]], timing: str):
+        if timing not in TIMINGS:
+            raise ValueError(f"timing {timing!r}: one of {', '.join(TIMINGS)}")
+        self.utterances, self.timing = utterances, timing
+        self.said: list[str] = []
+        self._q: asyncio.Queue[str] = asyncio.Queue()
+        if timing == "asked":
+            for _, text in utterances:
+                self._q.put_nowait(text)
+
+    async def feed(self) -> None:
+        """``timing="recorded"``: put each utterance on the line at its time (ms after this starts)."""
+        t0 = time.monotonic()
+        for t_ms, text in self.utterances if self.timing == "recorded" else ():
+            await asyncio.sleep(max(0.0, t0 + t_ms / 1000 - time.monotonic()))
+            self._q.put_nowait(text)
+
+    async def say(self, text: str) -> SayOutcome:
+        self.said.append(text)
+        return SayOutcome(interrupted=False, heard=text)
+
+    async def hear(self) -> str:
+        return await self._q.get()  # safe to cancel: nothing is taken until it is returned
+
+    async def acknowledge(self) -> None:
+        """Nothing to play: the recording's person heard whatever they heard."""
+
+    async def hint(self, context: str, spelling: bool = False) -> None:
+        """The utterances are text as heard then: no ASR to hint."""
+
+
+async def replay(
+    cfg: Config, rec: FormRecording, llms: Callable[[str], LLM], *, timing: str = "asked", emit=None
+) -> Run:
+    """Re-run ``rec`` through today's agents (see the module docstring); returns the run now.
+    ``cfg``: today's config (sized for forms); its browser is held to loopback, every page
+    served from the recording's HAR. ``emit``: the replay's own events (default: kept only in
+    the returned run).
+
+    Raises:
+        ValueError: an unknown ``timing``.
+    """
+    events: list[dict] = []
+    t0 = time.monotonic()
+
+    def keep(event: str, **fields) -> None:
+        events.append({"t_ms": round((time.monotonic() - t0) * 1000, 1), "event": event, **fields})
+        if emit is not None:
+            emit(event, **fields)
+
+    utterances = [
+        (e["t_ms"], e["text"]) for e in rec.then.events if e["event"] == "heard" and e.get("agent") == "phone"
+    ]
+    line = ReplayLine(utterances, timing)
+    har = Har(rec.har, "replay")
+    side = PageSide(Preview(), date_order=cfg.forms.date_order)
+    # the recording ends when its utterances do: a short wait for an answer that never comes
+    cfg = cfg.loopback().model_copy(
+        update={"forms": cfg.forms.model_copy(update={"answer_timeout_s": min(cfg.forms.answer_timeout_s, 4.0)})}
+    )
+    hands = asyncio.create_task(_hands(rec.then.events, side))
+    feeder = asyncio.create_task(line.feed())
+    try:
+        result = await run_session(
+            cfg, rec.url, llms=llms, line=line, emit=keep, task=rec.task, page_side=side, har=har
+        )
+    finally:
+        for task in (hands, feeder):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return Run(events, result.envelopes, har.sent)
+
+
+async def _hands(events: list[dict], side: PageSide) -> None:
+    """What the person typed and did in the preview, at its recorded time (ms after this starts);
+    an action the page cannot take now (the session not bound yet, a point off the page) is
+    skipped: the replay shows what the agents do without it."""
+    t0 = time.monotonic()
+    for e in events:
+        typed = e["event"] == "bus_out" and e.get("agent") in ("page", "terminal") and e.get("type") == "info_collected"
+        if not (typed or e["event"] in ("preview_click", "preview_key")):
+            continue
+        await asyncio.sleep(max(0.0, t0 + e["t_ms"] / 1000 - time.monotonic()))
+        with contextlib.suppress(RuntimeError, ValueError):
+            if typed:
+                await side.send_typed(InfoCollected(**e["payload"]))
+            elif e["event"] == "preview_click":
+                await side.preview.click(e["x"], e["y"])
+            else:
+                await side.preview.key(e["key"])
+
+
+# ---- the difference -------------------------------------------------------------------------
+
+
+def values(run: Run) -> dict[str, object]:
+    """The last value the phone agent (or the person's hands) sent per field."""
+    out: dict[str, object] = {}
+    for env in run.envelopes:
+        if isinstance(env.payload, InfoCollected):
+            out[env.payload.field] = env.payload.value
+    return out
+
+
+def _decisions(run: Run, what: str) -> list[dict]:
+    return [e for e in run.events if e["event"] == "decision" and e.get("what") == what]
+
+
+def asks(run: Run) -> dict[str, int] | None:
+    """Questions asked per field (``field_asked``); None for a recording made before they were logged."""
+    got = _decisions(run, "field_asked")
+    if not got and not _decisions(run, "read_back"):
+        return None
+    out: dict[str, int] = {}
+    for d in got:
+        out[d["field"]] = out.get(d["field"], 0) + 1
+    return out
+
+
+def read_backs(run: Run) -> dict[str, int] | None:
+    """Read-backs per field (``read_back``); None as for :func:`asks`."""
+    if asks(run) is None:
+        return None
+    out: dict[str, int] = {}
+    for d in _decisions(run, "read_back"):
+        for name in d["fields"]:
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def seconds_per_field(run: Run) -> float | None:
+    """From the phone agent's first words to its last value sent, ÷ the fields the page took
+    (``field_filled``, each once); None when no field was taken."""
+    said = [e["t_ms"] for e in run.events if e["event"] == "say"]
+    sent = [
+        e["t_ms"]
+        for e in run.events
+        if e["event"] == "bus_out" and e.get("agent") == "phone" and e.get("type") == "info_collected"
+    ]
+    filled = {env.payload.field for env in run.envelopes if isinstance(env.payload, FieldFilled)}
+    if not (said and sent and filled):
+        return None
+    return round((max(sent) - min(said)) / 1000 / len(filled), 2)
+
+
+_VALUE = re.compile(r"[\d@]|\b[A-Z][a-z]+\b")
+
+
+def intents(run: Run) -> list[tuple]:
+    """What each bot utterance does, in order: ``("ask", field)`` after a ``field_asked``,
+    ``("read_back", fields…)`` after a ``read_back``, else ``("say", its words less names and
+    digits)`` — so the same question about another value reads the same."""
+    out, pending = [], None
+    for e in run.events:
+        if e["event"] == "decision" and e.get("what") == "field_asked":
+            pending = ("ask", e["field"])
+        elif e["event"] == "decision" and e.get("what") == "read_back":
+            pending = ("read_back", *e["fields"])
+        elif e["event"] == "say":
+            out.append(pending or ("say", " ".join(_VALUE.sub("", e["text"]).lower().split()[:6])))
+            pending = None
+    return out
+
+
+def _pressed(run: Run) -> bool:
+    return bool(_decisions(run, "press_final_submit"))
+
+
+def _confirmed(run: Run) -> bool:
+    return any(env.type == "submitted" and env.sender == "computer" for env in run.envelopes)
+
+
+def page_data(sent: list[dict]) -> dict[str, str] | None:
+    """What the page sent as its form's data: the last accepted ``/api/record`` (the demo pages'
+    own handlers), else every form POST merged in order (a form over several steps); None: nothing sent."""
+    merged: dict[str, str] = {}
+    for s in sent:
+        if urlsplit(s["url"]).path == "/api/record":
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                body = json.loads(s["body"])
+                if body["outcome"] == "accepted":
+                    merged = {str(k): str(v) for k, v in body["data"].items()}
+        elif s["method"] == "POST":
+            merged.update(parse_qsl(s["body"], keep_blank_values=True))
+    return merged or None
+
+
+def _recorded_posts(har: Path) -> list[dict]:
+    entries = json.loads(har.read_text())["log"]["entries"]
+    return [
+        {
+            "url": e["request"]["url"],
+            "method": e["request"]["method"],
+            "body": (e["request"].get("postData") or {}).get("text", ""),
+        }
+        for e in entries
+        if e["request"]["method"] != "GET"
+    ]
+
+
+def accuracy(rec: FormRecording, sent: list[dict]) -> tuple[float | None, list[str]]:
+    """Field accuracy of what the page was sent against the bench profile's expected values,
+    and the fields that are not as expected; (None, []) without a demo form and profile."""
+    if rec.form is None or rec.profile is None:
+        return None, []
+    spec = spec_for_url(rec.url)
+    results = evaluate(spec, load_profile(rec.profile), page_data(sent))
+    if not results:
+        return None, []
+    return round(sum(r.ok for r in results) / len(results), 3), [r.field for r in results if not r.ok]
+
+
+def compare(rec: FormRecording, now: Run, duration_s: float) -> dict:
+    """The replay's report: ``{"recording", "url", "fields": [{field, then, now, same, asks: {then,
+    now}, read_backs: {then, now}}], "same_values", "diverged_at": {index, then, now} | null,
+    "seconds_per_field": {then, now}, "pressed_submit": {then, now}, "confirmed": {then, now},
+    "accuracy": {then, now}, "worse_fields", "verdict", "duration_s": {then, now}}``;
+    ``verdict``: ``better`` / ``worse`` (accuracy against the expected values, when the recording
+    has them), else ``same`` / ``different`` (the values sent)."""
+    then_v, now_v = values(rec.then), values(now)
+    then_a, now_a = asks(rec.then), asks(now)
+    then_r, now_r = read_backs(rec.then), read_backs(now)
+    names = list(dict.fromkeys([*then_v, *now_v]))
+    fields = [
+        {
+            "field": n,
+            "then": then_v.get(n),
+            "now": now_v.get(n),
+            "same": then_v.get(n) == now_v.get(n),
+            "asks": {"then": then_a.get(n, 0) if then_a is not None else None, "now": (now_a or {}).get(n, 0)},
+            "read_backs": {"then": then_r.get(n, 0) if then_r is not None else None, "now": (now_r or {}).get(n, 0)},
+        }
+        for n in names
+    ]
+    a, b = intents(rec.then), intents(now)
+    said_then = [e["text"] for e in rec.then.events if e["event"] == "say"]
+    said_now = [e["text"] for e in now.events if e["event"] == "say"]
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if at is None and len(a) != len(b):
+        at = min(len(a), len(b))
+    acc_then, _ = accuracy(rec, _recorded_posts(rec.har))
+    acc_now, wrong_now = accuracy(rec, now.sent)
+    same = all(f["same"] for f in fields)
+    if acc_then is not None and acc_now is not None and acc_now != acc_then:
+        verdict = "better" if acc_now > acc_then else "worse"
+    else:
+        verdict = "same" if same else "different"
+    return {
+        "recording": str(rec.folder),
+        "url": rec.url,
+        "fields": fields,
+        "same_values": same,
+        "diverged_at": None
+        if at is None
+        else {
+            "index": at,
+            "then": said_then[at] if at < len(said_then) else None,
+            "now": said_now[at] if at < len(said_now) else None,
+        },
+        "seconds_per_field": {"then": seconds_per_field(rec.then), "now": seconds_per_field(now)},
+        "pressed_submit": {"then": _pressed(rec.then), "now": _pressed(now)},
+        "confirmed": {"then": _confirmed(rec.then), "now": _confirmed(now)},
+        "accuracy": {"then": acc_then, "now": acc_now},
+        "worse_fields": wrong_now if verdict == "worse" else [],
+        "verdict": verdict,
+        "duration_s": {"then": round(rec.duration_s, 1), "now": round(duration_s, 1)},
+    }
