@@ -58,7 +58,7 @@ def audio_frames(pcm: bytes) -> list[InputAudioRawFrame]:
 async def _run(frames: list[Frame], eager: bool = False) -> tuple[list[Frame], FakeASR, StopProbe, list[Transcript]]:
     asr, finals = FakeASR(), []
     stt = StreamingSTTService(
-        asr, interim_every_ms=100, on_final=finals.append, eager=eager, quiet_interim_every_ms=100
+        asr, interim_every_ms=100, on_final=lambda t, pcm: finals.append(t), eager=eager, quiet_interim_every_ms=100
     )
     probe = StopProbe(asr)
     down, _ = await run_test(
@@ -138,7 +138,7 @@ async def test_an_early_final_on_the_trailing_quiet_is_the_final():
 
 async def test_no_interims_while_the_bot_is_quiet_unless_asked():
     asr, finals = FakeASR(), []
-    stt = StreamingSTTService(asr, interim_every_ms=100, on_final=finals.append)
+    stt = StreamingSTTService(asr, interim_every_ms=100, on_final=lambda t, pcm: finals.append(t))
     down, _ = await run_test(
         stt,
         frames_to_send=[

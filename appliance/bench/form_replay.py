@@ -50,6 +50,7 @@ async def bench(cfg: Config, root: Path, llms: Callable[[str], LLM], *, timing: 
     """Replay every form recording under ``root`` (a folder that cannot be replayed is listed
     in ``skipped`` with the reason) and summarise."""
     runs, skipped = [], {}
+    transcribe = replay.asr_transcriber(cfg)  # one engine for every recording's clips
     for folder in recordings(root):
         try:
             rec = replay.load(folder)
@@ -58,6 +59,6 @@ async def bench(cfg: Config, root: Path, llms: Callable[[str], LLM], *, timing: 
             continue
         progress(f"replaying {folder.name} ({rec.url})")
         t0 = time.monotonic()
-        now = await replay.replay(cfg, rec, llms, timing=timing)
+        now = await replay.replay(cfg, rec, llms, timing=timing, transcribe=transcribe)
         runs.append(replay.compare(rec, now, time.monotonic() - t0))
     return summary(runs, skipped)

@@ -283,7 +283,7 @@ def _replay(args) -> int:
     llms = LLMRuntime(cfg).start()
     try:
         t0 = time.monotonic()
-        now = asyncio.run(replay.replay(cfg, rec, llms.llm, timing=args.timing))
+        now = asyncio.run(replay.replay(cfg, rec, llms.llm, timing=args.timing, transcribe=replay.asr_transcriber(cfg)))
         report = replay.compare(rec, now, time.monotonic() - t0)
     finally:
         llms.stop()

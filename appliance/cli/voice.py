@@ -57,7 +57,7 @@ def register(parsers) -> None:
     p = parsers.top.add_parser(
         "replay",
         help="feed a recorded session's input audio through the current pipeline "
-        "(or re-run a recorded Werewolf game and show where it diverges)",
+        "(or re-run a recorded Werewolf game or form call and show where it diverges)",
     )
     add_config_arg(p)
     p.add_argument("folder", help="a session recording folder (with input.wav), a WAV file, or a feature's recording")

@@ -12,8 +12,9 @@ their scripts and their answers to the submit are there offline.
 **Replay** (:func:`replay`): today's phone agent and a fresh computer agent run on the
 recording's URL with every response served from ``page.har`` and nothing from the network
 (:class:`~appliance.computer_agent.browser.Har`). The person is the recording: each
-utterance it heard is the answer to the agent's next wait for one (``timing="asked"``), or
-arrives at its recorded time (``"recorded"``); typed values and preview actions come at their
+utterance it heard (its audio clips, ``utterances/NNN.wav`` of a voice call, heard again by
+today's ASR; a typed run's words as they were) is the answer to the agent's next wait for one
+(``timing="asked"``), or arrives at its recorded time (``"recorded"``); typed values and preview actions come at their
 recorded times. A POST the page sends is kept as sent (the HAR answers only a request it holds:
 a changed value gets no answer, and the form is not confirmed).
 
@@ -49,6 +50,8 @@ from appliance.forms.session import PageSide, run_session
 from appliance.llm.base import LLM
 from appliance.protocol import FieldFilled, InfoCollected
 from appliance.protocol.line import SayOutcome
+from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, pcm16_to_float
+from appliance.voice.wav import read_pcm
 
 TIMINGS = ("asked", "recorded")
 
@@ -180,13 +183,56 @@ class ReplayLine:
         """The utterances are text as heard then: no ASR to hint."""
 
 
+def person_utterances(
+    events: list[dict], folder: Path, transcribe: Callable[[Path], str] | None = None
+) -> list[tuple[float, str]]:
+    """What the person said, ``(t_ms, text)`` in order: each utterance the phone agent heard
+    then; where the recording holds the audio of the finals behind it (the ``asr`` events'
+    ``clip`` since the utterance before) and ``transcribe`` is given, those clips heard again
+    by it (today's ASR), joined, instead of the words heard then."""
+    out, clips = [], []
+    for e in events:
+        if e["event"] == "asr" and e.get("clip"):
+            clips.append(folder / e["clip"])
+        elif e["event"] == "heard" and e.get("agent") == "phone":
+            again = " ".join(t for t in (transcribe(c) for c in clips) if t) if clips and transcribe else ""
+            out.append((e["t_ms"], again or e["text"]))
+            clips = []
+    return out
+
+
+def asr_transcriber(cfg: Config) -> Callable[[Path], str]:
+    """Today's conversational ASR (``cfg.asr``) over a recorded clip, the engine loaded at the
+    first clip (a typed run's replay loads none).
+
+    Raises (at the first call): ModelError: the engine's model files are missing."""
+    engine = []
+
+    def transcribe(path: Path) -> str:
+        if not engine:
+            engine.append(load_asr(cfg.asr))
+        pcm, rate = read_pcm(path)
+        if rate != SAMPLE_RATE_HZ:
+            raise ReplayError(f"{path}: {rate} Hz; recorded utterances are {SAMPLE_RATE_HZ} Hz")
+        return engine[0].transcribe(pcm16_to_float(pcm)).text
+
+    return transcribe
+
+
 async def replay(
-    cfg: Config, rec: FormRecording, llms: Callable[[str], LLM], *, timing: str = "asked", emit=None
+    cfg: Config,
+    rec: FormRecording,
+    llms: Callable[[str], LLM],
+    *,
+    timing: str = "asked",
+    transcribe: Callable[[Path], str] | None = None,
+    emit=None,
 ) -> Run:
     """Re-run ``rec`` through today's agents (see the module docstring); returns the run now.
     ``cfg``: today's config (sized for forms); its browser is held to loopback, every page
-    served from the recording's HAR. ``emit``: the replay's own events (default: kept only in
-    the returned run).
+    served from the recording's HAR. ``transcribe``: today's ASR for the recorded clips
+    (:func:`person_utterances`; None: the words heard then). ``emit``: the replay's own events
+    (default: kept only in the returned run).
 
     Raises:
         ValueError: an unknown ``timing``.
@@ -199,9 +245,7 @@ async def replay(
         if emit is not None:
             emit(event, **fields)
 
-    utterances = [
-        (e["t_ms"], e["text"]) for e in rec.then.events if e["event"] == "heard" and e.get("agent") == "phone"
-    ]
+    utterances = await asyncio.to_thread(person_utterances, rec.then.events, rec.folder, transcribe)
     line = ReplayLine(utterances, timing)
     har = Har(rec.har, "replay")
     side = PageSide(Preview(), date_order=cfg.forms.date_order)

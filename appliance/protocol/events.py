@@ -121,12 +121,14 @@ class AgentDone(SessionEvent):
 
 class Asr(SessionEvent):
     """One final transcription: ``audio_s`` of speech took ``compute_s`` to transcribe;
-    ``no_speech_prob`` is Whisper's probability that it was not speech (0–1)."""
+    ``no_speech_prob`` is Whisper's probability that it was not speech (0–1); ``clip``: the
+    utterance's audio in the recording (``utterances/NNN.wav``; None: not recorded, or silence)."""
 
     event: Literal["asr"] = "asr"
     audio_s: float
     compute_s: float
     no_speech_prob: float
+    clip: str | None = None
 
 
 class UserStartedSpeaking(SessionEvent):

@@ -44,6 +44,7 @@ from pipecat.workers.runner import WorkerRunner
 from appliance.config import Config
 from appliance.voice.acks import Acknowledger, RelevantAck
 from appliance.voice.apology import LLMApology
+from appliance.voice.asr import SAMPLE_RATE_HZ
 from appliance.voice.decisions import RecordingChoiceFrame, VoiceActivity
 from appliance.voice.events import TurnObserver
 from appliance.voice.fish_tts import FishClauseTTSService
@@ -90,18 +91,26 @@ def build_task(
     ``cfg``: this session's settings (default: the runtime's; ``bench voice`` gives its
     barge-in trials longer replies, :meth:`~appliance.config.Config.with_reply_tokens`).
     Recording (when the session has a folder): ``input.wav`` and ``output.wav`` (16 kHz
-    mono) are written when the pipeline ends.
+    mono) are written when the pipeline ends, and each utterance the ASR transcribed as it
+    ends, ``utterances/NNN.wav``, named in its ``asr`` event (a replay hears them again:
+    :mod:`appliance.forms.replay`).
     """
     cfg = cfg or runtime.cfg
+    clips = iter(range(1, 1_000_000))
 
-    def on_final(result):
+    def on_final(result, audio: bytes):
         if line is not None:
             line.transcribed(result.words)
+        clip = None
+        if session.folder is not None and result.text:
+            clip = f"utterances/{next(clips):03d}.wav"
+            write_wav(session.folder / clip, audio, SAMPLE_RATE_HZ)
         session.events.emit(
             "asr",
             audio_s=round(result.audio_s, 3),
             compute_s=round(result.compute_s, 3),
             no_speech_prob=round(result.no_speech_prob, 3),
+            clip=clip,
         )
 
     agent = line is not None

@@ -124,7 +124,8 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
     stops, with no second call. When it is ready before the VAD stop it is pushed as pipecat's eager end of turn
     (``EagerTranscriptionFrame``, with ``eager=True``), and withdrawn
     (``EagerEndOfTurnCancelFrame``) if the person goes on. ``on_final`` (optional) receives
-    each final's :class:`~appliance.voice.asr.Transcript`, empty ones included.
+    each final's :class:`~appliance.voice.asr.Transcript`, empty ones included, and the
+    utterance it transcribed (16 kHz s16 mono PCM).
 
     The utterance so far is this service's own copy, kept from pipecat's public hooks
     (``process_audio_frame`` and the VAD frames) by the rule ``SegmentedSTTService``
@@ -137,7 +138,7 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
         self,
         asr: ASREngine,
         interim_every_ms: int,
-        on_final: Callable[[Transcript], None] | None = None,
+        on_final: Callable[[Transcript, bytes], None] | None = None,
         early_final_ms: int = 120,
         eager: bool = False,
         quiet_interim_every_ms: int = 0,
@@ -296,7 +297,7 @@ class StreamingSTTService(EagerEndOfTurnSTTServiceMixin, SegmentedSTTService):
             self._drop(early)
             result = await self._transcribe(audio, self._final_asr)
         if self._on_final:
-            self._on_final(result)
+            self._on_final(result, audio)
         self._clear_eager_end_of_turn()
         # an empty final too: the turn strategies learn that this segment said nothing
         yield TranscriptionFrame(result.text, self._user_id, time_now_iso8601(), finalized=True)

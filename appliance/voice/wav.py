@@ -1,4 +1,4 @@
-"""Writing mono 16-bit WAV files (recordings, spoken turns)."""
+"""Writing and reading mono 16-bit WAV files (recordings, spoken turns, recorded utterances)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,15 @@ def write_wav(path: Path, audio: bytes | np.ndarray, rate_hz: int) -> None:
         w.setsampwidth(2)
         w.setframerate(rate_hz)
         w.writeframes(pcm)
+
+
+def read_pcm(path: Path) -> tuple[bytes, int]:
+    """A mono 16-bit WAV file's PCM and rate (Hz), as :func:`write_wav` writes it.
+
+    Raises:
+        ValueError: not mono 16-bit PCM (wave.Error: not a WAV file at all).
+    """
+    with wave.open(str(path), "rb") as w:
+        if w.getnchannels() != 1 or w.getsampwidth() != 2:
+            raise ValueError(f"{path}: {w.getnchannels()} channel(s) of {8 * w.getsampwidth()} bits, not mono 16-bit")
+        return w.readframes(w.getnframes()), w.getframerate()

@@ -1,0 +1,87 @@
+"""The pure parts of a form call's replay (issue 33): the person's utterances from a recording
+(its clips heard again), what the page was sent, the bot's intents and where two runs diverge.
+No model, no Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from appliance.bus import Envelope
+from appliance.forms import replay
+from appliance.protocol import FieldFilled, InfoCollected
+from appliance.voice.wav import read_pcm, write_wav
+
+
+def _e(t_ms: float, event: str, **f) -> dict:
+    return {"t_ms": t_ms, "event": event, **f}
+
+
+def test_the_persons_utterances_are_heard_again_from_their_clips_when_the_recording_has_them(tmp_path: Path):
+    write_wav(tmp_path / "utterances" / "001.wav", b"\x01\x00" * 1600, 16_000)
+    assert read_pcm(tmp_path / "utterances" / "001.wav") == (b"\x01\x00" * 1600, 16_000)
+    events = [
+        _e(100, "asr", clip="utterances/001.wav"),
+        _e(150, "asr", clip="utterances/002.wav"),  # two finals, one answer heard
+        _e(200, "heard", agent="phone", text="David Miller"),
+        _e(300, "heard", agent="phone", text="Yes."),  # no clip: a typed run, or not kept
+        _e(400, "asr", clip=None),
+    ]
+    again = {"001.wav": "David", "002.wav": "Millar"}
+    assert replay.person_utterances(events, tmp_path, lambda p: again[p.name]) == [
+        (200, "David Millar"),
+        (300, "Yes."),
+    ]
+    assert replay.person_utterances(events, tmp_path) == [(200, "David Miller"), (300, "Yes.")]
+
+
+def test_what_the_page_was_sent_is_its_accepted_record_or_its_form_posts_merged():
+    posts = [
+        {"url": "http://x/register/1?s=1", "method": "POST", "body": "first_name=Ada&last_name=Lovelace"},
+        {"url": "http://x/register/2?s=1", "method": "POST", "body": "email=ada%40example.org"},
+    ]
+    assert replay.page_data(posts) == {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.org"}
+    record = {
+        "url": "http://x/api/record",
+        "method": "POST",
+        "body": '{"form":"f","outcome":"accepted","data":{"a":1}}',
+    }
+    assert replay.page_data([*posts, record]) == {"a": "1"}
+    assert replay.page_data([]) is None
+
+
+def _run(events, values) -> replay.Run:
+    envs = []
+    for name, value in values.items():
+        envs.append(Envelope.new(InfoCollected(field=name, value=value, confirmed=True), sender="phone", recipient="*"))
+        envs.append(Envelope.new(FieldFilled(field=name, value_read_back=value), sender="computer", recipient="phone"))
+    return replay.Run(events, envs)
+
+
+def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_path: Path):
+    then_events = [
+        _e(0, "say", text="Hello! This call is recorded."),
+        _e(10, "decision", what="field_asked", field="given_name"),
+        _e(20, "say", text="What is your first name?"),
+        _e(30, "decision", what="read_back", fields=["given_name"]),
+        _e(40, "say", text="David, right?"),
+        _e(50, "decision", what="field_asked", field="email"),
+        _e(60, "say", text="Your e-mail?"),
+    ]
+    now_events = [
+        *then_events[:4],
+        _e(40, "say", text="Dawid, right?"),
+        _e(50, "decision", what="field_asked", field="phone"),
+    ]
+    now_events.append(_e(60, "say", text="Your phone?"))
+    assert replay.intents(replay.Run(then_events, []))[1:3] == [("ask", "given_name"), ("read_back", "given_name")]
+    rec = replay.FormRecording(
+        tmp_path, "http://x/f", "", _run(then_events, {"given_name": "David", "email": "d@x.org"}), tmp_path, 10.0
+    )
+    (tmp_path / "page.har").write_text('{"log": {"entries": []}}')
+    rec = replay.FormRecording(tmp_path, "http://x/f", "", rec.then, tmp_path / "page.har", 10.0)
+    report = replay.compare(rec, _run(now_events, {"given_name": "Dawid"}), 11.0)
+    assert report["diverged_at"] == {"index": 3, "then": "Your e-mail?", "now": "Your phone?"}
+    assert [(f["field"], f["same"]) for f in report["fields"]] == [("given_name", False), ("email", False)]
+    assert report["fields"][0]["asks"] == {"then": 1, "now": 1} and report["fields"][0]["read_backs"]["now"] == 1
+    assert report["verdict"] == "different" and not report["same_values"]  # no expected values: not better/worse
+    assert report["duration_s"] == {"then": 10.0, "now": 11.0}
