@@ -20,18 +20,44 @@ def test_the_persons_utterances_are_heard_again_from_their_clips_when_the_record
     write_wav(tmp_path / "utterances" / "001.wav", b"\x01\x00" * 1600, 16_000)
     assert read_pcm(tmp_path / "utterances" / "001.wav") == (b"\x01\x00" * 1600, 16_000)
     events = [
+        _e(50, "decision", what="field_asked", field="full_name"),
+        _e(60, "say", text="What is your full name?"),
         _e(100, "asr", clip="utterances/001.wav"),
         _e(150, "asr", clip="utterances/002.wav"),  # two finals, one answer heard
         _e(200, "heard", agent="phone", text="David Miller"),
+        _e(250, "say", text="I'm opening the form now."),  # a filler asks nothing
         _e(300, "heard", agent="phone", text="Yes."),  # no clip: a typed run, or not kept
         _e(400, "asr", clip=None),
     ]
     again = {"001.wav": "David", "002.wav": "Millar"}
+    asked = ("ask", "full_name")
     assert replay.person_utterances(events, tmp_path, lambda p: again[p.name]) == [
-        (200, "David Millar"),
-        (300, "Yes."),
+        (200, asked, "David Millar"),
+        (300, asked, "Yes."),
     ]
-    assert replay.person_utterances(events, tmp_path) == [(200, "David Miller"), (300, "Yes.")]
+    assert replay.person_utterances(events, tmp_path) == [(200, asked, "David Miller"), (300, asked, "Yes.")]
+
+
+async def test_each_question_gets_the_answer_given_to_the_same_question_then():
+    utterances = [
+        (1, ("ask", "given_name"), "David."),
+        (2, ("read_back", "given_name"), "Yes, that's right."),
+        (3, ("ask", "email"), "david@example.com"),
+        (4, ("say", replay.question_words("Shall I submit the form?")), "Yes, submit it."),
+    ]
+    line = replay.ReplayLine(utterances, "asked")
+    line.expect(("ask", "given_name"))
+    await line.say("What is your first name?")
+    assert await line.hear() == "David."
+    line.expect(("ask", "email"))  # no read-back now: that answer is skipped, not misplaced
+    await line.say("And your e-mail?")
+    assert await line.hear() == "david@example.com"
+    line.expect(("read_back", "email"))  # a read-back the call did not have: the values were accepted then
+    await line.say("david@example.com, right?")
+    assert await line.hear() == "Yes."
+    await line.say("One moment.")  # a filler: still answering the read-back, nothing new put on the line
+    await line.say("Shall I submit the form?")
+    assert await line.hear() == "Yes, submit it."
 
 
 def test_what_the_page_was_sent_is_its_accepted_record_or_its_form_posts_merged():
@@ -73,14 +99,18 @@ def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_pa
         _e(50, "decision", what="field_asked", field="phone"),
     ]
     now_events.append(_e(60, "say", text="Your phone?"))
-    assert replay.intents(replay.Run(then_events, []))[1:3] == [("ask", "given_name"), ("read_back", "given_name")]
+    assert replay.intents(replay.Run(then_events, [])) == [
+        ("ask", "given_name"),
+        ("read_back", "given_name"),
+        ("ask", "email"),
+    ]  # the greeting asks nothing
     rec = replay.FormRecording(
         tmp_path, "http://x/f", "", _run(then_events, {"given_name": "David", "email": "d@x.org"}), tmp_path, 10.0
     )
     (tmp_path / "page.har").write_text('{"log": {"entries": []}}')
     rec = replay.FormRecording(tmp_path, "http://x/f", "", rec.then, tmp_path / "page.har", 10.0)
     report = replay.compare(rec, _run(now_events, {"given_name": "Dawid"}), 11.0)
-    assert report["diverged_at"] == {"index": 3, "then": "Your e-mail?", "now": "Your phone?"}
+    assert report["diverged_at"] == {"index": 2, "then": "Your e-mail?", "now": "Your phone?"}
     assert [(f["field"], f["same"]) for f in report["fields"]] == [("given_name", False), ("email", False)]
     assert report["fields"][0]["asks"] == {"then": 1, "now": 1} and report["fields"][0]["read_backs"]["now"] == 1
     assert report["verdict"] == "different" and not report["same_values"]  # no expected values: not better/worse

@@ -13,17 +13,17 @@ their scripts and their answers to the submit are there offline.
 recording's URL with every response served from ``page.har`` and nothing from the network
 (:class:`~appliance.computer_agent.browser.Har`). The person is the recording: each
 utterance it heard (its audio clips, ``utterances/NNN.wav`` of a voice call, heard again by
-today's ASR; a typed run's words as they were) is the answer to the agent's next wait for one
-(``timing="asked"``), or arrives at its recorded time (``"recorded"``); typed values and preview actions come at their
+today's ASR; a typed run's words as they were) answers the same question now as then
+(:class:`ReplayLine`, ``timing="asked"``), or arrives at its recorded time (``"recorded"``); typed values and preview actions come at their
 recorded times. A POST the page sends is kept as sent (the HAR answers only a request it holds:
 a changed value gets no answer, and the form is not confirmed).
 
 **The difference** (:func:`compare`): per field, the value sent then and now (the last
 ``info_collected``), asks and read-backs then and now; seconds per field (the phone agent's
-first words to its last value sent ÷ the fields the page took); the first bot utterance whose
-intent (:func:`intents`) differs; whether each run pressed the final submit and had it
-confirmed; and, for a simulated bench run (its person's folder beside it names the demo form
-and profile), each run's field accuracy against the profile's expected values.
+first words to its last value sent ÷ the fields the page took); the first bot question whose
+intent (:func:`intents`: the field asked, the fields read back, the words asked) differs; whether each run pressed the final submit and had it
+confirmed; and, for a simulated bench run (a person's recording beside it started the
+simulation on the same URL: it names the profile), each run's field accuracy against the profile's expected values.
 """
 
 from __future__ import annotations
@@ -117,13 +117,11 @@ def load(folder: str | Path) -> FormRecording:
         )
     envs = read_envelopes(folder / "bus.jsonl") if (folder / "bus.jsonl").is_file() else []
     form = profile = None
-    for person in sorted(folder.parent.glob(f"{folder.name}-*")):  # a simulated person's folder beside it
-        sim = next((e for e in _events(person / "events.jsonl") if e.get("event") == "simulation"), None)
-        if sim is not None:
-            spec = spec_for_url(sim["url"])
-            with contextlib.suppress(ProfileError):  # a profile given by path, gone since: no expected values
-                form, profile = (spec.name if spec else None), load_profile(sim["profile"]).name
-            break
+    sim = _simulation(folder, started["url"])
+    if sim is not None:  # a simulated bench run: its expected values are the profile's
+        spec = spec_for_url(sim["url"])
+        with contextlib.suppress(ProfileError):  # a profile given by path, gone since: no expected values
+            form, profile = (spec.name if spec else None), load_profile(sim["profile"]).name
     return FormRecording(
         folder,
         started["url"],
@@ -136,42 +134,111 @@ def load(folder: str | Path) -> FormRecording:
     )
 
 
+def _simulation(folder: Path, url: str) -> dict | None:
+    """The ``simulation`` event of the simulated person who made the recording in ``folder``:
+    a recording beside it (same parent) whose first events start a simulation on the same URL
+    (a demo site's URL holds its own port, so it names one run)."""
+    for other in sorted(folder.parent.iterdir()):
+        path = other / "events.jsonl"
+        if other == folder or not path.is_file():
+            continue
+        with path.open() as f:
+            head = [json.loads(line) for line, _ in zip(f, range(20)) if line.strip()]
+        sim = next((e for e in head if e.get("event") == "simulation" and e.get("url") == url), None)
+        if sim is not None:
+            return sim
+    return None
+
+
 def _events(path: Path) -> list[dict]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+#: an utterance's place in the conversation: the bot's question it answers (see :func:`intent_of`)
+Intent = tuple
+
+
+def question_words(text: str) -> str:
+    """A bot utterance's words less names and digits (the same question about another value reads the same)."""
+    return " ".join(_VALUE.sub("", text).lower().split()[:6])
+
+
+def _asking(events: list[dict]):
+    """Each bot utterance that asks something, with its intent, in order: ``(event, intent)``
+    for ``say`` events after a ``field_asked`` (``("ask", field)``) or a ``read_back``
+    (``("read_back", fields…)``), or ending in a question (``("say", words)``); fillers
+    ("I'm opening the form now.") ask nothing and are left out."""
+    pending = None
+    for e in events:
+        if e["event"] == "decision" and e.get("what") == "field_asked":
+            pending = ("ask", e["field"])
+        elif e["event"] == "decision" and e.get("what") == "read_back":
+            pending = ("read_back", *e["fields"])
+        elif e["event"] == "say":
+            intent = pending or (("say", question_words(e["text"])) if "?" in e["text"] else None)
+            pending = None
+            if intent is not None:
+                yield e, intent
+
+
 class ReplayLine:
-    """The phone agent's line to a recording: each utterance it heard then, in order, is the
-    answer to its next wait (``timing="asked"``), or is heard at its recorded time after
-    :meth:`start` (``"recorded"``). What the agent says is kept (``said``). Once the utterances
-    run out, nothing more is heard (the agent's own silence checks end the call)."""
+    """The phone agent's line to a recording. ``timing="asked"``: each wait for an answer gets
+    the recorded utterance that answered the same question then (the same field asked, the
+    same fields read back, the same words asked), the first not used yet, else the next
+    unused one in order; a read-back the recorded call did not have is answered "Yes." (the
+    person accepted those values then). ``"recorded"``: each utterance is heard at its recorded
+    time after :meth:`feed` starts. The replay tells it each question's intent as the agent
+    logs it (:meth:`expect`). Once the utterances run out, nothing more is heard (the agent's
+    own silence checks end the call)."""
 
     person_speaking = False
     heard_words: tuple[tuple[str, float], ...] = ()
     heard_resumes = False
 
-    def __init__(self, utterances: list[tuple[float, str]], timing: str):
+    def __init__(self, utterances: list[tuple[float, Intent | None, str]], timing: str):
         if timing not in TIMINGS:
             raise ValueError(f"timing {timing!r}: one of {', '.join(TIMINGS)}")
         self.utterances, self.timing = utterances, timing
         self.said: list[str] = []
+        self._unused = list(range(len(utterances))) if timing == "asked" else []
+        self._pending: Intent | None = None  # the intent logged for the next words said
+        self._asked: Intent | None = None  # the question the person is answering
         self._q: asyncio.Queue[str] = asyncio.Queue()
-        if timing == "asked":
-            for _, text in utterances:
-                self._q.put_nowait(text)
+
+    def expect(self, intent: Intent) -> None:
+        """The agent logged what its next words do (a field asked, fields read back)."""
+        self._pending = intent
 
     async def feed(self) -> None:
         """``timing="recorded"``: put each utterance on the line at its time (ms after this starts)."""
         t0 = time.monotonic()
-        for t_ms, text in self.utterances if self.timing == "recorded" else ():
+        for t_ms, _, text in self.utterances if self.timing == "recorded" else ():
             await asyncio.sleep(max(0.0, t0 + t_ms / 1000 - time.monotonic()))
             self._q.put_nowait(text)
 
     async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
+        asked = self._pending or (("say", question_words(text)) if "?" in text else None)
+        self._pending = None
+        if asked is not None:
+            self._asked = asked
+            self._answer()
         return SayOutcome(interrupted=False, heard=text)
+
+    def _answer(self) -> None:
+        """``asked``: the answer to the question just said goes on the line."""
+        if self.timing != "asked" or not self._q.empty():
+            return
+        same = next((i for i in self._unused if self.utterances[i][1] == self._asked), None)
+        if same is None and self._asked and self._asked[0] == "read_back":
+            self._q.put_nowait("Yes.")
+            return
+        pick = same if same is not None else (self._unused[0] if self._unused else None)
+        if pick is not None:
+            self._unused.remove(pick)
+            self._q.put_nowait(self.utterances[pick][2])
 
     async def hear(self) -> str:
         return await self._q.get()  # safe to cancel: nothing is taken until it is returned
@@ -185,18 +252,22 @@ class ReplayLine:
 
 def person_utterances(
     events: list[dict], folder: Path, transcribe: Callable[[Path], str] | None = None
-) -> list[tuple[float, str]]:
-    """What the person said, ``(t_ms, text)`` in order: each utterance the phone agent heard
-    then; where the recording holds the audio of the finals behind it (the ``asr`` events'
+) -> list[tuple[float, Intent | None, str]]:
+    """What the person said, ``(t_ms, intent, text)`` in order: each utterance the phone agent
+    heard then, with the intent of the question it answered (:func:`_asking`; None before
+    any); where the recording holds the audio of the finals behind it (the ``asr`` events'
     ``clip`` since the utterance before) and ``transcribe`` is given, those clips heard again
     by it (today's ASR), joined, instead of the words heard then."""
-    out, clips = [], []
+    asked_at = {id(e): intent for e, intent in _asking(events)}
+    out, clips, asked = [], [], None
     for e in events:
-        if e["event"] == "asr" and e.get("clip"):
+        if id(e) in asked_at:
+            asked = asked_at[id(e)]
+        elif e["event"] == "asr" and e.get("clip"):
             clips.append(folder / e["clip"])
         elif e["event"] == "heard" and e.get("agent") == "phone":
             again = " ".join(t for t in (transcribe(c) for c in clips) if t) if clips and transcribe else ""
-            out.append((e["t_ms"], again or e["text"]))
+            out.append((e["t_ms"], asked, again or e["text"]))
             clips = []
     return out
 
@@ -242,6 +313,10 @@ async def replay(
 
     def keep(event: str, **fields) -> None:
         events.append({"t_ms": round((time.monotonic() - t0) * 1000, 1), "event": event, **fields})
+        if event == "decision" and fields.get("what") == "field_asked":
+            line.expect(("ask", fields["field"]))
+        elif event == "decision" and fields.get("what") == "read_back":
+            line.expect(("read_back", *fields["fields"]))
         if emit is not None:
             emit(event, **fields)
 
@@ -342,20 +417,9 @@ def seconds_per_field(run: Run) -> float | None:
 _VALUE = re.compile(r"[\d@]|\b[A-Z][a-z]+\b")
 
 
-def intents(run: Run) -> list[tuple]:
-    """What each bot utterance does, in order: ``("ask", field)`` after a ``field_asked``,
-    ``("read_back", fields…)`` after a ``read_back``, else ``("say", its words less names and
-    digits)`` — so the same question about another value reads the same."""
-    out, pending = [], None
-    for e in run.events:
-        if e["event"] == "decision" and e.get("what") == "field_asked":
-            pending = ("ask", e["field"])
-        elif e["event"] == "decision" and e.get("what") == "read_back":
-            pending = ("read_back", *e["fields"])
-        elif e["event"] == "say":
-            out.append(pending or ("say", " ".join(_VALUE.sub("", e["text"]).lower().split()[:6])))
-            pending = None
-    return out
+def intents(run: Run) -> list[Intent]:
+    """What each bot utterance that asks something asks, in order (:func:`_asking`)."""
+    return [intent for _, intent in _asking(run.events)]
 
 
 def _pressed(run: Run) -> bool:
@@ -429,8 +493,8 @@ def compare(rec: FormRecording, now: Run, duration_s: float) -> dict:
         for n in names
     ]
     a, b = intents(rec.then), intents(now)
-    said_then = [e["text"] for e in rec.then.events if e["event"] == "say"]
-    said_now = [e["text"] for e in now.events if e["event"] == "say"]
+    said_then = [e["text"] for e, _ in _asking(rec.then.events)]
+    said_now = [e["text"] for e, _ in _asking(now.events)]
     at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
     if at is None and len(a) != len(b):
         at = min(len(a), len(b))
