@@ -150,8 +150,10 @@ class RedisServer:
                 "no",
                 "--loglevel",
                 "warning",
+                "--logfile",
+                str(self._log_path()),  # a file, not a pipe nobody reads while it runs (a full pipe stalls it)
             ],
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.STDOUT,
         )
         if self._wait_ready():
@@ -186,10 +188,12 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        out = p.stdout.read().decode(errors="replace") if p.stdout else ""
-        if p.stdout:
-            p.stdout.close()
-        return out
+        log_path = self._log_path()
+        return log_path.read_text(errors="replace") if log_path.is_file() else ""
+
+    def _log_path(self) -> Path:
+        assert self._dir is not None
+        return Path(self._dir.name) / "redis.log"
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s) and remove its directory."""

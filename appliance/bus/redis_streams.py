@@ -112,6 +112,9 @@ TRIM_INTERVAL_S = 1.0  # how often a bus that has published trims the streams (m
 ACKED_KEPT = 10_000  # envelope ids a group member remembers having acknowledged
 RECONNECT_BACKOFF_S = (0.05, 1.0)  # first and longest wait between reconnection attempts
 # connection trouble (the server died, restarts, or is loading its AOF): retried, never fatal
+#: connection attempts :meth:`RedisBus.start` makes when the server times out (not when it refuses):
+#: three form calls of ``bench pool``'s six failed at once on a loaded 2-core machine with one
+START_TRIES = 3
 CONNECTION_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 
 # KEYS[1] done mark, KEYS[2] stream of the acknowledged entry, KEYS[3..] streams of the outbox
@@ -404,8 +407,11 @@ class _RedisGroupSubscription(_RedisSubscription):
             self._released()
 
     def _released(self) -> None:
-        """A held envelope was acknowledged: with a ``hold``, that is room to read another."""
+        """A held envelope was acknowledged: with a ``hold``, that is room to read another, and
+        what dead members left is taken over first (a form task whose worker died waits for no
+        task offered after it: the bench saw it wait 30–60 s behind new ones)."""
         if self.hold is not None:
+            self._next_claim = 0.0
             self.lanes.room_freed()
 
     async def ack(self, env: Envelope, publish: Sequence[Envelope] = ()) -> None:
@@ -762,14 +768,21 @@ class RedisBus(Bus):
         if self._running:
             return
         self._r = _client(self.url)
-        try:
-            t0 = time.time()
-            sec, usec = await self._r.time()
-            t1 = time.time()
-            self._run_id = (await self._r.info("server"))["run_id"]
-        except (RedisError, OSError) as e:
-            await self._r.aclose()
-            raise BusError(f"cannot reach redis at {self.url}: {e}") from None
+        for attempt in range(1, START_TRIES + 1):
+            try:
+                t0 = time.time()
+                sec, usec = await self._r.time()
+                t1 = time.time()
+                self._run_id = (await self._r.info("server"))["run_id"]
+                break
+            except RedisTimeoutError as e:  # a loaded server or host: try again; a refusal is final
+                if attempt == START_TRIES:
+                    await self._r.aclose()
+                    raise BusError(f"cannot reach redis at {self.url}: {e} ({attempt} tries)") from None
+                log.warning("redis at %s: %s; trying again", self.url, e)
+            except (RedisError, OSError) as e:
+                await self._r.aclose()
+                raise BusError(f"cannot reach redis at {self.url}: {e}") from None
         self._clock_offset_ms = (sec * 1000 + usec / 1000) - (t0 + t1) * 500
         self._clock_margin_ms = math.ceil((t1 - t0) * 500) + 1
         self._last_ok_ms = t1 * 1000

@@ -6,6 +6,9 @@
   typist instead (no audio: the computer agent alone, as ``bench form --person text``).
 * ``appliance bench form [--json] [--forms F,…] [--profiles P,…] [--person audio|text]`` —
   the simulated person over the demo forms (:mod:`appliance.bench.form`).
+* ``appliance bench pool [--json] [--workers N] [--tasks N] [--person text]`` — the computer
+  agents' worker pool: throughput with N workers and with one, and a worker killed mid-task
+  (:mod:`appliance.bench.pool`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from appliance import config
 from appliance.bench.form import bench_plan, run_bench
 from appliance.bench.pages import load_pages
+from appliance.bench.pool import bench_pool
 from appliance.config import add_config_arg
 from appliance.demo.profile import load_profile
 from appliance.demo.site import resolve_url, site_for
@@ -51,6 +55,16 @@ def register(parsers) -> None:
     )
     _person_arg(p)
     p.set_defaults(func=_bench)
+
+    p = parsers.bench.add_parser(
+        "pool", help="form workers' pool: throughput with N workers and with 1, and a worker killed mid-task"
+    )
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    p.add_argument("--workers", type=int, default=2, help="workers of the pooled runs (default: 2)")
+    p.add_argument("--tasks", type=int, default=6, help="form tasks offered together in each run (default: 6)")
+    p.add_argument("--person", default="text", help="text: a scripted typist (the only person this bench has)")
+    p.set_defaults(func=_bench_pool)
 
 
 def _person_arg(p) -> None:
@@ -111,3 +125,16 @@ def _bench(args) -> int:
     plan = bench_plan(_split(args.forms), _split(args.profiles))
     profiles = {name: load_profile(name) for _, name in plan}  # a bad name fails before any model loads
     return _with_runtime(args, lambda cfg, runtime: run_bench(cfg, runtime, plan, profiles, args.person, _progress))
+
+
+def _bench_pool(args) -> int:
+    if args.person != "text":
+        raise ApplianceError(
+            f"bench pool: --person {args.person}: only the text person (a scripted typist) is supported"
+        )
+    if args.workers < 2 or args.tasks < 1:
+        raise ApplianceError("bench pool: --workers 2 or more (compared with one worker), --tasks 1 or more")
+    config.load(args.config)  # a bad file fails before anything starts
+    out = bench_pool(args.config, args.workers, args.tasks, _progress)
+    print(json.dumps(out) if args.json else json.dumps(out, indent=2), flush=True)
+    return 0
