@@ -370,3 +370,43 @@ async def test_a_second_passenger_asked_for_at_the_summary_is_added_asked_and_bo
     [booked] = site.attempts_of("bootstrap-passengers", "accepted")[-1:]
     results = evaluate(spec, profile, booked.data)
     assert all(r.ok for r in results), [r for r in results if not r.ok]
+
+
+async def test_one_go_ahead_seen_by_two_agents_on_one_task_presses_the_submit_once(env):
+    """Two computer agents on one task's bus (two pool workers that both think they hold it): the
+    person's one ``submit_authorized`` reaches both, the task's submit mark lets one press."""
+    forms_cfg, site, chromium = env
+    spec, profile = load_specs()["contact-reveal"], load_profile("david")
+    events: list[list[tuple[str, dict]]] = [[], []]
+    before = len(site.attempts_of("contact-reveal"))
+    async with InProcBus(None) as bus:
+        phone = ScriptedPhone(bus, answers(spec, profile, False), authorise=False)
+        agents = [
+            ComputerAgent(
+                forms_cfg,
+                bus,
+                ScriptedLLM(json=[names_in_english] * 20),
+                site.base_url + spec.path,
+                task_id="t",
+                emit=lambda ev, _k=k, **kw: events[_k].append((ev, kw)),
+                browser=BrowserTab(chromium),
+            )
+            for k in range(2)
+        ]
+        phone_task = asyncio.create_task(phone.run())
+        runs = [asyncio.create_task(a.run()) for a in agents]
+        async with asyncio.timeout(90):
+            while sum(e.type == "status_update" and e.payload.state == "auth-required" for e in phone.seen) < 2:
+                await asyncio.sleep(0.1)
+            await bus.publish(Envelope.new("submit_authorized", {}, sender="phone", recipient="computer"))
+            done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.sleep(1.0)  # the other agent has had the go-ahead too
+            await bus.publish(Envelope.new("terminate", {"reason": "test"}, sender="operator", recipient="*"))
+            outcomes = [await r for r in runs]
+        phone_task.cancel()
+    what = [[kw.get("what") for ev, kw in evs if ev == "decision"] for evs in events]
+    assert sorted(w.count("press_final_submit") for w in what) == [0, 1], what
+    assert sorted(w.count("submit_guarded") for w in what) == [0, 1], what
+    assert sorted(o.status for o in outcomes) == ["submitted", "terminated"]
+    sent = [a for a in site.attempts_of("contact-reveal")[before:] if a.outcome != "draft"]
+    assert [a.outcome for a in sent] == ["accepted"]
