@@ -4,7 +4,11 @@ No model, no Chromium."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
+
+import pytest
 
 from appliance.bus import Envelope
 from appliance.forms import replay
@@ -115,3 +119,16 @@ def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_pa
     assert report["fields"][0]["asks"] == {"then": 1, "now": 1} and report["fields"][0]["read_backs"]["now"] == 1
     assert report["verdict"] == "different" and not report["same_values"]  # no expected values: not better/worse
     assert report["duration_s"] == {"then": 10.0, "now": 11.0}
+
+
+async def test_with_recorded_timing_each_utterance_is_heard_at_its_time_whatever_is_asked():
+    line = replay.ReplayLine([(0, None, "Hello?"), (300, ("ask", "email"), "a@b.org")], "recorded")
+    feed = asyncio.create_task(line.feed())
+    t0 = time.monotonic()
+    assert await line.hear() == "Hello?"
+    line.expect(("ask", "given_name"))
+    await line.say("What is your first name?")  # asked another thing: the recording goes on regardless
+    assert await line.hear() == "a@b.org" and time.monotonic() - t0 >= 0.29
+    await feed
+    with pytest.raises(ValueError, match="timing"):
+        replay.ReplayLine([], "fast")
