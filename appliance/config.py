@@ -47,6 +47,8 @@ FORM_SLOTS = ("computer", "phone", "person")
 SIMULATED_ANSWER_TIMEOUT_S = 20.0
 #: forms.review_timeout_s at most this in a simulated call: no person looks at the preview, the review just ends
 SIMULATED_REVIEW_TIMEOUT_S = 5.0
+#: forms.answer_timeout_s at most this in a replay: once the recording's utterances run out, no answer comes
+REPLAY_ANSWER_TIMEOUT_S = 4.0
 
 
 class _Section(BaseModel):
@@ -478,6 +480,26 @@ class Config(_Section):
                 forms={
                     "answer_timeout_s": max(self.forms.answer_timeout_s, SIMULATED_ANSWER_TIMEOUT_S),
                     "review_timeout_s": min(self.forms.review_timeout_s, SIMULATED_REVIEW_TIMEOUT_S),
+                },
+            )
+        )
+
+    def for_replay(self, recorded_s: float) -> "Config":
+        """For re-running a recorded form call of ``recorded_s`` seconds (:mod:`appliance.forms.replay`):
+        :meth:`for_forms` and :meth:`loopback`, a phone agent that waits at most
+        :data:`REPLAY_ANSWER_TIMEOUT_S` for an answer, and a "don't submit" form whose review
+        waits no longer than the whole recording lasted (the review ended within it then).
+
+        Raises:
+            ConfigError: the derived settings are not valid.
+        """
+        return (
+            self.for_forms()
+            .loopback()
+            ._derive(
+                forms={
+                    "answer_timeout_s": min(self.forms.answer_timeout_s, REPLAY_ANSWER_TIMEOUT_S),
+                    "review_timeout_s": min(self.forms.review_timeout_s, max(1.0, recorded_s)),
                 },
             )
         )

@@ -9,6 +9,7 @@ from appliance.config import (
     FORM_SLOTS,
     LLM_SLOTS,
     MAX_SEATS,
+    REPLAY_ANSWER_TIMEOUT_S,
     SIMULATED_ANSWER_TIMEOUT_S,
     SIMULATED_REVIEW_TIMEOUT_S,
     ConfigError,
@@ -28,6 +29,14 @@ def test_simulation_is_loopback_on_a_free_port_with_a_patient_phone_agent():
     assert (sim.server.host, sim.server.port, sim.transport.loopback_only) == ("127.0.0.1", 0, True)
     assert sim.forms.answer_timeout_s == SIMULATED_ANSWER_TIMEOUT_S and sim.llm == cfg.for_forms().llm
     assert sim.forms.review_timeout_s == SIMULATED_REVIEW_TIMEOUT_S < cfg.forms.review_timeout_s  # nobody reviews it
+
+
+def test_a_replay_is_loopback_and_waits_no_longer_than_its_recording():
+    cfg = config.load(overrides={"browser": {"network": "open"}})
+    rep = cfg.for_replay(42.0)
+    assert rep.browser.network == "loopback" and rep.llm == cfg.for_forms().llm
+    assert rep.forms.answer_timeout_s == REPLAY_ANSWER_TIMEOUT_S < cfg.forms.answer_timeout_s
+    assert rep.forms.review_timeout_s == 42.0 and cfg.for_replay(0.0).forms.review_timeout_s == 1.0
 
 
 @pytest.mark.parametrize("seats", [6, 7, 8])

@@ -300,8 +300,8 @@ async def replay(
     emit=None,
 ) -> Run:
     """Re-run ``rec`` through today's agents (see the module docstring); returns the run now.
-    ``cfg``: today's config (sized for forms); its browser is held to loopback, every page
-    served from the recording's HAR. ``transcribe``: today's ASR for the recorded clips
+    ``cfg``: today's config (:meth:`~appliance.config.Config.for_replay` of it runs: loopback,
+    short waits for answers that will not come); every page is served from the recording's HAR. ``transcribe``: today's ASR for the recorded clips
     (:func:`person_utterances`; None: the words heard then). ``emit``: the replay's own events
     (default: kept only in the returned run).
 
@@ -324,10 +324,7 @@ async def replay(
     line = ReplayLine(utterances, timing)
     har = Har(rec.har, "replay")
     side = PageSide(Preview(), date_order=cfg.forms.date_order)
-    # the recording ends when its utterances do: a short wait for an answer that never comes
-    cfg = cfg.loopback().model_copy(
-        update={"forms": cfg.forms.model_copy(update={"answer_timeout_s": min(cfg.forms.answer_timeout_s, 4.0)})}
-    )
+    cfg = cfg.for_replay(rec.duration_s)
     hands = asyncio.create_task(_hands(rec.then.events, side))
     feeder = asyncio.create_task(line.feed())
     try:
