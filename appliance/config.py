@@ -484,11 +484,13 @@ class Config(_Section):
             )
         )
 
-    def for_replay(self, recorded_s: float) -> "Config":
+    def for_replay(self, recorded_s: float, recorded_pace: bool = False) -> "Config":
         """For re-running a recorded form call of ``recorded_s`` seconds (:mod:`appliance.forms.replay`):
         :meth:`for_forms` and :meth:`loopback`, a phone agent that waits at most
-        :data:`REPLAY_ANSWER_TIMEOUT_S` for an answer, and a "don't submit" form whose review
-        waits no longer than the whole recording lasted (the review ended within it then).
+        :data:`REPLAY_ANSWER_TIMEOUT_S` for an answer (each is there when asked for; with
+        ``recorded_pace``, answers come at their recorded times: the usual wait), and a "don't
+        submit" form whose review waits no longer than the whole recording lasted (the review
+        ended within it then).
 
         Raises:
             ConfigError: the derived settings are not valid.
@@ -498,7 +500,9 @@ class Config(_Section):
             .loopback()
             ._derive(
                 forms={
-                    "answer_timeout_s": min(self.forms.answer_timeout_s, REPLAY_ANSWER_TIMEOUT_S),
+                    "answer_timeout_s": self.forms.answer_timeout_s
+                    if recorded_pace
+                    else min(self.forms.answer_timeout_s, REPLAY_ANSWER_TIMEOUT_S),
                     "review_timeout_s": min(self.forms.review_timeout_s, max(1.0, recorded_s)),
                 },
             )

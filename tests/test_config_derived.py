@@ -37,6 +37,7 @@ def test_a_replay_is_loopback_and_waits_no_longer_than_its_recording():
     assert rep.browser.network == "loopback" and rep.llm == cfg.for_forms().llm
     assert rep.forms.answer_timeout_s == REPLAY_ANSWER_TIMEOUT_S < cfg.forms.answer_timeout_s
     assert rep.forms.review_timeout_s == 42.0 and cfg.for_replay(0.0).forms.review_timeout_s == 1.0
+    assert cfg.for_replay(42.0, recorded_pace=True).forms.answer_timeout_s == cfg.forms.answer_timeout_s
 
 
 @pytest.mark.parametrize("seats", [6, 7, 8])

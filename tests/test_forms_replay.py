@@ -58,7 +58,7 @@ async def test_a_change_that_breaks_a_field_shows_as_worse_with_the_field_named(
     monkeypatch.setattr(page_mod.PlaywrightDriver, "fill", types_the_email_wrong)
     now = await replay.replay(forms_cfg, recorded, forms_runtime.llm)
     report = replay.compare(recorded, now, 1.0)
-    assert report["verdict"] == "worse" and report["worse_fields"] == ["email"], report
+    assert report["verdict"] == "worse" and report["worse_page_fields"] == ["email"], report
     assert report["accuracy"]["now"] < report["accuracy"]["then"] == 1.0
     assert report["same_values"]  # the agents sent the same values: the page got another
     assert not report["confirmed"]["now"]  # the recording holds no answer to that submission

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.bus import Envelope
 from appliance.forms import replay
-from appliance.protocol import FieldFilled, InfoCollected
 from appliance.voice.wav import read_pcm, write_wav
 
 
@@ -80,11 +78,12 @@ def test_what_the_page_was_sent_is_its_accepted_record_or_its_form_posts_merged(
 
 
 def _run(events, values) -> replay.Run:
-    envs = []
+    """``events`` and, after them, each value sent by the phone agent and taken by the page."""
+    sent = []
     for name, value in values.items():
-        envs.append(Envelope.new(InfoCollected(field=name, value=value, confirmed=True), sender="phone", recipient="*"))
-        envs.append(Envelope.new(FieldFilled(field=name, value_read_back=value), sender="computer", recipient="phone"))
-    return replay.Run(events, envs)
+        sent.append(_e(90, "bus_out", agent="phone", type="info_collected", payload={"field": name, "value": value}))
+        sent.append(_e(95, "bus_out", agent="computer", type="field_filled", payload={"field": name}))
+    return replay.Run(events + sent)
 
 
 def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_path: Path):
@@ -103,7 +102,7 @@ def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_pa
         _e(50, "decision", what="field_asked", field="phone"),
     ]
     now_events.append(_e(60, "say", text="Your phone?"))
-    assert replay.intents(replay.Run(then_events, [])) == [
+    assert replay.intents(replay.Run(then_events)) == [
         ("ask", "given_name"),
         ("read_back", "given_name"),
         ("ask", "email"),
@@ -132,3 +131,13 @@ async def test_with_recorded_timing_each_utterance_is_heard_at_its_time_whatever
     await feed
     with pytest.raises(ValueError, match="timing"):
         replay.ReplayLine([], "fast")
+
+
+def test_a_call_whose_computer_agent_ran_on_a_pool_worker_is_a_form_call_that_cannot_be_replayed(tmp_path: Path):
+    (tmp_path / "events.jsonl").write_text(
+        '{"t_ms": 1, "ts": 1, "event": "form_started", "url": "http://x/f", "autonomous": false, "task": ""}\n'
+        '{"t_ms": 2, "ts": 2, "event": "agent_started", "agent": "phone", "purpose": "your web form", "fields": []}\n'
+    )
+    assert replay.is_form_recording(tmp_path)  # not taken for a voice session's recording
+    with pytest.raises(replay.ReplayError, match="pool worker"):
+        replay.load(tmp_path)

@@ -13,11 +13,13 @@ reason, and tailing goes on.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from appliance.bus.base import IdWindow
 from appliance.bus.envelope import Envelope
 from appliance.bus.log import Acked, GroupCreated, LogRecord, parse_record
 from appliance.bus.redis_streams import stream_keys
@@ -136,17 +138,36 @@ def tail_redis(
         if last is not None:
             entries = entries[-last:]
         pos = {k: (r.xinfo_stream(k)["last-generated-id"] if r.exists(k) else b"0-0") for k in keys}
+        if not entries:
+            print(f"(stream {stream} is empty or does not exist{' yet' if follow else ''})", file=sys.stderr)
+        seen = IdWindow(100_000)  # a publisher re-sending after a lost connection may add an envelope twice
         for eid, fields in entries:
-            print(_entry(eid, fields, color), file=out)
+            _print_once(eid, fields, color, seen, out)
         out.flush()
         while follow and not stop():
             for key, got in r.xread(pos, block=block_ms) or ():
                 for eid, fields in got:
                     pos[key.decode()] = eid
-                    print(_entry(eid, fields, color), file=out)
+                    _print_once(eid, fields, color, seen, out)
             out.flush()
     finally:
         r.close()
+
+
+def _print_once(entry_id: bytes, fields: dict[bytes, bytes], color: bool, seen: IdWindow, out: TextIO) -> None:
+    """Print an entry's envelope unless one with its id was printed already."""
+    env_id = _envelope_id(fields)
+    if env_id and env_id in seen:
+        return
+    if env_id:
+        seen.add(env_id)
+    print(_entry(entry_id, fields, color), file=out)
+
+
+def _envelope_id(fields: dict[bytes, bytes]) -> str:
+    raw = fields.get(b"e", b"")
+    i = raw.find(b'"id":"')
+    return raw[i + 6 : i + 42].decode(errors="replace") if i >= 0 else ""
 
 
 def _order(entry: tuple[bytes, dict[bytes, bytes]]) -> tuple[int, bytes, int]:

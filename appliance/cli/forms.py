@@ -233,6 +233,10 @@ def _worker(args) -> int:
     pool.check_pool(cfg)
     if args.max_tasks < 1:
         raise ApplianceError(f"--max-tasks {args.max_tasks}: a worker runs 1 task or more at a time")
+    try:
+        asyncio.run(pool.status(cfg))  # Redis answers before the LLM loads
+    except BusError as e:
+        raise ApplianceError(str(e)) from None
     llms = LLMRuntime(cfg).start()
 
     def emit(event: str, **fields) -> None:
@@ -244,7 +248,6 @@ def _worker(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         worker = pool.Worker(cfg, computer_task(cfg, llms.llm, emit), max_tasks=args.max_tasks, emit=emit)
-        emit("worker_started", worker=worker.id, max_tasks=args.max_tasks, redis=cfg.bus.redis_url)
         await worker.run(stop)
         emit("worker_stopped", worker=worker.id)
 

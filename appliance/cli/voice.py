@@ -13,6 +13,7 @@ from appliance import config
 from appliance.bench.replay import replay
 from appliance.bench.voice import run_bench
 from appliance.config import add_config_arg
+from appliance.errors import ApplianceError
 from appliance.voice import recordings, tls
 from appliance.voice.server import serve_forever
 from appliance.voice.transports import serve_single
@@ -159,6 +160,8 @@ def _recordings_prune(args) -> int:
 
 
 def _replay(args) -> int:
+    if not Path(args.folder).exists():
+        raise ApplianceError(f"{args.folder}: no such recording folder or WAV file")
     for is_recording, run in args.replayers:  # a feature's own recording (a Werewolf game)
         if is_recording(args.folder):
             return run(args)

@@ -118,7 +118,8 @@ class Worker:
     """Up to ``max_tasks`` tasks at a time from :data:`TASKS_STREAM` (one Chromium each), each
     run by ``run_task`` (which publishes ``task_taken`` on the task's stream first: see
     :func:`~appliance.forms.session.run_session`'s ``taken_by``). ``emit``: its events
-    (``task_started``, ``task_finished``, ``task_skipped``, ``task_failed``)."""
+    (``worker_started`` once it is on the bus, ``task_started``, ``task_finished``,
+    ``task_skipped``, ``task_failed``)."""
 
     cfg: Config
     run_task: RunTask
@@ -135,6 +136,7 @@ class Worker:
         """
         r = aioredis.from_url(self.cfg.bus.redis_url)  # the announcements' connection
         async with tasks_bus(self.cfg) as bus:
+            self.emit("worker_started", worker=self.id, max_tasks=self.max_tasks, redis=self.cfg.bus.redis_url)
             announcer = asyncio.create_task(self._announce(r))
             try:
                 async with asyncio.TaskGroup() as tg:

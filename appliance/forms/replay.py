@@ -5,7 +5,7 @@ when the call is recorded; nothing when the person declined): ``events.jsonl`` (
 utterance the phone agent heard, ``heard``, with its time; what the person typed,
 ``bus_out`` from ``page`` / ``terminal``; their clicks and keys in the preview,
 ``preview_click`` / ``preview_key``; each question's field, ``field_asked``, and read-back,
-``read_back``), ``bus.jsonl`` (every envelope), ``config.yaml`` and ``page.har``: every
+``read_back``; every envelope an agent sent, ``bus_out``), ``config.yaml`` and ``page.har``: every
 response the computer agent's browser got (Playwright's HAR recording), so the form's pages,
 their scripts and their answers to the submit are there offline.
 
@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from appliance.bus import Envelope
-from appliance.bus.log import read_envelopes
 from appliance.computer_agent.browser import Har
 from appliance.computer_agent.preview import Preview
 from appliance.config import Config
@@ -48,7 +46,7 @@ from appliance.demo.spec import evaluate, spec_for_url
 from appliance.errors import ApplianceError
 from appliance.forms.session import PageSide, run_session
 from appliance.llm.base import LLM
-from appliance.protocol import FieldFilled, InfoCollected
+from appliance.protocol import InfoCollected
 from appliance.protocol.line import SayOutcome
 from appliance.voice.asr import SAMPLE_RATE_HZ, load_asr, pcm16_to_float
 from appliance.voice.wav import read_pcm
@@ -62,11 +60,12 @@ class ReplayError(ApplianceError):
 
 @dataclass(frozen=True)
 class Run:
-    """One run of a call, then or now: its events (``events.jsonl`` records) and envelopes."""
+    """One run of a call, then or now: its events (``events.jsonl`` records: every envelope an
+    agent sent is a ``bus_out`` event there, whatever the bus) and, for a replay, what the page
+    sent (``sent``: its POSTs, ``{url, method, body}``)."""
 
     events: list[dict]
-    envelopes: list[Envelope]
-    sent: list[dict] = field(default_factory=list)  # the page's POSTs ({url, method, body}), replays only
+    sent: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -84,12 +83,17 @@ class FormRecording:
     profile: str | None = None
 
 
-def is_form_recording(folder: str | Path) -> bool:
-    """Whether ``folder`` is a recorded form call (its events start a computer agent on a URL)."""
-    path = Path(folder) / "events.jsonl"
-    return path.is_file() and any(
-        e.get("event") == "agent_started" and e.get("agent") == "computer" for e in _events(path)
+def _form_started(e: dict) -> bool:
+    """An event that starts a form call here: its computer or phone agent, or the voice page's form."""
+    return e.get("event") == "form_started" or (
+        e.get("event") == "agent_started" and e.get("agent") in ("computer", "phone")
     )
+
+
+def is_form_recording(folder: str | Path) -> bool:
+    """Whether ``folder`` is a recorded form call (an agent of one, or the voice page's form, started in it)."""
+    path = Path(folder) / "events.jsonl"
+    return path.is_file() and any(_form_started(e) for e in _events(path))
 
 
 def load(folder: str | Path) -> FormRecording:
@@ -106,16 +110,15 @@ def load(folder: str | Path) -> FormRecording:
             "keeps nothing, so it cannot be replayed"
         )
     events = _events(folder / "events.jsonl")
-    started = next((e for e in events if e.get("event") == "agent_started" and e.get("agent") == "computer"), None)
-    if started is None:
-        raise ReplayError(f"{folder}: not a form call (no computer agent started in its events)")
+    if not any(_form_started(e) for e in events):
+        raise ReplayError(f"{folder}: not a form call (no form agent started in its events)")
     har = folder / "page.har"
-    if not har.is_file():
+    started = next((e for e in events if e.get("event") == "agent_started" and e.get("agent") == "computer"), None)
+    if started is None or not har.is_file():
         raise ReplayError(
-            f"{folder}: the recording holds no pages (page.har): it was made before pages were recorded, "
-            "or its computer agent ran on a pool worker"
+            f"{folder}: the recording holds no pages (page.har): its computer agent ran on a pool worker, "
+            "or it was made before pages were recorded"
         )
-    envs = read_envelopes(folder / "bus.jsonl") if (folder / "bus.jsonl").is_file() else []
     form = profile = None
     sim = _simulation(folder, started["url"])
     if sim is not None:  # a simulated bench run: its expected values are the profile's
@@ -126,7 +129,7 @@ def load(folder: str | Path) -> FormRecording:
         folder,
         started["url"],
         started.get("task") or "",
-        Run(events, envs),
+        Run(events),
         har,
         max((e["t_ms"] for e in events), default=0) / 1000,
         form,
@@ -324,19 +327,17 @@ async def replay(
     line = ReplayLine(utterances, timing)
     har = Har(rec.har, "replay")
     side = PageSide(Preview(), date_order=cfg.forms.date_order)
-    cfg = cfg.for_replay(rec.duration_s)
+    cfg = cfg.for_replay(rec.duration_s, recorded_pace=timing == "recorded")
     hands = asyncio.create_task(_hands(rec.then.events, side))
     feeder = asyncio.create_task(line.feed())
     try:
-        result = await run_session(
-            cfg, rec.url, llms=llms, line=line, emit=keep, task=rec.task, page_side=side, har=har
-        )
+        await run_session(cfg, rec.url, llms=llms, line=line, emit=keep, task=rec.task, page_side=side, har=har)
     finally:
         for task in (hands, feeder):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-    return Run(events, result.envelopes, har.sent)
+    return Run(events, har.sent)
 
 
 async def _hands(events: list[dict], side: PageSide) -> None:
@@ -361,12 +362,19 @@ async def _hands(events: list[dict], side: PageSide) -> None:
 # ---- the difference -------------------------------------------------------------------------
 
 
+def _bus_out(run: Run):
+    """``(agent, type, payload)`` of every envelope an agent sent, in order."""
+    for e in run.events:
+        if e["event"] == "bus_out":
+            yield e.get("agent"), e.get("type"), e.get("payload") or {}
+
+
 def values(run: Run) -> dict[str, object]:
     """The last value the phone agent (or the person's hands) sent per field."""
     out: dict[str, object] = {}
-    for env in run.envelopes:
-        if isinstance(env.payload, InfoCollected):
-            out[env.payload.field] = env.payload.value
+    for agent, type_, p in _bus_out(run):
+        if type_ == "info_collected" and agent != "computer":
+            out[p["field"]] = tuple(p["value"]) if isinstance(p["value"], list) else p["value"]
     return out
 
 
@@ -405,7 +413,7 @@ def seconds_per_field(run: Run) -> float | None:
         for e in run.events
         if e["event"] == "bus_out" and e.get("agent") == "phone" and e.get("type") == "info_collected"
     ]
-    filled = {env.payload.field for env in run.envelopes if isinstance(env.payload, FieldFilled)}
+    filled = {p["field"] for agent, type_, p in _bus_out(run) if agent == "computer" and type_ == "field_filled"}
     if not (said and sent and filled):
         return None
     return round((max(sent) - min(said)) / 1000 / len(filled), 2)
@@ -424,7 +432,7 @@ def _pressed(run: Run) -> bool:
 
 
 def _confirmed(run: Run) -> bool:
-    return any(env.type == "submitted" and env.sender == "computer" for env in run.envelopes)
+    return any(agent == "computer" and type_ == "submitted" for agent, type_, _ in _bus_out(run))
 
 
 def page_data(sent: list[dict]) -> dict[str, str] | None:
@@ -471,7 +479,8 @@ def compare(rec: FormRecording, now: Run, duration_s: float) -> dict:
     """The replay's report: ``{"recording", "url", "fields": [{field, then, now, same, asks: {then,
     now}, read_backs: {then, now}}], "same_values", "diverged_at": {index, then, now} | null,
     "seconds_per_field": {then, now}, "pressed_submit": {then, now}, "confirmed": {then, now},
-    "accuracy": {then, now}, "worse_fields", "verdict", "duration_s": {then, now}}``;
+    "accuracy": {then, now}, "worse_page_fields" (the page's own names of the fields that got
+    worse: its form data's keys), "verdict", "duration_s": {then, now}}``;
     ``verdict``: ``better`` / ``worse`` (accuracy against the expected values, when the recording
     has them), else ``same`` / ``different`` (the values sent)."""
     then_v, now_v = values(rec.then), values(now)
@@ -518,7 +527,7 @@ def compare(rec: FormRecording, now: Run, duration_s: float) -> dict:
         "pressed_submit": {"then": _pressed(rec.then), "now": _pressed(now)},
         "confirmed": {"then": _confirmed(rec.then), "now": _confirmed(now)},
         "accuracy": {"then": acc_then, "now": acc_now},
-        "worse_fields": wrong_now if verdict == "worse" else [],
+        "worse_page_fields": wrong_now if verdict == "worse" else [],
         "verdict": verdict,
         "duration_s": {"then": round(rec.duration_s, 1), "now": round(duration_s, 1)},
     }

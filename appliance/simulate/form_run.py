@@ -19,6 +19,7 @@ from appliance.config import Config
 from appliance.demo.profile import Profile
 from appliance.demo.site import DemoSite
 from appliance.demo.spec import spec_for_url
+from appliance.errors import ApplianceError
 from appliance.forms.mode import FormFeature
 from appliance.forms.session import SessionResult, run_session
 from appliance.protocol.line import SayOutcome
@@ -236,9 +237,18 @@ async def simulate_form_text(
     both agents as in :func:`simulate_form`, the phone agent's line a :class:`TypistLine`.
     The appliance's side is recorded in its own folder (``…-text-form``), the person's in
     ``…-text-form-<profile>``. ``task``: the person's request in words ('' = the demo spec's,
-    else "fill in and submit")."""
+    else "fill in and submit").
+
+    Raises:
+        ApplianceError: ``forms.computer: pool`` (this runs both agents here; the audio person
+            calls the voice server, which offers the computer agent to the pool)."""
     from appliance.voice.session import open_session
 
+    if cfg.forms.computer == "pool":
+        raise ApplianceError(
+            "the text person runs both agents in this process, so forms.computer: pool is not used; "
+            "use --person audio to call through the pool (or appliance bench pool)"
+        )
     cfg = cfg.for_simulation()
     since_ms = int(time.time() * 1000)
     person_side = open_session(cfg, f"text-form-{profile.name}")

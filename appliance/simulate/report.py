@@ -130,6 +130,8 @@ MAX_RUN_ASKS = 30
 def _failure(result: SessionResult, fields: list[dict], asks_by_field: dict[str, int], wrong: bool) -> str:
     """Why a run was not accepted, in one sentence: a loop of asks, a wrong payload, or how the
     agents ended."""
+    if result.busy:
+        return "no pool worker took the task in time: the person was told all the form helpers are busy"
     if sum(asks_by_field.values()) > MAX_RUN_ASKS:
         worst = max(asks_by_field, key=asks_by_field.get)
         return (
