@@ -32,7 +32,7 @@ def test_the_persons_utterances_are_heard_again_from_their_clips_when_the_record
         _e(400, "asr", clip=None),
     ]
     again = {"001.wav": "David", "002.wav": "Millar"}
-    asked = ("ask", "full_name")
+    asked = ("ask:full_name",)
     assert replay.person_utterances(events, tmp_path, lambda p: again[p.name]) == [
         (200, asked, "David Millar"),
         (300, asked, "Yes."),
@@ -40,21 +40,25 @@ def test_the_persons_utterances_are_heard_again_from_their_clips_when_the_record
     assert replay.person_utterances(events, tmp_path) == [(200, asked, "David Miller"), (300, asked, "Yes.")]
 
 
-async def test_each_question_gets_the_answer_given_to_the_same_question_then():
+async def test_each_question_gets_the_answer_given_to_the_most_alike_question_then():
     utterances = [
-        (1, ("ask", "given_name"), "David."),
-        (2, ("read_back", "given_name"), "Yes, that's right."),
-        (3, ("ask", "email"), "david@example.com"),
-        (4, ("say", replay.question_words("Shall I submit the form?")), "Yes, submit it."),
+        (1, ("ask:given_name",), "David."),
+        (2, ("read_back:given_name",), "Yes, that's right."),
+        (3, ("ask:date_of_birth", "read_back:email"), "I was born on 1 May 1990."),  # a read-back with a question
+        (4, ("ask:email",), "david@example.com"),
+        (5, (f"say:{replay.question_words('Shall I submit the form?')}",), "Yes, submit it."),
     ]
     line = replay.ReplayLine(utterances, "asked")
-    line.expect(("ask", "given_name"))
+    line.expect(["ask:given_name"])
     await line.say("What is your first name?")
     assert await line.hear() == "David."
-    line.expect(("ask", "email"))  # no read-back now: that answer is skipped, not misplaced
+    line.expect(["ask:email"])  # no read-back now: that answer is skipped, not misplaced
     await line.say("And your e-mail?")
     assert await line.hear() == "david@example.com"
-    line.expect(("read_back", "email"))  # a read-back the call did not have: the values were accepted then
+    line.expect(["ask:date_of_birth"])  # asked alone now, with a read-back then: the most alike
+    await line.say("And your date of birth?")
+    assert await line.hear() == "I was born on 1 May 1990."
+    line.expect(["read_back:email"])  # a read-back the call did not have: the values were accepted then
     await line.say("david@example.com, right?")
     assert await line.hear() == "Yes."
     await line.say("One moment.")  # a filler: still answering the read-back, nothing new put on the line
@@ -103,9 +107,9 @@ def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_pa
     ]
     now_events.append(_e(60, "say", text="Your phone?"))
     assert replay.intents(replay.Run(then_events)) == [
-        ("ask", "given_name"),
-        ("read_back", "given_name"),
-        ("ask", "email"),
+        ("ask:given_name",),
+        ("read_back:given_name",),
+        ("ask:email",),
     ]  # the greeting asks nothing
     rec = replay.FormRecording(
         tmp_path, "http://x/f", "", _run(then_events, {"given_name": "David", "email": "d@x.org"}), tmp_path, 10.0
@@ -121,11 +125,11 @@ def test_two_runs_diverge_at_the_first_bot_utterance_whose_intent_differs(tmp_pa
 
 
 async def test_with_recorded_timing_each_utterance_is_heard_at_its_time_whatever_is_asked():
-    line = replay.ReplayLine([(0, None, "Hello?"), (300, ("ask", "email"), "a@b.org")], "recorded")
+    line = replay.ReplayLine([(0, None, "Hello?"), (300, ("ask:email",), "a@b.org")], "recorded")
     feed = asyncio.create_task(line.feed())
     t0 = time.monotonic()
     assert await line.hear() == "Hello?"
-    line.expect(("ask", "given_name"))
+    line.expect(["ask:given_name"])
     await line.say("What is your first name?")  # asked another thing: the recording goes on regardless
     assert await line.hear() == "a@b.org" and time.monotonic() - t0 >= 0.29
     await feed
@@ -141,3 +145,8 @@ def test_a_call_whose_computer_agent_ran_on_a_pool_worker_is_a_form_call_that_ca
     assert replay.is_form_recording(tmp_path)  # not taken for a voice session's recording
     with pytest.raises(replay.ReplayError, match="pool worker"):
         replay.load(tmp_path)
+
+
+def test_a_form_left_for_review_is_judged_on_its_last_draft():
+    draft = {"url": "http://x/api/record", "method": "POST", "body": '{"form":"w","outcome":"draft","data":{"a":"1"}}'}
+    assert replay.page_data([draft]) is None and replay.page_data([draft], "draft") == {"a": "1"}

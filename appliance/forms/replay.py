@@ -159,8 +159,9 @@ def _events(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-#: an utterance's place in the conversation: the bot's question it answers (see :func:`intent_of`)
-Intent = tuple
+#: what a bot utterance asks, as sorted parts: ``ask:<field>`` (a field's question),
+#: ``read_back:<field>`` (a value read back), ``say:<words>`` (a question about no field)
+Intent = tuple[str, ...]
 
 
 def question_words(text: str) -> str:
@@ -168,33 +169,44 @@ def question_words(text: str) -> str:
     return " ".join(_VALUE.sub("", text).lower().split()[:6])
 
 
+def decision_parts(d: dict) -> list[str]:
+    """The intent parts a phone agent's decision gives its next words (none for other decisions)."""
+    if d.get("what") == "field_asked":
+        return [f"ask:{d['field']}"]
+    if d.get("what") == "read_back":
+        return [f"read_back:{f}" for f in d["fields"]] + ([f"ask:{d['asking']}"] if d.get("asking") else [])
+    return []
+
+
+def _intent(parts: set[str], text: str) -> Intent | None:
+    """The intent of words ``text`` said after decisions giving ``parts``; None: a filler ("I'm
+    opening the form now."), which asks nothing."""
+    if not parts and "?" in text:
+        parts = {f"say:{question_words(text)}"}
+    return tuple(sorted(parts)) or None
+
+
 def _asking(events: list[dict]):
-    """Each bot utterance that asks something, with its intent, in order: ``(event, intent)``
-    for ``say`` events after a ``field_asked`` (``("ask", field)``) or a ``read_back``
-    (``("read_back", fields…)``), or ending in a question (``("say", words)``); fillers
-    ("I'm opening the form now.") ask nothing and are left out."""
-    pending = None
+    """Each bot utterance that asks something, with its intent, in order: ``(event, intent)``."""
+    parts: set[str] = set()
     for e in events:
-        if e["event"] == "decision" and e.get("what") == "field_asked":
-            pending = ("ask", e["field"])
-        elif e["event"] == "decision" and e.get("what") == "read_back":
-            pending = ("read_back", *e["fields"])
+        if e["event"] == "decision":
+            parts.update(decision_parts(e))
         elif e["event"] == "say":
-            intent = pending or (("say", question_words(e["text"])) if "?" in e["text"] else None)
-            pending = None
+            intent, parts = _intent(parts, e["text"]), set()
             if intent is not None:
                 yield e, intent
 
 
 class ReplayLine:
-    """The phone agent's line to a recording. ``timing="asked"``: each wait for an answer gets
-    the recorded utterance that answered the same question then (the same field asked, the
-    same fields read back, the same words asked), the first not used yet, else the next
-    unused one in order; a read-back the recorded call did not have is answered "Yes." (the
-    person accepted those values then). ``"recorded"``: each utterance is heard at its recorded
-    time after :meth:`feed` starts. The replay tells it each question's intent as the agent
-    logs it (:meth:`expect`). Once the utterances run out, nothing more is heard (the agent's
-    own silence checks end the call)."""
+    """The phone agent's line to a recording. ``timing="asked"``: each question gets the recorded
+    answer to the most alike question then: the first unused utterance whose question shared
+    the most intent parts with this one (the same field asked, the same fields read back, the
+    same words asked); none alike: a read-back is answered "Yes." (the person accepted those
+    values then), anything else gets the next unused utterance in order. ``"recorded"``: each
+    utterance is heard at its recorded time after :meth:`feed` starts. The replay tells it each
+    question's intent parts as the agent logs them (:meth:`expect`). Once the utterances run
+    out, nothing more is heard (the agent's own silence checks end the call)."""
 
     person_speaking = False
     heard_words: tuple[tuple[str, float], ...] = ()
@@ -206,13 +218,13 @@ class ReplayLine:
         self.utterances, self.timing = utterances, timing
         self.said: list[str] = []
         self._unused = list(range(len(utterances))) if timing == "asked" else []
-        self._pending: Intent | None = None  # the intent logged for the next words said
+        self._parts: set[str] = set()  # what the agent logged for its next words
         self._asked: Intent | None = None  # the question the person is answering
         self._q: asyncio.Queue[str] = asyncio.Queue()
 
-    def expect(self, intent: Intent) -> None:
-        """The agent logged what its next words do (a field asked, fields read back)."""
-        self._pending = intent
+    def expect(self, parts: list[str]) -> None:
+        """The agent logged what its next words do (:func:`decision_parts`)."""
+        self._parts.update(parts)
 
     async def feed(self) -> None:
         """``timing="recorded"``: put each utterance on the line at its time (ms after this starts)."""
@@ -223,8 +235,7 @@ class ReplayLine:
 
     async def say(self, text: str) -> SayOutcome:
         self.said.append(text)
-        asked = self._pending or (("say", question_words(text)) if "?" in text else None)
-        self._pending = None
+        asked, self._parts = _intent(self._parts, text), set()
         if asked is not None:
             self._asked = asked
             self._answer()
@@ -234,11 +245,13 @@ class ReplayLine:
         """``asked``: the answer to the question just said goes on the line."""
         if self.timing != "asked" or not self._q.empty():
             return
-        same = next((i for i in self._unused if self.utterances[i][1] == self._asked), None)
-        if same is None and self._asked and self._asked[0] == "read_back":
+        asked = set(self._asked or ())
+        overlap = {i: len(asked & set(self.utterances[i][1] or ())) for i in self._unused}
+        best = max(overlap.values(), default=0)
+        if best == 0 and asked and all(p.startswith("read_back:") for p in asked):
             self._q.put_nowait("Yes.")
             return
-        pick = same if same is not None else (self._unused[0] if self._unused else None)
+        pick = next((i for i in self._unused if overlap[i] == best), None)
         if pick is not None:
             self._unused.remove(pick)
             self._q.put_nowait(self.utterances[pick][2])
@@ -316,10 +329,8 @@ async def replay(
 
     def keep(event: str, **fields) -> None:
         events.append({"t_ms": round((time.monotonic() - t0) * 1000, 1), "event": event, **fields})
-        if event == "decision" and fields.get("what") == "field_asked":
-            line.expect(("ask", fields["field"]))
-        elif event == "decision" and fields.get("what") == "read_back":
-            line.expect(("read_back", *fields["fields"]))
+        if event == "decision":
+            line.expect(decision_parts(fields))
         if emit is not None:
             emit(event, **fields)
 
@@ -435,15 +446,16 @@ def _confirmed(run: Run) -> bool:
     return any(agent == "computer" and type_ == "submitted" for agent, type_, _ in _bus_out(run))
 
 
-def page_data(sent: list[dict]) -> dict[str, str] | None:
-    """What the page sent as its form's data: the last accepted ``/api/record`` (the demo pages'
-    own handlers), else every form POST merged in order (a form over several steps); None: nothing sent."""
+def page_data(sent: list[dict], outcome: str = "accepted") -> dict[str, str] | None:
+    """What the page sent as its form's data: the last ``/api/record`` of ``outcome`` (the demo
+    pages' own handlers: ``accepted``, or ``draft`` for a form left for review), else every form
+    POST merged in order (a form over several steps); None: nothing sent."""
     merged: dict[str, str] = {}
     for s in sent:
         if urlsplit(s["url"]).path == "/api/record":
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 body = json.loads(s["body"])
-                if body["outcome"] == "accepted":
+                if body["outcome"] == outcome:
                     merged = {str(k): str(v) for k, v in body["data"].items()}
         elif s["method"] == "POST":
             merged.update(parse_qsl(s["body"], keep_blank_values=True))
@@ -464,12 +476,13 @@ def _recorded_posts(har: Path) -> list[dict]:
 
 
 def accuracy(rec: FormRecording, sent: list[dict]) -> tuple[float | None, list[str]]:
-    """Field accuracy of what the page was sent against the bench profile's expected values,
-    and the fields that are not as expected; (None, []) without a demo form and profile."""
+    """Field accuracy of what the page was sent (its last draft, for a form the person asked
+    not to submit) against the bench profile's expected values, and the fields that are not
+    as expected; (None, []) without a demo form and profile."""
     if rec.form is None or rec.profile is None:
         return None, []
     spec = spec_for_url(rec.url)
-    results = evaluate(spec, load_profile(rec.profile), page_data(sent))
+    results = evaluate(spec, load_profile(rec.profile), page_data(sent, "accepted" if spec.submit else "draft"))
     if not results:
         return None, []
     return round(sum(r.ok for r in results) / len(results), 3), [r.field for r in results if not r.ok]

@@ -563,10 +563,11 @@ class _Run:
     def decide(self, what: DecisionWhat, **details: Any) -> None:
         self.steps.append(Decision(what, details))
 
-    def read_back(self, *names: str) -> None:
-        """A read-back of fields ``names`` is about to be said: counted and logged (``read_back``)."""
+    def read_back(self, *names: str, asking: Ask | None = None) -> None:
+        """A read-back of fields ``names`` is about to be said: counted and logged (``read_back``,
+        with ``asking``: the next field's question said with it, if any)."""
         self.t = replace(self.t, read_backs=self.t.read_backs + 1)
-        self.decide("read_back", fields=list(names))
+        self.decide("read_back", fields=list(names), **({"asking": asking.spec.name} if asking else {}))
 
     def asked(self, name: str) -> None:
         """A question for field ``name`` is about to be said: counted (:func:`interview.asked`)
@@ -946,7 +947,7 @@ def _read_back_or_implicit(r: _Run, f: _Field, v: _Value) -> Turn:
     if nxt is None:
         return _read_back(r, _ReadBack(f, v))
     r.send(v.spec, v.value, confirmed=False)
-    r.read_back(v.spec.name)
+    r.read_back(v.spec.name, asking=nxt)
     r.s = interview.begin(r.s, nxt)
     return _implicit(r, _Implicit(f, v, nxt))
 
@@ -1316,7 +1317,7 @@ def _together_read_back(r: _Run, t: _Together) -> Turn:
     it, else left to the summary (:meth:`_Run.unread`)."""
     assert t.values is not None
     nxt = None if t.alone else _plain_next(r)
-    r.read_back(*(spec.name for spec in _specs(t)))
+    r.read_back(*(spec.name for spec in _specs(t)), asking=nxt)
     if nxt is None and _asks_next(r) and not t.alone:
         for spec, v, w in zip(_specs(t), t.values, _words(t), strict=True):
             if not interview.refused(r.s, spec.name, v):
