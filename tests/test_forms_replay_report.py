@@ -150,3 +150,13 @@ def test_a_call_whose_computer_agent_ran_on_a_pool_worker_is_a_form_call_that_ca
 def test_a_form_left_for_review_is_judged_on_its_last_draft():
     draft = {"url": "http://x/api/record", "method": "POST", "body": '{"form":"w","outcome":"draft","data":{"a":"1"}}'}
     assert replay.page_data([draft]) is None and replay.page_data([draft], "draft") == {"a": "1"}
+
+
+async def test_a_read_back_alone_never_takes_the_answer_to_a_question_said_with_a_read_back_then():
+    line = replay.ReplayLine([(1, ("ask:date_of_birth", "read_back:full_name"), "Born 5 November 1992.")], "asked")
+    line.expect(["read_back:full_name"])  # the date's field was not on the page yet: read back alone now
+    await line.say("I have Sarah Miller. Is that right?")
+    assert await line.hear() == "Yes."
+    line.expect(["ask:date_of_birth"])
+    await line.say("What is the companion's date of birth?")
+    assert await line.hear() == "Born 5 November 1992."

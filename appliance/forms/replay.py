@@ -186,6 +186,12 @@ def _intent(parts: set[str], text: str) -> Intent | None:
     return tuple(sorted(parts)) or None
 
 
+def _split(intent: Intent) -> tuple[set[str], set[str]]:
+    """An intent's questions for values (``ask:`` and ``say:`` parts) and its read-backs."""
+    backs = {p for p in intent if p.startswith("read_back:")}
+    return set(intent) - backs, backs
+
+
 def _asking(events: list[dict]):
     """Each bot utterance that asks something, with its intent, in order: ``(event, intent)``."""
     parts: set[str] = set()
@@ -200,10 +206,10 @@ def _asking(events: list[dict]):
 
 class ReplayLine:
     """The phone agent's line to a recording. ``timing="asked"``: each question gets the recorded
-    answer to the most alike question then: the first unused utterance whose question shared
-    the most intent parts with this one (the same field asked, the same fields read back, the
-    same words asked); none alike: a read-back is answered "Yes." (the person accepted those
-    values then), anything else gets the next unused utterance in order. ``"recorded"``: each
+    answer to the most alike question then: a question for values, the first unused utterance
+    that answered the most of the same fields (or words) asked, then of the same read-backs; a
+    read-back alone, one that answered a read-back alone of the same fields, else "Yes." (the
+    person accepted those values then); nothing alike: the next unused utterance in order. ``"recorded"``: each
     utterance is heard at its recorded time after :meth:`feed` starts. The replay tells it each
     question's intent parts as the agent logs them (:meth:`expect`). Once the utterances run
     out, nothing more is heard (the agent's own silence checks end the call)."""
@@ -242,16 +248,26 @@ class ReplayLine:
         return SayOutcome(interrupted=False, heard=text)
 
     def _answer(self) -> None:
-        """``asked``: the answer to the question just said goes on the line."""
+        """``asked``: the answer to the question just said goes on the line (see the class docstring:
+        a question for values is matched on the values asked, then on the read-backs said with it;
+        a read-back alone only to a recorded read-back alone)."""
         if self.timing != "asked" or not self._q.empty():
             return
-        asked = set(self._asked or ())
-        overlap = {i: len(asked & set(self.utterances[i][1] or ())) for i in self._unused}
-        best = max(overlap.values(), default=0)
-        if best == 0 and asked and all(p.startswith("read_back:") for p in asked):
+        asks, backs = _split(self._asked or ())
+        scores = {}
+        for i in self._unused:
+            then_asks, then_backs = _split(self.utterances[i][1] or ())
+            if asks:
+                scores[i] = (len(asks & then_asks), len(backs & then_backs))
+            elif not then_asks:  # a read-back alone answers a read-back alone
+                scores[i] = (len(backs & then_backs), 0)
+        best = max(scores.values(), default=(0, 0))
+        if best[0] == 0 and not asks:
             self._q.put_nowait("Yes.")
             return
-        pick = next((i for i in self._unused if overlap[i] == best), None)
+        pick = next((i for i in self._unused if scores.get(i) == best), None) if best[0] else None
+        if pick is None:
+            pick = self._unused[0] if self._unused else None
         if pick is not None:
             self._unused.remove(pick)
             self._q.put_nowait(self.utterances[pick][2])
