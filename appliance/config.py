@@ -485,12 +485,12 @@ class Config(_Section):
         )
 
     def for_replay(self, recorded_s: float, recorded_pace: bool = False) -> "Config":
-        """For re-running a recorded form call of ``recorded_s`` seconds (:mod:`appliance.forms.replay`):
+        """For re-running a recorded form call (:mod:`appliance.forms.replay`) whose review (or,
+        without one, the whole call) lasted ``recorded_s`` seconds:
         :meth:`for_forms` and :meth:`loopback`, a phone agent that waits at most
         :data:`REPLAY_ANSWER_TIMEOUT_S` for an answer (each is there when asked for; with
         ``recorded_pace``, answers come at their recorded times: the usual wait), and a "don't
-        submit" form whose review waits no longer than the whole recording lasted (the review
-        ended within it then).
+        submit" form whose review waits no longer than it did then.
 
         Raises:
             ConfigError: the derived settings are not valid.

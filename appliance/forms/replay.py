@@ -354,7 +354,7 @@ async def replay(
     line = ReplayLine(utterances, timing)
     har = Har(rec.har, "replay")
     side = PageSide(Preview(), date_order=cfg.forms.date_order)
-    cfg = cfg.for_replay(rec.duration_s, recorded_pace=timing == "recorded")
+    cfg = cfg.for_replay(_review_s(rec.then) or rec.duration_s, recorded_pace=timing == "recorded")
     hands = asyncio.create_task(_hands(rec.then.events, side))
     feeder = asyncio.create_task(line.feed())
     try:
@@ -365,6 +365,13 @@ async def replay(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
     return Run(events, har.sent)
+
+
+def _review_s(run: Run) -> float | None:
+    """How long the form waited for the person's review in ``run`` (s; None: it was not left for one)."""
+    began = next((e["t_ms"] for e in run.events if e["event"] == "decision" and e.get("what") == "review"), None)
+    ended = next((e["t_ms"] for e in run.events if e["event"] == "decision" and e.get("what") == "review_ended"), None)
+    return (ended - began) / 1000 if began is not None and ended is not None else None
 
 
 async def _hands(events: list[dict], side: PageSide) -> None:
