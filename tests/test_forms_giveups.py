@@ -297,7 +297,9 @@ async def test_a_browser_that_dies_mid_form_is_replaced_and_nothing_said_is_aske
     assert computer.status == "terminated"
 
 
-async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_review(monkeypatch):
+async def _go_ahead(env: Envelope) -> tuple[list[tuple[str, dict]], object]:
+    """A computer agent on a one-field fake page gets ``env`` (a ``submit_authorized``) once it
+    reads the page; returns its events and outcome once it decided on it (or 5 s passed)."""
     page = FakePage([text_field("f1", "given_name", "First name")])
     events: list[tuple[str, dict]] = []
     async with InProcBus(None) as bus:
@@ -316,11 +318,16 @@ async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_rev
         t0 = time.monotonic()
         while not any(ev == "page_state" for ev, _ in events) and time.monotonic() - t0 < 5:
             await asyncio.sleep(0.02)  # the agent is on the bus and reading the page
-        await bus.publish(Envelope.new(SubmitAuthorized(), sender="page", recipient="computer"))
+        await bus.publish(env)
         while not any(kw.get("what") == "submit_authorized_ignored" for _, kw in events) and time.monotonic() - t0 < 5:
             await asyncio.sleep(0.02)
         await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
         outcome = await asyncio.wait_for(run, 5)
+    return events, outcome
+
+
+async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_review():
+    events, outcome = await _go_ahead(Envelope.new(SubmitAuthorized(), sender="page", recipient="computer"))
     decisions = [(kw["what"], kw.get("sender")) for ev, kw in events if ev == "decision"]
     assert ("submit_authorized_ignored", "page") in decisions, decisions
     assert not [d for d in decisions if d[0] == "submit_authorized_received"]
@@ -330,30 +337,8 @@ async def test_a_submit_from_the_page_is_ignored_unless_the_form_waits_for_a_rev
 async def test_a_go_ahead_given_before_the_agent_started_is_not_a_go_ahead_for_it():
     """A pool task taken over from a worker that died: the new agent reads the task's stream from
     its start, and the old ``submit_authorized`` (for the dead worker's page) must not submit."""
-    page = FakePage([text_field("f1", "given_name", "First name")])
-    events: list[tuple[str, dict]] = []
-    async with InProcBus(None) as bus:
-        forms = config.Config().loopback().forms.model_copy(update={"poll_ms": 50})
-        agent = ComputerAgent(
-            forms,
-            bus,
-            ScriptedLLM(json=[names_from_labels]),
-            page.url,
-            task_id="t",
-            emit=lambda ev, **kw: events.append((ev, kw)),
-            browser=FakeBrowser(page),
-            driver=FakePageDriver(),
-        )
-        run = asyncio.create_task(agent.run())
-        t0 = time.monotonic()
-        while not any(ev == "page_state" for ev, _ in events) and time.monotonic() - t0 < 5:
-            await asyncio.sleep(0.02)
-        old = Envelope.new(SubmitAuthorized(), sender="phone", recipient="computer")
-        await bus.publish(old.model_copy(update={"ts": old.ts - 60_000}))
-        while not any(kw.get("what") == "submit_authorized_ignored" for _, kw in events) and time.monotonic() - t0 < 5:
-            await asyncio.sleep(0.02)
-        await bus.publish(Envelope.new(Terminate(reason="test over"), sender="test", recipient="*"))
-        outcome = await asyncio.wait_for(run, 5)
+    old = Envelope.new(SubmitAuthorized(), sender="phone", recipient="computer")
+    events, outcome = await _go_ahead(old.model_copy(update={"ts": old.ts - 60_000}))
     decisions = [(kw["what"], kw.get("why")) for ev, kw in events if ev == "decision"]
     assert ("submit_authorized_ignored", "given before this agent started") in decisions, decisions
     assert not [d for d in decisions if d[0] == "submit_authorized_received"]

@@ -520,26 +520,8 @@ class ComputerAgent:
             match env.payload:
                 case InfoCollected():
                     await self._on_info(page, view, env)
-                case SubmitAuthorized() if env.ts < self._started_ms:
-                    # given to an agent before this one (a pool task taken over from a worker that died,
-                    # its stream read from the start): its page is gone, so the go-ahead is asked for again
-                    self.emit(
-                        "decision",
-                        agent=self.id,
-                        what="submit_authorized_ignored",
-                        sender=env.sender,
-                        why="given before this agent started",
-                    )
-                case SubmitAuthorized() if env.sender != self.phone_id and self._review is None:
-                    # the person's page may submit a form left for their review; any other go-ahead is
-                    # the phone agent's, after the spoken summary
-                    self.emit(
-                        "decision",
-                        agent=self.id,
-                        what="submit_authorized_ignored",
-                        sender=env.sender,
-                        why="not in review",
-                    )
+                case SubmitAuthorized() if why := self._not_a_go_ahead(env):
+                    self.emit("decision", agent=self.id, what="submit_authorized_ignored", sender=env.sender, why=why)
                 case SubmitAuthorized():
                     self._authorized, self._auth_id = True, env.id
                     self._state.tries += 1
@@ -557,6 +539,18 @@ class ComputerAgent:
                     self._outcome = Outcome("not_submitted", message or f"the phone agent reported {state}")
                 case _:
                     pass  # anything else (need_info echoes, acks, broadcasts) is not for this agent to act on
+
+    def _not_a_go_ahead(self, env: Envelope) -> str:
+        """Why ``submit_authorized`` ``env`` arms no submit ('' = it does): one given to an agent
+        before this one (a pool task taken over from a worker that died, its stream read from the
+        start) was for a page that is gone, so the go-ahead is asked for again; the person's page
+        may submit only a form left for their review, any other go-ahead is the phone agent's,
+        after the spoken summary."""
+        if env.ts < self._started_ms:
+            return "given before this agent started"
+        if env.sender != self.phone_id and self._review is None:
+            return "not in review"
+        return ""
 
     async def _add_item(self, page, view: PageView, request: str) -> None:
         """The person asked for one more item of a repeating group: the page's own "Add another …"
