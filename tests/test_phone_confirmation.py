@@ -394,6 +394,16 @@ def test_a_correction_naming_one_of_the_values_said_together_takes_that_one_up_a
     assert answer(turn, "Yes.").state.confirmed["passport_number"] == "X12345679"
 
 
+def test_a_correction_that_states_a_date_goes_to_the_date_not_the_name():
+    """Bench, flight/david: "No, I was born on the fourteenth of March 1990." to a joint read-back
+    was read as the name "Born On The Th"."""
+    turn = answer(ada_in_one_breath(), "No, I was born on the eleventh of December 1990.")
+    assert question(turn).startswith(
+        "I have Ada Lovelace, your date of birth, the eleventh of December, nineteen ninety, and your passport"
+    )  # read back again with the date put right; the name kept
+    assert not turn.state.confirmed
+
+
 def test_a_plain_no_to_values_said_together_asks_each_on_its_own():
     turn = answer(ada_in_one_breath(), "No, that's wrong.")
     assert not turn.state.confirmed and [a.spec.name for a in turn.state.queue][:4] == [

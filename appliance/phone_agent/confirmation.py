@@ -101,7 +101,7 @@ said with it, confirms nothing: the read-back is said again on its own (decision
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
@@ -1485,24 +1485,39 @@ def _several_answer(r: _Run, t: _Together, heard: Heard, said: Mapping[str, str]
     return _read_together(r, first, others, said, heard)
 
 
+#: kinds whose parse is evidence in itself of what a correction is about (a date, an "@", six digits):
+#: tried before a name, which almost any words parse as
+_SURE_KINDS: tuple[fields.FieldKind, ...] = ("date", "email", "phone")
+
+
 def _corrected_values(r: _Run, t: _Together, said: str) -> tuple[FieldValue, ...] | None:
-    """``t``'s values with those that the correction ``said`` gives instead ("No, it's David
-    Miller." for the name read back as "David Miller Miller"): a whole name for the name
-    parts, else a value of one field's strict kind that its pattern fits; None when it gives
-    no other value for them."""
+    """``t``'s values with those that the correction ``said`` gives instead: a date, an
+    e-mail or a phone number that its field's pattern fits ("No, I was born on the
+    fourteenth of March 1990." — bench, flight/david: this had been read as the name "Born
+    On The Th"); else a whole name for the name parts ("No, it's David Miller." for the name
+    read back as "David Miller Miller"); else a value of one field's other strict kind that
+    its pattern fits. None when it gives no other value for them."""
     assert t.values is not None
     specs = _specs(t)
     parts = [i for i, s in enumerate(specs) if fields.name_part(s)]
-    new = list(t.values)
+
+    def strict(kinds: Collection[str]) -> tuple[FieldValue, ...]:
+        new = list(t.values or ())
+        for i, spec in enumerate(specs):
+            if fields.kind(spec) in kinds and (v := fields.parse(spec, said, r.t.date_order)) is not None:
+                new[i] = v if fields.fits(spec, v) else new[i]
+        return tuple(new)
+
+    if (sure := strict(_SURE_KINDS)) != t.values:
+        return sure
     whole = fields.parse_together("name", tuple(specs[i] for i in parts), said) if len(parts) == 2 else None
     if whole is not None:
+        new = list(t.values)
         for i, v in zip(parts, whole):
             new[i] = v
-    else:
-        for i, spec in enumerate(specs):
-            if fields.kind(spec) in STRICT_KINDS and (v := fields.parse(spec, said, r.t.date_order)) is not None:
-                new[i] = v if fields.fits(spec, v) else new[i]
-    return tuple(new) if tuple(new) != t.values else None
+        return tuple(new) if tuple(new) != t.values else None
+    other = strict(set(STRICT_KINDS) - set(_SURE_KINDS))
+    return other if other != t.values else None
 
 
 def _breath_corrected(r: _Run, t: _Together, named: FieldSpec, text: str) -> Turn:
