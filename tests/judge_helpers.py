@@ -2,11 +2,13 @@
 
 import json
 import re
+from collections import Counter
 from functools import cache
 from typing import NamedTuple
 
 from appliance.judge import policy, tools, views
 from appliance.judge.beliefs import Beliefs, beliefs_of
+from appliance.judge.events import Votes
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import GameState, Phase, Role, Speak
 
@@ -65,6 +67,23 @@ def code_games(n: int = 1000) -> tuple[CodeGame, ...]:
             s = act(s, turn.seat, action)
         out.append(CodeGame(s, tuple(briefs), tuple(misfits)))
     return tuple(out)
+
+
+def partner_ballots(final: GameState) -> tuple[int, int]:
+    """``(n, decisive)``: the werewolves' ballots for a partner in ``final``, and how many
+    of them decided the vote (without that ballot the partner would not have had
+    strictly the most votes)."""
+    wolves = set(final.seats_with(Role.WEREWOLF))
+    n = decisive = 0
+    for e in final.events:
+        if not isinstance(e.what, Votes):
+            continue
+        for voter, target in e.what.votes.items():
+            if voter in wolves and target in wolves:
+                n += 1
+                top = Counter(t for v, t in e.what.votes.items() if t and v != voter).most_common(2)
+                decisive += not (top[0][0] == target and (len(top) == 1 or top[0][1] > top[1][1]))
+    return n, decisive
 
 
 def gbnf_regex(grammar: str) -> re.Pattern:

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from judge_helpers import beliefs, code_games, gbnf_regex, scripted
+from judge_helpers import S, V, W, X, beliefs, code_games, gbnf_regex, partner_ballots, scripted
 
 from appliance.judge import claims, policy, tools
 from appliance.judge.events import Speech, VoteCast, WitchAction, WitchInfo, WolfProposal
@@ -94,7 +94,7 @@ def test_seer_without_a_find_keeps_quiet_until_accused():
     assert pos.stance == CLAIM_SEER and pos.checks == (("P7", False),)
 
 
-def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
+def test_the_named_wolf_counter_claims_and_its_hidden_partner_votes_it_out():
     s = scripted(
         *NIGHT_1,
         ("P1", "Hmm."),
@@ -107,18 +107,36 @@ def test_wolves_counter_claim_the_seer_and_never_vote_or_name_a_partner():
         ("P8", "Hmm."),
     )
     vote = turn_of(s, "P1")
-    for wolf in ("P1", "P2"):
-        target = policy.choose(
-            beliefs(s, wolf), ToolSpec(vote.name, tuple(t for t in s.seats if t != wolf), can_abstain=True), 7
-        )
-        assert target == Vote("P3")  # the claimant who named a werewolf; never the partner
-    # on the next day the named wolf's partner counter-claims (P2 is still alive here: nobody voted yet)
-    b = beliefs(s, "P1")
-    pos = policy.position(b, ToolSpec(tools.SPEAK, targets=("P2", "P3", "P4", "P5", "P6", "P7", "P8")), 7)
+
+    def ballot(wolf):
+        tool = ToolSpec(vote.name, tuple(t for t in s.seats if t != wolf), can_abstain=True)
+        return policy.choose(beliefs(s, wolf), tool, 7)
+
+    assert ballot("P1") == Vote("P2")  # the table believes P3: P2 goes out anyway, P1 buses it
+    assert ballot("P2").target not in ("P1", "P3", "P5")  # not the partner, the believed seer or the saved seat
+    speak = ToolSpec(tools.SPEAK, targets=("P1", "P3", "P4", "P5", "P6", "P7", "P8"))
+    pos = policy.position(beliefs(s, "P2"), speak, 7)  # on the next day the named wolf counter-claims
     assert (pos.stance, pos.target) == (COUNTER_CLAIM, "P3")
-    said = claims.read("P1", policy.template(pos), 2)
+    said = claims.read("P2", policy.template(pos), 2)
     assert {(c.kind, c.target) for c in said} >= {(claims.SEER, None), (claims.WOLF, "P3")}
-    assert not any(c.target == "P2" for c in said)
+    assert not any(c.target == "P1" for c in said)
+    speak = ToolSpec(tools.SPEAK, targets=("P2", "P3", "P4", "P5", "P6", "P7", "P8"))
+    pos = policy.position(beliefs(s, "P1"), speak, 7)  # its partner stays hidden
+    assert pos.stance == ACCUSE and pos.target not in ("P2", "P3", "P5")
+
+
+def test_a_wolf_the_table_suspects_most_claims_the_seer_and_its_partner_does_not():
+    roles = (X, S, V, V, V, V, W, W)  # P7, P8 werewolves
+    night = (("P7", NightKill("P3")), ("P8", NightKill("P3")), ("P2", SeerCheck("P4")), ("P1", WitchAct(True, None)))
+    day = [("P1", "I suspect P8."), ("P2", "Hmm."), ("P3", "I suspect P8."), ("P4", "P8 is a werewolf.")]
+    s = scripted(*night, *day, ("P5", "I suspect P8."), ("P6", "I suspect P8."), roles=roles)
+    pos = policy.position(beliefs(s, "P7"), turn_of(s, "P7"), 7)
+    assert pos.stance == ACCUSE and pos.target not in ("P8", "P3")  # never its partner nor its saved victim
+    s = scripted(*night, *day, ("P5", "I suspect P8."), ("P6", "I suspect P8."), ("P7", "I suspect P5."), roles=roles)
+    pos, action = speak(s, "P8")
+    assert pos.stance == CLAIM_SEER and pos.target not in ("P7", "P3")
+    said = claims.read("P8", action.text, 1)
+    assert {(c.kind, c.target) for c in said} >= {(claims.SEER, None), (claims.WOLF, pos.target)}
 
 
 def test_wolves_attack_a_claimed_seer_first_and_follow_a_partners_proposal():
@@ -257,15 +275,14 @@ def test_brief_states_the_position_without_private_words_about_others():
 # --- properties over seeded self-play -------------------------------------------------------
 
 
-def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games():
-    votes = 0
+def test_a_wolf_never_proposes_or_accuses_its_partner_and_votes_it_out_only_when_lost_over_1000_games():
+    votes = buses = decisive = 0
     for final, *_ in code_games():
         wolves = set(final.seats_with(Role.WEREWOLF))
         for e in final.events:
             match e.what:
-                case VoteCast(seat=seat, target=target) if seat in wolves:
+                case VoteCast(seat=seat) if seat in wolves:
                     votes += 1
-                    assert target not in wolves, (final.seed, e)
                 case Speech(seat=seat, text=text) if seat in wolves:
                     said = claims.read(seat, text, e.round)
                     assert not any(c.target in wolves and c.kind in (claims.WOLF, claims.SUSPECT) for c in said), (
@@ -277,7 +294,12 @@ def test_a_wolf_never_votes_for_proposes_or_accuses_its_partner_over_1000_games(
             if isinstance(e.what, WolfProposal):
                 proposals.setdefault(e.round, set()).add(e.what.target)
         assert all(len(t) == 1 for t in proposals.values()), final.seed  # the pack agrees every night
+        n, d = partner_ballots(final)
+        buses, decisive = buses + n, decisive + d
     assert votes > 3000
+    # bussing: a wolf votes for its partner when the village votes it out anyway — its ballot
+    # (a prediction before the secret ballots are revealed) almost never decides the vote
+    assert buses > 100 and decisive <= 0.01 * buses, (buses, decisive)
 
 
 def test_the_witch_never_poisons_without_evidence_over_1000_games():
@@ -306,7 +328,9 @@ def test_the_witch_never_poisons_without_evidence_over_1000_games():
             counter = target in claimants and len(claimants) > 1
             caught = any(c.speaker == target and c.kind == claims.WOLF and c.target in clear for c in said)
             assert named_by_claimant or counter or caught, (final.seed, target)
-    assert poisons > 20
+    # a named werewolf counter-claims and its partner stays hidden, so hard evidence is rare:
+    # 7 poisons in these games (42 when the werewolves' partner counter-claimed instead)
+    assert poisons > 5
 
 
 def test_template_speeches_conform_to_their_positions_over_1000_games():

@@ -9,7 +9,7 @@ import re
 import time
 
 from fakes import ScriptedLLM
-from judge_helpers import ROLES_8, scripted
+from judge_helpers import ROLES_8, partner_ballots, scripted
 
 from appliance import config
 from appliance.judge import claims, isolation, views
@@ -206,7 +206,7 @@ async def _play_with_ai_seats(seed: int, counter: list[int], prompts: list[tuple
 async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_a_leaky_llm():
     t0 = time.monotonic()
     counter = [0]
-    speeches = templates = wolf_votes = 0
+    speeches = templates = wolf_votes = buses = decisive = 0
     reasons: set[str] = set()
     for seed in range(1, 1001):
         prompts: list[tuple[str, str]] = []
@@ -221,10 +221,9 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
         templates += sum(a.templates for a in seats.values())
         reasons |= {sp.template for a in seats.values() for sp in a.speeches if sp.template}
         wolves = set(final.seats_with(Role.WEREWOLF))
-        for e in final.events:  # a wolf never votes for its partner
-            if isinstance(e.what, VoteCast) and e.what.seat in wolves:
-                wolf_votes += 1
-                assert e.what.target not in wolves, (seed, e)
+        wolf_votes += sum(1 for e in final.events if isinstance(e.what, VoteCast) and e.what.seat in wolves)
+        n, d = partner_ballots(final)  # a wolf votes for its partner only when the village votes it out anyway
+        buses, decisive = buses + n, decisive + d
     assert speeches < counter[0] < 2 * speeches and speeches > 10_000  # every speech went to the LLM, leaks twice
     assert 0.2 * speeches < templates < 0.6 * speeches  # leaked twice: the template; an honest wording was said
     assert {
@@ -235,7 +234,7 @@ async def test_no_speech_states_another_seats_private_fact_over_1000_games_with_
         "claims the seer without that stance",
     } <= reasons
     assert any(r.startswith("names a seat not at the table") for r in reasons)
-    assert wolf_votes > 3000
+    assert wolf_votes > 3000 and buses > 100 and decisive <= 0.01 * buses, (buses, decisive)
     assert time.monotonic() - t0 < 60
 
 

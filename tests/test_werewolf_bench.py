@@ -81,11 +81,12 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         assert [sp.text for sp in run.speeches] == said
         assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()
         assert json.loads((run.folder / "config.json").read_text())["user_voice"] == "text"
-    out = werewolf.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50)
-    assert list(out)[:11] == [
+    out = werewolf.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50, code_games=50)
+    assert list(out)[:12] == [
         "games",
         "villager_win_rate",
         "baseline_villager_win_rate",
+        "code_villager_win_rate",
         "seer_revealed_by_next_day_rate",
         "seer_exiled_by_villagers_rate",
         "distinct_speech_rate",
@@ -95,7 +96,9 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         "median_game_s",
         "model",
     ]
-    assert out["games"] == 3 and out["failed_closed"] == 0 and out["baseline_games"] == 50
+    assert out["games"] == 3 and out["failed_closed"] == 0 and out["baseline_games"] == 50 and out["code_games"] == 50
+    lo, hi = out["code_villager_win_rate_95"]
+    assert lo <= out["code_villager_win_rate"] <= hi
     assert out["speeches"] == sum(len(r.speeches) for r in runs)
     assert 0 <= out["template_speech_rate"] < 0.5  # the openings conform
     assert out["distinct_speech_rate"] < 0.5  # one wording for every speech: hardly any is distinct

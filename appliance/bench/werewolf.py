@@ -10,6 +10,10 @@ N seeds. Printed:
 - ``villager_win_rate`` (with ``villager_win_rate_95``, a Wilson interval) and
   ``baseline_villager_win_rate`` (``…_95``; ``…_same_seeds``): over games that finished —
   failed-closed games have no winner and are left out of both;
+- ``code_villager_win_rate`` (``…_95``) — the villagers' win rate over :data:`CODE_GAMES`
+  games with the code policy on every seat (no LLM, seeds 1..N, deterministic:
+  :func:`appliance.judge.selfplay.bench`): how balanced our policy is against itself
+  (both sides play to win; the target is 0.35–0.65);
 - ``seer_revealed_by_next_day_rate`` — over games in which the Seer found a werewolf and
   lived to speak the next day: that day's speech claimed the seer and named it
   (:func:`appliance.judge.selfplay.stats`); ``seer_exiled_by_villagers_rate`` — games in
@@ -44,6 +48,7 @@ from appliance.werewolf.game import GameRun, play_game
 log = logging.getLogger(__name__)
 
 BASELINE_GAMES = 1000
+CODE_GAMES = 1000
 #: two speeches are distinct when more than this share of their tokens differ
 DISTINCT = 0.2
 
@@ -85,7 +90,12 @@ def distinct_count(texts: Sequence[str]) -> int:
 
 
 def summarise(
-    runs: list[GameRun], n_seats: int, user: str, model: dict[str, str], baseline_games: int = BASELINE_GAMES
+    runs: list[GameRun],
+    n_seats: int,
+    user: str,
+    model: dict[str, str],
+    baseline_games: int = BASELINE_GAMES,
+    code_games: int = CODE_GAMES,
 ) -> dict[str, Any]:
     """The benchmark's JSON from the games played (see the module docstring)."""
     finished = [r for r in runs if r.result.status == "finished"]
@@ -96,10 +106,12 @@ def summarise(
     distinct = sum(distinct_count([sp.text for sp in r.speeches]) for r in runs)
     base = selfplay.bench(baseline_games, n_seats, selfplay.RANDOM)
     same = selfplay.bench(len(runs), n_seats, selfplay.RANDOM) if runs else None
+    code = selfplay.bench(code_games, n_seats, selfplay.CODE)
     return {
         "games": len(runs),
         "villager_win_rate": _rate(wins, len(finished)),
         "baseline_villager_win_rate": base["villager_win_rate"],
+        "code_villager_win_rate": code["villager_win_rate"],
         "seer_revealed_by_next_day_rate": _rate(sum(s.seer_revealed for s in found), len(found)),
         "seer_exiled_by_villagers_rate": _rate(sum(s.seer_exiled_by_villagers for s in stats), len(stats)),
         "distinct_speech_rate": _rate(distinct, len(speeches)),
@@ -112,6 +124,8 @@ def summarise(
         "baseline_villager_win_rate_95": base["villager_win_rate_95"],
         "baseline_games": base["games"],
         "baseline_villager_win_rate_same_seeds": same["villager_win_rate"] if same else None,
+        "code_villager_win_rate_95": code["villager_win_rate_95"],
+        "code_games": code["games"],
         "seats": n_seats,
         "user": user,
         "seeds": [1, len(runs)],

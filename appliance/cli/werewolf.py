@@ -45,7 +45,7 @@ def register(parsers) -> None:
 
     p = parsers.bench.add_parser(
         "werewolf",
-        help="seeded games with the embedded models vs the random baseline: "
+        help="seeded games with the embedded models vs the random baseline and the code policy on every seat: "
         "win rates, the seer's play, speech variety, isolation",
     )
     add_config_arg(p)

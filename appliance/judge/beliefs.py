@@ -38,7 +38,7 @@ Each move is kept as :class:`Evidence`, so a position can cite why.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from types import MappingProxyType, SimpleNamespace
@@ -156,6 +156,9 @@ class Beliefs:
         return {v: t for r, v, t in self.ballots if r == round_}
 
 
+_FIELDS = tuple(x.name for x in fields(Beliefs))
+
+
 def update(b: Beliefs, e: Event) -> Beliefs:
     """``b`` after this seat learns event ``e`` (one of its view's events)."""
     return replace(b, seen=b.seen + 1, round=e.round, **_changes(b, e))
@@ -223,7 +226,7 @@ def beliefs_of(view: SeatView, prior: Beliefs | None = None) -> Beliefs:
     if b.seat != view.seat or b.seen > len(view.events):
         raise ValueError(f"prior beliefs of {b.seat} ({b.seen} events) do not fit {view.seat}'s view")
     # the same fold as update(), on one scratch copy rather than a new Beliefs per event
-    f = SimpleNamespace(**{x.name: getattr(b, x.name) for x in fields(Beliefs)})
+    f = SimpleNamespace(**{name: getattr(b, name) for name in _FIELDS})
     for e in view.events[b.seen :]:
         f.__dict__.update(_changes(f, e))
         f.seen += 1
@@ -316,38 +319,71 @@ def assess(b: Beliefs, public: bool = False) -> Assessment:
     """
     known = {} if public else b.known()
     cred = credibility(b, public)
+    reports = _reports(b, cred)
     p0 = _prior(b, known)
-    soft: dict[str, list[tuple[float, Evidence]]] = {s: [] for s in b.seats}
-    p1, hard = _mixture(b, cred, known, {s: p0 for s in b.seats}, public)
+    p1 = _mixture(b, cred, known, dict.fromkeys(b.seats, p0), reports)
 
-    # accusations, defences and votes, weighed by what the claims already say
+    # accusations, defences and votes, weighed by what the claims already say: (seat, weight, why)
+    soft: list[tuple[str, float, Claim | tuple[int, str, str]]] = []
     for c in b.claims:
         if c.speaker == b.seat and not public:
             continue
         if not (c.kind in (claims.SUSPECT, claims.TRUST) or (c.kind == claims.WOLF and c.speaker not in cred)):
             continue
-        ev = Evidence(CLAIM, c.round, c.speaker, c.target, c)
         sign = -1 if c.kind == claims.TRUST else 1
         weight = 1.5 * W_SUSPECT if c.kind == claims.WOLF else W_SUSPECT
-        if c.target in soft:
-            soft[c.target].append((sign * weight * (1.5 - 2 * p1[c.speaker]), ev))
+        if c.target in p1:
+            soft.append((c.target, sign * weight * (1.5 - 2 * p1[c.speaker]), c))
         # accusing a likely villager or defending a likely werewolf says something
-        lean = W_STANCE * sign * (p0 - p1.get(c.target, p0))
-        soft[c.speaker].append((lean, ev))
+        soft.append((c.speaker, W_STANCE * sign * (p0 - p1.get(c.target, p0)), c))
     for r, voter, target in b.ballots:
         if target is None or (voter == b.seat and not public):
             continue
-        soft[voter].append((W_VOTE * (p0 - p1.get(target, p0)), Evidence(VOTE, r, voter, target)))
-    base = {s: _sigmoid(_logit(p0) + sum(w for w, _ in soft[s])) for s in b.seats}
-    p, hard = _mixture(b, cred, known, base, public)
-
+        soft.append((voter, W_VOTE * (p0 - p1.get(target, p0)), (r, voter, target)))
+    lean = dict.fromkeys(b.seats, 0)
+    for s, w, _ in soft:
+        lean[s] += w
+    lo0 = _logit(p0)
+    base = {s: _sigmoid(lo0 + lean[s]) for s in b.seats}
+    p = _mixture(b, cred, known, base, reports)
     scored = [s for s in b.alive if public or s != b.seat]
-    reasons = {}
-    for s in scored:
-        moves = hard[s] + [(0.25 * w, ev) for w, ev in soft[s] if w]
+
+    def explain(s: str) -> tuple[tuple[float, Evidence], ...]:
+        moves = _claim_moves(b, cred, known, base, reports, p, public, s)
+        moves += [(0.25 * w, _evidence(why)) for seat, w, why in soft if seat == s and w]
         moves.sort(key=lambda m: -abs(m[0]))
-        reasons[s] = tuple(([_fact(b, s)] if s in known else []) + moves)
-    return Assessment(MappingProxyType({s: p[s] for s in scored}), MappingProxyType(reasons), MappingProxyType(cred))
+        return tuple(([_fact(b, s)] if s in known else []) + moves)
+
+    return Assessment(MappingProxyType({s: p[s] for s in scored}), _Lazy(scored, explain), MappingProxyType(cred))
+
+
+class _Lazy(Mapping):
+    """A read-only mapping over ``keys`` whose values ``value(key)`` works out on first use
+    (a seat's reasons: a vote needs none, a speech one seat's)."""
+
+    def __init__(self, keys: list[str], value: Callable[[str], tuple]) -> None:
+        self._keys, self._value, self._done = keys, value, {}
+
+    def __getitem__(self, key: str) -> tuple:
+        if key not in self._done:
+            if key not in self._keys:
+                raise KeyError(key)
+            self._done[key] = self._value(key)
+        return self._done[key]
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _evidence(why: Claim | tuple[int, str, str]) -> Evidence:
+    """The evidence of a soft move: a claim said, or a ballot ``(round, voter, target)``."""
+    if isinstance(why, Claim):
+        return Evidence(CLAIM, why.round, why.speaker, why.target, why)
+    r, voter, target = why
+    return Evidence(VOTE, r, voter, target)
 
 
 def _prior(b: Beliefs, known: dict[str, bool]) -> float:
@@ -359,21 +395,29 @@ def _prior(b: Beliefs, known: dict[str, bool]) -> float:
     return min(0.9, max(0.05, p0))
 
 
-def _mixture(
-    b: Beliefs, cred: dict[str, float], known: dict[str, bool], base: dict[str, float], public: bool
-) -> tuple[dict[str, float], dict[str, list[tuple[float, Evidence]]]]:
-    """P(werewolf) per seat over the hypotheses "claimant h is the seer" (weight: its
-    credibility) and "no claimant is" (the rest): under h, h is no werewolf, the seats h
-    reported are what h said, the other claimants lie (werewolves with
-    :data:`LIAR_IS_WOLF`), the other seats keep ``base``. Facts override. Also returns,
-    per seat, how each seer claim moved it, as evidence."""
+def _reports(b: Beliefs, cred: dict[str, float]) -> dict[str, dict[str, tuple[bool, Claim]]]:
+    """Per seer claimant, the seats it reported → (a werewolf?, the claim); the latest
+    report stands."""
     reports: dict[str, dict[str, tuple[bool, Claim]]] = {x: {} for x in cred}
     for c in b.claims:
         if c.speaker in cred and c.kind in (claims.WOLF, claims.CLEAR) and c.target is not None:
-            reports[c.speaker][c.target] = (c.kind == claims.WOLF, c)  # the latest report stands
+            reports[c.speaker][c.target] = (c.kind == claims.WOLF, c)
+    return reports
+
+
+def _mixture(
+    b: Beliefs,
+    cred: dict[str, float],
+    known: dict[str, bool],
+    base: dict[str, float],
+    reports: dict[str, dict[str, tuple[bool, Claim]]],
+) -> dict[str, float]:
+    """P(werewolf) per seat over the hypotheses "claimant h is the seer" (weight: its
+    credibility) and "no claimant is" (the rest): under h, h is no werewolf, the seats h
+    reported are what h said, the other claimants lie (werewolves with
+    :data:`LIAR_IS_WOLF`), the other seats keep ``base``. Facts override."""
     hypotheses = list(cred.items()) + [(None, max(0.0, 1.0 - sum(cred.values())))]
     p: dict[str, float] = {}
-    hard: dict[str, list[tuple[float, Evidence]]] = {s: [] for s in b.seats}
     for s in b.seats:
         if s in known:
             p[s] = 1.0 if known[s] else 0.0
@@ -390,16 +434,35 @@ def _mixture(
                 q = base[s]
             total += w * q
         p[s] = total
-        if s in cred:
-            first = next(c for c in b.claims if c.speaker == s and c.kind == claims.SEER)
-            caught = None if public else _caught(b, s, known)
-            kind = CAUGHT if caught or cred[s] < LIAR else CLAIM
-            hard[s].append((total - base[s], Evidence(kind, first.round, s, None, caught or first)))
-        for h, w in cred.items():
-            if s != h and s not in cred and s in reports[h]:
-                wolf, c = reports[h][s]
-                hard[s].append((w * ((1.0 if wolf else 0.0) - base[s]), Evidence(CLAIM, c.round, h, s, c)))
-    return p, hard
+    return p
+
+
+def _claim_moves(
+    b: Beliefs,
+    cred: dict[str, float],
+    known: dict[str, bool],
+    base: dict[str, float],
+    reports: dict[str, dict[str, tuple[bool, Claim]]],
+    p: dict[str, float],
+    public: bool,
+    s: str,
+) -> list[tuple[float, Evidence]]:
+    """How the seer claims moved seat ``s`` from ``base`` to ``p`` (:func:`_mixture`), as
+    evidence: its own claim if it is a claimant (``CAUGHT`` when this seat caught it or
+    it fell under :data:`LIAR`), and each claimant's report on it."""
+    if s in known:
+        return []
+    out = []
+    if s in cred:
+        first = next(c for c in b.claims if c.speaker == s and c.kind == claims.SEER)
+        caught = None if public else _caught(b, s, known)
+        kind = CAUGHT if caught or cred[s] < LIAR else CLAIM
+        out.append((p[s] - base[s], Evidence(kind, first.round, s, None, caught or first)))
+    for h, w in cred.items():
+        if s != h and s not in cred and s in reports[h]:
+            wolf, c = reports[h][s]
+            out.append((w * ((1.0 if wolf else 0.0) - base[s]), Evidence(CLAIM, c.round, h, s, c)))
+    return out
 
 
 def _fact(b: Beliefs, s: str) -> tuple[float, Evidence]:

@@ -117,25 +117,32 @@ def read(speaker: str, text: str, round_: int = 0) -> tuple[Claim, ...]:
     """The claims ``speaker``'s speech ``text`` makes on day ``round_``, in order, without
     duplicates. A claim about the speaker itself is dropped (except ``SEER``)."""
     out: list[Claim] = []
-
-    def add(kind: str, target: str | None = None, checked: bool = False) -> None:
-        if target is not None and target.upper() == speaker:
-            return
-        c = Claim(round_, speaker, kind, target.upper() if target else None, checked)
-        if c not in out:
+    for kind, target, checked in _statements(text):
+        c = Claim(round_, speaker, kind, target, checked)
+        if target != speaker and c not in out:
             out.append(c)
-
-    for sentence in _SENTENCES.split(normalise(text)):
-        head, reason = _split_reason(sentence)
-        if not head:
-            continue
-        _read_sentence(head, reason, add)
     # a check report is a seer claim, whatever words it used
     if any(c.checked for c in out) and not any(c.kind == SEER for c in out):
         out.insert(0, Claim(round_, speaker, SEER))
     # "P3 is a werewolf. Vote P3 out." is one accusation, not two
     firm = {(c.target, SUSPECT if c.kind == WOLF else TRUST) for c in out if c.kind in (WOLF, CLEAR)}
     return tuple(c for c in out if (c.target, c.kind) not in firm)
+
+
+@lru_cache(maxsize=4096)  # the same words come from many seats on many days (templates)
+def _statements(text: str) -> tuple[tuple[str, str | None, bool], ...]:
+    """What ``text`` states, in order, as ``(kind, target, checked)`` (target a seat id
+    or ``None``), whoever says it on whichever day."""
+    out: list[tuple[str, str | None, bool]] = []
+
+    def add(kind: str, target: str | None = None, checked: bool = False) -> None:
+        out.append((kind, target.upper() if target else None, checked))
+
+    for sentence in _SENTENCES.split(normalise(text)):
+        head, reason = _split_reason(sentence)
+        if head:
+            _read_sentence(head, reason, add)
+    return tuple(out)
 
 
 def _split_reason(sentence: str) -> tuple[str, str]:

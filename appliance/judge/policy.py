@@ -31,14 +31,20 @@ a credible seer claimant (not caught lying) named a werewolf, or a seer claimant
 caught lying — and only when she suspects it at least :data:`POISON_MIN`; otherwise
 she keeps the poison. By day she speaks and votes like a villager and never claims.
 
-**Werewolf.** Never proposes, accuses or votes for a partner. At night it follows a
-partner's proposal made before it; else it attacks a living seer claimant (the most
-credible first), else the seat that spoke or voted most against the team, else the seat
-the table trusts most. By day: when a seer claimant names a werewolf, one wolf (the
-partner of the named one, or the named one when alone) counter-claims the seer and
-names the claimant a werewolf, and keeps that claim on later days; the others accuse,
-and the team votes for, the non-werewolf the table suspects most (the claimant who named
-a werewolf first).
+**Werewolf.** Plays to win, with common Werewolf/Mafia strategy (each rule a small
+function below, from its own view only: its team is its own fact, the table's opinion
+is :func:`~appliance.judge.beliefs.assess` on the public record). Never proposes or
+accuses a partner, and never names one. At night it follows a partner's proposal made
+before it; else, sparing a seat that a werewolf's seer claim framed, it attacks a
+living seer claimant (the most credible first), else the seat that spoke or voted most
+against the team, else the seat the table trusts most. By day it accuses, and the team
+votes for, a seer claimant who named a werewolf while the table doubts her, else the
+non-werewolf the table suspects most — never a seat the team attacked and saw
+survive. It claims the seer, naming the rival claimant (else the table's most
+suspected seat) a werewolf, when a seer claimant named it (its partner stays hidden)
+or when the table suspects it most, at least :data:`PRESSED`; then it keeps that claim
+on later days. It votes out a partner the table suspects most, at least :data:`LOST`
+(bussing: that partner goes out anyway).
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ STANCES = (CLAIM_SEER, COUNTER_CLAIM, ACCUSE, DEFEND)
 
 #: the Witch poisons only a seat she suspects at least this much, on evidence
 POISON_MIN = 0.75
+#: a werewolf the table suspects most at least this much is lost: its partner votes it out
+LOST = 0.6
+#: a werewolf the table suspects most at least this much claims the seer to survive
+PRESSED = 0.5
 #: a seer claimant is "credible" from this credibility on
 CREDIBLE = 0.5
 #: the Seer claims early when this many seats accused her today and the table suspects her most
@@ -113,8 +123,10 @@ def check_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
 
 
 def wolf_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
-    """Werewolf: a partner's proposal tonight, else a seer claimant, else the team's
-    most dangerous accuser, else the seat the table trusts most."""
+    """Werewolf: a partner's proposal tonight; else, never a seat a werewolf's seer claim
+    framed (:func:`_unframed`), a seer claimant (the most credible), else the team's
+    most dangerous accuser, else the seat the table trusts most. Common Werewolf/Mafia
+    play: kill the seer, then whoever hunts you, then the village's trusted voice."""
     prey = [s for s in tool.targets if s not in b.team]
     if not prey:
         raise IllegalAction(f"{b.seat}: no seat to attack but partners")
@@ -122,6 +134,7 @@ def wolf_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
     if tonight:
         return tonight[0]
     public = assess(b, public=True)
+    prey = _unframed(b, prey)
     claimants = [s for s in b.seer_claimants() if s in prey]
     if claimants:
         return max(claimants, key=lambda s: (public.credibility.get(s, 0.0), -prey.index(s)))
@@ -129,6 +142,16 @@ def wolf_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str:
     if max(danger.values()) > 0:
         return _top(prey, danger, _key(salt, b.round, *b.team))
     return _top(prey, {s: -public.score.get(s, 0.0) for s in prey}, _key(salt, b.round, *b.team))
+
+
+def _unframed(b: Beliefs, prey: list[str]) -> list[str]:
+    """Werewolf: ``prey`` less the seats a werewolf's seer claim named a werewolf — the
+    real seer a counter-claim named included (all of ``prey`` when nothing else is
+    left). Killing one would clear it (night victims are villagers: the table reasons
+    so) and expose the claim; common Werewolf play for a fake seer is to let the
+    village exile the seat it framed."""
+    framed = {c.target for c in b.claims if c.speaker in b.team and c.kind == claims.WOLF}
+    return [s for s in prey if s not in framed] or prey
 
 
 def _danger(b: Beliefs, seat: str) -> float:
@@ -181,8 +204,7 @@ def vote_target(b: Beliefs, tool: ToolSpec, salt: int = 0) -> str | None:
     """The seat to vote out (``None``: abstain, only when no legal target is left)."""
     legal = [t for t in tool.targets if t != tools.ABSTAIN]
     if b.role is Role.WEREWOLF:
-        legal = [t for t in legal if t not in b.team]
-        target = _wolf_focus(b, legal, salt)
+        target = _lost_partner(b, legal) or _wolf_focus(b, [t for t in legal if t not in b.team], salt)
     elif b.role is Role.SEER and (found := _found_alive(b, legal)):
         target = found[0]
     else:
@@ -246,18 +268,15 @@ def _village_position(b: Beliefs, legal: list[str], salt: int) -> Position:
 
 
 def _wolf_position(b: Beliefs, legal: list[str], salt: int) -> Position:
+    rivals = [s for s in b.seer_claimants() if s not in b.team]
     accusers = [
-        s
-        for s in b.seer_claimants()
-        if s not in b.team and any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims)
+        s for s in rivals if any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims)
     ]
-    mine = b.seat in b.seer_claimants()
-    partner_claimed = any(p in b.seer_claimants() for p in b.partners)
-    if mine or (accusers and not partner_claimed and _counter_claimer(b, accusers) == b.seat):
-        living = [s for s in accusers if s in legal]
+    if _fakes_seer(b, accusers):
+        living = [s for s in accusers + rivals if s in legal]
         target = (living or [_wolf_focus(b, [s for s in legal if s not in b.team], salt)])[0]
         ev = tuple(_claim_of(b, s) for s in accusers[:1])
-        return Position(COUNTER_CLAIM if accusers else CLAIM_SEER, target, ev, ((target, True),) if target else ())
+        return Position(COUNTER_CLAIM if rivals else CLAIM_SEER, target, ev, ((target, True),) if target else ())
     target = _wolf_focus(b, [s for s in legal if s not in b.team], salt)
     public = assess(b, public=True)
     if target is None:
@@ -265,23 +284,66 @@ def _wolf_position(b: Beliefs, legal: list[str], salt: int) -> Position:
     return Position(ACCUSE, target, _cite(public, target, b))
 
 
-def _counter_claimer(b: Beliefs, accusers: list[str]) -> str:
+def _fakes_seer(b: Beliefs, accusers: list[str]) -> bool:
+    """Werewolf: this seat claims the seer today. It keeps a claim it made; else, unless a
+    partner claimed, it claims when a seer claimant (one of ``accusers``) named it a
+    werewolf, or when the table suspects it most, at least :data:`PRESSED`. Common
+    Werewolf/Mafia play: a wolf about to be voted out has nothing to lose by claiming
+    the seer and naming its accuser a werewolf — the village must then choose between
+    two claims — while a partner nobody named stays hidden."""
+    if b.seat in b.seer_claimants():
+        return True
+    if any(p in b.seer_claimants() for p in b.partners):
+        return False
+    return _counter_claimer(b, accusers) == b.seat or _suspected_most(b, b.seat, PRESSED)
+
+
+def _counter_claimer(b: Beliefs, accusers: list[str]) -> str | None:
+    """The werewolf that counter-claims the seer: the first living one a claimant named
+    (it is lost anyway), never its hidden partner."""
     named = {c.target for c in b.claims if c.speaker in accusers and c.kind == claims.WOLF}
-    living = [s for s in b.team if s not in b.dead]
-    free = [s for s in living if s not in named]
-    return (free or living)[0]
+    return next((s for s in b.team if s not in b.dead and s in named), None)
 
 
 def _wolf_focus(b: Beliefs, legal: list[str], salt: int) -> str | None:
-    """The non-werewolf the team pushes today: a seer claimant who named a werewolf,
-    else the one the table suspects most."""
+    """The non-werewolf the team pushes today: a seer claimant who named a werewolf while
+    the table doubts her, else the seat the table suspects most but one the team
+    attacked (:func:`_unspared`). Common Werewolf/Mafia play: go with the table's
+    suspicion, and leave a seer the table believes alone by day — pushing her marks the
+    pusher once she dies at night."""
     if not legal:
         return None
-    for s in b.seer_claimants():
-        if s in legal and any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims):
-            return s
     public = assess(b, public=True)
-    return _top(legal, public.score, _key(salt, b.round, *b.team))
+    for s in b.seer_claimants():
+        if (
+            s in legal
+            and public.credibility.get(s, 0.0) < CREDIBLE
+            and any(c.speaker == s and c.kind == claims.WOLF and c.target in b.team for c in b.claims)
+        ):
+            return s
+    return _top(_unspared(b, legal), public.score, _key(salt, b.round, *b.team))
+
+
+def _lost_partner(b: Beliefs, legal: list[str]) -> str | None:
+    """Werewolf: the partner to vote out with the village, or ``None``: one the table
+    suspects most, at least :data:`LOST`. Bussing, common Werewolf/Mafia play: that
+    partner goes out anyway, and the ballot buys this seat the village's trust."""
+    return next((p for p in b.partners if p in legal and _suspected_most(b, p, LOST)), None)
+
+
+def _suspected_most(b: Beliefs, seat: str, at: float) -> bool:
+    """The table (the public record alone) suspects ``seat`` most, and at least ``at``."""
+    public = assess(b, public=True)
+    return public.ranked(b.alive)[0] == seat and public.score[seat] >= at
+
+
+def _unspared(b: Beliefs, legal: list[str]) -> list[str]:
+    """Werewolf: ``legal`` less the seats the team attacked and saw survive (all of
+    ``legal`` when nothing else is left). A survivor was saved by the Witch, who knows
+    it is no werewolf, so accusing it marks the accuser. Common Werewolf advice: never
+    push your own failed kill."""
+    attacked = {t for _, t in b.attacked}
+    return [s for s in legal if s not in attacked] or legal
 
 
 def _accusation(b: Beliefs, a: Assessment, legal: list[str], salt: int) -> Position:

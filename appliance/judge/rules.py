@@ -160,28 +160,29 @@ def act(state: GameState, seat: str, action: Action) -> GameState:
     if seat != turn.seat:
         raise IllegalAction(f"it is {turn.seat}'s turn ({turn.tool.name}), not {seat}'s")
     turn.tool.check(action)
-    s = replace(state, pending=state.pending + ((seat, action),))
-    ev = _event_maker(s)
+    pending = state.pending + ((seat, action),)
+    ev = _event_maker(state)
+    potions = {}
     if isinstance(action, NightKill):
         wolves = state.seats_with(Role.WEREWOLF)
         out = [ev(wolves, WolfProposal(seat, action.target))]
-        victim = night_victim(s)
+        victim = night_victim(replace(state, pending=pending))
         if victim is not None:
             out.append(ev(wolves, WolfVictim(victim)))
-            witch = s.seats_with(Role.WITCH, living=True)
-            if witch and s.antidote:
+            witch = state.seats_with(Role.WITCH, living=True)
+            if witch and state.antidote:
                 out.append(ev(witch, WitchInfo(victim)))
     elif isinstance(action, SeerCheck):
         out = [ev((seat,), SeerResult(action.target, werewolf=state.role(action.target) is Role.WEREWOLF))]
     elif isinstance(action, WitchAct):
-        victim = night_victim(s)
+        victim = night_victim(state)  # the Witch acts after every werewolf
         out = [ev((seat,), WitchAction(action.save, victim if action.save else None, action.poison))]
-        s = replace(s, antidote=s.antidote and not action.save, poison=s.poison and action.poison is None)
+        potions = {"antidote": state.antidote and not action.save, "poison": state.poison and action.poison is None}
     elif isinstance(action, Speak):
         out = [ev(PUBLIC, Speech(seat, action.text))]
     else:
         out = [ev((seat,), VoteCast(seat, action.target))]
-    return replace(s, events=s.events + tuple(out))
+    return replace(state, pending=pending, events=state.events + tuple(out), **potions)
 
 
 def advance(state: GameState) -> GameState:

@@ -14,10 +14,11 @@ RULES = (
 #: role strategies, in our own words
 STRATEGIES = {
     Role.WEREWOLF: (
-        "Keep your role hidden: talk like a worried villager and never name your partner. Point suspicion at a "
-        "villager with a concrete reason. If someone claims to be the seer, call them a liar and push the vote "
-        "onto them. At night attack the seat most dangerous to you, such as a claimed seer. Never vote for "
-        "your partner."
+        "Keep your role hidden: talk like a worried villager and never name your partner. Go along with the "
+        "table's suspicion of a villager, never of a seat you attacked that survived. If a seer claimant names "
+        "you, or the whole table suspects you, claim to be the seer and name your accuser a werewolf; a partner "
+        "nobody named stays quiet. Leave a seer the table believes alone by day and attack her at night. Vote "
+        "for your partner only when the village votes it out anyway."
     ),
     Role.SEER: (
         "Check a different seat each night, starting with the seats you trust least. When a check finds a "
