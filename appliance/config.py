@@ -533,6 +533,12 @@ class Config(_Section):
             werewolf=self._seat_slots(MAX_SEATS), llm={"parallel_slots": max(self.llm.parallel_slots, MAX_SEATS)}
         )
 
+    def with_werewolf_model(self, model: str) -> "Config":
+        """With ``werewolf.llm`` = ``llm`` serving ``model`` instead (e.g. the bundled
+        ``qwen2.5-coder-1.5b``): ``bench werewolf --compare-model`` plays the same seeds
+        with the seats on another model. Call :meth:`for_werewolf` after it."""
+        return self._derive(werewolf={"llm": {**self.llm.model_dump(), "model": model}})
+
     def _seat_slots(self, seats: int) -> dict[str, Any]:
         """``werewolf.llm`` (when set) with a slot per seat."""
         ww = self.werewolf.llm

@@ -110,3 +110,20 @@ def gbnf_regex(grammar: str) -> re.Pattern:
         return "".join(out)
 
     return re.compile(conv(rules["root"]), re.DOTALL)
+
+
+def offered_cites(grammar: str) -> list[dict]:
+    """The cites a speech grammar offers (:func:`appliance.judge.policy.speech_grammar`'s
+    ``cN`` rules open with them), in order; ``[]`` when it offers none."""
+    out = []
+    for m in re.finditer(r'^c\d+ ::= ("(?:[^"\\]|\\.)*") ', grammar, re.M):
+        lit = json.loads(m.group(1))
+        if lit.startswith("{"):
+            out.append(json.loads(lit))
+    return out
+
+
+def opening_of(grammar: str) -> str:
+    """The words a speech grammar forces first (its position's claim), or ''."""
+    m = re.search(r'^c0 ::= (?:"(?:[^"\\]|\\.)*" )?"\],\\"text\\":\\"" ("(?:[^"\\]|\\.)*") ', grammar, re.M)
+    return json.loads(m.group(1)) if m else ""

@@ -66,3 +66,10 @@ def test_the_speaker_claims_nothing_about_itself_but_the_seer():
 def test_claims_carry_speaker_and_day():
     (c,) = claims.read("P6", "I suspect P2.", 3)
     assert (c.speaker, c.round, c.kind, c.target) == ("P6", 3, SUSPECT, "P2")
+
+
+def test_summary_says_a_speechs_claims_in_a_few_words_for_the_card():
+    said = claims.read("P1", "I am the seer. My check found P3 is a werewolf. I trust P5. P2 seems suspicious.", 1)
+    assert claims.summary(said) == "claims seer; P3 is a werewolf (checked); trusts P5; suspects P2"
+    assert claims.summary(claims.read("P1", "P4 is not a werewolf.", 1)) == "P4 is not a werewolf"
+    assert claims.summary(claims.read("P1", "Hmm.", 1)) == ""

@@ -5,8 +5,10 @@ import json
 import pytest
 from judge_helpers import S, V, W, X, beliefs, code_games, gbnf_regex, partner_ballots, scripted
 
-from appliance.judge import claims, policy, tools
+from appliance.judge import claims, grounding, policy, tools, views
+from appliance.judge.beliefs import Evidence
 from appliance.judge.events import Speech, VoteCast, WitchAction, WitchInfo, WolfProposal
+from appliance.judge.grounding import Cite
 from appliance.judge.policy import ACCUSE, CLAIM_SEER, COUNTER_CLAIM, DEFEND
 from appliance.judge.rules import next_turn
 from appliance.judge.state import IllegalAction, NightKill, Role, SeerCheck, Vote, WitchAct
@@ -340,7 +342,8 @@ def test_template_speeches_conform_to_their_positions_over_1000_games():
 
 
 def compact(args):
-    return json.dumps(args, separators=(",", ":"))
+    """A speech's arguments as the model writes them (citing nothing unless ``cites`` is given)."""
+    return json.dumps({"cites": args.get("cites", []), "text": args["text"]}, separators=(",", ":"))
 
 
 def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
@@ -349,24 +352,67 @@ def test_speech_grammar_starts_with_the_claim_and_names_no_partner():
     seer = beliefs(s, "P3")
     pos = policy.position(seer, tool, 7)
     g = gbnf_regex(policy.speech_grammar(pos, seer, tool))
-    ok = "I am the seer. My check found P2 is a werewolf. I checked P2 last night, so vote P2 out, P1 too maybe."
+    ok = "I am the seer. My check found P2 is a werewolf. I checked P2 last night, so vote P2 out."
     assert g.fullmatch(compact({"text": ok}))
+    assert not g.fullmatch(compact({"text": ok + " P1 too maybe."}))  # a seat neither checked nor cited
     assert policy.conforms(ok, pos, seer, tool) is None
     assert not g.fullmatch(compact({"text": "I suspect P6 because they are quiet."}))  # no claim
     assert not g.fullmatch(compact({"text": ok + " P9 too."}))  # no such seat
     wolf = beliefs(s, "P1")
     wpos = policy.Position(ACCUSE, "P6")
     g = gbnf_regex(policy.speech_grammar(wpos, wolf, tool, max_chars=80))
-    assert g.fullmatch(compact({"text": "I suspect P6 because they voted for P4 and P5."}))
+    assert g.fullmatch(compact({"text": "I suspect P6 because they are too quiet."}))
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they voted for P4."}))  # P4: not cited
     assert not g.fullmatch(compact({"text": "I suspect P6 because they voted for P2."}))  # the partner
     assert not g.fullmatch(compact({"text": "I suspect P6 because " + "x" * 80}))  # too long
     # whatever it allows is a legal speech
-    longest = "I suspect P6 because " + "P3" * ((80 - 21) // 2)
-    assert g.fullmatch(compact({"text": longest})) and tool.to_action({"text": longest})
+    longest = "I suspect P6 because " + "P6" * ((80 - 21) // 2)
+    assert g.fullmatch(compact({"text": longest})) and tool.to_action({"text": longest, "cites": []})
     empty = policy.Position(ACCUSE, None)
     g = gbnf_regex(policy.speech_grammar(empty, seer, tool))
-    assert g.fullmatch('{"text":"Nothing yet."}') and not g.fullmatch('{"text":" "}')
+    assert g.fullmatch('{"cites":[],"text":"Nothing yet."}') and not g.fullmatch('{"cites":[],"text":" "}')
     one = gbnf_regex(policy.speech_grammar(pos, seer, tool, max_chars=120, one_sentence=True))
     assert one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out today!"}))
     assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote. P2 out."}))
     assert not one.fullmatch(compact({"text": "I am the seer. My check found P2 is a werewolf. Vote P2 out"}))
+
+
+def test_speech_grammar_cites_one_offered_fact_and_the_fallback_cites_what_it_says():
+    quiet = [(f"P{i}", "Hmm.") for i in range(1, 5)]
+    s = scripted(*NIGHT_1, *quiet, ("P5", "I suspect P6."), ("P6", "I trust P4."), ("P7", "Hmm."))
+    tool = turn_of(s, "P8")
+    b = beliefs(s, "P8")
+    facts = grounding.public_facts(views.view(s, "P8").events)
+    accusation, defence = Cite("accusation", 1, "P5", "P6"), Cite("defence", 1, "P6", "P4")
+    assert {accusation, defence, Cite("death", 1, None, None)} <= set(facts)
+    pos = policy.Position(ACCUSE, "P6")  # no evidence of its own: the latest thing P6 did comes first
+    offer = policy.offered(pos, b, facts)
+    assert offer[0] == defence and set(offer) == set(facts)
+    g = gbnf_regex(policy.speech_grammar(pos, b, tool, offer=offer))
+    words = "I suspect P6 because they defended P4."
+    assert g.fullmatch(compact({"text": words, "cites": [defence.to_json()]}))
+    assert not g.fullmatch(compact({"text": words, "cites": [defence.to_json(), accusation.to_json()]}))
+    assert not g.fullmatch(compact({"text": words}))  # a speech cites something
+    assert not g.fullmatch(compact({"text": words, "cites": [Cite("vote", 1, "P6", "P4").to_json()]}))
+    # the only other digits: the cite's day, once
+    on_day = {"text": "I suspect P6 because they defended P4 on day 1.", "cites": [defence.to_json()]}
+    assert g.fullmatch(compact(on_day))
+    assert not g.fullmatch(compact({**on_day, "text": "I suspect P6 because they defended P4 on day 2."}))
+    assert not g.fullmatch(compact({**on_day, "text": "I suspect P6 because on day 1 they defended P4 on day 1."}))
+    assert not g.fullmatch(compact({**on_day, "text": "I suspect P6 because they defended P4 3 times."}))
+    # the first fact offered is the one cited; the words name only its seats and the target
+    assert not g.fullmatch(compact({"text": "I suspect P6 because P5 accused them.", "cites": [accusation.to_json()]}))
+    assert not g.fullmatch(compact({"text": "I suspect P6 because they defended P5.", "cites": [defence.to_json()]}))
+    # a werewolf is offered nothing that names its partner
+    wolf = beliefs(s, "P2")
+    assert all("P1" not in (c.by, c.target) for c in policy.offered(pos, wolf, facts))
+    # the fallback: the template, then the fact it cites
+    text, cites = policy.grounded(pos, b, facts, salt=7)
+    assert text.endswith(" On day 1 P6 defended P4.") and cites == (defence,)
+    assert grounding.check("P8", text, cites, views.view(s, "P8").events, 1) is None
+    text, cites = policy.grounded(
+        policy.Position(ACCUSE, "P5", (Evidence("claim", 1, "P5", "P6", claims.read("P5", "I suspect P6.", 1)[0]),)),
+        b,
+        facts,
+    )
+    assert (text, cites) == ("I suspect P5 because they accused P6.", (accusation,))

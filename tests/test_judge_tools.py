@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from judge_helpers import gbnf_regex
 
 from appliance.judge import tools
 from appliance.judge.state import IllegalAction, NightKill, Speak, Vote, WitchAct
@@ -40,10 +41,35 @@ def test_wrong_tool_and_speech_limits():
     with pytest.raises(IllegalAction):
         ToolSpec(tools.NIGHT_KILL, targets=("P4",)).check(Vote("P4"))
     speak = ToolSpec(tools.SPEAK, max_chars=10)
-    assert speak.to_action({"text": " hi "}) == Speak("hi")
+    assert speak.to_action({"text": " hi ", "cites": []}) == Speak("hi")
+    assert speak.arguments(Speak("hi")) == {"text": "hi", "cites": []}  # a person's words cite nothing
     with pytest.raises(IllegalAction):
-        speak.to_action({"text": "x" * 11})
+        speak.to_action({"text": "x" * 11, "cites": []})
     with pytest.raises(IllegalAction):
-        speak.to_action({"text": "  "})
+        speak.to_action({"text": "  ", "cites": []})
+    with pytest.raises(IllegalAction):
+        speak.to_action({"text": "hi"})
     assert "{1,10}" in speak.grammar()
     assert NightKill("P4") == ToolSpec(tools.NIGHT_KILL, targets=("P4",)).to_action(json.loads('{"target":"P4"}'))
+
+
+def test_a_speech_cites_public_facts_in_the_shape_its_schema_and_grammar_give():
+    speak = ToolSpec(tools.SPEAK, max_chars=40)
+    vote = {"kind": "vote", "day": 1, "by": "P4", "target": "P2"}
+    death = {"kind": "death", "day": 12, "by": None, "target": None}
+    assert speak.to_action({"text": "hi", "cites": [vote, death]}) == Speak("hi")
+    grammar = gbnf_regex(speak.grammar())
+    for cites in ([], [vote], [vote, death, vote]):
+        assert grammar.fullmatch(json.dumps({"text": "hi", "cites": cites}, separators=(",", ":")))
+    assert not grammar.fullmatch(json.dumps({"text": "hi", "cites": [vote] * 4}, separators=(",", ":")))
+    for bad in (
+        [{**vote, "kind": "rumour"}],
+        [{**vote, "day": 0}],
+        [{**vote, "day": True}],
+        [{**vote, "by": "P10"}],
+        [{k: v for k, v in vote.items() if k != "target"}],
+        [vote] * 4,
+        vote,
+    ):
+        with pytest.raises(IllegalAction):
+            speak.to_action({"text": "hi", "cites": bad})

@@ -9,10 +9,10 @@ import re
 import time
 
 from fakes import ScriptedLLM
-from judge_helpers import ROLES_8, partner_ballots, scripted
+from judge_helpers import ROLES_8, offered_cites, opening_of, partner_ballots, scripted
 
 from appliance import config
-from appliance.judge import claims, isolation, views
+from appliance.judge import claims, grounding, isolation, views
 from appliance.judge.events import Speech, VoteCast
 from appliance.judge.rules import act, advance, new_game, next_turn
 from appliance.judge.state import NightKill, Phase, Role, SeerCheck, Vote, WitchAct
@@ -58,15 +58,10 @@ def ai_seat(seat: str, role: Role, llm, seed: int = 7, n_seats: int = 8) -> AISe
     )
 
 
-def opening_of(grammar: str) -> str:
-    """The words a speech grammar forces first (its position's claim), or ''."""
-    m = re.match(r'root ::= "\{\\"text\\":\\"" ("(?:[^"\\]|\\.)*") ', grammar)
-    return json.loads(m.group(1)) if m else ""
-
-
 class WordingLLM(ScriptedLLM):
     """A seat's LLM that words every position the same way: the grammar's forced
-    opening, then ``tail``. ``requests``: (user prompt, grammar) of each request."""
+    opening, then ``tail``, citing the first fact offered. ``requests``: (user prompt,
+    grammar) of each request."""
 
     def __init__(self, tail: str):
         super().__init__()
@@ -75,7 +70,8 @@ class WordingLLM(ScriptedLLM):
 
     async def complete(self, system: str, user: str, *, grammar: str, **options) -> Reply:
         self.requests.append((user, grammar))
-        return Reply(json.dumps({"text": opening_of(grammar) + self.tail}), None, None, None, 0)
+        args = {"text": opening_of(grammar) + self.tail, "cites": offered_cites(grammar)[:1]}
+        return Reply(json.dumps(args), None, None, None, 0)
 
 
 async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_seat():
@@ -87,7 +83,7 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
     assert claims.Claim(1, "P3", claims.SEER) in said and claims.Claim(1, "P3", claims.WOLF, "P2", True) in said, args
     assert args["text"].endswith("Vote them out today.") and seat.templates == 0
     ((user, _),) = llm.requests
-    brief = user.splitlines()[-2]  # the position, just before the instruction
+    brief = next(line for line in user.splitlines() if line.startswith("Your position today"))  # before the fact
     assert brief.startswith("Your position today: say you are the seer") and "Your check: P2 is a werewolf." in brief
     assert user.splitlines()[-1].startswith("Day 1: your turn to speak")
 
@@ -106,15 +102,40 @@ async def test_seer_with_a_found_wolf_accuses_it_the_next_day_through_the_ai_sea
 
 async def test_words_that_do_not_conform_fall_back_to_the_template():
     s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."))
-    llm = ScriptedLLM(json=[{"text": "I suspect P6 because they are quiet."}, {"text": "I trust everyone here."}])
+    llm = ScriptedLLM(
+        json=[
+            {"text": "I suspect P6 because they are quiet.", "cites": []},
+            {"text": "I trust everyone here.", "cites": []},
+        ]
+    )
     seat = ai_seat("P3", Role.SEER, llm)
     args = await seat.answer(payload(s))
     assert seat.speeches[0].template == "does not claim the seer" and not llm.unused["json"]  # asked twice
+    assert "Your last words were not said: they does not claim the seer." in llm.calls[1].user  # with the reason
     assert llm.calls[0].options["seed"] != llm.calls[1].options["seed"]
     assert args["text"].startswith("I am the seer. My check found P2 is a werewolf.")
     cut = ai_seat("P3", Role.SEER, ScriptedLLM(json=["[not json"]))
     await cut.answer(payload(s))
     assert "not the speak tool's JSON" in cut.speeches[0].template
+
+
+async def test_a_speech_citing_a_vote_that_never_happened_is_never_said():
+    s = scripted(*NIGHT_1, ("P1", "Hmm."), ("P2", "Hmm."), ("P3", "Hmm."), ("P4", "I suspect P6."))
+    lie = {
+        "text": "I suspect P6 because they voted for P4.",
+        "cites": [{"kind": "vote", "day": 1, "by": "P6", "target": "P4"}],
+    }
+    llm = ScriptedLLM(json=[lie, lie])
+    seat = ai_seat("P5", Role.VILLAGER, llm)
+    args = await seat.answer(payload(s))
+    (speech,) = seat.speeches
+    assert args["text"] != lie["text"] and speech.text == args["text"] and not llm.unused["json"]  # re-worded once
+    assert speech.template == "cites a vote that never happened (vote on day 1 by P6 of P4)"
+    assert speech.draft is not None and speech.draft.text == lie["text"]
+    assert "they cites a vote that never happened" in llm.calls[1].user
+    # the fallback is the template, citing a fact of the log that its words state
+    assert grounding.cites_of(args) == speech.cites and speech.cites
+    assert grounding.check("P5", args["text"], speech.cites, views.view(s, "P5").events, 1) is None
 
 
 async def test_a_seats_beliefs_come_from_its_own_log_only():
@@ -151,7 +172,7 @@ class LeakyLLM(ScriptedLLM):
         self.prompts = prompts
 
     async def complete(self, system: str, user: str, *, grammar: str, **options):
-        assert grammar.startswith('root ::= "{\\"text\\":\\""'), "only speeches reach the LLM"
+        assert grammar.startswith('root ::= "{\\"cites\\":["'), "only speeches reach the LLM"
         self.counter[0] += 1
         n = self.counter[0]
         if self.prompts is not None:
@@ -184,7 +205,8 @@ class LeakyLLM(ScriptedLLM):
                 leak = f"My check found {checks[0][0]} is {checks[0][1] or ''}a werewolf."
             else:
                 leak = "P9 is a werewolf."
-        return Reply(json.dumps({"text": (opening + leak)[:200]}), None, None, None, 0)
+        args = {"text": (opening + leak)[:200], "cites": offered_cites(grammar)[:1]}
+        return Reply(json.dumps(args), None, None, None, 0)
 
 
 async def _play_with_ai_seats(seed: int, counter: list[int], prompts: list[tuple[str, str]] | None = None) -> tuple:

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import json
-import re
 
+import pytest
 from fakes import ScriptedLLM
+from judge_helpers import offered_cites, opening_of
 
 from appliance import cli, config
 from appliance.bench import werewolf
@@ -39,18 +40,15 @@ def test_distinct_speeches_ignore_seat_ids_numbers_and_case():
 
 class FirstChoiceLLM(ScriptedLLM):
     """Answers every request with the first legal value of its schema; a speech is the
-    grammar's forced opening and a few words (or a fixed sentence for the simulated user)."""
+    grammar's forced opening and a few words citing the first fact offered (or a fixed
+    sentence citing nothing for the simulated user)."""
 
     async def complete(self, system, user, *, grammar, schema, **options):
         props = schema["properties"]
         if "text" in props:
-            m = re.match(r'root ::= "\{\\"text\\":\\"" ("(?:[^"\\]|\\.)*") ', grammar)
-            text = (
-                (json.loads(m.group(1)) + "they keep changing their story.")
-                if m
-                else "I suspect P1 because they were quiet."
-            )
-            return Reply(json.dumps({"text": text}), None, None, None, 0)
+            opening = opening_of(grammar)
+            text = opening + "they keep changing their story." if opening else "I suspect P1 because they were quiet."
+            return Reply(json.dumps({"text": text, "cites": offered_cites(grammar)[:1]}), None, None, None, 0)
         args = {}
         for key, prop in props.items():
             args[key] = False if prop.get("type") == "boolean" else prop["enum"][0]
@@ -82,7 +80,7 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         assert (run.folder / "result.json").is_file() and not (run.folder / "audio").exists()
         assert json.loads((run.folder / "config.json").read_text())["user_voice"] == "text"
     out = werewolf.summarise(runs, 7, "text", FakeRuntime().describe_llm("P1"), baseline_games=50, code_games=50)
-    assert list(out)[:12] == [
+    assert list(out)[:14] == [
         "games",
         "villager_win_rate",
         "baseline_villager_win_rate",
@@ -91,6 +89,8 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
         "seer_exiled_by_villagers_rate",
         "distinct_speech_rate",
         "template_speech_rate",
+        "grounded_draft_rate",
+        "said_grounded_rate",
         "isolation_violations",
         "failed_closed",
         "median_game_s",
@@ -101,19 +101,38 @@ async def test_typed_games_give_every_figure_of_the_benchmark(tmp_path):
     assert lo <= out["code_villager_win_rate"] <= hi
     assert out["speeches"] == sum(len(r.speeches) for r in runs)
     assert 0 <= out["template_speech_rate"] < 0.5  # the openings conform
+    assert out["said_grounded_rate"] == 1.0 and out["drafts"] == out["speeches"]
+    assert (
+        out["grounded_draft_rate"] == 1.0
+    )  # the first fact offered is true; "they keep changing their story" names no other
     assert out["distinct_speech_rate"] < 0.5  # one wording for every speech: hardly any is distinct
     lo, hi = out["villager_win_rate_95"]
     assert lo <= out["villager_win_rate"] <= hi
     assert out["asr_checks"]["failed_closed"] == 0 and out["asr_checks"]["matched"] > 0
+    assert out["seeds"] == [1, 3]
+    # by_model's figures for one model are the same figures over the same games
+    per_model = werewolf.model_figures(runs, out["model"])
+    speech_keys = ("grounded_draft_rate", "said_grounded_rate", "template_speech_rate", "distinct_speech_rate")
+    assert {k: per_model[k] for k in speech_keys} == {k: out[k] for k in speech_keys}
+    assert per_model["games"] == 3 and per_model["median_game_s"] == out["median_game_s"]
+    assert per_model["villager_win_rate"] == out["villager_win_rate"]
 
 
 def test_bench_cli_passes_its_options(monkeypatch, capsys):
     seen = {}
 
-    def fake_run(cfg, games, seats, user):
-        seen.update(games=games, seats=seats, user=user)
-        return {"games": games}
+    def fake_run(cfg, seeds, seats, user, compare, compare_games):
+        seen.update(seeds=seeds, seats=seats, user=user, compare=compare, compare_games=compare_games)
+        return {"games": len(seeds)}
 
     monkeypatch.setattr(werewolf, "run_bench", fake_run)
     assert cli.main(["bench", "werewolf", "--games", "3", "--seats", "6", "--user", "text", "--json"]) == 0
-    assert seen == {"games": 3, "seats": 6, "user": "text"} and json.loads(capsys.readouterr().out) == {"games": 3}
+    assert seen == {"seeds": range(1, 4), "seats": 6, "user": "text", "compare": None, "compare_games": 10}
+    assert json.loads(capsys.readouterr().out) == {"games": 3}
+    argv = ["bench", "werewolf", "--seeds", "101..140", "--compare-model", "qwen2.5-coder-1.5b", "--json"]
+    assert cli.main(argv) == 0
+    assert seen["seeds"] == range(101, 141) and seen["compare"] == "qwen2.5-coder-1.5b"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:  # one clear line, no game played
+        cli.main(["bench", "werewolf", "--seeds", "140..101"])
+    assert e.value.code == 2 and "seeds must be A..B" in capsys.readouterr().err

@@ -45,29 +45,41 @@ def test_seed_seats_the_user_as_the_first_werewolf():
 
 
 class FakeLine:
-    """The voice line without audio: records what is said (and in which voice, also as a
-    ``said`` event among the emitted ones, so their order shows); answers the last
-    ``ww_ask`` with ``answer(tool, attempt, question)``. Talk heard before any question is
-    queued first: it must be forgotten, never taken as an answer."""
+    """The voice line without audio, and the person on it.
 
-    def __init__(self, emitted: list[dict], answer):
-        self.emitted, self.answer = emitted, answer
+    Records what is said (and in which voice, also as a ``said`` event among those emitted
+    through :meth:`emit`, so their order shows). The person answers each ``ww_ask`` with
+    ``answer(tool, attempt, question)`` (one transcript, or several in turn), asks
+    ``recaps[prefix]`` right after hearing a line that starts with ``prefix``, and before
+    anything else says "player one": talk that answers no question, never to be taken.
+    """
+
+    def __init__(self, answer, recaps: dict[str, str] | None = None):
+        self.answer, self.recaps = answer, recaps or {}
+        self.emitted: list[dict] = []
         self.said: list[str] = []
-        self.stale = ["player one"]
+        self.heard: list[str] = []  # what the seat took from the line, in order
+        self._talk: asyncio.Queue[str] = asyncio.Queue()
+        self._talk.put_nowait("player one")
+
+    def emit(self, event: str, **fields) -> None:
+        self.emitted.append({"event": event, **fields})
+        if event == "ww_ask":
+            answer = self.answer(fields["tool"], fields["attempt"], fields["question"])
+            for text in [answer] if isinstance(answer, str) else answer:
+                self._talk.put_nowait(text)
 
     async def say(self, text: str, voice=None) -> None:
         self.said.append(text)
         self.emitted.append({"event": "said", "text": text, "voice": voice})
+        for prefix, asked in self.recaps.items():
+            if text.startswith(prefix):
+                self._talk.put_nowait(asked)
         await asyncio.sleep(0)  # audio takes time: the judge goes on meanwhile
 
-    def forget(self) -> None:
-        self.stale.clear()
-
     async def hear(self) -> str:
-        if self.stale:
-            return self.stale.pop(0)
-        ask = [e for e in self.emitted if e["event"] == "ww_ask"][-1]
-        return self.answer(ask["tool"], ask["attempt"], ask["question"])
+        self.heard.append(await self._talk.get())
+        return self.heard[-1]
 
 
 class ScriptedAI:
@@ -84,7 +96,10 @@ class ScriptedAI:
         async for env in sub:
             tool = ToolSpec.from_json(env.payload.tool)
             if tool.name == tools.SPEAK:
-                args = {"text": f"Day {env.payload.round}, {self.seat} speaking: I trust {tool.targets[0]}."}
+                args = {
+                    "text": f"Day {env.payload.round}, {self.seat} speaking: I trust {tool.targets[0]}.",
+                    "cites": [],
+                }
             elif tool.name == tools.WITCH_ACT:
                 args = {k: v for k, v in (("save", False), ("poison", None)) if k in tool.schema()["properties"]}
             else:
@@ -116,16 +131,18 @@ async def test_whole_game_through_the_human_seat_shows_only_its_own_view(tmp_pat
 
     state = new_game(seed, SEATS)
     user = state.user_seat
-    emitted: list[dict] = []
-    line = FakeLine(emitted, spoken_answer)
-    emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
-    table = TableVoice(line, BOOK, emit)
-    human = mode.HumanSeat(user, line, emit, table)
+    line = FakeLine(spoken_answer)
+    emitted = line.emitted
+    table = TableVoice(line, BOOK, line.emit)
+    human = mode.HumanSeat(user, line, line.emit, table)
     agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
         outs: list[list[str]] = []
         judge = await asyncio.wait_for(
-            mode.run_table(bus, state, agents, human.emit, "g", 2, 30, on_user_out=outs.append, table=table), 60
+            mode.run_table(
+                bus, state, agents, line.emit, "g", 2, 30, on_user_out=outs.append, table=table, on_view=human.see
+            ),
+            60,
         )
     await table.close()
     final = judge.state
@@ -173,13 +190,12 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
 
     state = new_game(seed, SEATS)
     user = state.user_seat
-    emitted: list[dict] = []
-    line = FakeLine(emitted, spoken_answer)
-    emit = lambda event, **f: emitted.append({"event": event, **f})  # noqa: E731
-    table = TableVoice(line, BOOK, emit)
-    agents = {s: (mode.HumanSeat(s, line, emit, table) if s == user else ScriptedAI(s)) for s in state.seats}
+    line = FakeLine(spoken_answer)
+    emitted = line.emitted
+    table = TableVoice(line, BOOK, line.emit)
+    agents = {s: (mode.HumanSeat(s, line, line.emit, table) if s == user else ScriptedAI(s)) for s in state.seats}
     async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
-        judge = await asyncio.wait_for(mode.run_table(bus, state, agents, emit, "g", 2, 30, table=table), 60)
+        judge = await asyncio.wait_for(mode.run_table(bus, state, agents, line.emit, "g", 2, 30, table=table), 60)
     await table.close()
     speeches = [e.what for e in judge.state.events if isinstance(e.what, Speech) and e.what.seat != user]
     assert speeches
@@ -202,6 +218,135 @@ async def test_each_ai_speech_is_heard_as_its_own_audio_in_its_voice_before_the_
     assert all(
         e["voice"] == BOOK.narrator for e in emitted if e["event"] == "said" and e["voice"] not in BOOK.seats.values()
     )
+
+
+def asks_a_recap_first(tool: str, attempt: int, question: str) -> list[str]:
+    """The person asks for a recap before each answer, in words that would otherwise be a
+    move: a speech, or (at a vote) a ballot for the first seat offered."""
+    if attempt:
+        return [spoken_answer(tool, attempt, question)]
+    if tool == "vote":
+        first = re.findall(r"P(\d)", question)[0]
+        asked = f"Who voted for player {first}?"
+    else:
+        asked = "What happened last night?" if tool == "speak" else "Where are we?"
+    return [asked, spoken_answer(tool, attempt, question)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 7])
+async def test_a_recap_is_answered_at_any_time_from_the_seats_own_view_and_never_taken_as_a_move(tmp_path, seed):
+    from appliance.bus import InProcBus
+    from appliance.judge import isolation, recap
+    from appliance.judge.events import VoteCast
+    from appliance.judge.rules import new_game
+
+    state = new_game(seed, SEATS)
+    user = state.user_seat
+    # outside its moves too: right after the dawn and the ballots are heard
+    line = FakeLine(
+        asks_a_recap_first, recaps={"Dawn:": "What happened last night?", "Ballots:": "Who voted for whom?"}
+    )
+    table = TableVoice(line, BOOK, line.emit)
+    human = mode.HumanSeat(user, line, line.emit, table)
+    agents = {s: (human if s == user else ScriptedAI(s)) for s in state.seats}
+    async with InProcBus(tmp_path / "bus.jsonl", log_fsync_ms=0) as bus:
+        judge = await asyncio.wait_for(
+            mode.run_table(bus, state, agents, line.emit, "g", 2, 30, table=table, on_view=human.see), 60
+        )
+    await table.close()
+    final, emitted = judge.state, line.emitted
+    assert judge.status == "finished"
+
+    # never a move: no attempt counted for a recap (only the unparseable answers are asked again),
+    # never heard as the answer, never a speech, and "who voted for player N?" never a ballot
+    choices = [e for e in emitted if e["event"] == "ww_applied" and e["tool"] != "speak"]
+    assert judge.checks.mismatched == len(choices) == len([e for e in emitted if e["event"] == "ww_retry"])
+    assert all(recap.request(e["transcript"]) is None for e in emitted if e["event"] == "ww_heard")
+    ballots = [e.what.target for e in final.events if isinstance(e.what, VoteCast) and e.what.seat == user]
+    speeches = [e.what.text for e in final.events if isinstance(e.what, Speech) and e.what.seat == user]
+    assert ballots and set(ballots) == {None}  # "I abstain.", said after "Who voted for player N?"
+    assert speeches and not any(recap.request(text) for text in speeches)
+
+    # each question heard is answered once (the last one may come after the game is over), on
+    # the line in the narrator's voice, from the seat's own view
+    recaps = [(i, e) for i, e in enumerate(emitted) if e["event"] == "ww_recap"]
+    assert [r["question"] for _, r in recaps] == [t for t in line.heard if recap.request(t)]
+    asked = len([e for e in emitted if e["event"] == "ww_ask" and e["attempt"] == 0])
+    outside = len([e for e in emitted if e["event"] == "said" and e["text"].startswith(("Dawn:", "Ballots:"))])
+    assert asked + outside - 1 <= len(recaps) <= asked + outside
+    said = [(i, e["text"], e["voice"]) for i, e in enumerate(emitted) if e["event"] == "said"]
+    for i, r in recaps:
+        assert any(j > i and (text, voice) == (r["text"], BOOK.narrator) for j, text, voice in said)
+    n, found = isolation.count_violations([(user, r["text"]) for _, r in recaps], final)
+    assert n == 0, found
+    for s in final.seats:
+        assert s == user or not any(f"{s}, the " in r["text"] for _, r in recaps)
+    # asked right after the dawn: the night just heard
+    for i, r in recaps:
+        if r["question"] == "What happened last night?" and r["kind"] == "night":
+            dawn = [text for j, text, _ in said if j < i and text.startswith("Dawn:")]
+            assert dawn and r["text"].startswith("Last night was night") and r["text"].endswith(dawn[-1])
+
+
+def test_the_page_gets_each_claim_and_the_ballots_only_once_all_are_in():
+    """The table's events after every state of 50 code-policy games: ``ww_claim`` with each
+    speech that claims something, ``ww_ballots`` exactly when the judge reveals them (never
+    while a vote is open), and the user seat's view handed on whenever it grows."""
+    from appliance.judge import claims, selfplay, views
+    from appliance.judge.events import Votes
+    from appliance.judge.state import Phase
+
+    for seed in range(1, 51):
+        states = selfplay.states(seed, 6 + seed % 3)
+        judge = mode.TableJudge(None, next(states), "g", 2, 1.0)
+        emitted: list[tuple[str, dict]] = []
+        judge.emit = lambda event, **f: emitted.append((event, f))  # noqa: B023
+        seen = []
+        judge.on_view = seen.append
+        judge._log_events()
+        for s in states:
+            new, before = s.events[len(judge.state.events) :], len(emitted)
+            judge.state = s
+            judge._log_events()
+            out = emitted[before:]
+            ballots = [f for event, f in out if event == "ww_ballots"]
+            assert ballots == [
+                {"round": e.round, "votes": dict(e.what.votes)} for e in new if isinstance(e.what, Votes)
+            ]
+            assert not ballots or s.phase in (Phase.RESOLUTION, Phase.OVER)
+            spoke = [e.what for e in new if isinstance(e.what, Speech)]
+            assert [f for event, f in out if event == "ww_claim"] == [
+                {"seat": sp.seat, "text": claims.summary(claims.read(sp.seat, sp.text, s.round))}
+                for sp in spoke
+                if claims.read(sp.seat, sp.text, s.round)
+            ]
+            if any(e.visible_to(s.user_seat) for e in new):
+                assert seen[-1] == views.view(s, s.user_seat)
+
+
+async def test_the_line_says_one_utterance_at_a_time_a_recap_after_the_question_it_came_during():
+    class SlowLine:
+        def __init__(self):
+            self.log: list[tuple[str, str]] = []
+
+        async def say(self, text: str, voice=None) -> None:
+            self.log.append(("start", text))
+            await asyncio.sleep(0.01)
+            self.log.append(("end", text))
+
+    line = SlowLine()
+    table = TableVoice(line, BOOK, lambda *a, **k: None)
+    question = asyncio.create_task(table.say("Vote 1. Vote for P2 or P3, or say I abstain."))
+    await asyncio.sleep(0.001)  # the question is being said when the person asks
+    table.announce("No ballots have been revealed yet.")
+    await question
+    await table.close()
+    assert line.log == [
+        ("start", "Vote 1. Vote for P2 or P3, or say I abstain."),
+        ("end", "Vote 1. Vote for P2 or P3, or say I abstain."),
+        ("start", "No ballots have been revealed yet."),
+        ("end", "No ballots have been revealed yet."),
+    ]
 
 
 def test_question_names_the_choices():
@@ -272,6 +417,13 @@ async def test_human_seat_is_asked_again_then_its_spoken_choice_is_applied(werew
         asked = words(await _heard_bot(client, runtime, 30))
         assert "attack" in asked and "player" in asked, asked
 
+        # A recap during the move: answered from the seat's own view, not an answer to the question
+        await client.say(synth.synthesize("What happened last night?", person), synth.sample_rate_hz)
+        told = await _event(session, "ww_recap", 60)
+        assert (told["kind"], told["text"]) == ("night", "No night has ended yet."), told
+        assert "night" in words(await _heard_bot(client, runtime, 30))
+        assert not [e for e in session.events.events if e["event"] in ("ww_heard", "ww_retry")]
+
         # Not a legal action: asked again, nothing applied
         await client.say(synth.synthesize("Um, the quiet one.", person), synth.sample_rate_hz)
         heard = await _event(session, "ww_heard", 60, attempt=0)
@@ -305,15 +457,15 @@ async def test_a_page_game_with_ai_seats_is_heard_seat_by_seat_and_replays(tmp_p
     from appliance.voice.session import recording_notice
     from appliance.werewolf.replay import replay
 
-    emitted: list[dict] = []
-    line = FakeLine(emitted, spoken_answer)
+    line = FakeLine(spoken_answer)
+    emitted = line.emitted
     cfg = config.load(overrides={"recording": {"dir": str(tmp_path)}}).for_werewolf_page()
     over = await asyncio.wait_for(
         mode.play_on_line(
             cfg,
             FakeRuntime(),
             line,
-            lambda event, **f: emitted.append({"event": event, **f}),
+            line.emit,
             seats=SEATS,
             seed=2,
             folder=tmp_path,

@@ -21,7 +21,7 @@ ROLES = (W, W, S, X, V, V, V)  # P1 (the user seat) is the first werewolf: it ac
 
 def first_legal(tool):
     if tool.name == tools.SPEAK:
-        return {"text": "I trust everyone."}
+        return {"text": "I trust everyone.", "cites": []}
     if tool.name == tools.WITCH_ACT:
         return {k: v for k, v in (("save", False), ("poison", None)) if k in tool.schema()["properties"]}
     return {"target": tool.targets[0]}
@@ -84,7 +84,7 @@ async def test_unparseable_or_illegal_transcripts_are_never_applied(tmp_path, tr
 
 async def test_dead_seat_in_transcript_is_rejected_then_a_match_is_applied(tmp_path):
     script = [({"target": "P5"}, "Attack player five.")]  # night 1: P5 dies (P1 leads the pack)
-    script += [({"text": "hi"}, "I trust everyone.")]  # day 1
+    script += [({"text": "hi", "cites": []}, "I trust everyone.")]  # day 1
     script += [({"target": "P3"}, "I vote for player five."), ({"target": "P3"}, "I vote for player 3.")]
     judge, final, _ = await play(tmp_path, script, retry_limit=1)
     votes = next(e.what.votes for e in final.events if isinstance(e.what, Votes))

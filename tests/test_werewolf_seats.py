@@ -2,6 +2,7 @@
 and two seats' voices through Piper (e2e)."""
 
 import itertools
+import json
 import re
 
 import numpy as np
@@ -28,15 +29,22 @@ def test_every_speech_the_grammar_allows_is_legal():
         ("", "I am the seer. "), ("I suspect ", "I trust "), speak.targets, REASONS + SEER_REASONS, speak.targets
     ):
         text = f"{claim}{stance}{seat} because {reason.format(seat=other)}."
-        assert speak.to_action({"text": text}).text == text
+        assert speak.to_action({"text": text, "cites": []}).text == text
 
 
 def test_decode_closes_a_cut_off_speech_and_rejects_garbage():
     speak = ToolSpec(tools.SPEAK)
-    assert decode('{"text":"I suspect P2 because they voted for P3. I trust P4 bec', speak) == {
-        "text": "I suspect P2 because they voted for P3."
+    assert decode('{"cites":[],"text":"I suspect P2 because they voted for P3. I trust P4 bec', speak) == {
+        "text": "I suspect P2 because they voted for P3.",
+        "cites": [],
     }
-    assert decode('{"text":"I suspect P2 because they', speak) == {"text": "I suspect P2 because"}
+    assert decode('{"cites":[],"text":"I suspect P2 because they', speak) == {
+        "text": "I suspect P2 because",
+        "cites": [],
+    }
+    vote = {"kind": "vote", "day": 1, "by": "P2", "target": "P4"}
+    cut = '{"cites":[' + json.dumps(vote, separators=(",", ":")) + '],"text":"I suspect P2. They voted for P4 and'
+    assert decode(cut, speak) == {"cites": [vote], "text": "I suspect P2."}  # cut at its last sentence, cites kept
     with pytest.raises(SeatError):
         decode('{"target":"P', ToolSpec(tools.VOTE, targets=("P2",), can_abstain=True))
     with pytest.raises(SeatError):
@@ -132,7 +140,12 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
 
     vote = ToolSpec(tools.VOTE, targets=("P2", "P3"), can_abstain=True)
     speak = ToolSpec(tools.SPEAK, targets=("P2", "P3"))
-    script = ['{"target":"P3"}', '{"target":"P3"}', '{"text":"I suspect P2 because they were quiet. I tr', "nope"]
+    script = [
+        '{"target":"P3"}',
+        '{"target":"P3"}',
+        '{"cites":[],"text":"I suspect P2 because they were quiet. I tr',
+        "nope",
+    ]
     async with FakeOpenAI(script) as fake:
         llm = OpenAICompatibleClient(
             fake.base_url, "m", slot=4, api_key="none", timeout_s=5, max_retries=0, retry_backoff_ms=0
@@ -144,7 +157,8 @@ async def test_seat_llm_seeds_each_turn_traces_it_and_closes_a_cut_off_speech(tm
         assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote") == {"target": "P3"}
         assert await seat.call(["== Vote 1 =="], "Vote.", vote, round=1, phase="vote", attempt=1) == {"target": "P3"}
         assert await seat.call([], "Speak.", speak, round=1, phase="day") == {
-            "text": "I suspect P2 because they were quiet."
+            "text": "I suspect P2 because they were quiet.",
+            "cites": [],
         }
         with pytest.raises(SeatError, match="not the vote tool's JSON: 'nope'"):
             await seat.call([], "Vote.", vote, round=2, phase="vote")

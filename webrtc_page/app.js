@@ -322,7 +322,8 @@ $("form-submit").addEventListener("click", () => { $("form-submit").hidden = tru
 
 // --- Werewolf: the table as the user seat knows it (the server sends only that seat's view) ---
 const PHASES = { night: "Night", day: "Day", vote: "Vote", resolution: "Resolution", over: "Game over" };
-const ww = { seat: null, seats: [], alive: [], speaking: null, roles: null };
+// claims: seat → its last claim in words; ballots: the last revealed vote {round, votes}, until the next day
+const ww = { seat: null, seats: [], alive: [], speaking: null, roles: null, claims: {}, ballots: null };
 
 function wwCaption(cls, who, text) {
   const li = document.createElement("li"); li.className = cls;
@@ -339,9 +340,14 @@ function wwSeats() {
     li.className = [seat === ww.seat ? "you" : "", dead ? "dead" : "", seat === ww.speaking ? "speaking" : ""].join(" ").trim();
     const label = ww.roles ? ww.roles[seat]
       : (seat === ww.seat ? "you" : (dead ? "dead" : (seat === ww.speaking ? "🔊 speaking" : "alive")));
-    li.innerHTML = "<b></b><small></small>";
+    li.innerHTML = "<b></b><small></small><span class=\"claim\"></span><span class=\"ballot\"></span>";
     li.querySelector("b").textContent = seat; li.querySelector("small").textContent = label;
-    li.title = dead ? seat + " is dead" : seat + " is alive";
+    li.querySelector(".claim").textContent = ww.claims[seat] || "";
+    if (ww.ballots && seat in ww.ballots.votes) {
+      const target = ww.ballots.votes[seat];
+      li.querySelector(".ballot").textContent = target ? `voted ${target}` : "abstained";
+    }
+    li.title = (dead ? seat + " is dead" : seat + " is alive") + (ww.claims[seat] ? ` · last claim: ${ww.claims[seat]}` : "");
     ul.appendChild(li);
   }
 }
@@ -351,11 +357,12 @@ function wwSpeaking(text, you) { $("ww-speaking").textContent = text; $("ww-spea
 function onWerewolf(ev) {
   switch (ev.event) {
     case "ww_started":
-      Object.assign(ww, { seat: ev.seat, seats: ev.seats, alive: ev.seats.slice(), speaking: null, roles: null });
+      Object.assign(ww, { seat: ev.seat, seats: ev.seats, alive: ev.seats.slice(), speaking: null, roles: null, claims: {}, ballots: null });
       $("ww-table").hidden = false; $("ww-you").textContent = `You are ${ev.seat}, the ${ev.role} · seed ${ev.seed}`;
       wwSeats(); break;
     case "ww_table":
       Object.assign(ww, { seat: ev.seat, seats: ev.seats, alive: ev.alive });
+      if (ev.phase === "day" && ww.ballots && ev.round > ww.ballots.round) ww.ballots = null;  // a new day: new ballots to come
       $("ww-phase").textContent = ev.phase === "over" ? PHASES.over : `${PHASES[ev.phase] || ev.phase} ${ev.round}`;
       $("ww-phase").className = "ww-phase " + ev.phase;
       $("ww-you").textContent = `You are ${ev.seat}, the ${ev.role}` + (ev.alive.includes(ev.seat) ? "" : " (dead)");
@@ -370,6 +377,9 @@ function onWerewolf(ev) {
     case "ww_playing":  // that seat's speech is heard now, in its own voice: its name on the card
       ww.speaking = ev.seat; wwSeats();
       wwSpeaking(`🔊 ${ev.seat} speaking` + (ev.voice ? ` (${ev.voice} voice)` : "")); break;
+    case "ww_claim": ww.claims[ev.seat] = ev.text; wwSeats(); break;
+    case "ww_ballots": ww.ballots = { round: ev.round, votes: ev.votes }; wwSeats(); break;
+    case "ww_recap": wwCaption("you", "Asked", ev.question); wwCaption("recap", "Recap", ev.text); break;
     case "ww_log": wwCaption("log", "", ev.text); break;
     case "ww_ask": wwCaption("judge", "Judge", ev.question); wwSpeaking("Your turn — speak now", true); break;
     case "ww_heard": wwCaption("you", "Heard", ev.transcript || "(nothing)"); break;

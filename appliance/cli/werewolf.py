@@ -50,6 +50,14 @@ def register(parsers) -> None:
     )
     add_config_arg(p)
     p.add_argument("--games", type=int, default=20, help="seeds 1..N (default 20)")
+    p.add_argument("--seeds", type=_seed_range, help="seeds A..B instead of 1..N (e.g. 101..140)")
+    p.add_argument(
+        "--compare-model",
+        metavar="MODEL",
+        help="also play the first --compare-games seeds with the seats on MODEL (e.g. qwen2.5-coder-1.5b, "
+        "after `python -m appliance.models fetch --with qwen2.5-coder-1.5b`) and print by_model",
+    )
+    p.add_argument("--compare-games", type=int, default=10, help="games per model for --compare-model (default 10)")
     p.add_argument("--seats", type=int, default=7, help="6–8 seats, the user seat included (default 7)")
     p.add_argument(
         "--user",
@@ -110,10 +118,22 @@ def _replay(args: argparse.Namespace) -> int:
     return 1 if result["diverged"] else 0
 
 
+def _seed_range(text: str) -> range:
+    """``A..B`` → seeds A to B (both included).
+
+    Raises:
+        argparse.ArgumentTypeError: not two whole numbers ``A..B`` with 1 ≤ A ≤ B."""
+    a, sep, b = text.partition("..")
+    if not (sep and a.isdigit() and b.isdigit() and 1 <= int(a) <= int(b)):
+        raise argparse.ArgumentTypeError(f"seeds must be A..B with 1 <= A <= B, e.g. 101..140; got {text!r}")
+    return range(int(a), int(b) + 1)
+
+
 def _bench(args: argparse.Namespace) -> int:
     from appliance.bench.werewolf import run_bench
 
-    result = run_bench(config.load(args.config), args.games, args.seats, args.user)
+    seeds = args.seeds or range(1, args.games + 1)
+    result = run_bench(config.load(args.config), seeds, args.seats, args.user, args.compare_model, args.compare_games)
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
     return 0
 

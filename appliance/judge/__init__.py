@@ -7,6 +7,7 @@
 - :mod:`~appliance.judge.views` — what each seat may know, rendered as its prompt text (and back).
 - :mod:`~appliance.judge.isolation` — audit of views and prompts for leaked private facts.
 - :mod:`~appliance.judge.transcript` — the user seat's transcript → action, failing closed.
+- :mod:`~appliance.judge.recap` — a spoken recap question and its answer from the asking seat's own view.
 - :mod:`~appliance.judge.strategy` — the rules and role strategies as a seat's prompt states them.
 - :mod:`~appliance.judge.claims` — what a day speech claims (seer claims, accusations, defences).
 - :mod:`~appliance.judge.beliefs` — one seat's facts, public record and suspicion, from its own view.

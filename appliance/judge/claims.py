@@ -129,6 +129,23 @@ def read(speaker: str, text: str, round_: int = 0) -> tuple[Claim, ...]:
     return tuple(c for c in out if (c.target, c.kind) not in firm)
 
 
+def summary(said: tuple[Claim, ...]) -> str:
+    """``said`` (one speech's claims, as :func:`read` returns them) in a few words for the
+    seat's card on the page, e.g. ``claims seer; P3 is a werewolf (checked); suspects P2``;
+    ``""`` when it claims nothing."""
+    return "; ".join(_WORDS[c.kind].format(c.target) + (" (checked)" if c.checked else "") for c in said)
+
+
+#: each kind of claim in words, ``{}`` its target
+_WORDS = {
+    SEER: "claims seer",
+    WOLF: "{} is a werewolf",
+    CLEAR: "{} is not a werewolf",
+    SUSPECT: "suspects {}",
+    TRUST: "trusts {}",
+}
+
+
 @lru_cache(maxsize=4096)  # the same words come from many seats on many days (templates)
 def _statements(text: str) -> tuple[tuple[str, str | None, bool], ...]:
     """What ``text`` states, in order, as ``(kind, target, checked)`` (target a seat id

@@ -126,7 +126,9 @@ def count_violations(
     found: dict[tuple[str, str], None] = {}
     for texts_, is_static in ((texts, False), (static, True)):
         for seat, text in texts_:
-            allowed = cache.setdefault(seat, entitled(truth, seat))
+            if seat not in cache:  # once per seat (setdefault would derive it for every text)
+                cache[seat] = entitled(truth, seat)
+            allowed = cache[seat]
             for s in scan(text, seat, truth, allowed, static=is_static):
                 found[(seat, s)] = None
     return len(found), list(found)

@@ -52,10 +52,12 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from appliance.judge import claims, tools
+from appliance.judge import claims, grounding, tools
 from appliance.judge.beliefs import CAUGHT, CHECK, CLAIM, TEAM, VOTE, Assessment, Beliefs, Evidence, assess
+from appliance.judge.grounding import Cite
 from appliance.judge.state import Action, IllegalAction, NightKill, Role, SeerCheck, Speak, Vote, WitchAct
 from appliance.judge.tools import ToolSpec
 
@@ -427,6 +429,71 @@ def template(p: Position, max_chars: int = 200, salt: int = 0) -> str:
     return text or parts[0][:max_chars]
 
 
+def grounded(
+    p: Position, b: Beliefs, facts: Mapping[Cite, str], max_chars: int = 200, salt: int = 0
+) -> tuple[str, tuple[Cite, ...]]:
+    """The counted fallback speech of ``b``'s seat: :func:`template`'s words and the public
+    fact they cite (``facts``: :func:`appliance.judge.grounding.public_facts` of its view),
+    so that :func:`appliance.judge.grounding.check` passes it. When the template's reason
+    is no fact of the log (a vague accusation, "they sound like a werewolf", nothing to
+    add), a sentence stating the fact :func:`offered` puts first follows its words
+    ("On day 1 P4 voted for P2."); ``()`` cites only when the log has no fact a werewolf
+    may name without naming a partner."""
+    said = _said_cite(p, facts)
+    if said is not None:
+        return template(p, max_chars, salt), (said,)
+    offer = offered(p, b, facts)
+    if not offer:
+        return template(p, max_chars, salt), ()
+    sentence = facts[offer[0]]
+    return f"{template(p, max_chars - len(sentence) - 1, salt)} {sentence}", (offer[0],)
+
+
+def offered(p: Position, b: Beliefs, facts: Mapping[Cite, str], limit: int = 40) -> list[Cite]:
+    """The public facts ``b``'s seat may cite in a speech of ``p``, at most ``limit``, the
+    one its position rests on first: the fact its reason states, else the latest thing
+    the target did (a ballot, an accusation, a defence, a claim), else the latest thing
+    done to it, else the latest death; then the rest, latest first. A werewolf is never
+    offered a fact that names a partner."""
+    usable = [c for c in facts if not ({c.by, c.target} & set(b.partners))]
+    said = _said_cite(p, facts)
+    first = [said] if said is not None and said in usable else []
+    if not first:
+        for pick in (
+            lambda c: p.target is not None and c.by == p.target,
+            lambda c: p.target is not None and c.target == p.target,
+            lambda c: c.kind == grounding.DEATH,
+        ):
+            found = [c for c in usable if pick(c)]
+            if found:
+                first = found[-1:]
+                break
+    return (first + [c for c in reversed(usable) if c not in first])[:limit]
+
+
+def _said_cite(p: Position, facts: Mapping[Cite, str]) -> Cite | None:
+    """The fact :func:`template`'s reason states, or ``None`` (a reason of no fact)."""
+    ev = next((ev for ev in p.evidence if ev.kind != CHECK), None)
+    if ev is None or p.target is None or _reason(ev, p.target) == "sound like a werewolf":
+        return None
+    cite = _cite_of(ev)
+    return cite if cite in facts else None
+
+
+def _cite_of(ev: Evidence) -> Cite | None:
+    """The public fact of a piece of evidence: a ballot, or what a speech said (a seer
+    claim that this seat caught lying is the claim)."""
+    if ev.kind == VOTE:
+        return Cite(grounding.VOTE, ev.round, ev.seat, ev.target)
+    c = ev.claim
+    if c is None:
+        return None
+    if ev.kind == CAUGHT or c.kind == claims.SEER:
+        return Cite(grounding.CLAIM, ev.round if ev.kind == CAUGHT else c.round, c.speaker, None)
+    kind = grounding.ACCUSATION if c.kind in (claims.WOLF, claims.SUSPECT) else grounding.DEFENCE
+    return Cite(kind, c.round, c.speaker, c.target)
+
+
 def opening(p: Position) -> str:
     """The words a speech of ``p`` must start with (its claim), ending in a space for the
     LLM to go on: ``I am the seer. My check found P2 is a werewolf. `` or
@@ -444,38 +511,71 @@ def opening(p: Position) -> str:
 
 
 def speech_grammar(
-    p: Position, b: Beliefs, tool: ToolSpec, max_chars: int | None = None, one_sentence: bool = False
+    p: Position,
+    b: Beliefs,
+    tool: ToolSpec,
+    max_chars: int | None = None,
+    one_sentence: bool = False,
+    offer: Sequence[Cite] = (),
 ) -> str:
-    """GBNF for the ``speak`` tool's arguments that words ``p``: the speech starts with
-    :func:`opening` and goes on in the model's own words, in which the only seat ids are
-    seats of the table — for a werewolf, never a partner. Every speech it allows is a
-    legal ``speak`` argument within ``max_chars`` (default: the tool's limit); check it
-    with :func:`conforms` all the same (a seat can be named in words).
+    """GBNF for the ``speak`` tool's arguments that words ``p``, **the cite first**: the
+    JSON opens with one of the facts in ``offer`` (:func:`offered`, the first
+    :data:`OFFER_IN_GRAMMAR`, each as the compact JSON of :meth:`Cite.to_json`; none when
+    ``offer`` is empty), then the speech starts with :func:`opening` and goes on in the
+    model's own words, in which the only digits are the seat ids the position and the
+    chosen cite name (:func:`speech_seats`; for a werewolf, never a partner) and the cite's
+    day, once ("day 2"). Each cite is its own
+    alternative (rules ``cN``, ``stepN``, ``seatN``), so the words it allows depend on the
+    cite chosen. Every speech it allows is a legal ``speak`` argument within
+    ``max_chars`` (default: the tool's limit); check it with :func:`conforms` and
+    :func:`appliance.judge.grounding.check` all the same (a seat can be named in words,
+    "player three"; an event can be named that the cite is not).
 
     ``one_sentence``: the model's words are one sentence (no ``.``, ``!`` or ``?`` but
     the one that ends it), so a small model stops when its point is made instead of
-    running on into the log's lines."""
+    running on into the log's lines.
+
+    Raises:
+        IllegalAction: the opening alone is longer than the limit."""
     start = opening(p)
     limit = min(tool.max_chars, max_chars or tool.max_chars)
     if len(start) + (1 if one_sentence else 0) >= limit:
         raise IllegalAction(f"the opening of this position is longer than {limit} characters")
-    seats = [s for s in b.seats if s not in b.partners]
     room = (limit - len(start) - (1 if one_sentence else 0)) // 2  # a seat id is one step of two characters
     stops = ".!?" if one_sentence else ""
-    first = "step" if start else "[A-Za-z]"  # a speech must have a letter
     end = " [.!?]" if one_sentence else ""
-    return "\n".join(
-        [
-            'root ::= "{\\"text\\":\\"" '
-            + (_gbnf_text(start) + " " if start else "")
-            + f"first step{{0,{room - 1}}}"
-            + end
-            + ' "\\"}"',
-            f"first ::= {first}",
-            f'step ::= [^"\\\\\\nP{stops}] | "P" [^"\\\\\\n0-9P{stops}] | seat',
-            "seat ::= " + " | ".join(f'"{s}"' for s in seats),
-        ]
-    )
+    head = _gbnf_text(start) + " " if start else ""
+    alts = list(offer[:OFFER_IN_GRAMMAR]) or [None]
+    lines = ['root ::= "{\\"cites\\":[" (' + " | ".join(f"c{i}" for i in range(len(alts))) + ') "\\"}"']
+    for i, cite in enumerate(alts):
+        seats = speech_seats(p, b, cite)
+        first = f"step{i}" if start else "[A-Za-z]"  # a speech must have a letter
+        cite_json = _gbnf_text(json.dumps(cite.to_json(), separators=(",", ":"))) + " " if cite else ""
+        if cite is None:
+            words = f"{first} step{i}{{0,{room - 1}}}"
+        else:  # the cite's day at most once ("day 2": one step of up to six characters), halves around it
+            half = max(0, (room - 4) // 2)
+            words = f"{first} step{i}{{0,{half}}} (day{i} step{i}{{0,{half}}})?"
+            lines.append(f'day{i} ::= ("day " | "Day ") "{cite.day}"')
+        lines.append(f'c{i} ::= {cite_json}"],\\"text\\":\\"" {head}{words}{end}')
+        lines.append(f'step{i} ::= [^"\\\\\\n0-9{stops}]' + (f" | seat{i}" if seats else ""))
+        if seats:
+            lines.append(f"seat{i} ::= " + " | ".join(f'"{s}"' for s in seats))
+    return "\n".join(lines)
+
+
+#: the facts of :func:`offered` a speech grammar lets the model choose its cite from: the
+#: first only — offered three, the 0.5B model often chose a later one and then worded the
+#: first (3 seeded games: 0.83 of drafts grounded)
+OFFER_IN_GRAMMAR = 1
+
+
+def speech_seats(p: Position, b: Beliefs, cite: Cite | None) -> list[str]:
+    """The seat ids a speech of ``p`` citing ``cite`` may name in its own words, in seat
+    order: the position's target and reported checks and the cite's seats; never the
+    speaker's partners (:func:`appliance.judge.grounding.check` allows no other seat)."""
+    named = {p.target, *(s for s, _ in p.checks)} | ({cite.by, cite.target} if cite else set())
+    return [s for s in b.seats if s in named and s not in b.partners]
 
 
 def _gbnf_text(text: str) -> str:

@@ -10,7 +10,8 @@ she holds it — and an empty speech (``"Pass."``: a speech must have a letter).
 choices come from ``random.Random(f"{seed}:{seat}")``, so a game is fully determined by
 its seed and its policies.
 
-:func:`play` plays one game; :func:`bench` plays seeds 1..N and returns the rates:
+:func:`play` plays one game (:func:`states` yields every state of it on the way);
+:func:`bench` plays seeds 1..N and returns the rates:
 
 - ``villager_win_rate`` — games the villagers won ÷ games (with a 95 % Wilson interval);
 - ``seer_revealed_by_next_day_rate`` — over games in which the Seer found a werewolf and
@@ -29,7 +30,7 @@ import argparse
 import json
 import math
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +82,15 @@ def play(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE
     ``policies``: one policy for every seat, or seat → policy. Each action is applied by
     :func:`appliance.judge.rules.act`, so an illegal one raises ``IllegalAction``.
     """
+    *_, final = states(seed, n_seats, policies, roles)
+    return final
+
+
+def states(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE, roles=None) -> Iterator[GameState]:
+    """Every state of the game :func:`play` plays, in order: the new game, then the state
+    after each action and each phase change; the last is the final one."""
     s = new_game(seed, n_seats, roles=roles)
+    yield s
     per_seat = {seat: (policies.get(seat, CODE) if isinstance(policies, Mapping) else policies) for seat in s.seats}
     rngs = {seat: random.Random(f"{seed}:{seat}") for seat in s.seats}
     beliefs: dict[str, Beliefs] = {}
@@ -89,6 +98,7 @@ def play(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE
         turn = next_turn(s)
         if turn is None:
             s = advance(s)
+            yield s
             continue
         p = per_seat[turn.seat]
         if p == RANDOM:
@@ -100,7 +110,7 @@ def play(seed: int, n_seats: int, policies: Policy | Mapping[str, Policy] = CODE
         else:
             action = p(view(s, turn.seat), turn.tool, seed)
         s = act(s, turn.seat, action)
-    return s
+        yield s
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,16 @@ mapping between tool arguments and typed actions.
 
 A :class:`ToolSpec` is built by :func:`appliance.judge.rules.next_turn` from the current
 state, so its enums hold exactly the legal choices (living seats, ``"abstain"``, potions
-still unused). Decoding with :meth:`ToolSpec.grammar` (compact JSON, no free whitespace)
-or :meth:`ToolSpec.schema` makes even a small model produce legal arguments;
-:meth:`ToolSpec.to_action` still checks everything and raises on anything else.
+still unused). Decoding with :meth:`ToolSpec.grammar` (compact JSON, no free whitespace,
+derived from :meth:`ToolSpec.schema`) or the schema itself makes even a small model
+produce legal arguments; :meth:`ToolSpec.to_action` still checks everything and raises on
+anything else.
+
+``speak`` takes ``{text, cites}``: the words, and the public facts they cite
+(:class:`~appliance.judge.grounding.Cite`, at most
+:data:`~appliance.judge.grounding.MAX_CITES`; a person's speech cites nothing). The table
+hears only the words (:class:`~appliance.judge.state.Speak`); whether the cites are true
+and the words name nothing else is :func:`appliance.judge.grounding.check`'s to say.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from appliance.judge.grounding import MAX_CITES, Cite, cites_of
 from appliance.judge.state import Action, IllegalAction, NightKill, SeerCheck, Speak, Vote, WitchAct
 
 ABSTAIN = "abstain"
@@ -32,7 +40,7 @@ class ToolSpec:
     ``targets``: legal seat ids for ``target`` (night_kill, seer_check, vote) or ``poison``
     (witch_act); for speak, the other living seats (a hint for decoding, not a limit). ``can_abstain``: vote only. ``victim``: the night's victim the Witch may
     save (set only while she holds the antidote). ``can_poison``: the Witch still holds
-    the poison. ``max_chars``: longest speech (speak).
+    the poison. ``max_chars``: longest speech's words (speak).
     """
 
     name: str
@@ -69,6 +77,7 @@ class ToolSpec:
                 props["poison"] = {"enum": list(self.targets) + [None]}
         elif self.name == SPEAK:
             props["text"] = {"type": "string", "minLength": 1, "maxLength": self.max_chars}
+            props["cites"] = {"type": "array", "maxItems": MAX_CITES, "items": Cite.schema()}
         else:
             raise IllegalAction(f"unknown tool {self.name!r}")
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
@@ -79,17 +88,7 @@ class ToolSpec:
         ``max_chars`` tightens the speech length below the tool's legal limit (a model's
         token budget); it is ignored for other tools.
         """
-        parts = []
-        for key, prop in self.schema()["properties"].items():
-            if prop.get("type") == "boolean":
-                value = '("true" | "false")'
-            elif "enum" in prop:
-                value = "(" + " | ".join(_gbnf_literal(json.dumps(v)) for v in prop["enum"]) + ")"
-            else:
-                limit = min(prop["maxLength"], max_chars or prop["maxLength"])
-                value = '"\\"" [^"\\\\\\n]{1,' + str(limit) + '} "\\""'
-            parts.append(_gbnf_literal(json.dumps(key) + ":") + " " + value)
-        return 'root ::= "{" ' + ' "," '.join(parts) + ' "}"'
+        return "root ::= " + gbnf(self.schema(), max_chars)
 
     # --- arguments ⇄ actions -----------------------------------------------------------
 
@@ -110,8 +109,11 @@ class ToolSpec:
                 raise IllegalAction(f"{self.name}.{key}: {v!r} is not one of {prop['enum']}")
             if prop.get("type") == "boolean" and not isinstance(v, bool):
                 raise IllegalAction(f"{self.name}.{key}: must be true or false, got {v!r}")
-            if self.name == SPEAK and not (isinstance(v, str) and 1 <= len(v.strip()) and len(v) <= self.max_chars):
+        if self.name == SPEAK:
+            v = args["text"]
+            if not (isinstance(v, str) and 1 <= len(v.strip()) and len(v) <= self.max_chars):
                 raise IllegalAction(f"speak.text: must be 1–{self.max_chars} characters")
+            cites_of(args)
         if self.name == NIGHT_KILL:
             return NightKill(args["target"])
         if self.name == SEER_CHECK:
@@ -140,7 +142,7 @@ class ToolSpec:
         if isinstance(action, Vote):
             return {"target": ABSTAIN if action.target is None else action.target}
         if isinstance(action, Speak):
-            return {"text": action.text}
+            return {"text": action.text, "cites": []}
         args: dict[str, Any] = {}
         if self.victim is not None:
             args["save"] = action.save
@@ -151,6 +153,31 @@ class ToolSpec:
         elif action.poison is not None:
             raise IllegalAction("witch_act: the poison is already used")
         return args
+
+
+def gbnf(prop: dict[str, Any], max_chars: int | None = None) -> str:
+    """A GBNF expression for the JSON values ``prop`` allows, as compact JSON (an object's
+    keys in schema order, all of them): the subset of JSON Schema the turn tools use —
+    ``enum``, ``boolean``, ``integer`` (``minimum`` 1, up to two digits), ``string`` with
+    ``maxLength`` (no quote, backslash or new line; ``max_chars`` tightens it), ``array``
+    (up to ``maxItems``) and ``object``."""
+    if "enum" in prop:
+        return "(" + " | ".join(_gbnf_literal(json.dumps(v)) for v in prop["enum"]) + ")"
+    kind = prop.get("type")
+    if kind == "boolean":
+        return '("true" | "false")'
+    if kind == "integer":
+        return "([1-9] [0-9]?)"
+    if kind == "string":
+        limit = min(prop["maxLength"], max_chars or prop["maxLength"])
+        return '"\\"" [^"\\\\\\n]{1,' + str(limit) + '} "\\""'
+    if kind == "array":
+        item = gbnf(prop["items"], max_chars)
+        return f'"[" ({item} ("," {item}){{0,{prop["maxItems"] - 1}}})? "]"'
+    if kind == "object":
+        parts = [_gbnf_literal(json.dumps(k) + ":") + " " + gbnf(v, max_chars) for k, v in prop["properties"].items()]
+        return '"{" ' + ' "," '.join(parts) + ' "}"'
+    raise TypeError(f"no GBNF for the schema {prop!r}")
 
 
 def _gbnf_literal(text: str) -> str:

@@ -17,7 +17,9 @@ read as digits, Whisper's "P-3"/"P 3" spellings accepted):
   required while she holds the antidote, and one about poison ("poison player four" /
   "no poison", "poison nobody", "keep the poison") while she holds the poison;
 - speak: any transcript with at least one letter (cut at a word boundary to the tool's
-  length limit).
+  length limit);
+- never a recap question ("what happened last night?", "who voted for whom?",
+  :func:`appliance.judge.recap.request`): it asks the judge, it is no move and no speech.
 
 Anything else raises :class:`TranscriptRejected` with the reason; the caller asks again.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from appliance.judge import tools
+from appliance.judge import recap, tools
 from appliance.judge.state import Action, IllegalAction, NightKill, SeerCheck, Speak, Vote, WitchAct
 from appliance.judge.tools import ToolSpec
 
@@ -57,8 +59,10 @@ def parse(transcript: str, tool: ToolSpec) -> Action:
 
     Raises:
         TranscriptRejected: nothing, more than one thing, a negated or an illegal thing
-            was said (the message says which).
+            was said, or a recap was asked for (the message says which).
     """
+    if recap.request(transcript) is not None:
+        raise TranscriptRejected(f"{transcript!r} asks for a recap: a question to the judge, not a move")
     text = normalise(transcript)
     if tool.name == tools.SPEAK:
         return _speech(transcript, tool.max_chars)

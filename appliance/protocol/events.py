@@ -940,6 +940,32 @@ class WwCaption(SessionEvent):
     text: str
 
 
+class WwClaim(SessionEvent):
+    """``seat``'s last speech claimed something: ``text`` says what in a few words (its card shows it)."""
+
+    event: Literal["ww_claim"] = "ww_claim"
+    seat: str
+    text: str
+
+
+class WwBallots(SessionEvent):
+    """Vote ``round``'s ballots, revealed once every vote is in: voter → the seat voted for (None: abstained)."""
+
+    event: Literal["ww_ballots"] = "ww_ballots"
+    round: int
+    votes: dict[str, str | None]
+
+
+class WwRecap(SessionEvent):
+    """The person asked for a recap (``question``, as heard; its ``kind``: night, votes, claims,
+    table) and was answered ``text`` on the line, from the user seat's own view only."""
+
+    event: Literal["ww_recap"] = "ww_recap"
+    question: str
+    kind: str
+    text: str
+
+
 class WwPlaying(SessionEvent):
     """``seat``'s speech ``text`` is heard now, in its ``voice`` (a description; "" if none)."""
 

@@ -162,11 +162,6 @@ class LineProcessor(FrameProcessor):
         (:attr:`~appliance.voice.asr.base.Transcript.words`): they go with the turn they end up in."""
         self._words.extend(words)
 
-    def forget(self) -> None:
-        """Drop transcripts not yet taken by :meth:`hear` (talk that answered no question)."""
-        while not self._heard.empty():
-            self._heard.get_nowait()
-
     async def hear(self) -> str:
         """The person's next final transcript (safe to cancel); its words are then :attr:`heard_words`,
         and whether it resumed the answer before :attr:`heard_resumes`."""

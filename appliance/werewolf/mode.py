@@ -17,6 +17,13 @@ as its own utterance in the seat's own voice (``voices/werewolf.yaml``) as soon 
 made, every other line (dawn, ballots, the seat's own results) and the questions in the
 narrator's voice; the person's question waits for what was queued before it.
 
+**A table you can follow.** The seat listens all the time, not only on its turn: a final
+transcript that asks for a recap ("what happened last night?", "who voted for whom?",
+:func:`appliance.judge.recap.request`) is answered on the line in the narrator's voice,
+from the seat's own view only (:func:`appliance.judge.recap.answer`), and never given to
+the judge as speech or a move; asked during the seat's own move, the move goes on
+listening and no attempt is counted. Any other talk outside the move answers nothing.
+
 The page draws the table from these session events, all built from the user seat's own
 view (events whose audience includes it, plus the public seats / alive / phase):
 
@@ -24,6 +31,11 @@ view (events whose audience includes it, plus the public seats / alive / phase):
 - ``ww_speaker`` ``{seat, phase}``: whose public turn it is (day speech and votes; at
   night only the user's own turn is named, since who acts at night is private);
 - ``ww_caption`` ``{seat, text}``: a seat's public speech (the user's own is its transcript);
+- ``ww_claim`` ``{seat, text}``: what that speech claims, in a few words
+  (:func:`appliance.judge.claims.summary`), when it claims anything: the seat's card shows its last;
+- ``ww_ballots`` ``{round, votes}``: every ballot of the vote (voter → seat, None: abstained),
+  once all are in and the judge reveals them (never a ballot before);
+- ``ww_recap`` ``{question, kind, text}``: the person asked ``question`` and was answered ``text``;
 - ``ww_playing`` ``{seat, text, voice}``: that speech is being heard now, in the seat's voice;
 - ``ww_log`` ``{text}``: any other line of the seat's view (deaths, ballots, its own checks);
 - ``ww_ask`` ``{tool, question, attempt}``: the question was spoken, the seat listens;
@@ -43,9 +55,10 @@ from typing import Any, Callable
 
 from appliance.bus import Bus, Subscription, open_bus
 from appliance.config import Config, WerewolfConfig
-from appliance.judge import events, rules, tools, views
+from appliance.judge import claims, events, recap, rules, tools, views
 from appliance.judge.state import GameState, Phase
 from appliance.judge.tools import ToolSpec
+from appliance.judge.views import SeatView
 from appliance.protocol import Emit
 from appliance.protocol.werewolf import TURN, ActionPayload, TurnPayload
 from appliance.voice.session import recording_notice
@@ -88,9 +101,11 @@ def _or(seats: tuple[str, ...]) -> str:
 class HumanSeat:
     """The user seat played by a person through the voice line.
 
-    Answers each ``werewolf_turn`` by asking the question on ``table`` (after whatever
-    the table still has to say), then replying with the person's next transcript (never
-    a tool call: the judge applies only what it can parse from the transcript).
+    Listens to ``line`` for as long as it runs. On each ``werewolf_turn`` it asks the
+    question on ``table`` (after whatever the table still has to say), then replies with
+    the person's next transcript (never a tool call: the judge applies only what it can
+    parse from the transcript). A transcript that asks for a recap is answered on
+    ``table`` from :attr:`view` instead, whenever it comes (see the module docstring).
     ``table`` defaults to one on ``line`` with the default voices.
     """
 
@@ -99,27 +114,56 @@ class HumanSeat:
         self.line = line
         self.emit = emit
         self.table = table or TableVoice(line, voices.load(WerewolfConfig().voices), emit)
+        #: the seat's own view as the judge last showed it (:meth:`see`); None before the game
+        self.view: SeatView | None = None
+        self._move: asyncio.Queue[str] | None = None  # open while a question waits for its answer
+
+    def see(self, view: SeatView) -> None:
+        """The seat's own view changed: recaps answer from ``view`` from now on."""
+        self.view = view
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
-        async for env in sub:
-            p: TurnPayload = env.payload
-            tool = ToolSpec.from_json(p.tool)
-            ask = question(tool, p.round)
-            await self.table.drain()
-            phase = ask.split(". ", 1)[0] + "."
-            if self.table.last == phase:  # "Night 1." was just said: not twice
-                ask = ask.split(". ", 1)[1]
-            if p.attempt:
-                ask = "Sorry, I could not take a legal choice from that. " + ask
-            self.emit("ww_speaker", seat=self.seat, phase=p.phase)
-            self.line.forget()  # talk before the question answers nothing; barge-in during it does
+        async with asyncio.TaskGroup() as tg:
+            ear = tg.create_task(self._listen(), name=f"werewolf-{self.seat}-ear")
+            async for env in sub:
+                await self._turn(bus, env)
+            ear.cancel()
+
+    async def _turn(self, bus: Bus, env) -> None:
+        p: TurnPayload = env.payload
+        tool = ToolSpec.from_json(p.tool)
+        ask = question(tool, p.round)
+        await self.table.drain()
+        phase = ask.split(". ", 1)[0] + "."
+        if self.table.last == phase:  # "Night 1." was just said: not twice
+            ask = ask.split(". ", 1)[1]
+        if p.attempt:
+            ask = "Sorry, I could not take a legal choice from that. " + ask
+        self.emit("ww_speaker", seat=self.seat, phase=p.phase)
+        self._move = asyncio.Queue()  # talk before the question answers nothing; barge-in during it does
+        try:
             await self.table.say(ask)
             self.emit("ww_ask", tool=tool.name, question=question(tool, p.round), attempt=p.attempt)
+            heard = await self._move.get()
+        finally:
+            self._move = None
+        self.emit("ww_heard", transcript=heard, attempt=p.attempt)
+        await bus.publish(env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name, transcript=heard)))
+
+    async def _listen(self) -> None:
+        """Each final transcript: a recap question is answered; anything else goes to the
+        open move, or answers nothing when no move is open."""
+        while True:
             heard = await self.line.hear()
-            self.emit("ww_heard", transcript=heard, attempt=p.attempt)
-            await bus.publish(
-                env.reply(ActionPayload(game_id=p.game_id, seat=self.seat, tool=tool.name, transcript=heard))
-            )
+            asked = recap.request(heard)
+            if asked is not None:
+                text = recap.answer(asked, self.view) if self.view is not None else "The game has not begun yet."
+                self.emit("ww_recap", question=heard, kind=asked.kind, text=text)
+                self.table.announce(text)
+            elif self._move is not None:
+                self._move.put_nowait(heard)
+            else:
+                log.info("werewolf: %r answers no question: not taken", heard)
 
 
 class TableJudge(Judge):
@@ -130,6 +174,8 @@ class TableJudge(Judge):
     table: TableVoice | None = None
     #: called once when the user seat has died (it gets no more turns, so nothing else tells it)
     on_user_out: Callable[[list[str]], None] | None = None
+    #: called with the user seat's view whenever it grows (the recaps answer from it)
+    on_view: Callable[[SeatView], None] | None = None
     _out_told: bool = False
     _table: dict | None = None
 
@@ -142,16 +188,24 @@ class TableJudge(Judge):
             match e.what:
                 case events.Speech(seat=speaker, text=text):
                     self.emit("ww_caption", seat=speaker, text=text)
+                    if said := claims.read(speaker, text, e.round):
+                        self.emit("ww_claim", seat=speaker, text=claims.summary(said))
                     if self.table is not None and speaker != seat:
                         self.table.speech(speaker, text)
                     continue
                 case events.Table() | events.RoleAssigned() | events.PhaseBegan():
                     line = views.render_event(e)  # on the page through ww_table
+                case events.Votes(votes=ballots):  # public only now that every ballot is in
+                    line = views.render_event(e)
+                    self.emit("ww_log", text=line)
+                    self.emit("ww_ballots", round=e.round, votes=dict(ballots))
                 case _:
                     line = views.render_event(e)
                     self.emit("ww_log", text=line)
             if self.table is not None:
                 self.table.announce(spoken(line))
+        if mine and self.on_view is not None:
+            self.on_view(views.view(self.state, seat))
         now = table(self.state)
         if mine and now != self._table:  # only when the seat's table changed
             self._table = now
@@ -203,10 +257,12 @@ async def run_table(
     turn_timeout_s: float,
     on_user_out: Callable[[list[str]], None] | None = None,
     table: TableVoice | None = None,
+    on_view: Callable[[SeatView], None] | None = None,
 ) -> TableJudge:
     """Play ``state`` to the end (or fail closed) with ``agents`` (seat → object with
     ``run(bus, sub)``) on a started ``bus``; returns the judge (``judge.state`` is final).
-    ``table``: where the user seat's view is said as it happens (None: nowhere).
+    ``table``: where the user seat's view is said as it happens (None: nowhere);
+    ``on_view``: called with the user seat's view whenever it grows (:meth:`HumanSeat.see`).
 
     Raises:
         SeatError, BusTimeoutError, IllegalAction: a seat failed (see :meth:`Judge.play`).
@@ -216,6 +272,7 @@ async def run_table(
     judge.emit = emit
     judge.on_user_out = on_user_out
     judge.table = table
+    judge.on_view = on_view
     try:
         async with asyncio.TaskGroup() as tg:
             seat_tasks = [tg.create_task(agents[s].run(bus, subs[s]), name=f"werewolf-{s}") for s in state.seats]
@@ -246,11 +303,10 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
     table = TableVoice(line, voices.load(ww.voices), emit)
     if folder is not None:  # before anything of the person's is stored (issue 30)
         await table.say(recording_notice(True))
-    agents: dict[str, Any] = {}
+    human = HumanSeat(user, line, emit, table)
+    agents: dict[str, Any] = {user: human}
     for seat in state.seats:
-        if seat == user:
-            agents[seat] = HumanSeat(seat, line, emit, table)
-        else:
+        if seat != user:
             role = state.role(seat)
             agents[seat] = AISeat(
                 seat,
@@ -285,6 +341,7 @@ async def play_on_line(cfg: Config, runtime, line, emit: Emit, *, seats: int, se
                 max(ww.turn_timeout_s, HUMAN_TURN_TIMEOUT_S),
                 on_user_out=user_out,
                 table=table,
+                on_view=human.see,
             )
     except BaseException:
         await table.close(drain=False)

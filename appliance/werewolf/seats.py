@@ -12,10 +12,17 @@ it never reads another seat's), then:
   under :func:`~appliance.judge.policy.speech_grammar` — the speech starts with the
   position's claim and names only seats of the table, never a werewolf's partner — and
   :func:`~appliance.judge.policy.conforms` checks the words (no night actions, no role
-  given away, the claim made). Words that do not conform are asked for again
-  (``werewolf.speech_retries`` times, another sampling seed each); when the LLM fails or
-  still does not conform, the seat says :func:`~appliance.judge.policy.template`
-  instead: a **template speech**, counted (``AISeat.templates``) and traced with its reason.
+  given away, the claim made). The speech **cites what happened**: after its words the
+  grammar has it cite one or two public facts of its log
+  (:func:`~appliance.judge.policy.offered`), and
+  :func:`~appliance.judge.grounding.check` checks the cites against the log and that the
+  words name nothing beyond them and the seat's own statements. Words that fail either
+  check are asked for again with the reason (``werewolf.speech_retries`` times, another
+  sampling seed each); when the LLM fails or still fails a check, the seat says
+  :func:`~appliance.judge.policy.grounded` instead (the template's words and the fact
+  they cite): a **template speech**, counted (``AISeat.templates``) and traced with its
+  reason. Each :class:`Speech` keeps the LLM's first draft, so the benchmark can say how
+  often the model's own words were grounded.
 
 Each seat has a fixed system prompt (its seat and role first, so no two seats share a
 long prefix) and its own llama-server slot (``runtime.llm(seat)``), so its cached prefix
@@ -36,8 +43,9 @@ from typing import Any
 
 from appliance.bus import Bus, Subscription
 from appliance.config import WerewolfConfig
-from appliance.judge import policy, tools, views
+from appliance.judge import grounding, policy, tools, views
 from appliance.judge.beliefs import Beliefs, beliefs_of
+from appliance.judge.grounding import Cite
 from appliance.judge.state import IllegalAction, Role
 from appliance.judge.strategy import RULES, STRATEGIES
 from appliance.judge.tools import ToolSpec
@@ -56,6 +64,8 @@ _STYLE = (
 
 #: the model's own words in a speech, at most (after the position's opening): ~20 tokens
 SPEECH_WORDS_CHARS = 80
+#: tokens a speech's cite adds to ``werewolf.speech_max_tokens`` (``,"cites":[{…}]``: ~27 with Qwen's tokenizer)
+CITE_TOKENS = 32
 
 
 #: each seat's manner of speaking (by seat number), so that the table does not sound like one voice
@@ -134,7 +144,7 @@ class SeatLLM:
                 user,
                 grammar=grammar,
                 schema=tool.schema(),
-                max_tokens=self.cfg.speech_max_tokens if speak else 40,
+                max_tokens=self.cfg.speech_max_tokens + CITE_TOKENS if speak else 40,
                 temperature=self.cfg.temperature if temperature is None else temperature,
                 seed=seed,
             )
@@ -182,14 +192,17 @@ def reason_grammar(tool: ToolSpec, role: Role) -> str:
     """The simulated person's speech grammar (AI seats word a position instead, under
     :func:`appliance.judge.policy.speech_grammar`): one stance on one living seat with a
     reason from :data:`REASONS`, e.g. ``I suspect P4 because they voted for P2.`` The Seer
-    may open with ``I am the seer.`` and cite her checks. Every speech it allows is a
-    legal ``speak`` argument (the longest is under 80 characters)."""
+    may open with ``I am the seer.`` and cite her checks. A person's words cite no fact
+    (``"cites":[]``, first). Every speech it allows is a legal ``speak`` argument (the longest is
+    under 80 characters)."""
     claim = '("I am the seer. ")? ' if role is Role.SEER else ""
     reasons = REASONS + (SEER_REASONS if role is Role.SEER else ())
     alts = " | ".join(_gbnf_seq(r) for r in reasons)
     seats = " | ".join(f'"{s}"' for s in tool.targets)
     return (
-        'root ::= "{\\"text\\":\\"" ' + claim + '("I suspect " | "I trust ") seat " because " reason "." '
+        'root ::= "{\\"cites\\":[],\\"text\\":\\"" '
+        + claim
+        + '("I suspect " | "I trust ") seat " because " reason "." '
         '"\\"}"\n'
         f"seat ::= {seats}\n"
         f"reason ::= {alts}"
@@ -203,8 +216,9 @@ def _gbnf_seq(template: str) -> str:
 
 
 def decode(content: str, tool: ToolSpec) -> dict[str, Any]:
-    """The model's JSON → arguments. A speech cut off by the token budget is closed at its
-    last complete sentence (or word), since it is the seat's own public words.
+    """The model's JSON → arguments. A speech cut off by the token budget (its cites come
+    first, :func:`~appliance.judge.policy.speech_grammar`) is closed at its last complete
+    sentence (or word), since it is the seat's own public words, and keeps its cites.
 
     Raises:
         SeatError: not JSON (and not a cut-off speech).
@@ -212,13 +226,17 @@ def decode(content: str, tool: ToolSpec) -> dict[str, Any]:
     try:
         args = json.loads(content)
     except json.JSONDecodeError:
-        m = re.match(r'\{"text":"([^"\\\n]*)', content)
-        if tool.name != tools.SPEAK or not m or not m.group(1).strip():
+        m = re.match(r'\{"cites":(\[[^\]]*\]),"text":"([^"\\\n]*)', content)
+        if tool.name != tools.SPEAK or not m or not m.group(2).strip():
             raise SeatError(f"not the {tool.name} tool's JSON: {content!r}") from None
-        text = m.group(1)
+        text = m.group(2)
         cut = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
         text = text[: cut + 1] if cut > 0 else text.rsplit(" ", 1)[0] if " " in text else text
-        args = {"text": text.strip()}
+        try:
+            cites = json.loads(m.group(1))
+        except json.JSONDecodeError:
+            raise SeatError(f"not the {tool.name} tool's JSON: {content!r}") from None
+        args = {"cites": cites, "text": text.strip()}
     if not isinstance(args, dict):
         raise SeatError(f"not the {tool.name} tool's JSON object: {content!r}")
     return args
@@ -240,14 +258,37 @@ def fit(lines: list[str] | tuple[str, ...], max_chars: int) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Draft:
+    """What the LLM first gave for a speech, before any re-wording or template: its words
+    and the facts they cite."""
+
+    text: str
+    cites: tuple[Cite, ...]
+
+
+@dataclass(frozen=True)
 class Speech:
-    """One day speech of an AI seat: its text, and ``template`` — why the fallback was
-    said instead of the LLM's words (``None``: the LLM's words were said)."""
+    """One day speech of an AI seat: its text and the public facts it cites, ``template``
+    — why the fallback was said instead of the LLM's words (``None``: the LLM's words were
+    said) — and ``draft``, the LLM's first wording (``None``: the LLM gave none)."""
 
     seat: str
     round: int
     text: str
     template: str | None = None
+    cites: tuple[Cite, ...] = ()
+    draft: Draft | None = None
+
+
+def _told(cite: Cite, facts: dict[Cite, str]) -> str:
+    """How the fact ``cite`` is told to the seat's LLM: its sentence, except that a claim is
+    quoted as what was said (``On day 1 P4 said: "I am the seer."``), since the words
+    themselves are public and the isolation audit reads a role or a check outside quotes
+    as a private fact."""
+    if cite.kind != grounding.CLAIM:
+        return facts[cite]
+    words = "I am the seer." if cite.target is None else f"I checked {cite.target}."
+    return f'On day {cite.day} {cite.by} said: "{words}"'
 
 
 class AISeat:
@@ -293,30 +334,41 @@ class AISeat:
         if tool.name != tools.SPEAK:
             return tool.arguments(policy.choose(b, tool, salt))
         pos = policy.position(b, tool, salt)
+        assert self._view is not None
+        facts = grounding.public_facts(self._view.events)
+        offer = policy.offered(pos, b, facts)
+        instruction = self._speech_instruction(pos, b, p, facts, offer)
         why: str | None = None
+        draft: Draft | None = None
         for retry in range(1 + self.llm.cfg.speech_retries):  # a new sampling seed each time
             try:
-                grammar = policy.speech_grammar(pos, b, tool, self._speech_chars(pos, tool), one_sentence=True)
+                chars = self._speech_chars(pos, tool)
                 args = await self.llm.call(
                     self._speech_lines(),
-                    self._speech_instruction(pos, b, p),
+                    instruction
+                    if why is None
+                    else f"{instruction}\nYour last words were not said: they {why}. "
+                    "Say it again, naming only what you cite.",
                     tool,
                     round=p.round,
                     phase=p.phase,
                     attempt=p.attempt + 100 * retry,
-                    grammar=grammar,
+                    grammar=policy.speech_grammar(pos, b, tool, chars, one_sentence=True, offer=offer),
                     temperature=self.llm.cfg.speech_temperature,
                 )
             except (SeatError, IllegalAction) as e:  # no LLM words: the counted fallback, at once
                 why = str(e)
                 break
-            text = args["text"].strip()
-            why = policy.conforms(text, pos, b, tool)
+            text, cites = args["text"].strip(), grounding.cites_of(args)
+            draft = draft or Draft(text, cites)
+            why = policy.conforms(text, pos, b, tool) or grounding.check(
+                self.seat, text, cites, self._view.events, p.round
+            )
             if why is None:
                 break
-            log.info("%s: the LLM's words do not conform (%s): %r", self.seat, why, text)
+            log.info("%s: the LLM's words are not said (%s): %r %s", self.seat, why, text, [str(c) for c in cites])
         if why is not None:
-            text = policy.template(pos, tool.max_chars, salt)
+            text, cites = policy.grounded(pos, b, facts, tool.max_chars, salt)
             log.info("%s: template speech (%s)", self.seat, why)
             self.llm.tracer.record(
                 self.seat,
@@ -328,10 +380,13 @@ class AISeat:
                     "messages": [],
                     "template": why,
                     "response": text,
+                    "cites": [c.to_json() for c in cites],
                 },
             )
-        self.speeches.append(Speech(self.seat, p.round, text, why))
-        return tool.arguments(tool.to_action({"text": text}))
+        self.speeches.append(Speech(self.seat, p.round, text, why, cites, draft))
+        args = {"text": text, "cites": [c.to_json() for c in cites]}
+        tool.to_action(args)
+        return args
 
     def _speech_chars(self, pos: policy.Position, tool: ToolSpec) -> int:
         """The speech length the grammar allows: the opening plus :data:`SPEECH_WORDS_CHARS`
@@ -347,15 +402,15 @@ class AISeat:
         return [self._view.status()]
 
     @staticmethod
-    def _speech_instruction(pos: policy.Position, b: Beliefs, p: TurnPayload) -> str:
-        """The brief, the turn's instruction and how to go on from the opening. A claim's
-        opening is not quoted: its check reports are the position's words, not the view's."""
+    def _speech_instruction(
+        pos: policy.Position, b: Beliefs, p: TurnPayload, facts: dict[Cite, str], offer: list[Cite]
+    ) -> str:
+        """The brief, the fact the speech cites (a line of its own: a small model copied
+        "The fact your speech cites:" into its words), the turn's instruction and how to go
+        on from the opening. A claim's opening
+        is not quoted: its check reports are the position's words, not the view's."""
         start = policy.opening(pos).strip()
-        evidence = (
-            " (the evidence above, in your own words)"
-            if pos.evidence
-            else " (what they said, how they voted, or just how they sound)"
-        )
+        evidence = " (the fact above, in your own words)" if offer else " (what they said or how they voted)"
         if not start:
             then = " Say it in one short sentence of your own."
         elif pos.stance in (policy.CLAIM_SEER, policy.COUNTER_CLAIM) and start.endswith("because"):
@@ -373,7 +428,11 @@ class AISeat:
                 f' Your speech begins "{start}"; finish it with your reason{evidence}, in one short sentence '
                 "of your own."
             )
-        return f"{policy.brief(pos, b, reads=False, short_quotes=True)}\n{p.instruction}{then}"
+        cite = f"\nFact: {_told(offer[0], facts)}" if offer else ""
+        return (
+            f"{policy.brief(pos, b, reads=False, short_quotes=True)}{cite}\n{p.instruction}{then} "
+            "Name no seat or event but your target and that fact."
+        )
 
     async def run(self, bus: Bus, sub: Subscription) -> None:
         """Serve turns from ``sub`` (subscribed to this seat's turns) until it closes or the task is cancelled.

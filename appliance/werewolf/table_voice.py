@@ -7,7 +7,8 @@ next seat's LLM may work while a speech plays) and the person's own question is 
 only after everything queued before it (:meth:`TableVoice.say`). Each item is one
 ``line.say`` — one utterance, in its speaker's voice from ``voices/werewolf.yaml`` — and
 a seat's speech emits ``ww_playing {seat, text, voice}`` as it starts, so the page can
-put the seat's name on the card while it is heard.
+put the seat's name on the card while it is heard. One utterance plays at a time: a recap
+queued while the question is said (the person asked during it) waits for its end.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class TableVoice:
         self.last = ""  # the last utterance queued (the question may skip a phase it repeats)
         self._queue: asyncio.Queue[tuple[str | None, str]] = asyncio.Queue()
         self._worker: asyncio.Task | None = None
+        self._saying = asyncio.Lock()  # held while one utterance plays: the line says one thing at a time
 
     def speech(self, seat: str, text: str) -> None:
         """Queue ``seat``'s speech, in the seat's own voice."""
@@ -56,7 +58,8 @@ class TableVoice:
         queued before it; return once it was played (or cut off by the person)."""
         await self.drain()
         self.last = text
-        await self.line.say(text, voice=self.book.narrator)
+        async with self._saying:
+            await self.line.say(text, voice=self.book.narrator)
 
     async def drain(self) -> None:
         """Wait until everything queued has been played."""
@@ -84,9 +87,10 @@ class TableVoice:
         while True:
             seat, text = await self._queue.get()
             try:
-                if seat is not None:
-                    self.emit("ww_playing", seat=seat, text=text, voice=self.book.descriptions.get(seat, ""))
-                await self.line.say(text, voice=self._voice(seat))
+                async with self._saying:
+                    if seat is not None:
+                        self.emit("ww_playing", seat=seat, text=text, voice=self.book.descriptions.get(seat, ""))
+                    await self.line.say(text, voice=self._voice(seat))
             except Exception:  # a failed utterance must not stop the table; the next say reports it
                 log.exception("werewolf: could not play %r", text)
             finally:
