@@ -86,6 +86,9 @@ def test_trace_prompts_leak_nothing(game):
     result, final, _, trace = game
     assert result.isolation_violations == 0
     user, system = read_prompts(trace)
-    assert {seat for seat, _ in system} == set(final.seats)
+    # every seat that spoke asked its LLM (night actions and votes are code: a seat out before its first
+    # day, like P3 poisoned on night 1 of seed 12, never does)
+    spoke = {e.what.seat for e in final.events if isinstance(e.what, Speech)}
+    assert spoke <= {seat for seat, _ in system} <= set(final.seats)
     n, found = isolation.count_violations(user, final, static=system)
     assert n == 0, found
